@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Render every chart a run's specs ask for (`chart = KIND METRIC`), as PNG and SVG, with gnuplot.
+
+  charts.py RUN
+
+The numbers come only from RUN/data/<experiment>.csv; this file shapes them into gnuplot data files
+(RUN/plots/*.dat) and the scripts in plots/ draw them.
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from stats import load_groups, summary  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def spec_charts(spec_path):
+    charts, exp = [], None
+    with open(spec_path) as f:
+        for line in f:
+            k, _, v = line.partition("=")
+            k, v = k.strip(), v.strip()
+            if k == "experiment":
+                exp = v
+            elif k == "chart" and v:
+                kind, _, metric = v.partition(" ")
+                charts.append((kind, metric.strip()))
+    return exp, charts
+
+
+def series_label(variant, placement):
+    return f"{variant} {placement}".strip() if variant not in ("", "-") else placement
+
+
+def scaling(groups, metric, dat):
+    """One gnuplot block per variant × placement: threads median min max ideal."""
+    series = {}
+    unit = ""
+    for (variant, placement, threads, _cpus, m, u), xs in groups.items():
+        if m == metric:
+            series.setdefault(series_label(variant, placement), {})[int(threads)] = summary(xs)
+            unit = u
+    if not series:
+        return None
+    # Ideal scaling only means something for a rate: N threads should do N times the 1-thread work.
+    rate = metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
+    with open(dat, "w") as f:
+        for label, pts in sorted(series.items()):
+            f.write(f'"{label}"\n')
+            base = pts.get(min(pts))["median"] / min(pts)
+            for t in sorted(pts):
+                s = pts[t]
+                ideal = base * t if rate else float("nan")
+                f.write(f"{t} {s['median']:.6g} {s['min']:.6g} {s['max']:.6g} {ideal:.6g}\n")
+            f.write("\n\n")
+    return {"n": len(series), "unit": unit, "ideal": int(rate)}
+
+
+def bars(groups, metric, dat):
+    """Rows: placement (category); column triples per variant: median min max."""
+    cells, variants, unit = {}, [], ""
+    # A bar is one point: when several thread counts are measured, each is its own category.
+    several = len({t for (_v, _p, t, _c, m, _u) in groups if m == metric}) > 1
+    for (variant, placement, threads, _cpus, m, u), xs in groups.items():
+        if m == metric:
+            category = f"{placement} t{threads}" if several else placement
+            cells.setdefault(category, {}).setdefault(variant, []).extend(xs)
+            if variant not in variants:
+                variants.append(variant)
+            unit = u
+    if not cells:
+        return None
+    variants.sort()
+    with open(dat, "w") as f:
+        f.write("category " + " ".join(f'"{v or metric}" lo hi' for v in variants) + "\n")
+        for placement in sorted(cells):
+            vals = []
+            for v in variants:
+                xs = cells[placement].get(v)
+                s = summary(xs) if xs else None
+                vals += [f"{s['median']:.6g}", f"{s['min']:.6g}", f"{s['max']:.6g}"] if s else ["NaN"] * 3
+            f.write(f'"{placement}" ' + " ".join(vals) + "\n")
+    return {"n": len(variants), "unit": unit}
+
+
+def heatmap(groups, metric, dat):
+    """Pair rows (cpus "a,b") → a full matrix over the CPUs seen, median per pair, NaN elsewhere."""
+    cell, unit, variant_seen = {}, "", None
+    for (variant, _p, _t, cpus, m, u), xs in groups.items():
+        parts = cpus.split(",")
+        if m != metric or len(parts) != 2:
+            continue
+        variant_seen = variant_seen or variant
+        if variant != variant_seen:      # one matrix per chart: the first variant
+            continue
+        a, b = int(parts[0]), int(parts[1])
+        cell.setdefault((a, b), []).extend(xs)
+        unit = u
+    if not cell:
+        return None
+    cpus = sorted({c for pair in cell for c in pair})
+    with open(dat, "w") as f:
+        for i, a in enumerate(cpus):
+            for j, b in enumerate(cpus):
+                xs = cell.get((a, b)) or cell.get((b, a))
+                f.write(f"{i} {j} {summary(xs)['median']:.6g}\n" if xs else f"{i} {j} NaN\n")
+            f.write("\n")
+    tics = ", ".join(f'"{c}" {i}' for i, c in enumerate(cpus))
+    return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen}
+
+
+KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
+
+
+def render(run, exp, kind, metric):
+    data = os.path.join(run, "data", f"{exp}.csv")
+    if not os.path.exists(data):
+        return None
+    base = os.path.join(run, "plots", f"{exp}-{kind}-{metric}")
+    info = KINDS[kind](load_groups(data), metric, base + ".dat")
+    if info is None:
+        print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
+        return None
+    title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
+    for term, ext in (("pngcairo size 960,600", "png"), ("svg size 960,600", "svg")):
+        args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
+                "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
+                "tics": info.get("tics", "")}
+        expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
+        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
+    return f"{base}.png"
+
+
+def main(argv):
+    run = argv[0]
+    made = []
+    specs = os.path.join(run, "sweep", "specs")
+    for name in sorted(os.listdir(specs)) if os.path.isdir(specs) else []:
+        exp, charts = spec_charts(os.path.join(specs, name))
+        for kind, metric in charts:
+            if kind not in KINDS:
+                print(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})",
+                      file=sys.stderr)
+                continue
+            png = render(run, exp, kind, metric)
+            if png:
+                made.append(png)
+    print(f"charts: {len(made)} chart(s) in {os.path.join(run, 'plots')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

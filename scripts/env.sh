@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Capture what is needed to judge and repeat a run into DIR (default: a new results/<run>/env).
+# Anything that cannot be read is written as "unavailable: <reason>", never skipped silently.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dir=${1:-$root/results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)/env}
+mkdir -p "$dir"
+
+# capture NAME CMD…: stdout of CMD into NAME, or the reason it could not be read.
+capture() {
+  local name=$1 out err
+  shift
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "unavailable: $1 not installed" > "$dir/$name"
+    return
+  fi
+  err=$(mktemp)
+  if out=$("$@" 2>"$err") && [[ -n $out ]]; then
+    printf '%s\n' "$out" > "$dir/$name"
+  else
+    printf 'unavailable: %s failed: %s\n' "$*" "$(head -c 300 "$err" | tr '\n' ' ')" > "$dir/$name"
+  fi
+  rm -f "$err"
+}
+
+# copy NAME FILE: a kernel or config file, or why not.
+copy() {
+  if [[ -r $2 ]]; then cat "$2" > "$dir/$1" 2>/dev/null || echo "unavailable: cannot read $2" > "$dir/$1"
+  else echo "unavailable: $2 does not exist here" > "$dir/$1"; fi
+}
+
+# VM, container or bare metal: systemd-detect-virt when present, else the CPU's hypervisor flag.
+virt() {
+  local vm="none" ct="none"
+  if command -v systemd-detect-virt >/dev/null; then
+    vm=$(systemd-detect-virt --vm 2>/dev/null || true)
+    ct=$(systemd-detect-virt --container 2>/dev/null || true)
+  fi
+  if [[ ${vm:-none} == none ]] && grep -qw hypervisor /proc/cpuinfo; then vm="unknown-hypervisor"; fi
+  if [[ ${vm:-none} == none && ${ct:-none} == none ]]; then echo "kind=bare-metal"
+  elif [[ ${vm:-none} == none ]]; then echo "kind=container"; echo "hypervisor_flag=no"
+  else echo "kind=vm"; fi
+  echo "vm=${vm:-none}"
+  echo "container=${ct:-none}"
+}
+
+cpu_state() {
+  local f
+  for f in /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; do
+    [[ -r $f ]] && { echo "governor=$(sort -u /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor | tr '\n' ' ')"; break; }
+  done
+  [[ -r $f ]] || echo "governor=unavailable: no cpufreq in /sys (VM or container)"
+  if [[ -r /sys/devices/system/cpu/cpufreq/boost ]]; then echo "boost=$(cat /sys/devices/system/cpu/cpufreq/boost)"
+  elif [[ -r /sys/devices/system/cpu/intel_pstate/no_turbo ]]; then echo "no_turbo=$(cat /sys/devices/system/cpu/intel_pstate/no_turbo)"
+  else echo "boost=unavailable: no boost control in /sys"; fi
+  if [[ -r /sys/devices/system/cpu/smt/control ]]; then echo "smt=$(cat /sys/devices/system/cpu/smt/control)"
+  else echo "smt=unavailable: /sys/devices/system/cpu/smt/control missing"; fi
+  echo "microcode=$(grep -m1 '^microcode' /proc/cpuinfo | cut -d: -f2 | tr -d ' ' || true)"
+  [[ -n $(grep -m1 '^microcode' /proc/cpuinfo) ]] || echo "microcode=unavailable: not shown in /proc/cpuinfo"
+  echo "online=$(cat /sys/devices/system/cpu/online 2>/dev/null || echo unavailable)"
+  echo "allowed=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')"
+}
+
+git_state() {
+  git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
+  git -C "$root" status --short 2>/dev/null
+}
+
+versions() {
+  local t
+  for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java mvn cargo rustc gcc clang python3 nix; do
+    if command -v "$t" >/dev/null 2>&1; then
+      printf '%s: %s\n' "$t" "$("$t" --version 2>&1 </dev/null | head -n 1 || "$t" -V 2>&1 | head -n 1)"
+    else
+      printf '%s: unavailable: not installed\n' "$t"
+    fi
+  done
+  if command -v dpkg-query >/dev/null; then
+    echo "--- Debian packages"
+    dpkg-query -W hwloc numactl gnuplot-nox linux-perf hyperfine memcached openjdk-17-jre-headless 2>/dev/null
+  fi
+}
+
+capture uname.txt uname -a
+copy cmdline.txt /proc/cmdline
+copy cpuinfo.txt /proc/cpuinfo
+copy meminfo.txt /proc/meminfo
+copy os-release.txt /etc/os-release
+capture lscpu.txt lscpu
+capture lstopo.xml lstopo-no-graphics --of xml -
+capture topology.txt "$root/scripts/topo.py" summary
+capture numa.txt numactl --hardware
+capture dmidecode.txt dmidecode -t system
+virt > "$dir/virt.txt"
+cpu_state > "$dir/cpu-state.txt"
+git_state > "$dir/git.txt"
+capture git-diff.patch git -C "$root" diff HEAD
+[[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
+versions > "$dir/versions.txt"
+cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: versions.env missing" > "$dir/versions.env"
+if [[ -f $root/flake.lock ]]; then cp "$root/flake.lock" "$dir/flake.lock"; else echo "unavailable: no flake.lock" > "$dir/flake.lock"; fi
+if [[ -n ${IN_NIX_SHELL:-} ]]; then
+  { echo "IN_NIX_SHELL=$IN_NIX_SHELL"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store' ; } > "$dir/nix.txt"
+else
+  echo "unavailable: not in a Nix shell (the non-Nix path; pinned versions in versions.env)" > "$dir/nix.txt"
+fi
+capture perf-paranoid.txt cat /proc/sys/kernel/perf_event_paranoid
+# Service versions and configs (the instruments that start them add their configs under raw/).
+capture memcached-version.txt memcached -V
+if [[ -f $root/cassandra/jars.lock ]]; then cp "$root/cassandra/jars.lock" "$dir/cassandra-jars.lock"
+else echo "unavailable: no cassandra/jars.lock in this checkout" > "$dir/cassandra-jars.lock"; fi
+echo "captured $(ls "$dir" | wc -l) files into $dir" >&2

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Write RUN/report.md: environment summary, charts, median tables, and the published figures beside
+the measured ones (reference/published.csv) with their ratio and whether the shape reproduces.
+
+  report.py RUN
+"""
+import csv
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from stats import load_groups, summary  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Published names that differ from ours for the same quantity.
+METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
+
+
+def kv(path):
+    out = {}
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            k, sep, v = line.partition("=")
+            if sep:
+                out[k.strip()] = v.strip()
+    return out
+
+
+def first_line(path, prefix=""):
+    if not os.path.exists(path):
+        return "unavailable: not captured"
+    for line in open(path, errors="replace"):
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return "unavailable"
+
+
+def fmt(x):
+    if x != x:          # NaN
+        return "–"
+    a = abs(x)
+    if a >= 1e6:
+        return f"{x / 1e6:.3g} M"
+    if a >= 1e4:
+        return f"{x / 1e3:.3g} k"
+    return f"{x:.3g}"
+
+
+def environment(run):
+    env = os.path.join(run, "env")
+    topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
+    lines = ["## Environment", "",
+             "| | |", "|---|---|",
+             f"| host kind | **{virt.get('kind', 'unknown')}** (vm: {virt.get('vm', '?')}, "
+             f"container: {virt.get('container', '?')}) |",
+             f"| CPU | {first_line(f'{env}/cpuinfo.txt', 'model name').lstrip(': ')} |",
+             f"| topology | {topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA "
+             f"node(s), {topo.get('dies', '?')} dies, {topo.get('l3_domains', '?')} L3, "
+             f"{topo.get('cores', '?')} cores, {topo.get('pus', '?')} PUs, "
+             f"SMT {topo.get('smt_per_core', '?')}/core |",
+             f"| kernel | {first_line(f'{env}/uname.txt')} |",
+             f"| governor / boost / SMT | {cpu.get('governor', '?')} / {cpu.get('boost', cpu.get('no_turbo', '?'))}"
+             f" / {cpu.get('smt', '?')} |",
+             f"| commit | {first_line(f'{env}/git.txt')} |",
+             "", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
+    return lines
+
+
+def journal_skips(run, exp):
+    path = os.path.join(run, "sweep", "journal.log")
+    seen = []
+    if os.path.exists(path):
+        for line in open(path):
+            marker = f" {exp}: skip "
+            if marker in line:
+                s = line.split(marker, 1)[1].strip()
+                if s not in seen:
+                    seen.append(s)
+    return seen
+
+
+def medians_table(groups):
+    rows = ["| variant | placement | threads | cpus | metric | median | min – max | spread | n | unit |",
+            "|---|---|---|---|---|---:|---|---:|---:|---|"]
+    pair_rows = 0
+    for key in sorted(groups, key=lambda k: (k[4], k[0], k[1], int(k[2]) if k[2].isdigit() else 0, k[3])):
+        variant, placement, threads, cpus, metric, unit = key
+        if len(groups) > 60 and "," in cpus and placement not in ("",):
+            pair_rows += 1      # a full matrix goes to the heatmap, not the table
+            continue
+        s = summary(groups[key])
+        rows.append(f"| {variant} | {placement} | {threads} | {cpus} | {metric} | {fmt(s['median'])} | "
+                    f"{fmt(s['min'])} – {fmt(s['max'])} | {s['spread_pct']:.1f}% | {s['n']} | {unit} |")
+    if pair_rows:
+        rows.append(f"\n({pair_rows} per-pair rows are in the heatmap and the CSV.)")
+    return rows
+
+
+def published():
+    path = os.path.join(ROOT, "reference", "published.csv")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def measured_median(groups, exp_metric, variant, threads):
+    """Median over repeats of the rows whose variant or placement is the published variant."""
+    xs = []
+    for (v, p, t, _cpus, m, _u), vals in groups.items():
+        if m == exp_metric and variant in (v, p) and str(t) == str(threads):
+            xs.extend(vals)
+    return summary(xs)["median"] if xs else None
+
+
+def shape(series):
+    """How a rate grows from the smallest to the largest thread count: the factor and a word."""
+    ts = sorted(series)
+    if len(ts) < 2:
+        return None, ""
+    f = series[ts[-1]] / series[ts[0]]
+    eff = f / (ts[-1] / ts[0])
+    word = "flat or falling" if f < 1.15 else "near-linear" if eff >= 0.75 else "sublinear"
+    return f, word
+
+
+def comparison(run, exp, groups, pub):
+    rows = [r for r in pub if r["experiment"] == exp]
+    if not rows:
+        return []
+    out = ["", "#### Beside the published figures", "",
+           "| source | host | variant | threads | metric | published | measured | measured / published |",
+           "|---|---|---|---|---|---:|---:|---:|"]
+    shown = 0
+    series = {}
+    for r in rows:
+        metric = METRIC_ALIASES.get(r["metric"], r["metric"])
+        m = measured_median(groups, metric, r["variant"], r["threads"])
+        if m is None:
+            continue
+        pv = float(r["value"])
+        out.append(f"| {r['source']} | {r['host']} | {r['variant']} | {r['threads']} | {r['metric']} | "
+                   f"{fmt(pv)} {r['unit']} | {fmt(m)} | {m / pv:.2f} |")
+        shown += 1
+    if not shown:
+        out.append("| | | | | | | no measured point matches a published one here | |")
+    # Shape: for each published series, its growth over the thread range we measured.
+    for r in rows:
+        if r["threads"].isdigit():
+            series.setdefault((r["source"], r["host"], r["variant"], r["metric"]), {})[int(r["threads"])] = float(r["value"])
+    shape_lines = []
+    for (src, host, variant, metric), pts in sorted(series.items()):
+        mine = {}
+        for (v, p, t, _c, m, _u), vals in groups.items():
+            if m == METRIC_ALIASES.get(metric, metric) and variant in (v, p) and t.isdigit():
+                mine.setdefault(int(t), []).extend(vals)
+        common = sorted(set(pts) & set(mine))
+        if len(common) < 2:
+            continue
+        lo, hi = common[0], common[-1]
+        pf, pw = shape({lo: pts[lo], hi: pts[hi]})
+        mf, mw = shape({lo: summary(mine[lo])["median"], hi: summary(mine[hi])["median"]})
+        verdict = "yes" if pw == mw else "no"
+        shape_lines.append(f"| {src} | {host} | {variant} | {lo} → {hi} | ×{pf:.2f} ({pw}) | "
+                           f"×{mf:.2f} ({mw}) | {verdict} |")
+    if shape_lines:
+        out += ["", "| source | host | variant | threads | published growth | measured growth | shape reproduces |",
+                "|---|---|---|---|---|---|---|"] + shape_lines
+        out += ["", "Growth is the rate at the larger thread count over the rate at the smaller one; "
+                "near-linear means at least 75% of ideal, flat or falling less than ×1.15."]
+    return out
+
+
+def main(argv):
+    run = os.path.abspath(argv[0])
+    pub = published()
+    state = open(os.path.join(run, "sweep", "state")).read().strip() \
+        if os.path.exists(os.path.join(run, "sweep", "state")) else "unknown"
+    lines = [f"# Scaling lab run {os.path.basename(run)}", "",
+             f"Sweep state: **{state}**. Command: `{first_line(os.path.join(run, 'sweep', 'command'))}`", ""]
+    lines += environment(run)
+    for data in sorted(glob.glob(os.path.join(run, "data", "*.csv"))):
+        exp = os.path.basename(data)[:-4]
+        groups = load_groups(data)
+        lines += [f"## {exp}", ""]
+        spec = os.path.join(run, "sweep", "specs", f"{exp}.spec")
+        if os.path.exists(spec):
+            lines += ["```"] + [ln.rstrip() for ln in open(spec) if ln.strip()] + ["```", ""]
+        for s in journal_skips(run, exp):
+            lines.append(f"- skipped: {s}")
+        lines.append("")
+        for png in sorted(glob.glob(os.path.join(run, "plots", f"{exp}-*.png"))):
+            rel = os.path.relpath(png, run)
+            lines += [f"![{os.path.basename(png)[:-4]}]({rel})", ""]
+        if not groups:
+            lines += ["No measured rows.", ""]
+            continue
+        lines += ["#### Medians over repeats", ""] + medians_table(groups)
+        lines += comparison(run, exp, groups, pub)
+        lines.append("")
+    with open(os.path.join(run, "report.md.tmp"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(os.path.join(run, "report.md.tmp"), os.path.join(run, "report.md"))
+    print(f"report: {os.path.join(run, 'report.md')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,94 @@
+"""Statistics the reports share: medians and spread over repeats, and Welch's t-test.
+
+Plain Python on purpose: the lab must run where only python3 is installed (no SciPy).
+"""
+import math
+from collections import defaultdict
+
+from tidy import read
+
+
+def percentile(xs, q):
+    """Linear interpolation between closest ranks (q in 0..100), as numpy's default."""
+    s = sorted(xs)
+    if not s:
+        raise ValueError("percentile of nothing")
+    k = (len(s) - 1) * q / 100
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def median(xs):
+    return percentile(xs, 50)
+
+
+def summary(xs):
+    """median, min, max, relative spread (max-min)/median in %, n."""
+    m = median(xs)
+    spread = (max(xs) - min(xs)) / abs(m) * 100 if m else float("nan")
+    return {"median": m, "min": min(xs), "max": max(xs), "spread_pct": spread, "n": len(xs)}
+
+
+def group(rows, keys):
+    """{tuple(row[k] for k in keys): [float values]}: the repeats of each point."""
+    out = defaultdict(list)
+    for r in rows:
+        out[tuple(r[k] for k in keys)].append(float(r["value"]))
+    return out
+
+
+def load_groups(path, keys=("variant", "placement", "threads", "cpus", "metric", "unit")):
+    """Repeats of every point in a tidy CSV. cpus is kept because a c2c sweep has many pairs per point."""
+    return group(read(path), keys)
+
+
+# --- Welch's t-test --------------------------------------------------------------------------------
+def _betacf(a, b, x):
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + aa * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-12:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def welch(xs, ys):
+    """Two-sided Welch's t-test: (t, degrees of freedom, p). p is NaN when either side has < 2 values
+    or both have no variance."""
+    nx, ny = len(xs), len(ys)
+    if nx < 2 or ny < 2:
+        return float("nan"), float("nan"), float("nan")
+    mx, my = sum(xs) / nx, sum(ys) / ny
+    vx = sum((x - mx) ** 2 for x in xs) / (nx - 1)
+    vy = sum((y - my) ** 2 for y in ys) / (ny - 1)
+    se2 = vx / nx + vy / ny
+    if se2 == 0:
+        return float("nan"), float("nan"), (1.0 if mx == my else 0.0)
+    t = (mx - my) / math.sqrt(se2)
+    df = se2 ** 2 / ((vx / nx) ** 2 / (nx - 1) + (vy / ny) ** 2 / (ny - 1))
+    p = betainc(df / 2, 0.5, df / (df + t * t))
+    return t, df, p

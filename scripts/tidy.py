@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The lab's one CSV schema, and the small operations the drivers do on it.
+
+  tidy.py fill KEY=VALUE… FILE…  > schema rows (no header)
+      Fills the columns the instrument did not print from the sweep point; rejects a row whose
+      value is not a finite number or that lacks metric/value/unit (exit 3, names the line).
+  tidy.py concat OUT FILE…       header + rows of every FILE, written atomically to OUT
+"""
+import csv
+import io
+import math
+import os
+import sys
+import tempfile
+
+COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat",
+           "metric", "value", "unit"]
+
+
+def read(path):
+    """Rows of a tidy CSV file as dicts (the lab's own files; header included)."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_atomic(path, rows, header=True):
+    """Write rows (dicts) so that a reader never sees half a file: temp file + rename."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    with os.fdopen(fd, "w", newline="") as f:
+        w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
+        if header:
+            w.writeheader()
+        w.writerows(rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def fill(point, text):
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        raise ValueError("the command printed no CSV")
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    missing = {"metric", "value", "unit"} - set(reader.fieldnames or [])
+    if missing:
+        raise ValueError(f"CSV header {reader.fieldnames} lacks {sorted(missing)}")
+    unknown = set(reader.fieldnames) - set(COLUMNS)
+    if unknown:
+        raise ValueError(f"CSV header has columns outside the schema: {sorted(unknown)}")
+    out = []
+    for n, row in enumerate(reader, start=2):
+        try:
+            v = float(row["value"])
+        except (TypeError, ValueError):
+            raise ValueError(f"line {n}: value {row['value']!r} is not a number")
+        if not math.isfinite(v):
+            raise ValueError(f"line {n}: value {row['value']} is not finite")
+        if not row["metric"]:
+            raise ValueError(f"line {n}: empty metric")
+        merged = dict(point)
+        merged.update({k: v for k, v in row.items() if v not in (None, "")})
+        out.append(merged)
+    if not out:
+        raise ValueError("the command printed a header but no rows")
+    return out
+
+
+def main(argv):
+    if argv[:1] == ["fill"]:
+        point = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
+        try:
+            rows = []
+            for path in (a for a in argv[1:] if "=" not in a):
+                with open(path) as f:
+                    rows += fill(point, f.read())
+        except ValueError as e:
+            print(f"tidy: {e}", file=sys.stderr)
+            return 3
+        w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+        w.writerows({k: r.get(k, "") for k in COLUMNS} for r in rows)
+        return 0
+    if argv[:1] == ["concat"] and len(argv) >= 2:
+        rows = []
+        for path in sorted(argv[2:]):
+            with open(path, newline="") as f:
+                rows += list(csv.DictReader(f, COLUMNS))
+        write_atomic(argv[1], rows)
+        return 0
+    print(__doc__.strip(), file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
