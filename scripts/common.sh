@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Helpers shared by the drivers (sourced, not run). Callers set: root, scripts; sweep.sh also
 # profile, overrides (KEY=VALUE array), run, journal, total, done_now, started.
+# shellcheck disable=SC2154
+
+# Where runs go: results/ in the project, or LAB_RESULTS (the tests use a temporary folder).
+results=${LAB_RESULTS:-$root/results}
 
 die() { printf 'error: %s\n' "$*" >&2; exit 2; }
 note() { printf '%s\n' "$*" >&2; }
@@ -86,7 +90,7 @@ human() { if [[ $1 -ge 60 ]]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); 
 # The newest run of this host with the same sweep signature that did not complete.
 find_resumable() {
   local sig=$1 d
-  for d in $(ls -1d "$root"/results/*-"$(hostname -s)" 2>/dev/null | sort -r); do
+  for d in $(ls -1d "$results"/*-"$(hostname -s)" 2>/dev/null | sort -r); do
     [[ -f $d/sweep/signature && -f $d/sweep/state ]] || continue
     [[ $(cat "$d/sweep/state") != complete && $(cat "$d/sweep/signature") == "$sig" ]] || continue
     printf '%s\n' "$d"

@@ -4,7 +4,7 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dir=${1:-$root/results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)/env}
+dir=${1:-${LAB_RESULTS:-$root/results}/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)/env}
 mkdir -p "$dir"
 
 # capture NAME CMD…: stdout of CMD into NAME, or the reason it could not be read.

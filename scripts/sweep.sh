@@ -48,12 +48,14 @@ fi
 if [[ -n $run && -d $run ]]; then
   note "resuming $run"
 else
-  run=${run:-$root/results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)}
+  run=${run:-$results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)}
   mkdir -p "$run/sweep"
   note "new run $run"
 fi
 run=$(cd "$run" && pwd)
 mkdir -p "$run"/{sweep/specs,data/points,raw,plots}
+# A point file being written when the last sweep was killed is not a point: drop it.
+find "$run/data/points" -name '*.tmp' -delete
 printf '%s\n' "$signature" > "$run/sweep/signature"
 printf '%s\n' "$0 $*" > "$run/sweep/command"
 echo running > "$run/sweep/state"

@@ -1,0 +1,56 @@
+"""The statistics behind every report: percentiles and Welch's t-test against known values."""
+import math
+
+import pytest
+from stats import median, percentile, summary, welch
+from tidy import fill
+
+
+def test_percentiles_interpolate_between_ranks():
+    xs = [15, 20, 35, 40, 50]
+    assert median(xs) == 35
+    assert percentile(xs, 0) == 15 and percentile(xs, 100) == 50
+    assert percentile(xs, 40) == pytest.approx(29.0)
+    assert median([4, 1, 3, 2]) == 2.5
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_summary_spread():
+    s = summary([90, 100, 110])
+    assert (s["median"], s["min"], s["max"], s["n"]) == (100, 90, 110, 3)
+    assert s["spread_pct"] == pytest.approx(20.0)
+
+
+def test_welch_matches_textbook_values():
+    # Equal variances, n = 5 each: t = -5, df = 8, two-sided p = 0.001052.
+    t, df, p = welch([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert t == pytest.approx(-5.0) and df == pytest.approx(8.0)
+    assert p == pytest.approx(0.0010528, rel=1e-3)
+    # Unequal variances: t and the Welch–Satterthwaite df by hand.
+    t, df, p = welch([1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0])
+    se2 = 1.0 / 3 + (20.0 / 3) / 4
+    assert t == pytest.approx((2 - 5) / math.sqrt(se2))
+    assert df == pytest.approx(se2 ** 2 / ((1.0 / 3) ** 2 / 2 + ((20.0 / 3) / 4) ** 2 / 3))
+
+
+@pytest.mark.parametrize("t", [0.3, 1.0, 2.5, 7.0])
+def test_t_distribution_tails_match_closed_forms(t):
+    from stats import betainc
+    # Two-sided p of Student's t: df = 1 (Cauchy) and df = 2 have closed forms.
+    assert betainc(0.5, 0.5, 1 / (1 + t * t)) == pytest.approx(1 - 2 / math.pi * math.atan(t), rel=1e-9)
+    assert betainc(1.0, 0.5, 2 / (2 + t * t)) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-9)
+
+
+def test_welch_edge_cases():
+    assert math.isnan(welch([1], [2, 3])[2])
+
+
+def test_tidy_fill_keeps_instrument_columns_and_rejects_bad_values():
+    point = {"experiment": "e", "variant": "v", "cpus": "0,1"}
+    out = fill(point, 'cpus,metric,value,unit\n"2,3",one_way_ns,41.5,ns\n')
+    assert out[0]["cpus"] == "2,3" and out[0]["variant"] == "v" and out[0]["value"] == "41.5"
+    for bad, why in [("metric,value,unit\nx,nan,s\n", "not finite"), ("metric,unit\nx,s\n", "lacks"),
+                     ("metric,value,unit,color\nx,1,s,red\n", "outside the schema"), ("", "no CSV")]:
+        with pytest.raises(ValueError, match=why):
+            fill(point, bad)

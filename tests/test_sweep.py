@@ -1,0 +1,144 @@
+"""The sweep engine: points, skips, tidy rows, resume after kill -9, bad input, charts and report."""
+import glob
+import os
+import signal
+import subprocess
+import time
+
+from conftest import ROOT, rows, sh
+
+SPEC = "tests/fixtures/spin.spec"
+SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit"]
+
+
+def sweep(results, run, *args, check=True):
+    return sh("scripts/sweep.sh", f"run={run}", *args, env=results, check=check)
+
+
+def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
+    run = tmp_path / "run"
+    p = sweep(results, run, "repeats=2", SPEC)
+    data = rows(run / "data" / "spin.csv")
+    assert list(data[0].keys()) == SCHEMA
+    assert all(float(r["value"]) > 0 for r in data)
+    pus = sh("scripts/topo.py", "pus").stdout.strip().split(",")
+    for r in data:
+        assert r["experiment"] == "spin" and r["variant"] == "loop" and r["run_id"] == "run"
+        expected = sh("scripts/topo.py", "plan", r["placement"], r["threads"]).stdout.strip()
+        assert r["cpus"] == expected and set(r["cpus"].split(",")) <= set(pus)
+    # cross-package cannot exist on a one-package host: skipped with a reason, never substituted.
+    summary = dict(ln.split("=", 1) for ln in sh("scripts/topo.py", "summary").stdout.split())
+    if summary["packages"] == "1":
+        assert not [r for r in data if r["placement"] == "cross-package"]
+        assert "skip cross-package threads=2: cross-package is impossible here" in p.stderr
+        assert "skipped: cross-package" in (run / "report.md").read_text()
+    for chart in ("spin-scaling-iters_per_s", "spin-bars-loop_ns"):
+        for ext in ("png", "svg"):
+            assert (run / "plots" / f"{chart}.{ext}").stat().st_size > 1000
+    report = (run / "report.md").read_text()
+    assert "## Environment" in report and "| loop | compact | 1 |" in report
+    assert (run / "env" / "lstopo.xml").exists() and (run / "sweep" / "specs" / "spin.spec").exists()
+    assert (run / "sweep" / "state").read_text().strip() == "complete"
+
+
+def point_count(run):
+    return len(glob.glob(str(run / "data" / "points" / "spin" / "*.csv")))
+
+
+def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="0.4")
+    args = ["scripts/sweep.sh", f"run={run}", "repeats=4", "placements=compact scatter", SPEC]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while point_count(run) < 3 and time.time() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)          # the whole sweep, mid-point, no chance to clean up
+    proc.wait()
+    done_before = point_count(run)
+    assert 3 <= done_before < 16
+    kept = {f: open(f).read() for f in glob.glob(str(run / "data" / "points" / "spin" / "*.csv"))}
+    p = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "resuming" in p.stderr or str(run) in p.stderr
+    for f, text in kept.items():                  # completed points are kept as they were
+        assert open(f).read() == text
+    data = rows(run / "data" / "spin.csv")
+    seen = {}
+    for r in data:
+        key = (r["placement"], r["threads"], r["repeat"], r["metric"])
+        seen[key] = seen.get(key, 0) + 1
+    threads = {r["threads"] for r in data}
+    assert len(seen) == 2 * len(threads) * 4 * 2    # placements × threads × repeats × metrics
+    assert set(seen.values()) == {1}
+    assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
+
+
+def test_rerun_of_a_complete_sweep_measures_nothing_again(tmp_path, results):
+    run = tmp_path / "run"
+    sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
+    before = (run / "data" / "spin.csv").read_text()
+    p = sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
+    assert "every point already measured" in p.stderr
+    assert (run / "data" / "spin.csv").read_text() == before
+
+
+def write_spec(tmp_path, command, extra=""):
+    spec = tmp_path / "bad.spec"
+    spec.write_text(f"experiment = bad\ncommand = {command}\nplacements = compact\nthreads = 1\n"
+                    f"repeats = 1\nwarmup = 0\n{extra}")
+    return str(spec)
+
+
+def test_command_rejecting_its_input_stops_the_sweep(tmp_path, results):
+    spec = write_spec(tmp_path, "echo 'error: no such CPU' >&2; exit 2")
+    p = sweep(results, tmp_path / "run", spec, check=False)
+    assert p.returncode == 2
+    assert "rejected its input" in p.stderr and "no such CPU" in p.stderr
+
+
+def test_garbage_output_fails_the_point_and_a_rerun_retries_it(tmp_path, results):
+    flag = tmp_path / "fixed"
+    spec = write_spec(tmp_path, f"if [ -f {flag} ]; then printf 'metric,value,unit\\nx,1.5,s\\n'; "
+                                f"else printf 'metric,value,unit\\nx,fast,s\\n'; fi")
+    run = tmp_path / "run"
+    p = sweep(results, run, spec, check=False)
+    assert p.returncode == 1
+    assert "value 'fast' is not a number" in (run / "sweep" / "journal.log").read_text()
+    assert (run / "sweep" / "state").read_text().strip() == "incomplete"
+    assert rows(run / "data" / "bad.csv") == []
+    flag.write_text("")
+    sweep(results, run, spec)
+    assert [r["value"] for r in rows(run / "data" / "bad.csv")] == ["1.5"]
+
+
+def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, results):
+    run = tmp_path / "run"
+    p = sweep(results, run, "placements=compact", "threads=64", "repeats=1", SPEC, check=False)
+    assert "skip compact threads=64: compact needs 64 PUs" in p.stderr
+    assert rows(run / "data" / "spin.csv") == []
+
+
+def test_unknown_argument_and_missing_spec_are_errors(tmp_path, results):
+    p = sh("scripts/sweep.sh", "nonsense", env=results, check=False)
+    assert p.returncode == 2 and "unknown argument 'nonsense'" in p.stderr
+    p = sh("scripts/sweep.sh", "experiments/nope.spec", env=results, check=False)
+    assert p.returncode == 2 and "no such spec" in p.stderr
+
+
+def test_compare_archive_and_replay(tmp_path, results):
+    a = tmp_path / "a"
+    sweep(results, a, "repeats=3", "placements=compact", SPEC)
+    b = tmp_path / "b"
+    sweep(results, b, "repeats=3", "placements=compact", SPEC)
+    out = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md")).stdout
+    assert "| spin | loop | compact | 1 | iters_per_s |" in out and "B / A" in out
+    sh("scripts/archive.sh", "pack", str(a), env=results)
+    archive = tmp_path / "a.tar.gz"
+    assert archive.exists()
+    p = sh("scripts/archive.sh", "replay", str(archive), env=results)
+    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a"))
+    assert len(replays) == 1
+    assert rows(os.path.join(replays[0], "data", "spin.csv"))
+    assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))
