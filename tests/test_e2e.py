@@ -1,0 +1,34 @@
+"""End to end: `sweep profile=smoke` over every experiment gives a complete run folder."""
+import glob
+import os
+
+from conftest import ROOT, rows, sh
+
+SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit"]
+
+
+def test_smoke_sweep_of_every_instrument(tmp_path, results):
+    run = tmp_path / "smoke"
+    p = sh("scripts/sweep.sh", "profile=smoke", f"run={run}", env=results, check=False)
+    assert p.returncode == 0, p.stderr[-4000:]
+    for f in ("lstopo.xml", "lscpu.txt", "cpuinfo.txt", "virt.txt", "cpu-state.txt", "versions.txt",
+              "git.txt", "numa.txt", "versions.env", "flake.lock"):
+        assert (run / "env" / f).exists(), f
+    assert (run / "env" / "virt.txt").read_text().startswith("kind=")
+    specs = sorted(glob.glob(str(run / "sweep" / "specs" / "*.spec")))
+    assert specs, "no experiment ran"
+    report = (run / "report.md").read_text()
+    for spec in specs:
+        exp = os.path.basename(spec)[:-5]
+        data = rows(run / "data" / f"{exp}.csv")
+        assert data, f"{exp}: no rows"
+        assert list(data[0]) == SCHEMA
+        assert f"## {exp}" in report
+        for line in open(spec):
+            k, _, v = line.partition("=")
+            if k.strip() == "chart":
+                kind, metric = v.split()
+                png = run / "plots" / f"{exp}-{kind}-{metric}.png"
+                assert png.exists() and png.stat().st_size > 1000, png
+                assert (run / "plots" / f"{exp}-{kind}-{metric}.svg").exists()
+    assert (run / "sweep" / "state").read_text().strip() == "complete"

@@ -1,0 +1,61 @@
+"""The pinned environment, checked by reading (this host cannot fetch nixpkgs): flake.lock pins the
+nixpkgs of design.md, flake.nix parses, and the Nix path reads the same versions.env as ./lab."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+REV = "8fd9daa3db09ced9700431c5b7ad0e8ba199b575"
+NAR = "sha256-Ti+ZBvW6yrWWAg2szExVTwCd4qOJ3KlVr1tFHfyfi8Q="
+
+
+def versions_env():
+    out = {}
+    for line in open(os.path.join(ROOT, "versions.env")):
+        if "=" in line and not line.startswith("#"):
+            k, v = line.strip().split("=", 1)
+            out[k] = v
+    return out
+
+
+def test_lock_pins_nixpkgs_of_the_design():
+    lock = json.load(open(os.path.join(ROOT, "flake.lock")))
+    assert lock["version"] == 7 and lock["root"] == "root"
+    assert lock["nodes"]["root"]["inputs"] == {"nixpkgs": "nixpkgs"}
+    node = lock["nodes"]["nixpkgs"]
+    assert node["locked"] == {"lastModified": 1778430510, "narHash": NAR, "owner": "NixOS",
+                              "repo": "nixpkgs", "rev": REV, "type": "github"}
+    assert node["original"] == {"owner": "NixOS", "ref": "nixos-25.11", "repo": "nixpkgs", "type": "github"}
+    assert versions_env()["NIXPKGS_REV"] == REV
+
+
+def test_flake_names_every_tool_of_the_dev_shell():
+    text = open(os.path.join(ROOT, "flake.nix")).read()
+    assert 'inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.11"' in text
+    for tool in ("just", "hyperfine", "linuxPackages.perf", "numactl", "hwloc", "gnuplot", "jdk17_headless",
+                 "memcached", "cargo", "rustc", "clang", "shellcheck", "autoreconfHook"):
+        assert tool in text, tool
+
+
+nix = shutil.which("nix-instantiate")
+
+
+@pytest.mark.skipif(nix is None, reason="nix-instantiate not installed (./lab test installs nix-bin)")
+def test_flake_and_package_expressions_parse():
+    exprs = ["flake.nix", "nix/versions.nix"] + [p for p in ("c-probes/package.nix", "cache-server/package.nix",
+                                                           "rust-runner/package.nix", "cassandra/jars.nix")
+                                                 if os.path.exists(os.path.join(ROOT, p))]
+    for e in exprs:
+        p = subprocess.run([nix, "--parse", e], cwd=ROOT, capture_output=True, text=True)
+        assert p.returncode == 0, f"{e}: {p.stderr}"
+
+
+@pytest.mark.skipif(nix is None, reason="nix-instantiate not installed (./lab test installs nix-bin)")
+def test_nix_reads_the_same_versions_as_lab():
+    p = subprocess.run([nix, "--eval", "--strict", "--json", "nix/versions.nix"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == versions_env()
