@@ -7,6 +7,7 @@ mutex_cpu_share is the share of samples in lock slow paths: glibc's futex waits 
 (__lll_lock_wait, __lll_unlock_wake, the rwlock and mutex "full" paths), the kernel's futex code,
 and spin loops (symbols named *spin*): what the twemcache study summed as "mutex functions".
 """
+import os
 import re
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import sys
 LOCKY = re.compile(r"lll_lock_wait|lll_unlock_wake|futex|mutex_lock_full|mutex_lock_slow|"
                    r"rwlock_(rd|wr)lock_full|spin", re.I)
 ATOMIC = re.compile(r"atomic|arc.*(clone|drop)|refcount|fetch_add|fetch_sub", re.I)
-LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$")
+LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)(\s+-\s+-)?\s*$")
 
 
 def symbols(raw):
@@ -36,6 +37,9 @@ def main(argv):
         print("perf: no samples in perf.data", file=sys.stderr)
         return 1
     with open(f"{raw}/perf-top.txt", "w") as f:
+        event = os.environ.get("LAB_PERF_EVENT") or "unknown"
+        note = " (no hardware counters on this host: time-based sampling)" if event == "cpu-clock" else ""
+        f.write(f"# perf record -g -e {event}{note}; self time per symbol\n")
         f.write(f"{'pct':>7}  {'dso':<28} symbol\n")
         for pct, dso, sym in rows[:n]:
             f.write(f"{pct:6.2f}%  {dso[:28]:<28} {sym}\n")

@@ -97,6 +97,19 @@ def medians_table(groups):
     return rows
 
 
+def perf_tables(run, exp, most=8):
+    """The top-symbol tables of the first repeat of each profiled point (perf=1)."""
+    tops = sorted(glob.glob(os.path.join(run, "raw", exp, "*_r1", "perf-top.txt")))
+    out = []
+    for path in tops[:most]:
+        point = os.path.basename(os.path.dirname(path))
+        out += ["", f"<details><summary>perf: top symbols of {point}</summary>", "", "```"]
+        out += [ln.rstrip() for ln in open(path)] + ["```", "</details>"]
+    if len(tops) > most:
+        out.append(f"\n({len(tops) - most} more profiles under raw/{exp}/.)")
+    return out
+
+
 def published():
     path = os.path.join(ROOT, "reference", "published.csv")
     with open(path, newline="") as f:
@@ -195,6 +208,7 @@ def main(argv):
             lines += ["No measured rows.", ""]
             continue
         lines += ["#### Medians over repeats", ""] + medians_table(groups)
+        lines += perf_tables(run, exp)
         lines += comparison(run, exp, groups, pub)
         lines.append("")
     with open(os.path.join(run, "report.md.tmp"), "w") as f:

@@ -142,3 +142,15 @@ def test_compare_archive_and_replay(tmp_path, results):
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
     assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))
+
+
+def test_perf_profile_per_point(tmp_path, results):
+    run = tmp_path / "run"
+    sweep(results, run, "perf=1", "repeats=1", "placements=compact", "threads=1", SPEC)
+    top = glob.glob(str(run / "raw" / "spin" / "*" / "perf-top.txt"))
+    assert len(top) == 1
+    text = open(top[0]).read()
+    assert text.startswith("# perf record -g -e ") and "%" in text
+    metrics = {r["metric"]: float(r["value"]) for r in rows(run / "data" / "spin.csv")}
+    assert 0 <= metrics["mutex_cpu_share"] <= 100 and 0 < metrics["top_symbol_share"] <= 100
+    assert "perf: top symbols of" in (run / "report.md").read_text()
