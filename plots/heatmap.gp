@@ -1,5 +1,6 @@
 # Heatmap of a CPU × CPU matrix (e.g. c2c one-way latency), median per pair, blank where unmeasured.
-# Called by scripts/charts.py with: dat out term title ylabel n tics
+# Lines mark where the L3 domain changes (CPUs in hwloc's logical order).
+# Called by scripts/charts.py with: dat out term title ylabel n tics bounds
 set terminal @term
 set output out
 set title title noenhanced
@@ -9,8 +10,15 @@ set cblabel ylabel noenhanced
 set size ratio -1
 set xrange [-0.5:n-0.5]
 set yrange [n-0.5:-0.5]
+if (n > 12) set xtics rotate by 90 right
 eval "set xtics (".tics.")"
 eval "set ytics (".tics.")"
+do for [b in bounds] {
+  set arrow from b, -0.5 to b, n-0.5 nohead lw 2 lc rgb "black" front
+  set arrow from -0.5, b to n-0.5, b nohead lw 2 lc rgb "black" front
+}
 set palette defined (0 "#fff7ec", 1 "#fdbb84", 2 "#d7301f", 3 "#7f0000")
-plot dat using 1:2:3 with image notitle, \
-     (n <= 16 ? dat : NaN) using 1:2:(sprintf("%.0f", $3)) with labels notitle
+# Values are printed in the cells while they are big enough to read.
+cmd = "plot dat using 1:2:3 with image notitle"
+if (n <= 16) cmd = cmd . ", dat using 1:2:(sprintf('%.0f', $3)) with labels notitle"
+eval cmd

@@ -11,5 +11,6 @@ set grid
 set logscale x 2
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
-plot for [i=0:n-1] dat index i using 1:2:3:4 with yerrorlines lw 2 lc i+1 title columnheader(1), \
-     for [i=0:n-1] (ideal ? dat : NaN) index i using 1:5 with lines dt 2 lc i+1 notitle
+cmd = "plot for [i=0:n-1] dat index i using 1:2:3:4 with yerrorlines lw 2 lc i+1 title columnheader(1)"
+if (ideal) cmd = cmd . ", for [i=0:n-1] dat index i using 1:5 with lines dt 2 lc i+1 notitle"
+eval cmd

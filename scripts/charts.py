@@ -12,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from stats import load_groups, summary  # noqa: E402
+from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,7 +86,18 @@ def bars(groups, metric, dat):
     return {"n": len(variants), "unit": unit}
 
 
-def heatmap(groups, metric, dat):
+def host_topology(run):
+    """The run's own host topology (env/lstopo.xml), or None when it was not captured."""
+    xml = os.path.join(run, "env", "lstopo.xml")
+    if not os.path.exists(xml) or open(xml).read(12).startswith("unavailable"):
+        return None
+    try:
+        return Topology(xml)
+    except PlacementError:
+        return None
+
+
+def heatmap(groups, metric, dat, run_dir=None):
     """Pair rows (cpus "a,b") → a full matrix over the CPUs seen, median per pair, NaN elsewhere."""
     cell, unit, variant_seen = {}, "", None
     for (variant, _p, _t, cpus, m, u), xs in groups.items():
@@ -100,7 +112,17 @@ def heatmap(groups, metric, dat):
         unit = u
     if not cell:
         return None
-    cpus = sorted({c for pair in cell for c in pair})
+    seen = {c for pair in cell for c in pair}
+    # hwloc's logical order keeps each L3 domain contiguous (Intel numbers sockets interleaved),
+    # and a line is drawn where the L3 domain changes.
+    topo = host_topology(run_dir)
+    cpus = [p.os for p in topo.pus if p.os in seen] if topo else []
+    cpus += sorted(seen - set(cpus))
+    bounds = ""
+    if topo:
+        domain = {p.os: (p.package, p.die, p.l3) for p in topo.pus}
+        bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
+                          if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
@@ -108,7 +130,7 @@ def heatmap(groups, metric, dat):
                 f.write(f"{i} {j} {summary(xs)['median']:.6g}\n" if xs else f"{i} {j} NaN\n")
             f.write("\n")
     tics = ", ".join(f'"{c}" {i}' for i, c in enumerate(cpus))
-    return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen}
+    return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
 
 
 KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
@@ -119,7 +141,8 @@ def render(run, exp, kind, metric):
     if not os.path.exists(data):
         return None
     base = os.path.join(run, "plots", f"{exp}-{kind}-{metric}")
-    info = KINDS[kind](load_groups(data), metric, base + ".dat")
+    info = (heatmap(load_groups(data), metric, base + ".dat", run) if kind == "heatmap"
+            else KINDS[kind](load_groups(data), metric, base + ".dat"))
     if info is None:
         print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
         return None
@@ -127,7 +150,7 @@ def render(run, exp, kind, metric):
     for term, ext in (("pngcairo size 960,600", "png"), ("svg size 960,600", "svg")):
         args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
                 "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
-                "tics": info.get("tics", "")}
+                "tics": info.get("tics", ""), "bounds": info.get("bounds", "")}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
         subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
     return f"{base}.png"

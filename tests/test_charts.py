@@ -1,0 +1,30 @@
+"""Charts from a tidy CSV: the heatmap orders CPUs by hwloc's logical order and marks L3 boundaries."""
+import shutil
+import subprocess
+
+from conftest import ROOT, TOPO, sh
+
+
+def test_heatmap_of_pairs_on_an_interleaved_host(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    # The chart's input: pair rows as the c2c probe writes them (values are test input, not measurements).
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    for a in range(24):
+        for b in range(24):
+            if a != b:
+                lines.append(f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,{20 + 100 * (a % 2 != b % 2)},ns')
+    (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    xml = subprocess.run(["lstopo-no-graphics", "--input", f"{TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
+                          "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
+    (run / "env" / "lstopo.xml").write_text(xml)
+    sh("scripts/charts.py", str(run))
+    assert (run / "plots" / "hm-heatmap-one_way_ns.png").stat().st_size > 2000
+    assert (run / "plots" / "hm-heatmap-one_way_ns.svg").exists()
+    dat = (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().split("\n\n")
+    # Row 0 is CPU 0; package 0's even CPUs come first: cell (0, 1) is CPU 0 → CPU 2, same package.
+    first = dat[0].split("\n")
+    assert first[1].split() == ["0", "1", "20"]
+    assert first[12].split() == ["0", "12", "120"]    # position 12 is CPU 1: the other package
