@@ -98,15 +98,23 @@ plan_points() {
 }
 
 # Plan everything first: the progress line needs the count of points still to measure.
+# shellcheck disable=SC2034  # started is read by progress() in common.sh
 total=0 done_now=0 started=$SECONDS
-declare -A points
+declare -A points todo
+# Points of SPEC (experiment EXP) that have no row file yet.
+count_todo() {
+  local n=0 v p t r cpus
+  while IFS='|' read -r v p t r cpus _; do
+    [[ $cpus == skip || -f $run/data/points/$2/$(point_key "$v" "$p" "$t" "$r").csv ]] || n=$((n + 1))
+  done <<< "${points[$1]}"
+  echo "$n"
+}
 for spec in "${specs[@]}"; do
   points[$spec]=$(plan_points "$spec")
   exp=$(spec_value "$spec" experiment "$profile")
   [[ -n $exp ]] || die "$spec: no 'experiment' key"
-  while IFS='|' read -r v p t r cpus _; do
-    [[ $cpus == skip || -f $run/data/points/$exp/$(point_key "$v" "$p" "$t" "$r").csv ]] || total=$((total + 1))
-  done <<< "${points[$spec]}"
+  todo[$spec]=$(count_todo "$spec" "$exp")
+  total=$((total + todo[$spec]))
 done
 
 for spec in "${specs[@]}"; do
@@ -119,27 +127,28 @@ for spec in "${specs[@]}"; do
   timeout_s=$(spec_value "$spec" timeout "$profile" 600)
   warmup=$(spec_value "$spec" warmup "$profile" 1)
   mkdir -p "$run/data/points/$exp"
-  todo=$(while IFS='|' read -r v p t r cpus _; do
-           [[ $cpus == skip ]] && continue
-           [[ -f $run/data/points/$exp/$(point_key "$v" "$p" "$t" "$r").csv ]] || echo x
-         done <<< "${points[$spec]}" | wc -l)
   # Skipped points are logged with their reason every time: the journal says why a chart has gaps.
   while IFS='|' read -r v p t r cpus reason; do
     [[ $cpus == skip ]] && log "$exp: skip $p threads=$t: $reason"
   done <<< "${points[$spec]}"
-  if [[ $todo -eq 0 ]]; then
+  if [[ ${todo[$spec]} -eq 0 ]]; then
     log "$exp: every point already measured"
   else
     build=$(spec_value "$spec" build "$profile")
-    if [[ -n $build ]]; then
-      log "$exp: build: $build"
-      (cd "$root" && bash -c "$build") >&2 || die "$exp: build failed: $build"
-    fi
     setup=$(spec_value "$spec" setup "$profile")
+    # A build or set-up that fails loses this experiment's points, not the other experiments'.
+    if [[ -n $build ]] && ! { log "$exp: build: $build"; (cd "$root" && bash -c "$build" < /dev/null) >&2; }; then
+      log "$exp: FAILED build: $build (its ${todo[$spec]} point(s) not measured)"
+      failed=$((failed + todo[$spec]))
+      continue
+    fi
     teardown=$(spec_value "$spec" teardown "$profile")
-    if [[ -n $setup ]]; then
-      log "$exp: setup: $setup"
-      (cd "$root" && bash -c "$setup") >&2 || die "$exp: setup failed: $setup"
+    if [[ -n $setup ]] && ! { log "$exp: setup: $setup"; (cd "$root" && bash -c "$setup" < /dev/null) >&2; }; then
+      log "$exp: FAILED setup: $setup (its ${todo[$spec]} point(s) not measured)"
+      failed=$((failed + todo[$spec]))
+      cleanup
+      teardown=""
+      continue
     fi
     warmed=0
     while IFS='|' read -r v p t r cpus _; do

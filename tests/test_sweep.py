@@ -154,3 +154,12 @@ def test_perf_profile_per_point(tmp_path, results):
     metrics = {r["metric"]: float(r["value"]) for r in rows(run / "data" / "spin.csv")}
     assert 0 <= metrics["mutex_cpu_share"] <= 100 and 0 < metrics["top_symbol_share"] <= 100
     assert "perf: top symbols of" in (run / "report.md").read_text()
+
+
+def test_failing_build_loses_only_its_experiment(tmp_path, results):
+    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "build = echo compiler exploded >&2; false\n")
+    run = tmp_path / "run"
+    p = sweep(results, run, broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
+    assert p.returncode == 1
+    assert "FAILED build" in p.stderr and "compiler exploded" in p.stderr
+    assert rows(run / "data" / "spin.csv")          # the other experiment was measured
