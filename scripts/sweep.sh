@@ -32,9 +32,11 @@ for arg in "$@"; do
 done
 [[ $perf == 0 || $perf == 1 ]] || die "perf must be 0 or 1, not '$perf'"
 if [[ ${#specs[@]} -eq 0 ]]; then
+  shopt -s nullglob
   for s in "$root"/experiments/*.spec; do
     [[ $(spec_value "$s" sweep "$profile") == no ]] || specs+=("$s")
   done
+  shopt -u nullglob
 fi
 [[ ${#specs[@]} -gt 0 ]] || die "no experiment to sweep (experiments/*.spec is empty)"
 
