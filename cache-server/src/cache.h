@@ -1,0 +1,168 @@
+/* Shared declarations of the cache server: settings, items, connections, per-thread stats.
+ * Layout follows memcached: one concern per file (items.c memory, assoc.c hash table, lru.c
+ * recency lists, locks.c lock modes, proto.c text protocol, conn.c sockets, thread.c workers). */
+#ifndef CACHE_H
+#define CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CACHE_VERSION "1.6.18"      /* the memcached release whose bytes we reproduce */
+#define KEY_MAX_LENGTH 250
+#define ITEM_UPDATE_INTERVAL 60     /* a GET moves an item in the LRU at most once a minute */
+#define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
+#define NLRU 8                      /* LRU lists, chosen by hash: no single LRU lock is hot */
+
+typedef uint32_t rel_time_t;
+
+enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK };
+
+struct settings {
+    size_t maxbytes;           /* -m */
+    size_t item_size_max;      /* -I */
+    int port;                  /* -p */
+    const char *addr;          /* -l */
+    int nthreads;              /* -t */
+    int maxconns;              /* -c */
+    enum lock_mode lock_mode;  /* --lock-mode */
+    int verbose;
+};
+extern struct settings settings;
+
+/* relaxed atomics: counters and fields that one thread writes and others may read */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define BUMP(x, n) STORE(x, LOAD(x) + (n))   /* single writer: no locked instruction needed */
+
+/* ---- clock (items.c) ---- */
+extern rel_time_t current_time;
+extern time_t process_started;
+void clock_update(void);
+rel_time_t realtime(long exptime);
+
+/* ---- items (items.c) ---- */
+typedef struct item {
+    struct item *hnext;        /* hash chain, under the item lock */
+    struct item *prev, *next;  /* LRU links, under the LRU lock */
+    uint64_t cas;
+    uint32_t hv;
+    int32_t refcount;          /* atomic: the hash table holds one, each reader one */
+    rel_time_t time;           /* last access, relaxed atomic */
+    rel_time_t exptime;        /* relaxed atomic: touch changes it under the item lock */
+    uint32_t flags;
+    uint32_t nbytes;           /* value length including the trailing "\r\n" */
+    uint32_t size;             /* bytes charged against -m */
+    uint8_t nkey;
+    uint8_t linked;            /* in hash + LRU; changes under item lock (and LRU lock) */
+    uint8_t lru_id;
+    char data[];               /* key, NUL, value */
+} item;
+
+#define ITEM_key(it) ((it)->data)
+#define ITEM_data(it) ((it)->data + (it)->nkey + 1)
+
+enum store_type { NREAD_SET, NREAD_ADD, NREAD_REPLACE, NREAD_APPEND, NREAD_PREPEND, NREAD_CAS };
+enum store_result { STORED, NOT_STORED, EXISTS, NOT_FOUND, TOO_LARGE, NO_MEMORY };
+enum delta_result { DELTA_OK, DELTA_NON_NUMERIC, DELTA_EOM, DELTA_NOT_FOUND };
+
+void items_init(void);
+item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptime, size_t nbytes,
+                 bool may_block);
+bool item_size_ok(size_t nkey, size_t nbytes);
+void item_release(item *it);
+item *item_get(const char *key, size_t nkey, bool bump);
+item *item_touch(const char *key, size_t nkey, rel_time_t exptime);
+enum store_result item_store(item *it, enum store_type comm);
+bool item_delete(const char *key, size_t nkey);
+void item_unlink_key(const char *key, size_t nkey);
+enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf);
+void item_flush(long exptime);
+uint64_t item_mem_used(void);
+
+/* ---- hash (hash.c) ---- */
+uint32_t hash(const char *key, size_t nkey);
+
+/* ---- hash table (assoc.c), caller holds the item lock of hv ---- */
+void assoc_init(size_t maxbytes);
+item *assoc_find(const char *key, size_t nkey, uint32_t hv);
+void assoc_insert(item *it);
+void assoc_delete(item *it);
+
+/* ---- LRU (lru.c) ---- */
+void lru_init(void);
+void lru_link(item *it);        /* takes the LRU lock */
+void lru_unlink(item *it);      /* takes the LRU lock */
+void lru_bump(item *it);        /* moves to head if older than ITEM_UPDATE_INTERVAL */
+bool lru_evict(unsigned lru_id, bool may_block);
+
+/* ---- per-thread statistics (stats.c) ---- */
+struct thread_stats {
+    uint64_t cmd_get, get_hits, get_misses, get_expired, get_flushed;
+    uint64_t cmd_set, cmd_touch, touch_hits, touch_misses;
+    uint64_t delete_hits, delete_misses, incr_hits, incr_misses, decr_hits, decr_misses;
+    uint64_t cas_hits, cas_misses, cas_badval, cmd_flush;
+    uint64_t evictions, expired_unfetched, bytes_read, bytes_written, curr_items, total_items;
+    uint64_t lock_acquires, lock_waits, lock_wait_ns;
+    uint64_t lru_acquires, lru_waits, lru_wait_ns;
+};
+extern __thread struct thread_stats tstats;
+void stats_register_thread(void);
+void stats_reset(void);
+void stats_aggregate(struct thread_stats *out);
+extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+
+/* ---- locks (locks.c) ---- */
+int locks_parse_mode(const char *s, enum lock_mode *out);
+const char *locks_mode_name(enum lock_mode m);
+void locks_init(enum lock_mode m);
+void item_lock(uint32_t hv, bool write);
+void item_unlock(uint32_t hv, bool write);
+bool item_trylock(uint32_t hv);
+void lru_lock(unsigned id);
+void lru_unlock(unsigned id);
+
+/* ---- connections and protocol (conn.c, proto.c) ---- */
+struct outseg { item *it; uint32_t off, len; };   /* it == NULL: bytes in wbuf at off */
+
+enum conn_state { CONN_CMD, CONN_NREAD, CONN_SWALLOW, CONN_CLOSING };
+
+typedef struct conn {
+    int fd;
+    enum conn_state state;
+    char *rbuf; size_t rsize, rpos, rlen;          /* unparsed input is rbuf[rpos, rlen) */
+    char *wbuf; size_t wsize, wlen;                 /* response text */
+    struct outseg *segs; size_t nsegs, ssize, sent; /* response as segments, sent = bytes gone */
+    size_t out_bytes;                               /* total bytes queued in segs */
+    item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
+    enum store_type cmd; bool noreply;
+    size_t sbytes;                                  /* bytes to discard (CONN_SWALLOW) */
+    struct conn *next;
+} conn;
+
+#define RBUF_INITIAL 16384
+#define LINE_LIMIT 2048            /* a line without '\n' longer than this closes the connection */
+#define GET_LINE_LIMIT (1 << 20)   /* ... unless it is a multiget, bounded here (memory stays bounded) */
+#define OUT_HIGH_WATER (1 << 20)   /* stop parsing input while this much output is unsent */
+
+conn *conn_new_buffers(int fd);
+void conn_free_buffers(conn *c);
+void conn_release_output(conn *c);
+int proto_process(conn *c);        /* 0: need more input or output drained; -1: close */
+void out_string(conn *c, const char *s);
+void out_bytes(conn *c, const char *s, size_t n);
+void out_item(conn *c, item *it);
+
+/* ---- util.c: memcached's strict number parsing ---- */
+bool safe_strtoul(const char *s, uint32_t *out);
+bool safe_strtol(const char *s, int32_t *out);
+bool safe_strtoull(const char *s, uint64_t *out);
+
+/* ---- stats output (stats.c) ---- */
+void stats_write(conn *c);
+
+/* ---- threads (thread.c) ---- */
+void threads_start(int nthreads);
+void thread_dispatch(int fd);
+#endif

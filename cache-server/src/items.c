@@ -1,0 +1,329 @@
+/* Items: memory accounting against -m, allocation with eviction, reference counts, and the
+ * store / get / delete / delta / touch / flush semantics of memcached 1.6 (do_store_item and
+ * friends), each done under the item lock of the key's hash. Memory is malloc'd per item and
+ * charged to one counter; an allocation that would pass the limit evicts from the LRU first, so
+ * memory stays bounded under any load (items pinned by in-flight responses are bounded by the
+ * connection count times one response). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cache.h"
+
+rel_time_t current_time;
+time_t process_started;
+static time_t mono_started;
+static uint64_t mem_used, cas_id;
+static rel_time_t oldest_live;
+static uint64_t oldest_cas;
+
+void clock_update(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    rel_time_t now = (rel_time_t)(ts.tv_sec - mono_started) + ITEM_UPDATE_INTERVAL + 2;
+    if (LOAD(current_time) != now)
+        STORE(current_time, now);
+}
+
+/* memcached's realtime(): 0 = never, <= 30 days = relative, more = a unix time */
+rel_time_t realtime(long exptime)
+{
+    if (exptime == 0)
+        return 0;
+    if (exptime < 0)
+        return 1;
+    if (exptime > REALTIME_MAXDELTA) {
+        if (exptime <= process_started)
+            return 1;
+        return (rel_time_t)(exptime - process_started);
+    }
+    return (rel_time_t)(exptime + LOAD(current_time));
+}
+
+void items_init(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    mono_started = ts.tv_sec;
+    /* like memcached, start the relative clock past 0 so that "1" always means expired */
+    process_started = time(NULL) - ITEM_UPDATE_INTERVAL - 2;
+    clock_update();
+}
+
+uint64_t item_mem_used(void) { return __atomic_load_n(&mem_used, __ATOMIC_RELAXED); }
+
+static size_t item_total(size_t nkey, size_t nbytes) { return sizeof(item) + nkey + 1 + nbytes; }
+
+bool item_size_ok(size_t nkey, size_t nbytes)
+{
+    return item_total(nkey, nbytes) <= settings.item_size_max;
+}
+
+item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptime, size_t nbytes,
+                 bool may_block)
+{
+    if (!item_size_ok(nkey, nbytes))
+        return NULL;
+    size_t size = item_total(nkey, nbytes);
+    uint32_t hv = hash(key, nkey);
+    unsigned lru = (hv >> 24) & (NLRU - 1);
+    uint64_t used = __atomic_add_fetch(&mem_used, size, __ATOMIC_RELAXED);
+    /* charge first, then evict until under the limit: concurrent allocators cannot all slip
+     * under it at once; the overshoot is at most one item per thread */
+    for (int round = 0; used > settings.maxbytes; round++) {
+        bool ok = false;
+        for (unsigned i = 0; i < NLRU && !ok; i++)
+            ok = lru_evict((lru + i) % NLRU, false);
+        for (unsigned i = 0; i < NLRU && !ok && may_block; i++)
+            ok = lru_evict((lru + i) % NLRU, true);
+        if (!ok || round > 10000) {
+            __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+            return NULL;
+        }
+        used = __atomic_load_n(&mem_used, __ATOMIC_RELAXED);
+    }
+    item *it = malloc(size);
+    if (it == NULL) {
+        __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    memset(it, 0, sizeof(*it));
+    it->hv = hv;
+    it->refcount = 1;
+    it->exptime = exptime;
+    it->flags = flags;
+    it->nbytes = (uint32_t)nbytes;
+    it->size = (uint32_t)size;
+    it->nkey = (uint8_t)nkey;
+    it->lru_id = (uint8_t)lru;
+    memcpy(ITEM_key(it), key, nkey);
+    ITEM_key(it)[nkey] = '\0';
+    return it;
+}
+
+void item_release(item *it)
+{
+    if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
+        __atomic_sub_fetch(&mem_used, it->size, __ATOMIC_RELAXED);
+        free(it);
+    }
+}
+
+/* ---- the do_* helpers run under the item lock of it->hv ---- */
+
+static void do_link(item *it)
+{
+    it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
+    STORE(it->time, LOAD(current_time));
+    STORE(it->linked, 1);
+    __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
+    assoc_insert(it);
+    lru_link(it);
+    BUMP(tstats.curr_items, 1);
+    BUMP(tstats.total_items, 1);
+}
+
+static void do_unlink(item *it)
+{
+    if (!LOAD(it->linked))
+        return;
+    assoc_delete(it);
+    lru_unlink(it);
+    STORE(it->linked, 0);
+    BUMP(tstats.curr_items, (uint64_t)-1);
+    item_release(it);
+}
+
+static void do_replace(item *old, item *it)
+{
+    do_unlink(old);
+    do_link(it);
+}
+
+static bool is_flushed(item *it)
+{
+    rel_time_t ol = LOAD(oldest_live);
+    uint64_t oc = LOAD(oldest_cas);
+    if (ol == 0 || ol > LOAD(current_time))
+        return false;
+    return LOAD(it->time) <= ol || (oc != 0 && it->cas != 0 && it->cas < oc);
+}
+
+/* Finds a live item. Expired or flushed ones are unlinked when we hold the write lock; readers of
+ * the rwlock mode leave them to the next writer or to eviction. */
+static item *do_get(const char *key, size_t nkey, uint32_t hv, bool write)
+{
+    item *it = assoc_find(key, nkey, hv);
+    if (it == NULL)
+        return NULL;
+    bool flushed = is_flushed(it);
+    rel_time_t exp = LOAD(it->exptime);
+    if (flushed || (exp != 0 && exp <= LOAD(current_time))) {
+        if (flushed) BUMP(tstats.get_flushed, 1); else BUMP(tstats.get_expired, 1);
+        if (write)
+            do_unlink(it);
+        return NULL;
+    }
+    return it;
+}
+
+/* only the rwlock mode has a shared lock for readers; elsewhere a GET may unlink expired items */
+static bool get_takes_write(void) { return settings.lock_mode != LM_RWLOCK; }
+
+item *item_get(const char *key, size_t nkey, bool bump)
+{
+    uint32_t hv = hash(key, nkey);
+    bool w = get_takes_write();
+    item_lock(hv, w);
+    item *it = do_get(key, nkey, hv, w);
+    if (it != NULL) {
+        __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
+        if (bump)
+            lru_bump(it);
+    }
+    item_unlock(hv, w);
+    return it;
+}
+
+item *item_touch(const char *key, size_t nkey, rel_time_t exptime)
+{
+    uint32_t hv = hash(key, nkey);
+    item_lock(hv, true);
+    item *it = do_get(key, nkey, hv, true);
+    if (it != NULL) {
+        __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
+        STORE(it->exptime, exptime);
+        lru_bump(it);
+    }
+    item_unlock(hv, true);
+    return it;
+}
+
+/* memcached's do_store_item: it->cas carries the request's cas (0 = none) */
+enum store_result item_store(item *it, enum store_type comm)
+{
+    uint32_t hv = it->hv;
+    enum store_result r = NOT_STORED;
+    item_lock(hv, true);
+    item *old = do_get(ITEM_key(it), it->nkey, hv, true);
+    if (old != NULL) {
+        bool cas_match = it->cas != 0 && it->cas == old->cas;
+        switch (comm) {
+        case NREAD_ADD:
+            lru_bump(old);                     /* add fails but promotes the existing item */
+            break;
+        case NREAD_CAS:
+            if (cas_match) { do_replace(old, it); r = STORED; }
+            else { r = EXISTS; BUMP(tstats.cas_badval, 1); }
+            break;
+        case NREAD_APPEND:
+        case NREAD_PREPEND: {
+            if (it->cas != 0 && !cas_match) { r = EXISTS; break; }
+            /* allocated under the lock, so eviction may only try other items' locks */
+            item *n = item_alloc(ITEM_key(it), it->nkey, old->flags, LOAD(old->exptime),
+                                 old->nbytes + it->nbytes - 2, false);
+            if (n == NULL)
+                break;
+            if (comm == NREAD_APPEND) {
+                memcpy(ITEM_data(n), ITEM_data(old), old->nbytes);
+                memcpy(ITEM_data(n) + old->nbytes - 2, ITEM_data(it), it->nbytes);
+            } else {
+                memcpy(ITEM_data(n), ITEM_data(it), it->nbytes);
+                memcpy(ITEM_data(n) + it->nbytes - 2, ITEM_data(old), old->nbytes);
+            }
+            do_replace(old, n);
+            item_release(n);
+            r = STORED;
+            break;
+        }
+        case NREAD_SET:
+        case NREAD_REPLACE:
+            do_replace(old, it);
+            r = STORED;
+            break;
+        }
+        if (comm == NREAD_CAS && r == STORED) BUMP(tstats.cas_hits, 1);
+    } else {
+        switch (comm) {
+        case NREAD_ADD:
+        case NREAD_SET:
+            do_link(it);
+            r = STORED;
+            break;
+        case NREAD_CAS:
+            r = NOT_FOUND;
+            BUMP(tstats.cas_misses, 1);
+            break;
+        default:
+            break;
+        }
+    }
+    item_unlock(hv, true);
+    return r;
+}
+
+bool item_delete(const char *key, size_t nkey)
+{
+    uint32_t hv = hash(key, nkey);
+    item_lock(hv, true);
+    item *it = do_get(key, nkey, hv, true);
+    if (it != NULL)
+        do_unlink(it);
+    item_unlock(hv, true);
+    return it != NULL;
+}
+
+void item_unlink_key(const char *key, size_t nkey) { (void)item_delete(key, nkey); }
+
+/* memcached's do_add_delta: the value must parse as an unsigned 64-bit number; incr wraps,
+ * decr stops at 0; a result that fits is written in place padded with spaces (the "9 " quirk)
+ * when nobody else holds the item, otherwise it goes into a new item. */
+enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf)
+{
+    uint32_t hv = hash(key, nkey);
+    enum delta_result r = DELTA_OK;
+    item_lock(hv, true);
+    item *it = do_get(key, nkey, hv, true);
+    uint64_t value;
+    if (it == NULL) {
+        r = DELTA_NOT_FOUND;
+    } else if (it->nbytes <= 2 || !safe_strtoull(ITEM_data(it), &value)) {
+        r = DELTA_NON_NUMERIC;
+    } else {
+        if (incr)
+            value += delta;
+        else
+            value = delta > value ? 0 : value - delta;
+        int res = snprintf(buf, 24, "%llu", (unsigned long long)value);
+        if ((uint32_t)res + 2 <= it->nbytes && __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1) {
+            memcpy(ITEM_data(it), buf, (size_t)res);
+            memset(ITEM_data(it) + res, ' ', it->nbytes - (size_t)res - 2);
+            it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
+            lru_bump(it);
+        } else {
+            item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), (size_t)res + 2, false);
+            if (n == NULL) {
+                r = DELTA_EOM;
+            } else {
+                memcpy(ITEM_data(n), buf, (size_t)res);
+                memcpy(ITEM_data(n) + res, "\r\n", 2);
+                do_replace(it, n);
+                item_release(n);
+            }
+        }
+    }
+    item_unlock(hv, true);
+    return r;
+}
+
+/* flush_all: items last stored before now (cas below the mark) or touched before the delayed
+ * time stop being visible; they are reclaimed lazily, as in memcached */
+void item_flush(long exptime)
+{
+    rel_time_t now = LOAD(current_time);
+    rel_time_t new_oldest = exptime > 0 ? realtime(exptime) : now;
+    STORE(oldest_live, new_oldest - 1);
+    if (new_oldest - 1 <= now)
+        STORE(oldest_cas, __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED));
+}

@@ -1,0 +1,163 @@
+/* Worker threads. The main thread accepts and hands each connection to a worker round-robin
+ * (memcached's dispatch); each worker owns its connections and runs one epoll loop over them,
+ * blocking in epoll_wait when idle. A connection whose replies do not drain stops being read
+ * until they do, so a client that never reads cannot make the server buffer without bound. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "cache.h"
+#include "conn.h"
+
+struct worker {
+    pthread_t tid;
+    int epfd, evfd;
+    pthread_mutex_t qlock;
+    int *queue;
+    size_t qlen, qcap;
+};
+
+static struct worker *workers;
+static int nworkers;
+static unsigned next_worker;
+
+static void watch(struct worker *w, conn *c, uint32_t events, int op)
+{
+    struct epoll_event ev = { .events = events, .data.ptr = c };
+    if (epoll_ctl(w->epfd, op, c->fd, &ev) != 0 && op != EPOLL_CTL_DEL)
+        perror("epoll_ctl");
+}
+
+static void conn_close(struct worker *w, conn *c)
+{
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    conn_free_buffers(c);
+    __atomic_sub_fetch(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+}
+
+/* Read once, parse everything complete, reply; repeat while input keeps filling the buffer.
+ * Level-triggered epoll brings us back for whatever is left. */
+static void conn_event(struct worker *w, conn *c, uint32_t events)
+{
+    if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
+        conn_close(w, c);
+        return;
+    }
+    for (int round = 0; round < 16; round++) {
+        if (c->sent < c->out_bytes) {    /* earlier replies first */
+            int wr = conn_write(c);
+            if (wr < 0) { conn_close(w, c); return; }
+            if (wr == 0) { watch(w, c, EPOLLOUT, EPOLL_CTL_MOD); return; }
+            watch(w, c, EPOLLIN, EPOLL_CTL_MOD);
+        }
+        int r = proto_process(c);        /* leftovers, e.g. after a high-water stop */
+        if (r == 0 && c->out_bytes == 0) {
+            int rd = conn_read(c);
+            if (rd == 0 || rd == -2) { conn_close(w, c); return; }
+            if (rd == -1)
+                return;
+            r = proto_process(c);
+        }
+        if (r < 0) {                     /* quit or a protocol violation: flush what we can */
+            conn_write(c);
+            conn_close(w, c);
+            return;
+        }
+        if (c->out_bytes > 0)
+            continue;                    /* write it at the top of the loop */
+        if (c->rlen < c->rsize)
+            return;                      /* the read did not fill the buffer: all caught up */
+    }
+}
+
+static void accept_queued(struct worker *w)
+{
+    uint64_t v;
+    if (read(w->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        perror("eventfd read");
+    pthread_mutex_lock(&w->qlock);
+    size_t n = w->qlen;
+    int fds[64];
+    if (n > 64) n = 64;
+    memcpy(fds, w->queue, n * sizeof(int));
+    memmove(w->queue, w->queue + n, (w->qlen - n) * sizeof(int));
+    w->qlen -= n;
+    if (w->qlen > 0) {                   /* more than one batch: wake ourselves again */
+        uint64_t one = 1;
+        if (write(w->evfd, &one, sizeof(one)) < 0) perror("eventfd write");
+    }
+    pthread_mutex_unlock(&w->qlock);
+    for (size_t i = 0; i < n; i++) {
+        int one = 1;
+        setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        conn *c = conn_new_buffers(fds[i]);
+        watch(w, c, EPOLLIN, EPOLL_CTL_ADD);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct epoll_event evs[64];
+    stats_register_thread();
+    for (;;) {
+        int n = epoll_wait(w->epfd, evs, 64, 1000);
+        clock_update();
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.ptr == NULL)
+                accept_queued(w);
+            else
+                conn_event(w, evs[i].data.ptr, evs[i].events);
+        }
+    }
+    return NULL;
+}
+
+void threads_start(int n)
+{
+    nworkers = n;
+    workers = calloc((size_t)n, sizeof(*workers));
+    if (workers == NULL)
+        abort();
+    for (int i = 0; i < n; i++) {
+        struct worker *w = &workers[i];
+        pthread_mutex_init(&w->qlock, NULL);
+        w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->epfd < 0 || w->evfd < 0) {
+            perror("epoll/eventfd");
+            exit(1);
+        }
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev);
+        if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+            perror("pthread_create");
+            exit(1);
+        }
+    }
+}
+
+void thread_dispatch(int fd)
+{
+    struct worker *w = &workers[next_worker++ % (unsigned)nworkers];
+    pthread_mutex_lock(&w->qlock);
+    if (w->qlen == w->qcap) {
+        w->qcap = w->qcap ? w->qcap * 2 : 64;
+        w->queue = realloc(w->queue, w->qcap * sizeof(int));
+        if (w->queue == NULL)
+            abort();
+    }
+    w->queue[w->qlen++] = fd;
+    pthread_mutex_unlock(&w->qlock);
+    uint64_t one = 1;
+    if (write(w->evfd, &one, sizeof(one)) < 0)
+        perror("eventfd write");
+}
