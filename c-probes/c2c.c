@@ -1,0 +1,365 @@
+/* c2c: core-to-core latency of one cache line, per CPU pair.
+ *
+ * Two threads, pinned to CPUs a and b, bounce a line back and forth. Thread a times a batch of
+ * round trips with CLOCK_MONOTONIC; one sample = batch time / (2 × round trips) = one-way ns.
+ * Samples are taken until the median is stable (or a cap), then min/p10/median/p90 are printed. */
+#define _GNU_SOURCE
+#include "arch.h"
+#include "cli.h"
+#include "pin.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mode { CAS, RW };
+static const char *mode_name[] = {"cas", "rw"};
+
+static struct {
+	uint64_t round_trips, min_samples, max_samples, check_every, preheat_ms, warmup_ms;
+	double tolerance;
+	int numa;
+} opt = {250, 50, 1000, 25, 200, 5, 0.01, 1};
+
+#define STOP UINT64_MAX  /* odd, and never a value of the ping-pong sequences */
+
+struct lines {
+	_Alignas(LINE) _Atomic uint64_t ping;  /* cas: the only line; rw: written by a */
+	_Alignas(LINE) _Atomic uint64_t pong;  /* rw: written by b */
+};
+
+struct pair_run {
+	enum mode mode;
+	int a, b, sampling;
+	struct lines *l;
+	_Atomic int pong_ready;
+	uint64_t warm_ns;
+	double *xs, *tmp;
+	size_t n;
+	int err;
+};
+
+/* Spins use no pause: on Skylake and later a pause costs ~40 ns, as much as what we measure. */
+static void *pong(void *arg)
+{
+	struct pair_run *r = arg;
+	if ((r->err = pin_self(r->b)))
+		atomic_store(&r->pong_ready, -1);
+	else
+		atomic_store(&r->pong_ready, 1);
+	if (r->err)
+		return NULL;
+	if (r->mode == CAS) {
+		for (uint64_t k = 0;; k++) {
+			uint64_t exp = 2 * k + 1;
+			while (!atomic_compare_exchange_strong(&r->l->ping, &exp, 2 * k + 2)) {
+				if (exp == STOP)
+					return NULL;
+				exp = 2 * k + 1;
+			}
+		}
+	}
+	for (uint64_t k = 1;; k++) {
+		uint64_t v;
+		while ((v = atomic_load_explicit(&r->l->ping, memory_order_acquire)) != k)
+			if (v == STOP)
+				return NULL;
+		atomic_store_explicit(&r->l->pong, k, memory_order_release);
+	}
+}
+
+/* One batch of n round trips starting at sequence *k; returns elapsed ns. */
+static uint64_t batch(struct pair_run *r, uint64_t *k, uint64_t n)
+{
+	uint64_t t0 = now_ns();
+	if (r->mode == CAS) {
+		for (uint64_t i = 0; i < n; i++, ++*k) {
+			uint64_t exp = 2 * *k;
+			while (!atomic_compare_exchange_strong(&r->l->ping, &exp, 2 * *k + 1))
+				exp = 2 * *k;
+		}
+	} else {
+		for (uint64_t i = 0; i < n; i++) {
+			++*k;
+			atomic_store_explicit(&r->l->ping, *k, memory_order_release);
+			while (atomic_load_explicit(&r->l->pong, memory_order_acquire) != *k)
+				;
+		}
+	}
+	return now_ns() - t0;
+}
+
+static void *ping(void *arg)
+{
+	struct pair_run *r = arg;
+	int ready;
+	if ((r->err = pin_self(r->a)))
+		goto stop;
+	while ((ready = atomic_load(&r->pong_ready)) == 0)
+		;
+	if (ready < 0)
+		return NULL;
+	uint64_t k = 0, start = now_ns();
+	do  /* warm-up: both cores busy long enough to leave idle states and clock up */
+		batch(r, &k, opt.round_trips);
+	while (now_ns() - start < r->warm_ns);
+
+	double prev = -1;
+	int stable = 0;
+	for (r->n = 0; r->n < opt.max_samples;) {
+		r->xs[r->n++] = (double)batch(r, &k, opt.round_trips) / (2.0 * (double)opt.round_trips);
+		if (!r->sampling || r->n < opt.min_samples || r->n % opt.check_every)
+			continue;
+		double med = median_of(r->xs, r->n, r->tmp);
+		stable = median_stable(prev, med, opt.tolerance) ? stable + 1 : 0;
+		if (stable >= 2)  /* two checks in a row: one lucky agreement is not enough */
+			break;
+		prev = med;
+	}
+stop:
+	/* Let b finish its last reply before telling it to stop. */
+	if (r->mode == CAS)
+		while (!r->err && atomic_load(&r->l->ping) != 2 * k)
+			;
+	atomic_store(&r->l->ping, STOP);
+	return NULL;
+}
+
+static int warned_numa;
+
+static int measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive,
+		   struct summary *s, double *xs, double *tmp)
+{
+	int node = opt.numa ? cpu_node(a) : -1, bound;
+	struct lines *l = alloc_lines(sizeof *l, node, &bound);
+	if (node >= 0 && !bound && !warned_numa++)
+		fprintf(stderr, "%s: note: mbind to node %d failed (%s); pages placed by first touch\n",
+			prog, node, strerror(errno));
+	struct pair_run r = {.mode = m, .a = a, .b = b, .l = l, .warm_ns = warm_ms * 1000000,
+			     .xs = xs, .tmp = tmp, .sampling = adaptive};
+	pthread_t tp, tq;
+	if (pthread_create(&tq, NULL, pong, &r) || pthread_create(&tp, NULL, ping, &r))
+		fail("pthread_create");
+	pthread_join(tp, NULL);
+	pthread_join(tq, NULL);
+	free_lines(l, sizeof *l);
+	if (r.err)
+		fail("cannot pin to CPU %d or %d: %s", a, b, strerror(r.err));
+	summarize(xs, r.n, s);
+	return 0;
+}
+
+static void usage(void)
+{
+	printf(
+"usage: %s [--mode cas|rw|cas,rw] [--cpus LIST | --pairs A:B,... | --matrix] [options]\n"
+"\n"
+"One-way core-to-core latency in ns (= round trip / 2) of a cache line bounced between\n"
+"two pinned threads. Tidy CSV on stdout, one row per pair per statistic:\n"
+"  variant (mode), cpus (\"a,b\"), metric one_way_ns (median), one_way_ns_min,\n"
+"  one_way_ns_p10, one_way_ns_p90, samples; unit ns (samples: count).\n"
+"\n"
+"  --mode M          cas: one line, compare-and-swap ping-pong (as core-to-core-latency)\n"
+"                    rw: each side stores to its own line, spins loading the other's (as c2clat)\n"
+"                    a comma list runs each mode over every pair (default cas)\n"
+"  --cpus LIST       two CPUs: that pair; more: every pair among them (\"0-3,8\")\n"
+"  --pairs LIST      explicit pairs, A:B comma separated (\"0:1,0:8\")\n"
+"  --matrix          every pair of usable CPUs (the default when no pair is given)\n"
+"  --round-trips N   round trips timed together as one sample (default %llu)\n"
+"  --min-samples N   samples before the stability check starts (default %llu)\n"
+"  --max-samples N   cap per pair (default %llu)\n"
+"  --tolerance X     a pair stops when two successive medians, %llu samples apart, twice\n"
+"                    differ by <= X relative (default %g)\n"
+"  --fixed           no adaptive stop: always --max-samples\n"
+"  --preheat-ms N    busy ping-pong before the first pair, to raise clocks (default %llu)\n"
+"  --warmup-ms N     discarded ping-pong before each pair (default %llu)\n"
+"  --no-numa         do not bind the lines to the NUMA node of the pair's first CPU\n"
+"  --raw DIR         write c2c-matrix-MODE.csv there (default: $LAB_RAW, if set)\n"
+"  --help\n"
+"Exit codes: 0 measured, 2 bad input, 1 failure.\n",
+	prog, (unsigned long long)opt.round_trips, (unsigned long long)opt.min_samples,
+	(unsigned long long)opt.max_samples, (unsigned long long)opt.check_every, opt.tolerance,
+	(unsigned long long)opt.preheat_ms, (unsigned long long)opt.warmup_ms);
+}
+
+/* "0:1,2:3" → pairs; -1 on a syntax error. */
+static int parse_pairs(const char *s, int (*pairs)[2], int max)
+{
+	int n = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		if (n == max || *p < '0' || *p > '9')
+			return -1;
+		long a = strtol(p, &end, 10);
+		if (*end != ':' || end[1] < '0' || end[1] > '9')
+			return -1;
+		long b = strtol(end + 1, &end, 10);
+		if (a == b || a >= MAX_CPUS || b >= MAX_CPUS)
+			return -1;
+		pairs[n][0] = (int)a;
+		pairs[n][1] = (int)b;
+		n++;
+		p = end;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return n ? n : -1;
+}
+
+static void write_matrix(const char *dir, enum mode m, const int *cpus, int nc,
+			 int (*pairs)[2], const double *med, int np)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/c2c-matrix-%s.csv", dir, mode_name[m]);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fail("cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "cpu");
+	for (int j = 0; j < nc; j++)
+		fprintf(f, ",%d", cpus[j]);
+	fputc('\n', f);
+	for (int i = 0; i < nc; i++) {
+		fprintf(f, "%d", cpus[i]);
+		for (int j = 0; j < nc; j++) {
+			const char *cell = NULL;
+			double v = 0;
+			for (int p = 0; p < np; p++)  /* the matrix is mirrored: (a,b) fills both cells */
+				if ((pairs[p][0] == cpus[i] && pairs[p][1] == cpus[j]) ||
+				    (pairs[p][1] == cpus[i] && pairs[p][0] == cpus[j]))
+					v = med[p], cell = "";
+			if (cell)
+				fprintf(f, ",%.2f", v);
+			else
+				fputc(',', f);
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		fail("cannot write %s", path);
+	fprintf(stderr, "%s: matrix written to %s\n", prog, path);
+}
+
+int main(int argc, char **argv)
+{
+	static int cpus[MAX_CPUS];
+	int nc = 0, np = 0, (*pairs)[2] = NULL, modes[2] = {CAS, -1}, adaptive = 1, matrix = 0;
+	const char *raw = getenv("LAB_RAW"), *cpus_arg = NULL, *pairs_arg = NULL;
+	prog = "c2c";
+	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS };
+	static const struct option lo[] = {
+		{"mode", 1, 0, 'm'}, {"cpus", 1, 0, 'c'}, {"pairs", 1, 0, O_PAIRS},
+		{"matrix", 0, 0, 'M'}, {"round-trips", 1, 0, O_RT}, {"min-samples", 1, 0, O_MIN},
+		{"max-samples", 1, 0, O_MAX}, {"tolerance", 1, 0, O_TOL}, {"fixed", 0, 0, O_FIXED},
+		{"preheat-ms", 1, 0, O_PRE}, {"warmup-ms", 1, 0, O_WARM}, {"no-numa", 0, 0, O_NONUMA},
+		{"raw", 1, 0, O_RAW}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	for (int c; (c = getopt_long(argc, argv, "hm:c:M", lo, NULL)) != -1;) {
+		switch (c) {
+		case 'h': usage(); return 0;
+		case 'm':
+			if (!strcmp(optarg, "cas")) modes[0] = CAS, modes[1] = -1;
+			else if (!strcmp(optarg, "rw")) modes[0] = RW, modes[1] = -1;
+			else if (!strcmp(optarg, "cas,rw")) modes[0] = CAS, modes[1] = RW;
+			else if (!strcmp(optarg, "rw,cas")) modes[0] = RW, modes[1] = CAS;
+			else bad_input("--mode must be cas, rw or cas,rw, not '%s'", optarg);
+			break;
+		case 'c': cpus_arg = optarg; break;
+		case O_PAIRS: pairs_arg = optarg; break;
+		case 'M': matrix = 1; break;
+		case O_RT: opt.round_trips = parse_count("--round-trips", optarg, 1, 1u << 30); break;
+		case O_MIN: opt.min_samples = parse_count("--min-samples", optarg, 1, 1u << 24); break;
+		case O_MAX: opt.max_samples = parse_count("--max-samples", optarg, 1, 1u << 24); break;
+		case O_TOL: opt.tolerance = parse_real("--tolerance", optarg, 0, 1); break;
+		case O_FIXED: adaptive = 0; break;
+		case O_PRE: opt.preheat_ms = parse_count("--preheat-ms", optarg, 0, 600000); break;
+		case O_WARM: opt.warmup_ms = parse_count("--warmup-ms", optarg, 0, 600000); break;
+		case O_NONUMA: opt.numa = 0; break;
+		case O_RAW: raw = optarg; break;
+		default: bad_input("unknown option");
+		}
+	}
+	if (optind < argc)
+		bad_input("unexpected argument '%s'", argv[optind]);
+	if (!!cpus_arg + !!pairs_arg + matrix > 1)
+		bad_input("give only one of --cpus, --pairs, --matrix");
+	if (opt.min_samples > opt.max_samples)
+		bad_input("--min-samples (%llu) exceeds --max-samples (%llu)",
+			  (unsigned long long)opt.min_samples, (unsigned long long)opt.max_samples);
+
+	if (pairs_arg) {
+		static int pl[MAX_CPUS][2];
+		if ((np = parse_pairs(pairs_arg, pl, MAX_CPUS)) < 0)
+			bad_input("--pairs: cannot parse '%s' (want A:B[,A:B...], A != B)", pairs_arg);
+		pairs = pl;
+		for (int p = 0; p < np; p++)  /* the matrix file spans every CPU named */
+			for (int e = 0; e < 2; e++) {
+				int seen = 0;
+				for (int i = 0; i < nc; i++)
+					seen |= cpus[i] == pl[p][e];
+				if (!seen)
+					cpus[nc++] = pl[p][e];
+			}
+		check_cpus_usable(cpus, nc);
+	} else {
+		if (cpus_arg) {
+			if ((nc = parse_cpu_list(cpus_arg, cpus, MAX_CPUS)) < 0)
+				bad_input("--cpus: cannot parse '%s' (want e.g. 0,1 or 0-3,8)", cpus_arg);
+			check_cpus_usable(cpus, nc);
+		} else {
+			nc = usable_cpus(cpus, MAX_CPUS);
+		}
+		if (nc < 2)
+			bad_input("need at least two CPUs, have %d", nc);
+		pairs = calloc((size_t)nc * (nc - 1) / 2, sizeof *pairs);
+		for (int i = 0; i < nc; i++)
+			for (int j = i + 1; j < nc; j++)
+				pairs[np][0] = cpus[i], pairs[np][1] = cpus[j], np++;
+	}
+
+	double *xs = calloc(opt.max_samples, sizeof *xs), *tmp = calloc(opt.max_samples, sizeof *tmp);
+	double *med = calloc((size_t)np, sizeof *med);
+	if (!xs || !tmp || !med)
+		fail("out of memory");
+
+	/* Clock cost, for the record: a sample must span far more than this. */
+	uint64_t c0 = now_ns();
+	for (int i = 0; i < 1000; i++)
+		now_ns();
+	fprintf(stderr, "%s: clock_gettime(CLOCK_MONOTONIC) costs %.1f ns; %llu round trips per sample\n",
+		prog, (double)(now_ns() - c0) / 1000.0, (unsigned long long)opt.round_trips);
+
+	printf("variant,cpus,metric,value,unit\n");
+	uint64_t t_start = now_ns(), t_note = t_start;
+	for (int mi = 0; mi < 2 && modes[mi] >= 0; mi++) {
+		enum mode m = modes[mi];
+		struct summary s;
+		measure(m, pairs[0][0], pairs[0][1], opt.preheat_ms, 0, &s, xs, tmp);
+		for (int p = 0; p < np; p++) {
+			measure(m, pairs[p][0], pairs[p][1], opt.warmup_ms, adaptive, &s, xs, tmp);
+			med[p] = s.median;
+			const char *v = mode_name[m];
+			int a = pairs[p][0], b = pairs[p][1];
+			printf("%s,\"%d,%d\",one_way_ns,%.3f,ns\n", v, a, b, s.median);
+			printf("%s,\"%d,%d\",one_way_ns_min,%.3f,ns\n", v, a, b, s.min);
+			printf("%s,\"%d,%d\",one_way_ns_p10,%.3f,ns\n", v, a, b, s.p10);
+			printf("%s,\"%d,%d\",one_way_ns_p90,%.3f,ns\n", v, a, b, s.p90);
+			printf("%s,\"%d,%d\",samples,%zu,count\n", v, a, b, s.n);
+			fflush(stdout);
+			if (now_ns() - t_note > 5000000000u) {
+				t_note = now_ns();
+				fprintf(stderr, "%s: %s %d/%d pairs, %.0f s\n", prog, v, p + 1, np,
+					(double)(t_note - t_start) / 1e9);
+			}
+		}
+		if (raw && *raw)
+			write_matrix(raw, m, cpus, nc, pairs, med, np);
+	}
+	return 0;
+}

@@ -1,0 +1,238 @@
+/* counters: what sharing one cache line costs N threads that each do M increments.
+ *
+ * Variants: shared-atomic (one counter for all), padded (one counter per thread, each on its own
+ * line), packed (one counter per thread, all in one line: false sharing), arc-shared (clone + drop
+ * of one reference-counted object, the Arc<T> pattern of seed 000) and arc-private (the same on a
+ * per-thread object). Every op is a locked read-modify-write; only where the line lives differs. */
+#define _GNU_SOURCE
+#include "arch.h"
+#include "cli.h"
+#include "pin.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum variant { SHARED, PADDED, PACKED, ARC_SHARED, ARC_PRIVATE, NVARIANTS };
+static const char *variant_name[] = {"shared-atomic", "padded", "packed", "arc-shared", "arc-private"};
+
+#define MAX_THREADS 1024
+
+struct padded_counter {
+	_Alignas(LINE) _Atomic uint64_t v;
+};
+
+/* An Arc's control block: the count and the payload share a line, as in Rust. */
+struct arc {
+	_Alignas(LINE) _Atomic uint64_t refs;
+	uint64_t payload[7];
+};
+
+static struct {
+	_Alignas(LINE) _Atomic uint64_t shared;
+	struct padded_counter padded[MAX_THREADS];
+	_Alignas(LINE) _Atomic uint64_t packed[16];  /* 16 × 8 B = one 128-B pair of lines */
+	struct arc arc;
+	_Alignas(LINE) _Atomic int go;
+	_Atomic int ready;
+} g;
+
+struct worker {
+	pthread_t t;
+	int id, cpu, pinned, err;
+	enum variant v;
+	uint64_t ops, t_end;
+	struct arc *own;
+};
+
+static inline void arc_clone(struct arc *a)
+{
+	/* Relaxed, as Rust's Arc::clone: a new reference needs no ordering, only a count. */
+	atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+}
+
+static inline void arc_drop(struct arc *a)
+{
+	/* Release, then acquire if last: the drop protocol of Rust's Arc. */
+	if (atomic_fetch_sub_explicit(&a->refs, 1, memory_order_release) == 1) {
+		atomic_thread_fence(memory_order_acquire);
+		fail("reference count reached zero while a reference was held");
+	}
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	if (w->pinned && (w->err = pin_self(w->cpu)))
+		return NULL;
+	if (w->v == ARC_PRIVATE) {  /* allocated by its thread, so first-touched on its node */
+		if (posix_memalign((void **)&w->own, LINE, sizeof *w->own))
+			fail("out of memory");
+		memset(w->own, 0, sizeof *w->own);
+		atomic_store(&w->own->refs, 1);
+	}
+	atomic_fetch_add(&g.ready, 1);
+	while (!atomic_load_explicit(&g.go, memory_order_acquire))
+		cpu_relax();
+	_Atomic uint64_t *c = w->v == SHARED ? &g.shared
+			    : w->v == PADDED ? &g.padded[w->id].v
+			    : &g.packed[w->id % 16];
+	struct arc *a = w->v == ARC_SHARED ? &g.arc : w->own;
+	if (w->v == ARC_SHARED || w->v == ARC_PRIVATE) {
+		for (uint64_t i = 0; i < w->ops; i++) {
+			arc_clone(a);
+			arc_drop(a);
+		}
+	} else {
+		for (uint64_t i = 0; i < w->ops; i++)
+			atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+	}
+	w->t_end = now_ns();
+	return NULL;
+}
+
+/* One measurement: n threads, m ops each; returns elapsed ns from release to the last finisher. */
+static uint64_t run(enum variant v, const int *cpus, int nc, int n, uint64_t m, int pinned)
+{
+	static struct worker w[MAX_THREADS];
+	memset(&g, 0, sizeof g);
+	atomic_store(&g.arc.refs, 1);
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){.id = i, .cpu = cpus[i % nc], .pinned = pinned, .v = v, .ops = m};
+		if (pthread_create(&w[i].t, NULL, work, &w[i]))
+			fail("pthread_create");
+	}
+	while (atomic_load(&g.ready) < n)
+		cpu_relax();
+	uint64_t t0 = now_ns(), t_end = t0;
+	atomic_store_explicit(&g.go, 1, memory_order_release);
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].t, NULL);
+		if (w[i].err)
+			fail("cannot pin to CPU %d", w[i].cpu);
+		if (w[i].t_end > t_end)
+			t_end = w[i].t_end;
+		if (w[i].own) {
+			if (atomic_load(&w[i].own->refs) != 1)
+				fail("arc-private count is off");
+			free(w[i].own);
+		}
+	}
+	/* Lost updates would mean the probe is broken, not slow. */
+	uint64_t sum = 0, want = (uint64_t)n * m;
+	if (v == SHARED)
+		sum = atomic_load(&g.shared);
+	else if (v == PADDED)
+		for (int i = 0; i < n; i++) sum += atomic_load(&g.padded[i].v);
+	else if (v == PACKED)
+		for (int i = 0; i < 16; i++) sum += atomic_load(&g.packed[i]);
+	else
+		sum = want, want = atomic_load(&g.arc.refs) == 1 ? want : want + 1;
+	if (sum != want)
+		fail("%s: counted %llu, expected %llu", variant_name[v],
+		     (unsigned long long)sum, (unsigned long long)want);
+	return t_end - t0;
+}
+
+static void usage(void)
+{
+	printf(
+"usage: %s [--variant LIST] [--cpus LIST] [--threads N] [--ops M] [--rounds R] [--pinned 0|1]\n"
+"\n"
+"N threads each do M operations on a counter; tidy CSV on stdout per variant:\n"
+"  ops_per_s (all threads, 1/s), ops_per_s_per_thread (1/s), ns_per_op (ns, per thread)\n"
+"\n"
+"  --variant LIST  comma list of: shared-atomic padded packed arc-shared arc-private\n"
+"                  (default: all). shared-atomic: one atomic for all threads; padded: one\n"
+"                  per thread on its own 128-B line; packed: one per thread in one line (false\n"
+"                  sharing); arc-shared: clone+drop of one refcounted object; arc-private:\n"
+"                  the same on a per-thread object\n"
+"  --cpus LIST     CPUs for the threads, thread i on CPU i mod count (default: all usable)\n"
+"  --threads N     thread count (default: the number of CPUs given)\n"
+"  --ops M         operations per thread (default 5000000)\n"
+"  --rounds R      measure every variant R times, interleaved; report the median (default 1)\n"
+"  --pinned 0|1    0 leaves threads unbound, for the lab's unpinned placement (default 1)\n"
+"  --help\n"
+"Exit codes: 0 measured, 2 bad input, 1 failure.\n", prog);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	static int cpus[MAX_CPUS];
+	int nc = 0, n = 0, pinned = 1, want[NVARIANTS], nv = 0;
+	uint64_t m = 5000000, rounds = 1;
+	prog = "counters";
+	static const struct option lo[] = {
+		{"variant", 1, 0, 'v'}, {"cpus", 1, 0, 'c'}, {"threads", 1, 0, 't'},
+		{"ops", 1, 0, 'o'}, {"rounds", 1, 0, 'r'}, {"pinned", 1, 0, 'p'},
+		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	for (int c; (c = getopt_long(argc, argv, "hv:c:t:o:r:p:", lo, NULL)) != -1;) {
+		switch (c) {
+		case 'h': usage(); return 0;
+		case 'v': {
+			char *s = strdup(optarg), *save = NULL;
+			nv = 0;
+			for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int k = 0;
+				while (k < NVARIANTS && strcmp(tok, variant_name[k]))
+					k++;
+				if (k == NVARIANTS)
+					bad_input("unknown variant '%s'", tok);
+				for (int j = 0; j < nv; j++)
+					if (want[j] == k)
+						bad_input("variant '%s' given twice", tok);
+				want[nv++] = k;
+			}
+			free(s);
+			if (!nv)
+				bad_input("--variant needs at least one variant");
+			break;
+		}
+		case 'c':
+			if ((nc = parse_cpu_list(optarg, cpus, MAX_CPUS)) < 0)
+				bad_input("--cpus: cannot parse '%s' (want e.g. 0,1 or 0-3,8)", optarg);
+			break;
+		case 't': n = (int)parse_count("--threads", optarg, 1, MAX_THREADS); break;
+		case 'o': m = parse_count("--ops", optarg, 1, UINT64_MAX / MAX_THREADS); break;
+		case 'r': rounds = parse_count("--rounds", optarg, 1, 1000); break;
+		case 'p': pinned = (int)parse_count("--pinned", optarg, 0, 1); break;
+		default: bad_input("unknown option");
+		}
+	}
+	if (optind < argc)
+		bad_input("unexpected argument '%s'", argv[optind]);
+	if (nc)
+		check_cpus_usable(cpus, nc);
+	else
+		nc = usable_cpus(cpus, MAX_CPUS);
+	if (!n)
+		n = nc;
+	if (!nv)
+		for (nv = 0; nv < NVARIANTS; nv++)
+			want[nv] = nv;
+
+	static uint64_t ns[NVARIANTS][1000];
+	for (uint64_t r = 0; r < rounds; r++)  /* interleaved: drift hits every variant alike */
+		for (int i = 0; i < nv; i++)
+			ns[i][r] = run(want[i], cpus, nc, n, m, pinned);
+
+	printf("variant,threads,metric,value,unit\n");
+	for (int i = 0; i < nv; i++) {
+		qsort(ns[i], rounds, sizeof ns[i][0], cmp_u64);
+		double t = (double)ns[i][rounds / 2] / 1e9, total = (double)n * (double)m / t;
+		const char *v = variant_name[want[i]];
+		printf("%s,%d,ops_per_s,%.1f,1/s\n", v, n, total);
+		printf("%s,%d,ops_per_s_per_thread,%.1f,1/s\n", v, n, total / n);
+		printf("%s,%d,ns_per_op,%.3f,ns\n", v, n, t * 1e9 / (double)m);
+	}
+	return 0;
+}
