@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# One measured point of the cache experiment: start a server (ours in a lock mode, or real
+# memcached) pinned to the placement's CPUs, drive it with loadgen from the other CPUs, print
+# tidy CSV (metric,value,unit) on stdout. With --perf=1, `perf record -g` covers the server
+# during the measured window only. The server is always stopped (trap).
+#
+#   cache-server/bench.sh --variant=global-lock|striped|rwlock|memcached --threads=N \
+#       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [loadgen knobs]
+#   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
+#          --keys=N --value-size=B --get-ratio=F --memory=MB
+# Every option defaults to the sweep engine's LAB_* variable of the same meaning.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${CACHE_BUILD:-$here/build}
+
+variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
+other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_RAW:-}
+duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=256
+
+die() { echo "bench.sh: $*" >&2; exit 2; }
+note() { echo "bench.sh: $*" >&2; }
+
+for arg in "$@"; do
+  case $arg in
+    --variant=*) variant=${arg#*=} ;;
+    --threads=*) threads=${arg#*=} ;;
+    --cpus=*) cpus=${arg#*=} ;;
+    --other-cpus=*) other=${arg#*=} ;;
+    --pinned=*) pinned=${arg#*=} ;;
+    --perf=*) perf=${arg#*=} ;;
+    --raw=*) raw=${arg#*=} ;;
+    --duration=*) duration=${arg#*=} ;;
+    --warmup=*) warmup=${arg#*=} ;;
+    --conns=*) conns=${arg#*=} ;;
+    --client-threads=*) client_threads=${arg#*=} ;;
+    --keys=*) keys=${arg#*=} ;;
+    --value-size=*) vsize=${arg#*=} ;;
+    --get-ratio=*) get_ratio=${arg#*=} ;;
+    --memory=*) memory=${arg#*=} ;;
+    *) die "unknown argument '$arg'" ;;
+  esac
+done
+[[ $threads =~ ^[1-9][0-9]*$ ]] || die "--threads must be a positive number, not '$threads'"
+[[ $pinned == 0 || $pinned == 1 ]] || die "--pinned must be 0 or 1"
+[[ $perf == 0 || $perf == 1 ]] || die "--perf must be 0 or 1"
+[[ $pinned == 0 || -n $cpus ]] || die "--cpus is required when pinned"
+[[ -x $build/loadgen ]] || die "$build/loadgen missing: run 'just build-cache'"
+
+tmp=$(mktemp -d)
+raw=${raw:-$tmp/raw}
+mkdir -p "$raw"
+spid="" ppid_perf=""
+cleanup() {
+  if [[ -n $ppid_perf ]]; then kill -INT "$ppid_perf" 2>/dev/null || true; wait "$ppid_perf" 2>/dev/null || true; fi
+  if [[ -n $spid ]]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Placement: the server on {cpus}; the load generator on {other_cpus}, or on the same CPUs when
+# the host has none left (said on stderr and in the cpus_shared row).
+pin=() client_cpus="" shared=1
+if [[ $pinned == 1 ]]; then
+  pin=(taskset -c "$cpus")
+  if [[ -n $other ]]; then
+    client_cpus=$other shared=0
+  else
+    client_cpus=$cpus
+    note "no CPU left for the load generator: it shares CPUs $cpus with the server"
+  fi
+fi
+if [[ -z $client_threads ]]; then
+  n=$(taskset -c "${client_cpus:-0-$(($(nproc --all) - 1))}" nproc 2>/dev/null || nproc)
+  client_threads=$(( n > 4 ? 4 : n ))
+fi
+
+port="" mode=""
+case $variant in
+  memcached)
+    command -v memcached > /dev/null || die "memcached is not installed"
+    user=(); [[ $(id -u) == 0 ]] && user=(-u root)   # memcached refuses to run as root otherwise
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      port=$(free_port)
+      "${pin[@]}" memcached "${user[@]}" -t "$threads" -p "$port" -l 127.0.0.1 -U 0 -m "$memory" -c 4096 &
+      spid=$!
+      sleep 0.2
+      kill -0 "$spid" 2> /dev/null && break
+      wait "$spid" || true
+      spid=""
+    done
+    [[ -n $spid ]] || { echo "bench.sh: memcached did not start" >&2; exit 1; }
+    ;;
+  global-lock|global|striped|rwlock)
+    mode=${variant%-lock}
+    [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
+    "${pin[@]}" "$build/cache-server" -t "$threads" -p 0 --port-file "$tmp/port" -m "$memory" \
+      -c 4096 --lock-mode "$mode" &
+    spid=$!
+    for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
+    [[ -s $tmp/port ]] || { echo "bench.sh: cache-server did not start" >&2; exit 1; }
+    port=$(< "$tmp/port")
+    ;;
+  *) die "unknown variant '$variant' (global-lock, striped, rwlock, memcached)" ;;
+esac
+note "variant=$variant threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup"
+    -k "$keys" -V "$vsize" -g "$get_ratio" --measure-file "$tmp/measuring" --raw "$raw")
+[[ -n $client_cpus ]] && lg+=(--cpus "$client_cpus")
+"${lg[@]}" > "$tmp/loadgen.csv" &
+lpid=$!
+
+# the measured window starts when loadgen creates the file (after loading and warm-up)
+for _ in $(seq 2400); do
+  [[ -e $tmp/measuring ]] && break
+  kill -0 "$lpid" 2> /dev/null || break
+  sleep 0.05
+done
+t0=$(cpu_ticks "$spid") s0=$(date +%s.%N)
+if [[ $mode != "" ]]; then
+  exec 3<> "/dev/tcp/127.0.0.1/$port" && printf 'stats reset\r\n' >&3 && read -r -t 2 _ <&3 || true
+  exec 3>&- || true
+fi
+if [[ $perf == 1 && -e $tmp/measuring ]]; then
+  perf record -q -g -e "${LAB_PERF_EVENT:-cpu-clock}" -p "$spid" -o "$raw/perf.data" -- sleep "$duration" \
+    2> "$raw/perf-record.log" &
+  ppid_perf=$!
+fi
+rc=0
+wait "$lpid" || rc=$?
+t1=$(cpu_ticks "$spid") s1=$(date +%s.%N)
+if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see $raw/perf-record.log)"; ppid_perf=""; fi
+[[ $rc == 0 ]] || { echo "bench.sh: loadgen failed (exit $rc)" >&2; exit 1; }
+
+cat "$tmp/loadgen.csv"
+hz=$(getconf CLK_TCK)
+awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" \
+  'BEGIN { printf "server_cpu_share,%.2f,%%\n", 100 * (b - a) / hz / (e - s) }'
+echo "cpus_shared,$shared,flag"
+if [[ $mode != "" ]]; then
+  # contention counters of our server over the measured window (stats were reset at its start)
+  exec 3<> "/dev/tcp/127.0.0.1/$port"
+  printf 'stats\r\n' >&3
+  while IFS=$' \r' read -r -t 5 tag name value _; do
+    [[ $tag == END ]] && break
+    case $name in
+      lock_acquires|lock_waits|lru_lock_waits) echo "$name,$value,count" ;;
+      lock_wait_time|lru_lock_wait_time) echo "${name}_s,$value,s" ;;
+    esac
+  done <&3
+  exec 3>&-
+fi
