@@ -63,7 +63,8 @@ void out_string(conn *c, const char *s)
 
 static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_cas)
 {
-    /* on a bad key memcached drops what it queued for this command: remember where we were */
+    /* on a bad key memcached drops queued replies: remember where this command began, for the
+     * case where part of the queue is already on the wire */
     size_t mark_segs = c->nsegs, mark_wlen = c->wlen, mark_out = c->out_bytes;
     uint32_t mark_last = c->nsegs > 0 ? c->segs[c->nsegs - 1].len : 0;
     token_t *key_token = &tokens[1];
@@ -72,6 +73,13 @@ static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_ca
     do {
         while (key_token->length != 0) {
             if (key_token->length > KEY_MAX_LENGTH) {
+                if (c->sent == 0) {
+                    /* memcached 1.6 drops every reply still queued on the connection here,
+                     * earlier commands' too (observed: "set..; get a <long key>" loses STORED) */
+                    conn_release_output(c);
+                    out_string(c, "CLIENT_ERROR bad command line format");
+                    return;
+                }
                 for (size_t i = mark_segs; i < c->nsegs; i++)
                     if (c->segs[i].it != NULL)
                         item_release(c->segs[i].it);
