@@ -24,7 +24,7 @@ static struct {
 	uint64_t round_trips, min_samples, max_samples, check_every, preheat_ms, warmup_ms;
 	double tolerance;
 	int numa;
-} opt = {250, 50, 1000, 25, 200, 5, 0.01, 1};
+} opt = {250, 100, 2000, 50, 200, 5, 0.01, 1};
 
 #define STOP UINT64_MAX  /* odd, and never a value of the ping-pong sequences */
 
@@ -41,19 +41,16 @@ struct pair_run {
 	uint64_t warm_ns;
 	double *xs, *tmp;
 	size_t n;
-	int err;
 };
 
 /* Spins use no pause: on Skylake and later a pause costs ~40 ns, as much as what we measure. */
 static void *pong(void *arg)
 {
 	struct pair_run *r = arg;
-	if ((r->err = pin_self(r->b)))
-		atomic_store(&r->pong_ready, -1);
-	else
-		atomic_store(&r->pong_ready, 1);
-	if (r->err)
-		return NULL;
+	int e = pin_self(r->b);
+	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
+		fail("cannot pin to CPU %d: %s", r->b, strerror(e));
+	atomic_store(&r->pong_ready, 1);
 	if (r->mode == CAS) {
 		for (uint64_t k = 0;; k++) {
 			uint64_t exp = 2 * k + 1;
@@ -97,13 +94,11 @@ static uint64_t batch(struct pair_run *r, uint64_t *k, uint64_t n)
 static void *ping(void *arg)
 {
 	struct pair_run *r = arg;
-	int ready;
-	if ((r->err = pin_self(r->a)))
-		goto stop;
-	while ((ready = atomic_load(&r->pong_ready)) == 0)
+	int e = pin_self(r->a);
+	if (e)
+		fail("cannot pin to CPU %d: %s", r->a, strerror(e));
+	while (!atomic_load(&r->pong_ready))
 		;
-	if (ready < 0)
-		return NULL;
 	uint64_t k = 0, start = now_ns();
 	do  /* warm-up: both cores busy long enough to leave idle states and clock up */
 		batch(r, &k, opt.round_trips);
@@ -121,10 +116,9 @@ static void *ping(void *arg)
 			break;
 		prev = med;
 	}
-stop:
 	/* Let b finish its last reply before telling it to stop. */
 	if (r->mode == CAS)
-		while (!r->err && atomic_load(&r->l->ping) != 2 * k)
+		while (atomic_load(&r->l->ping) != 2 * k)
 			;
 	atomic_store(&r->l->ping, STOP);
 	return NULL;
@@ -148,8 +142,6 @@ static int measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive,
 	pthread_join(tp, NULL);
 	pthread_join(tq, NULL);
 	free_lines(l, sizeof *l);
-	if (r.err)
-		fail("cannot pin to CPU %d or %d: %s", a, b, strerror(r.err));
 	summarize(xs, r.n, s);
 	return 0;
 }
@@ -361,5 +353,10 @@ int main(int argc, char **argv)
 		if (raw && *raw)
 			write_matrix(raw, m, cpus, nc, pairs, med, np);
 	}
+	if (!pairs_arg)
+		free(pairs);
+	free(xs);
+	free(tmp);
+	free(med);
 	return 0;
 }

@@ -24,7 +24,7 @@ static struct {
 
 struct stage {
 	pthread_t t;
-	int id, cpu, err;
+	int id, cpu;
 	struct ring *in, *out;
 	_Atomic int *ready, *go;
 	uint64_t t_end;
@@ -42,8 +42,9 @@ static inline uint64_t busy(uint64_t x, uint64_t n)
 static void *stage_main(void *arg)
 {
 	struct stage *s = arg;
-	if (opt.pinned && (s->err = pin_self(s->cpu)))
-		return NULL;
+	int e = opt.pinned ? pin_self(s->cpu) : 0;
+	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
+		fail("cannot pin to CPU %d: %s", s->cpu, strerror(e));
 	atomic_fetch_add(s->ready, 1);
 	while (!atomic_load_explicit(s->go, memory_order_acquire))
 		cpu_relax();
@@ -79,12 +80,8 @@ static uint64_t run(int padded, const int *cpus, int nc)
 		if (pthread_create(&st[i].t, NULL, stage_main, &st[i]))
 			fail("pthread_create");
 	}
-	while (atomic_load(&ready) < opt.stages) {
-		for (int i = 0; i < opt.stages; i++)
-			if (st[i].err)
-				fail("cannot pin to CPU %d", st[i].cpu);
+	while (atomic_load(&ready) < opt.stages)
 		sched_yield();
-	}
 	uint64_t t0 = now_ns();
 	atomic_store_explicit(&go, 1, memory_order_release);
 	for (int i = 0; i < opt.stages; i++)

@@ -42,7 +42,7 @@ static struct {
 
 struct worker {
 	pthread_t t;
-	int id, cpu, pinned, err;
+	int id, cpu, pinned;
 	enum variant v;
 	uint64_t ops, t_end;
 	struct arc *own;
@@ -66,8 +66,9 @@ static inline void arc_drop(struct arc *a)
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	if (w->pinned && (w->err = pin_self(w->cpu)))
-		return NULL;
+	int e = w->pinned ? pin_self(w->cpu) : 0;
+	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
+		fail("cannot pin to CPU %d: %s", w->cpu, strerror(e));
 	if (w->v == ARC_PRIVATE) {  /* allocated by its thread, so first-touched on its node */
 		if (posix_memalign((void **)&w->own, LINE, sizeof *w->own))
 			fail("out of memory");
@@ -111,8 +112,6 @@ static uint64_t run(enum variant v, const int *cpus, int nc, int n, uint64_t m, 
 	atomic_store_explicit(&g.go, 1, memory_order_release);
 	for (int i = 0; i < n; i++) {
 		pthread_join(w[i].t, NULL);
-		if (w[i].err)
-			fail("cannot pin to CPU %d", w[i].cpu);
 		if (w[i].t_end > t_end)
 			t_end = w[i].t_end;
 		if (w[i].own) {

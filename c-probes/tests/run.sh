@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The probes' test suite: strict builds with gcc and clang, ASan+UBSan and TSan builds, unit tests,
+# input validation, and the probes on this host. Ends with "probes: N passed, M failed".
+# No timed thresholds: only directions measured in the same run, with the ratio printed.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here" || exit 1
+root=$(cd .. && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
+bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; [[ -z ${2:-} ]] || sed 's/^/     /' "$2" | tail -n 15; }
+# check NAME CMD…: passes when CMD exits 0; its output is shown on failure.
+check() { local n=$1; shift; if "$@" > "$out/log" 2>&1; then ok "$n"; else bad "$n" "$out/log"; fi; }
+
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+jobs=-j2
+check "build gcc -Wall -Wextra -Werror" make -s $jobs BUILD=build/gcc CC=gcc all tests
+if command -v clang > /dev/null; then
+  check "build clang -Wall -Wextra -Werror" make -s $jobs BUILD=build/clang CC=clang all tests
+  tsan_cc=clang
+else
+  printf 'skip build clang (not installed)\n'
+  tsan_cc=gcc
+fi
+check "build ASan+UBSan" make -s $jobs BUILD=build/asan CC=gcc CFLAGS="-O1 -g" SAN="$asan" all tests
+check "build TSan ($tsan_cc)" make -s $jobs BUILD=build/tsan CC=$tsan_cc CFLAGS="-O1 -g" SAN="-fsanitize=thread" all tests
+b=build/gcc
+
+check "stats: percentiles" $b/test_stats
+check "stats: percentiles (ASan+UBSan)" build/asan/test_stats
+check "ring: 1M messages once, in order" $b/test_ring 1000000
+check "ring: under ASan+UBSan" build/asan/test_ring 100000
+check "ring: under TSan, 200k messages per chain" build/tsan/test_ring 200000
+check "channel 3-stage pipeline under TSan" build/tsan/channel --stages 3 --messages 50000
+check "c2c under ASan+UBSan" build/asan/c2c --mode cas,rw --cpus 0,1 --min-samples 10 --max-samples 40 --preheat-ms 10
+check "counters under ASan+UBSan" build/asan/counters --ops 100000
+check "channel under ASan+UBSan" build/asan/channel --messages 100000
+
+# Bad input: exit code 2 and a message that says what is wrong.
+rejects() {
+  local name=$1 want=$2; shift 2
+  "$@" > "$out/stdout" 2> "$out/stderr"
+  local rc=$?
+  if [[ $rc -eq 2 ]] && grep -qe "$want" "$out/stderr"; then ok "rejects $name"
+  else echo "exit $rc" >> "$out/stderr"; bad "rejects $name (want exit 2 and '$want')" "$out/stderr"; fi
+}
+offline=$(( $(getconf _NPROCESSORS_CONF) + 7 ))
+for p in c2c counters channel; do
+  check "$p --help" $b/$p --help
+  rejects "$p: CPU $offline not online" "CPU $offline is not online" $b/$p --cpus 0,$offline
+  rejects "$p: cpu list 0-" "cannot parse" $b/$p --cpus 0-
+  rejects "$p: unknown flag" "unknown option" $b/$p --frobnicate
+done
+rejects "c2c: --round-trips 0" "out of range" $b/c2c --round-trips 0
+rejects "c2c: --max-samples 0" "out of range" $b/c2c --max-samples 0
+rejects "c2c: pair list 0-1" "cannot parse" $b/c2c --pairs 0-1
+rejects "c2c: pair list 0:0" "cannot parse" $b/c2c --pairs 0:0
+rejects "c2c: pair list 0:1," "cannot parse" $b/c2c --pairs 0:1,
+rejects "c2c: pair with offline CPU" "not online" $b/c2c --pairs 0:$offline
+rejects "c2c: one CPU" "at least two" $b/c2c --cpus 0
+rejects "c2c: mode" "--mode" $b/c2c --mode xchg
+rejects "counters: --ops 0" "out of range" $b/counters --ops 0
+rejects "counters: --threads 0" "out of range" $b/counters --threads 0
+rejects "counters: variant" "unknown variant" $b/counters --variant shared
+rejects "channel: --messages 0" "out of range" $b/channel --messages 0
+rejects "channel: --capacity 3" "power of two" $b/channel --capacity 3
+rejects "channel: --stages 1" "out of range" $b/channel --stages 1
+
+# On this host: a full c2c matrix, every off-diagonal cell positive and finite.
+ncpu=$(nproc)
+if $b/c2c --matrix --mode cas,rw --raw "$out" --preheat-ms 50 > "$out/c2c.csv" 2> "$out/c2c.err"; then
+  ok "c2c --matrix runs"
+  for m in cas rw; do
+    if awk -F, -v n="$ncpu" '
+        NR == 1 { if (NF != n + 1) exit 1; next }
+        { rows++; if (NF != n + 1) exit 1
+          for (j = 2; j <= NF; j++) {
+            if (j - 1 == NR - 1) { if ($j != "") exit 1; continue }   # diagonal: empty
+            if ($j !~ /^[0-9.]+$/ || $j + 0 <= 0) exit 1 } }
+        END { if (rows != n) exit 1 }' "$out/c2c-matrix-$m.csv"; then
+      ok "c2c $m: valid ${ncpu}x${ncpu} matrix, positive finite values"
+    else bad "c2c $m: matrix" "$out/c2c-matrix-$m.csv"; fi
+  done
+  for m in cas rw; do
+    printf '     c2c %s (0,1) one-way median: %s ns\n' "$m" \
+      "$(awk -F, -v m="$m" '$1 == m && $2 == "\"0" && $4 == "one_way_ns" { print $5 }' "$out/c2c.csv")"
+  done
+else bad "c2c --matrix runs" "$out/c2c.err"; fi
+
+# The contract with the sweep engine: the lab's own tidy checker accepts every probe's output.
+$b/counters --ops 200000 > "$out/counters.csv" 2> /dev/null
+$b/channel --messages 100000 --stages 3 > "$out/channel.csv" 2> /dev/null
+for f in c2c counters channel; do
+  if [[ -x $root/scripts/tidy.py ]]; then
+    check "$f: output accepted by scripts/tidy.py" "$root/scripts/tidy.py" fill run_id=t experiment=$f \
+      variant=- placement=p threads=2 cpus=0,1 repeat=1 "$out/$f.csv"
+  else printf 'skip %s: scripts/tidy.py not here\n' "$f"; fi
+done
+
+# Shared atomic vs padded counters, 2 threads, measured interleaved in one run: only the direction.
+if [[ $ncpu -ge 2 ]] && $b/counters --cpus 0,1 --threads 2 --variant shared-atomic,padded --rounds 5 \
+    --ops 2000000 > "$out/cnt.csv" 2> "$out/cnt.err"; then
+  read -r shared padded < <(awk -F, '$3 == "ns_per_op" { v[$1] = $4 } END { print v["shared-atomic"], v["padded"] }' "$out/cnt.csv")
+  ratio=$(awk -v s="$shared" -v p="$padded" 'BEGIN { printf "%.2f", s / p }')
+  if awk -v s="$shared" -v p="$padded" 'BEGIN { exit !(s > p) }'; then
+    ok "counters: shared atomic slower per op than padded at 2 threads (${shared} vs ${padded} ns/op, ${ratio}x)"
+  else bad "counters: shared atomic not slower than padded (${shared} vs ${padded} ns/op, ${ratio}x)" "$out/cnt.csv"; fi
+else bad "counters: 2-thread run" "$out/cnt.err"; fi
+
+echo "probes: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
