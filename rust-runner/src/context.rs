@@ -1,0 +1,346 @@
+//! The `ctx` object scripts receive: CQL execution with retries and per-request statistics, prepared
+//! statements, `ctx.data` and `ctx.load_cycle_count`. One per worker; nothing in it is shared between
+//! threads except the immutable configuration.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rune::runtime::{Formatter, Mut, Ref, TypeHash, VmResult};
+use rune::alloc::fmt::TryWrite;
+use rune::{vm_write, Any, ContextError, Module, Value};
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::cluster::metadata::ColumnType;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+use scylla::policies::retry::FallthroughRetryPolicy;
+use scylla::response::query_result::QueryResult;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+use scylla::value::CqlValue;
+
+use crate::bind::{to_cql, Plain};
+
+/// Connection settings shared (read-only) by every worker.
+#[derive(Debug, Clone)]
+pub struct CqlConfig {
+    pub nodes: Vec<String>,
+    pub consistency: Consistency,
+    pub request_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retries: u32,
+    pub retry_min: Duration,
+    pub retry_max: Duration,
+    pub user: Option<(String, String)>,
+}
+
+/// An error a script sees from a `ctx` call (`?` propagates it and the cycle counts as failed).
+#[derive(Any, Debug, Clone)]
+#[rune(item = ::latte)]
+pub struct CassError(pub String);
+
+impl std::fmt::Display for CassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[rune::function(instance, protocol = DISPLAY_FMT)]
+fn cass_error_display(e: &CassError, f: &mut Formatter) -> VmResult<()> {
+    vm_write!(f, "{}", e.0)
+}
+
+#[rune::function(instance, protocol = DEBUG_FMT)]
+fn cass_error_debug(e: &CassError, f: &mut Formatter) -> VmResult<()> {
+    vm_write!(f, "CassError({:?})", e.0)
+}
+
+/// Per-request counters of one worker, drained into a sample at each sampling boundary.
+pub struct RequestStats {
+    pub requests: u64,
+    pub errors: u64,
+    pub retries: u64,
+    pub rows: u64,
+    pub latency_ns: Histogram<u64>,
+}
+
+impl RequestStats {
+    pub fn new() -> RequestStats {
+        RequestStats { requests: 0, errors: 0, retries: 0, rows: 0, latency_ns: Histogram::new(3).expect("histogram") }
+    }
+}
+
+impl Default for RequestStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A prepared statement with its bind markers' names and types (read once, used for every bind).
+pub struct Statement {
+    pub prepared: PreparedStatement,
+    pub columns: Vec<(String, ColumnType<'static>)>,
+}
+
+impl Statement {
+    fn new(prepared: PreparedStatement) -> Statement {
+        let columns = prepared
+            .get_variable_col_specs()
+            .iter()
+            .map(|c| (c.name().to_string(), c.typ().clone().into_owned()))
+            .collect();
+        Statement { prepared, columns }
+    }
+
+    /// Positional (list/tuple) or named (object) arguments → values in bind-marker order.
+    pub fn bind(&self, args: &Plain) -> Result<Vec<Option<CqlValue>>, String> {
+        match args {
+            Plain::List(xs) => {
+                if xs.len() != self.columns.len() {
+                    return Err(format!("statement has {} bind markers, got {} values", self.columns.len(), xs.len()));
+                }
+                xs.iter()
+                    .zip(&self.columns)
+                    .map(|(x, (name, t))| to_cql(x, t).map_err(|e| format!("{name}: {e}")))
+                    .collect()
+            }
+            Plain::Map(fields) => self
+                .columns
+                .iter()
+                .map(|(name, t)| match fields.iter().find(|(k, _)| k == name) {
+                    Some((_, v)) => to_cql(v, t).map_err(|e| format!("{name}: {e}")),
+                    None => Err(format!("no value for bind marker :{name}")),
+                })
+                .collect(),
+            Plain::Null if self.columns.is_empty() => Ok(Vec::new()),
+            other => Err(format!("arguments must be a list or an object, not {other:?}")),
+        }
+    }
+}
+
+/// What a worker needs to build its own `Context` on its own thread (everything here is `Send`).
+#[derive(Clone)]
+pub struct ContextSeed {
+    pub cfg: Arc<CqlConfig>,
+    pub statements: Vec<(String, PreparedStatement)>,
+    pub data: Plain,
+    pub load_cycle_count: i64,
+    /// Connect before measuring (the script used CQL while preparing).
+    pub connect: bool,
+}
+
+#[derive(Any)]
+#[rune(item = ::latte)]
+pub struct Context {
+    cfg: Arc<CqlConfig>,
+    session: tokio::sync::OnceCell<Rc<Session>>,
+    statements: RefCell<HashMap<String, Rc<Statement>>>,
+    pub stats: RefCell<RequestStats>,
+    start: Cell<Instant>,
+    /// Errors of requests that failed (kept for the first few messages).
+    #[rune(get, set, copy)]
+    pub load_cycle_count: i64,
+    #[rune(get, set)]
+    pub data: Value,
+}
+
+impl Context {
+    pub fn new(cfg: Arc<CqlConfig>) -> Context {
+        Context {
+            cfg,
+            session: tokio::sync::OnceCell::new(),
+            statements: RefCell::new(HashMap::new()),
+            stats: RefCell::new(RequestStats::new()),
+            start: Cell::new(Instant::now()),
+            load_cycle_count: 0,
+            data: rune::to_value(rune::runtime::Object::new()).expect("object"),
+        }
+    }
+
+    /// Rebuilds a context on a worker thread from a seed; connects now if the script uses CQL.
+    pub async fn from_seed(seed: &ContextSeed) -> Result<Context, CassError> {
+        let mut ctx = Context::new(seed.cfg.clone());
+        ctx.load_cycle_count = seed.load_cycle_count;
+        ctx.data = seed.data.to_value().map_err(CassError)?;
+        if seed.connect {
+            ctx.session().await?;
+        }
+        let mut map = ctx.statements.borrow_mut();
+        for (k, p) in &seed.statements {
+            map.insert(k.clone(), Rc::new(Statement::new(p.clone())));
+        }
+        drop(map);
+        Ok(ctx)
+    }
+
+    /// What workers need to clone this context (after the script's `prepare`).
+    pub fn seed(&self) -> Result<ContextSeed, String> {
+        Ok(ContextSeed {
+            cfg: self.cfg.clone(),
+            statements: self.statements.borrow().iter().map(|(k, s)| (k.clone(), s.prepared.clone())).collect(),
+            data: Plain::from_value(&self.data)?,
+            load_cycle_count: self.load_cycle_count,
+            connect: self.session.initialized(),
+        })
+    }
+
+    pub fn connected(&self) -> bool {
+        self.session.initialized()
+    }
+
+    pub fn reset_start(&self, t: Instant) {
+        self.start.set(t);
+    }
+
+    async fn session(&self) -> Result<Rc<Session>, CassError> {
+        self.session.get_or_try_init(|| async { connect(&self.cfg).await.map(Rc::new) }).await.cloned()
+    }
+
+    /// Runs one request with the configured retries, recording latency, rows, errors and retries.
+    async fn request<F, Fut>(&self, what: &str, mut f: F) -> Result<QueryResult, CassError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<QueryResult, ExecutionError>>,
+    {
+        let mut attempt = 0u32;
+        let mut delay = self.cfg.retry_min;
+        loop {
+            let t0 = Instant::now();
+            let result = f().await;
+            let ns = t0.elapsed().as_nanos() as u64;
+            let mut st = self.stats.borrow_mut();
+            st.requests += 1;
+            let _ = st.latency_ns.record(ns.max(1));
+            match result {
+                Ok(r) => {
+                    if r.is_rows() {
+                        if let Ok(rows) = r.clone().into_rows_result() {
+                            st.rows += rows.rows_num() as u64;
+                        }
+                    }
+                    return Ok(r);
+                }
+                Err(e) => {
+                    st.errors += 1;
+                    if attempt >= self.cfg.retries || !retryable(&e) {
+                        return Err(CassError(format!("{what}: {e}")));
+                    }
+                    st.retries += 1;
+                    drop(st);
+                    attempt += 1;
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(self.cfg.retry_max);
+                }
+            }
+        }
+    }
+}
+
+/// Errors worth retrying: timeouts, overload, lost connections. A bad statement never is.
+fn retryable(e: &ExecutionError) -> bool {
+    match e {
+        ExecutionError::BadQuery(_) | ExecutionError::PrepareError(_) => false,
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => !matches!(
+            db,
+            DbError::SyntaxError
+                | DbError::Invalid
+                | DbError::AlreadyExists { .. }
+                | DbError::Unauthorized
+                | DbError::ConfigError
+                | DbError::AuthenticationError
+        ),
+        _ => true,
+    }
+}
+
+/// Opens a session to the configured contact points; a clear error when none answers.
+pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
+    let profile = ExecutionProfile::builder()
+        .consistency(cfg.consistency)
+        .request_timeout(Some(cfg.request_timeout))
+        // Retries are ours (counted and backed off); the driver must not retry behind our back.
+        .retry_policy(Arc::new(FallthroughRetryPolicy))
+        .build();
+    let mut b = SessionBuilder::new()
+        .known_nodes(&cfg.nodes)
+        .connection_timeout(cfg.connect_timeout)
+        .default_execution_profile_handle(profile.into_handle());
+    if let Some((u, p)) = &cfg.user {
+        b = b.user(u, p);
+    }
+    b.build()
+        .await
+        .map_err(|e| CassError(format!("cannot connect to Cassandra at {}: {e}", cfg.nodes.join(","))))
+}
+
+/// `ctx.execute(cql)`: runs an unprepared statement.
+#[rune::function(instance)]
+async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<(), CassError> {
+    let session = ctx.session().await?;
+    let text: &str = &cql;
+    ctx.request(text, || session.query_unpaged(text, ())).await.map(|_| ())
+}
+
+/// `ctx.prepare(key, cql)`: prepares a statement for `execute_prepared(key, …)`.
+#[rune::function(instance)]
+async fn prepare(ctx: Ref<Context>, key: Ref<str>, cql: Ref<str>) -> Result<(), CassError> {
+    let session = ctx.session().await?;
+    let prepared = session.prepare(&*cql).await.map_err(|e| CassError(format!("prepare {}: {e}", &*cql)))?;
+    ctx.statements.borrow_mut().insert(key.to_string(), Rc::new(Statement::new(prepared)));
+    Ok(())
+}
+
+/// `ctx.execute_prepared(key, args)`: args are a list (positional) or an object (named markers).
+#[rune::function(instance)]
+async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<(), CassError> {
+    let stmt = ctx
+        .statements
+        .borrow()
+        .get(&*key)
+        .cloned()
+        .ok_or_else(|| CassError(format!("no prepared statement named '{}'", &*key)))?;
+    let plain = Plain::from_value(&args).map_err(CassError)?;
+    let values = stmt.bind(&plain).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
+    let session = ctx.session().await?;
+    ctx.request(&key, || session.execute_unpaged(&stmt.prepared, &values)).await.map(|_| ())
+}
+
+/// `ctx.elapsed_secs()`: seconds since the current phase started.
+#[rune::function(instance)]
+fn elapsed_secs(ctx: &Context) -> f64 {
+    ctx.start.get().elapsed().as_secs_f64()
+}
+
+// Scripts may call `ctx.data` mutably through the field protocol; nothing else needs `Mut`.
+#[allow(dead_code)]
+fn _mut(_: Mut<Context>) {}
+
+/// Adds the `Context` and `CassError` types to the `latte` module.
+pub fn install(m: &mut Module) -> Result<(), ContextError> {
+    m.ty::<Context>()?;
+    m.ty::<CassError>()?;
+    m.function_meta(cass_error_display)?;
+    m.function_meta(cass_error_debug)?;
+    m.function_meta(execute)?;
+    m.function_meta(prepare)?;
+    m.function_meta(execute_prepared)?;
+    m.function_meta(elapsed_secs)?;
+    Ok(())
+}
+
+/// The message of a failed cycle's error value.
+pub fn error_message(v: &Value) -> String {
+    if v.type_hash() == CassError::HASH {
+        if let Ok(e) = v.borrow_ref::<CassError>() {
+            return e.0.clone();
+        }
+    }
+    if let Ok(s) = v.borrow_string_ref() {
+        return s.to_string();
+    }
+    format!("{v:?}")
+}

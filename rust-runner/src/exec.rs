@@ -1,0 +1,515 @@
+//! The measuring loop: one worker thread per CPU, each with its own single-threaded tokio runtime, its own
+//! script context and (per-thread mode) its own copy of the compiled program. Workers share nothing they
+//! write per call; they report one sample per sampling period to the main thread over a channel.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use futures::stream::{FuturesUnordered, StreamExt};
+use hdrhistogram::Histogram;
+use rune::runtime::{RuntimeContext, TypeHash, Unit};
+use rune::{Hash, Value, Vm};
+
+use crate::context::{error_message, Context, ContextSeed, RequestStats};
+use crate::script::{Program, Sharing};
+
+/// How long a phase lasts: a number of cycles (split over workers) or a time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Span {
+    Cycles(u64),
+    Time(Duration),
+}
+
+impl std::str::FromStr for Span {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Span, String> {
+        if let Ok(n) = s.trim().replace('_', "").parse::<u64>() {
+            return Ok(Span::Cycles(n));
+        }
+        crate::sys::parse_duration(s)
+            .map(Span::Time)
+            .ok_or_else(|| format!("'{s}' is neither a cycle count nor a duration like 10s"))
+    }
+}
+
+/// Functions called by the loop, picked per cycle by weight (`-f read:3 -f write:1`).
+#[derive(Clone, Debug)]
+pub struct FnMix {
+    hashes: Vec<Hash>,
+    /// Cumulative weights; a cycle picks the first entry above `hash(i) % total`.
+    cumulative: Vec<u64>,
+}
+
+impl FnMix {
+    pub fn new(specs: &[(String, u64)]) -> FnMix {
+        let mut total = 0;
+        let mut cumulative = Vec::new();
+        for (_, w) in specs {
+            total += *w;
+            cumulative.push(total);
+        }
+        FnMix {
+            hashes: specs.iter().map(|(n, _)| Hash::type_hash([n.as_str()])).collect(),
+            cumulative,
+        }
+    }
+
+    #[inline]
+    pub fn pick(&self, cycle: u64) -> Hash {
+        if self.hashes.len() == 1 {
+            return self.hashes[0];
+        }
+        let total = *self.cumulative.last().unwrap();
+        let x = crate::functions::mix64(cycle) % total;
+        let idx = self.cumulative.iter().position(|&c| x < c).unwrap_or(0);
+        self.hashes[idx]
+    }
+}
+
+/// Evenly spaced intended start times for one worker (its share of `--rate`).
+#[derive(Clone, Debug)]
+pub struct RateLimiter {
+    start: Instant,
+    interval_ns: f64,
+    issued: u64,
+}
+
+impl RateLimiter {
+    /// `offset` (0..1) staggers workers so that together they issue evenly spaced calls.
+    pub fn new(start: Instant, per_second: f64, offset: f64) -> RateLimiter {
+        let interval_ns = 1e9 / per_second;
+        RateLimiter { start: start + Duration::from_nanos((interval_ns * offset) as u64), interval_ns, issued: 0 }
+    }
+
+    /// When the next call is meant to start.
+    #[inline]
+    pub fn due(&self) -> Instant {
+        self.start + Duration::from_nanos((self.issued as f64 * self.interval_ns) as u64)
+    }
+
+    #[inline]
+    pub fn take(&mut self) -> Instant {
+        let t = self.due();
+        self.issued += 1;
+        t
+    }
+}
+
+/// What one phase (warmup, load or run) does.
+#[derive(Clone, Debug)]
+pub struct PhaseSpec {
+    pub functions: FnMix,
+    pub span: Span,
+    pub warmup: Option<Span>,
+    /// Calls per second over all workers.
+    pub rate: Option<f64>,
+    pub concurrency: usize,
+    pub sampling: Duration,
+    pub max_errors: u64,
+}
+
+/// Where the workers run: a CPU each (pinned) or unbound.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub threads: usize,
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// One worker's counts over one sampling period.
+pub struct Sample {
+    pub index: u64,
+    pub cycles: u64,
+    pub errors: u64,
+    pub req: RequestStats,
+    pub cycle_ns: Histogram<u64>,
+    pub service_ns: Option<Histogram<u64>>,
+}
+
+impl Sample {
+    #[cfg(test)]
+    pub fn new_for_test(index: u64) -> Sample {
+        Sample::new(index, false)
+    }
+
+    fn new(index: u64, with_service: bool) -> Sample {
+        Sample {
+            index,
+            cycles: 0,
+            errors: 0,
+            req: RequestStats::new(),
+            cycle_ns: Histogram::new(3).expect("histogram"),
+            service_ns: with_service.then(|| Histogram::new(3).expect("histogram")),
+        }
+    }
+}
+
+pub enum Msg {
+    Sample(usize, Sample),
+    Done { elapsed: Duration },
+    Failed(usize, String),
+}
+
+/// Limits shared by all workers; written only on errors or to stop, read every iteration.
+pub struct Shared {
+    pub stop: AtomicBool,
+    pub errors: AtomicU64,
+    pub max_errors: u64,
+}
+
+const PRINTED_ERRORS: u64 = 5;
+
+struct Worker {
+    index: usize,
+    count: usize,
+    unit: Arc<Unit>,
+    runtime: Arc<RuntimeContext>,
+    ctx: Value,
+    fns: FnMix,
+}
+
+type CallFuture = Pin<Box<dyn Future<Output = (Result<(), String>, Instant, Instant)>>>;
+
+impl Worker {
+    /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
+    /// mode every worker increments and decrements the same reference counts on every call.
+    #[inline]
+    fn call(&self, cycle: u64, origin: Instant, started: Instant) -> CallFuture {
+        let mut vm = Vm::new(self.runtime.clone(), self.unit.clone());
+        let ctx = self.ctx.clone();
+        let hash = self.fns.pick(cycle);
+        Box::pin(async move {
+            let r = match vm.async_call(hash, (ctx, cycle as i64)).await {
+                Ok(v) => check_result(v),
+                Err(e) => Err(e.to_string()),
+            };
+            (r, origin, started)
+        })
+    }
+
+    /// Runs cycles until the span is over (or a stop), sending samples when `measure` is set.
+    async fn run_loop(&self, spec: &PhaseSpec, span: Span, measure: bool, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+        let start = Instant::now();
+        self.ctx.borrow_ref::<Context>().map(|c| c.reset_start(start)).ok();
+        let n = self.count as u64;
+        let me = self.index as u64;
+        // This worker's cycles: me, me + n, me + 2n, … (no shared counter to fight over).
+        let my_cycles = match span {
+            Span::Cycles(total) => Some(total / n + u64::from(me < total % n)),
+            Span::Time(_) => None,
+        };
+        let deadline = match span {
+            Span::Time(d) => Some(start + d),
+            Span::Cycles(_) => None,
+        };
+        let mut limiter = spec.rate.map(|r| RateLimiter::new(start, r / n as f64, me as f64 / n as f64));
+        let with_service = limiter.is_some();
+        let mut sample = Sample::new(0, with_service);
+        let mut next_boundary = start + spec.sampling;
+        let mut inflight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
+        let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
+        let mut k = 0u64;
+        let mut now = start;
+        let mut last_end = start;
+
+        let record = |sample: &mut Sample, r: Result<(), String>, origin: Instant, started: Instant, end: Instant| {
+            sample.cycles += 1;
+            let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
+            if let Some(h) = sample.service_ns.as_mut() {
+                let _ = h.record((end - started).as_nanos().max(1) as u64);
+            }
+            if let Err(msg) = r {
+                sample.errors += 1;
+                let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+                if total <= PRINTED_ERRORS {
+                    eprintln!("error in cycle (worker {}): {msg}", self.index);
+                }
+                if total > shared.max_errors {
+                    if !shared.stop.swap(true, Ordering::Relaxed) {
+                        eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
+                    }
+                }
+            }
+        };
+
+        std::future::poll_fn(|cx| {
+            let mut spins = 0u32;
+            loop {
+                // Completed calls first, so their latency is taken as soon as we know of them.
+                // (An empty set is skipped: polling it would still register the waker, an atomic op.)
+                while !inflight.is_empty() {
+                    let Poll::Ready(Some((r, origin, started))) = inflight.poll_next_unpin(cx) else { break };
+                    now = Instant::now();
+                    last_end = now;
+                    record(&mut sample, r, origin, started, now);
+                }
+                if now >= next_boundary {
+                    if measure {
+                        let mut s = Sample::new(sample.index + 1, with_service);
+                        std::mem::swap(&mut s, &mut sample);
+                        if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+                            s.req = std::mem::take(&mut *c.stats.borrow_mut());
+                        }
+                        let _ = tx.send(Msg::Sample(self.index, s));
+                    }
+                    while next_boundary <= now {
+                        next_boundary += spec.sampling;
+                    }
+                }
+                let more = !shared.stop.load(Ordering::Relaxed)
+                    && my_cycles.is_none_or(|m| k < m)
+                    && deadline.is_none_or(|d| now < d);
+                if !more {
+                    if inflight.is_empty() {
+                        return Poll::Ready(());
+                    }
+                    if let Some(d) = deadline {
+                        // A stuck request must not keep the phase alive forever: wake up to re-check.
+                        if timer.deadline() != (d + Duration::from_secs(1)).into() {
+                            timer.as_mut().reset((d + Duration::from_secs(1)).into());
+                        }
+                    }
+                    return Poll::Pending;
+                }
+                if inflight.len() >= spec.concurrency {
+                    return Poll::Pending;
+                }
+                let origin = match limiter.as_mut() {
+                    Some(l) => {
+                        let due = l.due();
+                        if due > now {
+                            now = Instant::now();
+                            if due > now {
+                                timer.as_mut().reset(due.into());
+                                if timer.as_mut().poll(cx).is_pending() {
+                                    return Poll::Pending;
+                                }
+                                continue;
+                            }
+                        }
+                        l.take()
+                    }
+                    None => now,
+                };
+                let cycle = me + k * n;
+                k += 1;
+                let mut fut = self.call(cycle, origin, now);
+                match fut.as_mut().poll(cx) {
+                    // The common case of a script that does no I/O: done on the first poll.
+                    Poll::Ready((r, origin, started)) => {
+                        now = Instant::now();
+                        last_end = now;
+                        record(&mut sample, r, origin, started, now);
+                    }
+                    Poll::Pending => inflight.push(fut),
+                }
+                spins += 1;
+                if spins >= 4096 {
+                    // Let the connection tasks on this runtime run.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+            }
+        })
+        .await;
+
+        if measure {
+            if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+                sample.req = std::mem::take(&mut *c.stats.borrow_mut());
+            }
+            let _ = tx.send(Msg::Sample(self.index, sample));
+        } else if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+            // Warmup requests are not part of the measurement.
+            let _ = std::mem::take(&mut *c.stats.borrow_mut());
+        }
+        last_end - start
+    }
+}
+
+/// The value a script function returned: an `Err` counts as a failed cycle.
+fn check_result(v: Value) -> Result<(), String> {
+    if v.type_hash() == <Result<Value, Value>>::HASH {
+        match rune::from_value::<Result<Value, Value>>(v) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(error_message(&e)),
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs one phase on all workers; the main thread gathers samples as they come.
+pub fn run_phase(
+    program: &Program,
+    sharing: Sharing,
+    seed: &ContextSeed,
+    spec: &PhaseSpec,
+    placement: &Placement,
+    mut on_sample: impl FnMut(usize, Sample),
+) -> Result<PhaseOutcome> {
+    let threads = placement.threads;
+    let shared = Arc::new(Shared { stop: AtomicBool::new(false), errors: AtomicU64::new(0), max_errors: spec.max_errors });
+    // ready: every worker has its context (and connection); go: the measured phase starts.
+    let ready = Arc::new(Barrier::new(threads + 1));
+    let go = Arc::new(Barrier::new(threads + 1));
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let mut handles = Vec::new();
+    for w in 0..threads {
+        let (unit, runtime) = program.for_worker(sharing)?;
+        let seed = seed.clone();
+        let spec = spec.clone();
+        let cpu = placement.cpus.as_ref().map(|c| c[w]);
+        let (tx, shared, ready, go) = (tx.clone(), shared.clone(), ready.clone(), go.clone());
+        let h = std::thread::Builder::new().name(format!("worker-{w}")).spawn(move || {
+            if let Some(cpu) = cpu {
+                if let Err(e) = crate::sys::pin_current_thread(cpu) {
+                    let _ = tx.send(Msg::Failed(w, e.to_string()));
+                }
+            }
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = tx.send(Msg::Failed(w, e.to_string()));
+                    ready.wait();
+                    go.wait();
+                    return;
+                }
+            };
+            rt.block_on(async {
+                let ctx = match Context::from_seed(&seed).await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(Msg::Failed(w, e.to_string()));
+                        ready.wait();
+                        go.wait();
+                        return;
+                    }
+                };
+                let worker = Worker {
+                    index: w,
+                    count: threads,
+                    unit,
+                    runtime,
+                    ctx: rune::to_value(ctx).expect("context value"),
+                    fns: spec.functions.clone(),
+                };
+                ready.wait();
+                if let Some(warm) = spec.warmup {
+                    if !shared.stop.load(Ordering::Relaxed) {
+                        worker.run_loop(&spec, warm, false, &tx, &shared).await;
+                    }
+                }
+                go.wait();
+                let elapsed = if shared.stop.load(Ordering::Relaxed) {
+                    Duration::ZERO
+                } else {
+                    worker.run_loop(&spec, spec.span, true, &tx, &shared).await
+                };
+                let _ = tx.send(Msg::Done { elapsed });
+            });
+        })?;
+        handles.push(h);
+    }
+    drop(tx);
+    ready.wait();
+    let mut failures = Vec::new();
+    while let Ok(Msg::Failed(w, e)) = rx.try_recv() {
+        failures.push(format!("worker {w}: {e}"));
+    }
+    if !failures.is_empty() {
+        shared.stop.store(true, Ordering::Relaxed);
+    }
+    // Warmup errors must not count towards the measured run's --max-errors.
+    go.wait();
+    let usage0 = crate::sys::Usage::now();
+    shared.errors.store(0, Ordering::Relaxed);
+    let t0 = Instant::now();
+    let mut elapsed = Duration::ZERO;
+    for msg in rx.iter() {
+        match msg {
+            Msg::Sample(w, s) => on_sample(w, s),
+            Msg::Done { elapsed: e, .. } => elapsed = elapsed.max(e),
+            Msg::Failed(w, e) => failures.push(format!("worker {w}: {e}")),
+        }
+    }
+    let wall = t0.elapsed();
+    let usage1 = crate::sys::Usage::now();
+    for h in handles {
+        h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+    }
+    if !failures.is_empty() {
+        return Err(anyhow!("{}", failures.join("; ")));
+    }
+    Ok(PhaseOutcome {
+        elapsed: if elapsed.is_zero() { wall } else { elapsed },
+        cpu_s: usage1.cpu_s() - usage0.cpu_s(),
+        user_s: usage1.user_s - usage0.user_s,
+        system_s: usage1.system_s - usage0.system_s,
+        max_rss_bytes: usage1.max_rss_bytes,
+        stopped_on_errors: shared.errors.load(Ordering::Relaxed) > spec.max_errors,
+    })
+}
+
+pub struct PhaseOutcome {
+    pub elapsed: Duration,
+    pub cpu_s: f64,
+    pub user_s: f64,
+    pub system_s: f64,
+    pub max_rss_bytes: u64,
+    pub stopped_on_errors: bool,
+}
+
+/// Calls one function once on the main thread (schema, erase, prepare), with the given context.
+pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, name: &str) -> Result<()> {
+    let mut vm = Vm::new(program.runtime.clone(), program.unit.clone());
+    let r = rt.block_on(vm.async_call([name], (ctx.clone(),)));
+    match r {
+        Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
+        Err(e) => Err(anyhow!("{name}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_parse() {
+        assert_eq!("1000".parse::<Span>().unwrap(), Span::Cycles(1000));
+        assert_eq!("1_000".parse::<Span>().unwrap(), Span::Cycles(1000));
+        assert_eq!("3s".parse::<Span>().unwrap(), Span::Time(Duration::from_secs(3)));
+        assert!("x".parse::<Span>().is_err());
+    }
+
+    #[test]
+    fn rate_limiter_spaces_calls_evenly() {
+        let t0 = Instant::now();
+        let mut l = RateLimiter::new(t0, 1000.0, 0.0);
+        assert_eq!(l.take(), t0);
+        assert_eq!(l.take(), t0 + Duration::from_millis(1));
+        for _ in 0..998 {
+            l.take();
+        }
+        assert_eq!(l.due(), t0 + Duration::from_secs(1));
+        // Two workers at half the rate each, staggered by half an interval.
+        let a = RateLimiter::new(t0, 500.0, 0.0);
+        let b = RateLimiter::new(t0, 500.0, 0.5);
+        assert_eq!(b.due() - a.due(), Duration::from_millis(1));
+    }
+
+    #[test]
+    fn function_mix_respects_weights() {
+        let mix = FnMix::new(&[("read".into(), 3), ("write".into(), 1)]);
+        let read = Hash::type_hash(["read"]);
+        let reads = (0..10_000u64).filter(|&i| mix.pick(i) == read).count();
+        assert!((7000..8000).contains(&reads), "{reads}");
+        let single = FnMix::new(&[("run".into(), 1)]);
+        assert_eq!(single.pick(5), Hash::type_hash(["run"]));
+    }
+}

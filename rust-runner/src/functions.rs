@@ -1,0 +1,340 @@
+//! The `latte` and `fs` Rune modules: deterministic data generators and conversions, with the names and
+//! semantics of Latte's so that Latte workloads run unchanged.
+
+use std::path::PathBuf;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+use rand_distr::{Distribution, Normal};
+use rune::runtime::{Bytes, Formatter, Function, Object, OwnedTuple, TypeHash, Vec as RuneVec, VmResult};
+use rune::alloc::fmt::TryWrite;
+use rune::{vm_write, Any, ContextError, Module, Value};
+
+/// A 32-bit integer for binding to `int` columns (Latte: `x.to_i32()`).
+#[derive(Any, Clone, Copy, Debug)]
+#[rune(item = ::latte)]
+pub struct Int32(pub i32);
+/// A 16-bit integer for `smallint` columns.
+#[derive(Any, Clone, Copy, Debug)]
+#[rune(item = ::latte)]
+pub struct Int16(pub i16);
+/// An 8-bit integer for `tinyint` columns.
+#[derive(Any, Clone, Copy, Debug)]
+#[rune(item = ::latte)]
+pub struct Int8(pub i8);
+/// A 32-bit float for `float` columns.
+#[derive(Any, Clone, Copy, Debug)]
+#[rune(item = ::latte)]
+pub struct Float32(pub f32);
+/// A UUID for `uuid` / `timeuuid` columns.
+#[derive(Any, Clone, Copy, Debug)]
+#[rune(item = ::latte)]
+pub struct Uuid(pub uuid::Uuid);
+
+macro_rules! display {
+    ($name:ident, $t:ty) => {
+        #[rune::function(instance, protocol = DISPLAY_FMT)]
+        fn $name(v: &$t, f: &mut Formatter) -> VmResult<()> {
+            vm_write!(f, "{}", v.0)
+        }
+    };
+}
+display!(display_i32, Int32);
+display!(display_i16, Int16);
+display!(display_i8, Int8);
+display!(display_f32, Float32);
+display!(display_uuid, Uuid);
+
+/// A fast 64-bit mix (splitmix64 finaliser): the same input always gives the same output.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+/// Non-negative hash of an integer (so that `hash(i) % n` is a valid index).
+#[rune::function]
+pub fn hash(i: i64) -> i64 {
+    (mix64(i as u64) & 0x7fff_ffff_ffff_ffff) as i64
+}
+
+/// Hash of two integers.
+#[rune::function]
+fn hash2(a: i64, b: i64) -> i64 {
+    (mix64(mix64(a as u64) ^ b as u64) & 0x7fff_ffff_ffff_ffff) as i64
+}
+
+/// Hash of `i` in `0..max`.
+#[rune::function]
+fn hash_range(i: i64, max: i64) -> i64 {
+    if max <= 0 {
+        return 0;
+    }
+    (mix64(i as u64) % max as u64) as i64
+}
+
+/// An element of `collection` picked by the hash of `i`.
+#[rune::function]
+fn hash_select(i: i64, collection: &RuneVec) -> Value {
+    if collection.is_empty() {
+        return Value::empty();
+    }
+    let idx = (mix64(i as u64) % collection.len() as u64) as usize;
+    collection[idx].clone()
+}
+
+/// A UUID derived from `i` (version 4 layout, deterministic).
+#[rune::function]
+fn uuid(i: i64) -> Uuid {
+    let (a, b) = (mix64(i as u64), mix64(!(i as u64)));
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    Uuid(uuid::Builder::from_random_bytes(bytes).into_uuid())
+}
+
+/// `len` pseudo-random bytes seeded by `seed`.
+#[rune::function]
+fn blob(seed: i64, len: usize) -> VmResult<Bytes> {
+    let mut rng = SmallRng::seed_from_u64(seed as u64);
+    let mut v = vec![0u8; len];
+    rng.fill_bytes(&mut v);
+    VmResult::Ok(rune::vm_try!(Bytes::try_from(v)))
+}
+
+/// A pseudo-random string of `len` letters and digits seeded by `seed`.
+#[rune::function]
+fn text(seed: i64, len: usize) -> String {
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
+    let mut rng = SmallRng::seed_from_u64(seed as u64);
+    (0..len).map(|_| CHARS[rng.random_range(0..CHARS.len())] as char).collect()
+}
+
+fn normal_sample(rng: &mut SmallRng, mean: f64, std_dev: f64) -> f64 {
+    match Normal::new(mean, std_dev) {
+        Ok(d) => d.sample(rng),
+        Err(_) => mean,
+    }
+}
+
+/// A normally distributed float seeded by `i`.
+#[rune::function]
+fn normal(i: i64, mean: f64, std_dev: f64) -> f64 {
+    normal_sample(&mut SmallRng::seed_from_u64(i as u64), mean, std_dev)
+}
+
+/// A uniformly distributed float in `[min, max)` seeded by `i`.
+#[rune::function]
+fn uniform(i: i64, min: f64, max: f64) -> f64 {
+    let mut rng = SmallRng::seed_from_u64(i as u64);
+    if max > min { rng.random_range(min..max) } else { min }
+}
+
+/// `len` normally distributed floats seeded by `i`.
+#[rune::function]
+fn normal_vec(i: i64, len: usize, mean: f64, std_dev: f64) -> Vec<f64> {
+    let mut rng = SmallRng::seed_from_u64(i as u64);
+    (0..len).map(|_| normal_sample(&mut rng, mean, std_dev)).collect()
+}
+
+/// `len` uniformly distributed floats in `[min, max)` seeded by `i`.
+#[rune::function]
+fn uniform_vec(i: i64, len: usize, min: f64, max: f64) -> Vec<f64> {
+    let mut rng = SmallRng::seed_from_u64(i as u64);
+    (0..len).map(|_| if max > min { rng.random_range(min..max) } else { min }).collect()
+}
+
+/// A vector of `len` elements made by calling `generator(index)`.
+#[rune::function]
+fn vector(len: usize, generator: Function) -> VmResult<Vec<Value>> {
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(rune::vm_try!(generator.call::<Value>((i as i64,))));
+    }
+    VmResult::Ok(out)
+}
+
+/// Joins the elements of a vector (strings or numbers) with `separator`.
+#[rune::function]
+fn join(collection: &RuneVec, separator: &str) -> VmResult<String> {
+    let mut out = String::new();
+    for (n, v) in collection.iter().enumerate() {
+        if n > 0 {
+            out.push_str(separator);
+        }
+        match crate::bind::Plain::from_value(v) {
+            Ok(crate::bind::Plain::Text(s)) => out.push_str(&s),
+            Ok(crate::bind::Plain::Int(i)) => out.push_str(&i.to_string()),
+            Ok(crate::bind::Plain::Float(f)) => out.push_str(&f.to_string()),
+            Ok(crate::bind::Plain::Uuid(u)) => out.push_str(&u.to_string()),
+            Ok(crate::bind::Plain::Bool(b)) => out.push_str(&b.to_string()),
+            _ => return VmResult::panic(format!("join: cannot join a {}", v.type_info())),
+        }
+    }
+    VmResult::Ok(out)
+}
+
+/// Milliseconds since the Unix epoch (a CQL `timestamp`).
+#[rune::function]
+fn now_timestamp() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Clamps an integer or a float into `[min, max]`.
+#[rune::function]
+fn clamp(v: Value, min: Value, max: Value) -> VmResult<Value> {
+    if v.type_hash() == i64::HASH {
+        let (v, lo, hi) = (
+            rune::vm_try!(v.as_integer::<i64>()),
+            rune::vm_try!(min.as_integer::<i64>()),
+            rune::vm_try!(max.as_integer::<i64>()),
+        );
+        VmResult::Ok(rune::vm_try!(rune::to_value(v.clamp(lo, hi.max(lo)))))
+    } else {
+        let f = |x: &Value| x.as_float().or_else(|_| x.as_integer::<i64>().map(|i| i as f64));
+        let (v, lo, hi) = (rune::vm_try!(f(&v)), rune::vm_try!(f(&min)), rune::vm_try!(f(&max)));
+        VmResult::Ok(rune::vm_try!(rune::to_value(v.clamp(lo, hi.max(lo)))))
+    }
+}
+
+macro_rules! conversions {
+    ($( $int_fn:ident, $float_fn:ident, $free_int:ident, $path:ident, $wrap:ident, $t:ty; )*) => {$(
+        #[rune::function(instance, path = $path)]
+        fn $int_fn(v: i64) -> $wrap { $wrap(v as $t) }
+        #[rune::function(instance, path = $path)]
+        fn $float_fn(v: f64) -> $wrap { $wrap(v as $t) }
+        #[rune::function(path = $path)]
+        fn $free_int(v: Value) -> VmResult<$wrap> {
+            let x = match v.as_integer::<i64>() {
+                Ok(i) => i as f64,
+                Err(_) => rune::vm_try!(v.as_float()),
+            };
+            VmResult::Ok($wrap(if v.type_hash() == i64::HASH { rune::vm_try!(v.as_integer::<i64>()) as $t } else { x as $t }))
+        }
+    )*};
+}
+conversions! {
+    int_to_i32, float_to_i32, free_to_i32, to_i32, Int32, i32;
+    int_to_i16, float_to_i16, free_to_i16, to_i16, Int16, i16;
+    int_to_i8, float_to_i8, free_to_i8, to_i8, Int8, i8;
+    int_to_f32, float_to_f32, free_to_f32, to_f32, Float32, f32;
+}
+
+#[rune::function(instance, path = to_i64)]
+fn float_to_i64(v: f64) -> i64 {
+    v as i64
+}
+#[rune::function(instance, path = to_i64)]
+fn int_to_i64(v: i64) -> i64 {
+    v
+}
+#[rune::function(instance, path = to_f64)]
+fn int_to_f64(v: i64) -> f64 {
+    v as f64
+}
+#[rune::function(instance, path = to_f64)]
+fn float_to_f64(v: f64) -> f64 {
+    v
+}
+
+/// The `latte` module without `param!` (that macro needs the run's parameters; see `script.rs`).
+pub fn latte_module() -> Result<Module, ContextError> {
+    let mut m = Module::with_crate("latte")?;
+    m.ty::<Int32>()?;
+    m.ty::<Int16>()?;
+    m.ty::<Int8>()?;
+    m.ty::<Float32>()?;
+    m.ty::<Uuid>()?;
+    m.function_meta(display_i32)?;
+    m.function_meta(display_i16)?;
+    m.function_meta(display_i8)?;
+    m.function_meta(display_f32)?;
+    m.function_meta(display_uuid)?;
+    m.function_meta(hash)?;
+    m.function_meta(hash2)?;
+    m.function_meta(hash_range)?;
+    m.function_meta(hash_select)?;
+    m.function_meta(uuid)?;
+    m.function_meta(blob)?;
+    m.function_meta(text)?;
+    m.function_meta(normal)?;
+    m.function_meta(uniform)?;
+    m.function_meta(normal_vec)?;
+    m.function_meta(uniform_vec)?;
+    m.function_meta(vector)?;
+    m.function_meta(join)?;
+    m.function_meta(now_timestamp)?;
+    m.function_meta(clamp)?;
+    for f in [int_to_i32, float_to_i32, free_to_i32, int_to_i16, float_to_i16, free_to_i16] {
+        m.function_meta(f)?;
+    }
+    for f in [int_to_i8, float_to_i8, free_to_i8, int_to_f32, float_to_f32, free_to_f32] {
+        m.function_meta(f)?;
+    }
+    for f in [float_to_i64, int_to_i64, int_to_f64, float_to_f64] {
+        m.function_meta(f)?;
+    }
+    Ok(m)
+}
+
+/// Files are looked up relative to the working directory, then to the workload's folder.
+fn resolve(path: &str, base: &Option<PathBuf>) -> PathBuf {
+    let p = PathBuf::from(path);
+    match base {
+        Some(dir) if !p.exists() && p.is_relative() => dir.join(p),
+        _ => p,
+    }
+}
+
+/// The `fs` module: reading data files into scripts (`fs::read_lines`, `read_words`, `read_to_string`).
+pub fn fs_module(base: Option<PathBuf>) -> Result<Module, ContextError> {
+    let mut m = Module::with_crate("fs")?;
+    let b1 = base.clone();
+    m.function("read_to_string", move |path: &str| -> VmResult<String> {
+        match std::fs::read_to_string(resolve(path, &b1)) {
+            Ok(s) => VmResult::Ok(s),
+            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
+        }
+    })
+    .build()?;
+    let b2 = base.clone();
+    m.function("read_lines", move |path: &str| -> VmResult<Vec<String>> {
+        match std::fs::read_to_string(resolve(path, &b2)) {
+            Ok(s) => VmResult::Ok(s.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()),
+            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
+        }
+    })
+    .build()?;
+    m.function("read_words", move |path: &str| -> VmResult<Vec<String>> {
+        match std::fs::read_to_string(resolve(path, &base)) {
+            Ok(s) => VmResult::Ok(s.split_whitespace().map(str::to_string).collect()),
+            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
+        }
+    })
+    .build()?;
+    Ok(m)
+}
+
+// Keep the object/tuple types referenced (used by callers through `Plain`).
+#[allow(dead_code)]
+fn _types(_: &Object, _: &OwnedTuple) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_deterministic_and_non_negative() {
+        for i in -1000..1000 {
+            let h = mix64(i as u64) & 0x7fff_ffff_ffff_ffff;
+            assert!(h as i64 >= 0);
+            assert_eq!(h, mix64(i as u64) & 0x7fff_ffff_ffff_ffff);
+        }
+        assert_ne!(mix64(1), mix64(2));
+    }
+}

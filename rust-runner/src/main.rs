@@ -1,0 +1,421 @@
+//! `runner`: a Cassandra benchmarking client whose workloads are Rune scripts (Latte-compatible).
+//! See README.md for the commands and the script API.
+
+mod bind;
+mod context;
+mod exec;
+mod functions;
+mod report;
+mod script;
+mod stats;
+mod sys;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use scylla::statement::Consistency;
+
+use crate::context::{Context, CqlConfig};
+use crate::exec::{FnMix, PhaseSpec, Placement, Span};
+use crate::report::{Collector, Report, RunResult, Throughput};
+use crate::script::{Program, Sharing};
+use crate::stats::Mean;
+
+#[derive(Parser)]
+#[command(name = "runner", version, about = "Rune-scripted Cassandra benchmark (Latte-compatible workloads)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the workload's `schema` function (create keyspaces and tables).
+    Schema(ScriptArgs),
+    /// Run `prepare`, then `load(ctx, i)` for i in 0..ctx.load_cycle_count.
+    Load(RunArgs),
+    /// Run `prepare`, a warmup, then the measured `run(ctx, i)` (or the -f functions).
+    Run(RunArgs),
+    /// Print a saved report; with --baseline, compare two reports (Welch's t-test per metric).
+    Show {
+        report: PathBuf,
+        #[arg(short, long)]
+        baseline: Option<PathBuf>,
+    },
+    /// List saved reports in a folder.
+    List {
+        #[arg(default_value = ".work/runner-reports")]
+        dir: PathBuf,
+    },
+    /// Export a report's per-period latency histograms as an HdrHistogram interval log.
+    Hdr {
+        report: PathBuf,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Args, Clone)]
+struct ScriptArgs {
+    /// The workload script (.rn); a lib.rn beside it is loaded too.
+    script: PathBuf,
+    /// Script parameter read by latte::param!("name", default) (repeatable).
+    #[arg(short = 'P', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Cassandra contact points, host[:port], comma-separated or repeated.
+    #[arg(long, env = "RUNNER_NODES", default_value = "127.0.0.1:9042", value_delimiter = ',')]
+    nodes: Vec<String>,
+    /// Consistency level (ONE, LOCAL_ONE, QUORUM, LOCAL_QUORUM, ALL, …).
+    #[arg(long, default_value = "LOCAL_QUORUM")]
+    consistency: String,
+    /// Client-side timeout of one request.
+    #[arg(long, default_value = "5s", value_parser = duration)]
+    request_timeout: Duration,
+    /// Timeout for opening a connection.
+    #[arg(long, default_value = "5s", value_parser = duration)]
+    connect_timeout: Duration,
+    /// Retries of a failed request (timeouts, overload, lost connections).
+    #[arg(long, default_value_t = 3)]
+    retries: u32,
+    /// Backoff before the first retry; doubled for each next one.
+    #[arg(long, default_value = "100ms", value_parser = duration)]
+    retry_delay: Duration,
+    /// Longest backoff between retries.
+    #[arg(long, default_value = "5s", value_parser = duration)]
+    retry_max_delay: Duration,
+    /// Credentials, USER:PASSWORD.
+    #[arg(long)]
+    user: Option<String>,
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    #[command(flatten)]
+    script: ScriptArgs,
+    /// Worker threads (default: one per --cpus entry, else 1).
+    #[arg(short, long)]
+    threads: Option<usize>,
+    /// CPUs to pin the workers to, one worker per CPU, e.g. 0-3,8.
+    #[arg(long)]
+    cpus: Option<String>,
+    /// Pin workers to --cpus (0 = leave them unbound, the lab's `unpinned` placement).
+    #[arg(long, default_value = "1", value_parser = boolish)]
+    pin: bool,
+    /// Calls in flight per worker.
+    #[arg(short, long, default_value_t = 128)]
+    concurrency: usize,
+    /// Target calls per second over all workers (latency then counts from each intended start).
+    #[arg(short, long)]
+    rate: Option<f64>,
+    /// Measured span: a cycle count (1000000) or a time (30s, 2m). Default: 60s; `load`: the load count.
+    #[arg(short, long)]
+    duration: Option<Span>,
+    /// Warmup before measuring: cycles or time. Default 1s for `run`, none for `load`.
+    #[arg(short, long)]
+    warmup: Option<Span>,
+    /// Sampling period for the time series and the throughput error bar.
+    #[arg(long, value_parser = duration)]
+    sampling: Option<Duration>,
+    /// Function to call, NAME[:WEIGHT] (repeatable); default `run`.
+    #[arg(short = 'f', long = "function", value_name = "NAME[:WEIGHT]")]
+    functions: Vec<String>,
+    /// How workers get the compiled program: one shared set of Arcs, or a deep copy each.
+    #[arg(long, value_enum, default_value = "per-thread")]
+    program_sharing: Sharing,
+    /// Stop after this many failed cycles.
+    #[arg(long, default_value_t = 1000)]
+    max_errors: u64,
+    /// Free-form tag stored in the report (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Where to save the JSON report (default: $LAB_RAW/runner-<command>.json or .work/runner-reports/).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Do not print CSV rows on stdout.
+    #[arg(long)]
+    no_csv: bool,
+    /// Do not print the summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    sys::parse_duration(s).ok_or_else(|| format!("'{s}' is not a duration (e.g. 500ms, 10s, 2m)"))
+}
+
+fn boolish(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err(format!("'{s}' is not 0/1")),
+    }
+}
+
+/// A failure with the exit code the lab's sweep engine understands: 2 = bad input, 1 = failed.
+struct Fail(u8, String);
+
+fn input(msg: impl Into<String>) -> Fail {
+    Fail(2, msg.into())
+}
+fn failed(msg: impl std::fmt::Display) -> Fail {
+    Fail(1, msg.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Schema(a) => cmd_schema(&a),
+        Command::Load(a) => cmd_run(&a, "load"),
+        Command::Run(a) => cmd_run(&a, "run"),
+        Command::Show { report, baseline } => report::show(&report, baseline.as_deref()).map_err(|e| input(format!("{e:#}"))),
+        Command::List { dir } => report::list(&dir).map_err(failed),
+        Command::Hdr { report, output } => report::hdr(&report, output.as_deref()).map_err(|e| input(format!("{e:#}"))),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Fail(code, msg)) => {
+            eprintln!("runner: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn parse_params(list: &[String]) -> Result<HashMap<String, String>, Fail> {
+    list.iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(input(format!("-P {p}: expected NAME=VALUE"))),
+        })
+        .collect()
+}
+
+fn parse_consistency(s: &str) -> Result<Consistency, Fail> {
+    Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
+        "ANY" => Consistency::Any,
+        "ONE" => Consistency::One,
+        "TWO" => Consistency::Two,
+        "THREE" => Consistency::Three,
+        "QUORUM" => Consistency::Quorum,
+        "ALL" => Consistency::All,
+        "LOCAL_QUORUM" => Consistency::LocalQuorum,
+        "EACH_QUORUM" => Consistency::EachQuorum,
+        "LOCAL_ONE" => Consistency::LocalOne,
+        _ => return Err(input(format!("unknown consistency '{s}'"))),
+    })
+}
+
+fn cql_config(a: &ScriptArgs) -> Result<CqlConfig, Fail> {
+    let user = match &a.user {
+        Some(u) => Some(u.split_once(':').map(|(u, p)| (u.to_string(), p.to_string())).ok_or_else(|| input("--user wants USER:PASSWORD"))?),
+        None => None,
+    };
+    let nodes = a.nodes.iter().map(|n| if n.contains(':') { n.clone() } else { format!("{n}:9042") }).collect();
+    Ok(CqlConfig {
+        nodes,
+        consistency: parse_consistency(&a.consistency)?,
+        request_timeout: a.request_timeout,
+        connect_timeout: a.connect_timeout,
+        retries: a.retries,
+        retry_min: a.retry_delay,
+        retry_max: a.retry_max_delay.max(a.retry_delay),
+        user,
+    })
+}
+
+fn compile(a: &ScriptArgs) -> Result<(Program, HashMap<String, String>), Fail> {
+    if !a.script.is_file() {
+        return Err(input(format!("{}: no such workload script", a.script.display())));
+    }
+    let params = parse_params(&a.params)?;
+    // The diagnostics (file:line:column) are already on stderr.
+    let program = Program::compile(&a.script, &params).map_err(|e| Fail(2, format!("cannot compile: {e}")))?;
+    Ok((program, params))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(failed)
+}
+
+fn cmd_schema(a: &ScriptArgs) -> Result<(), Fail> {
+    let (program, _) = compile(a)?;
+    if !program.has_function("schema") {
+        return Err(input(format!("{} has no `schema` function", a.script.display())));
+    }
+    let cfg = Arc::new(cql_config(a)?);
+    let rt = runtime()?;
+    let ctx = rune::to_value(Context::new(cfg)).map_err(failed)?;
+    exec::call_once(&rt, &program, &ctx, "schema").map_err(|e| failed(format!("{e:#}")))?;
+    eprintln!("schema created");
+    Ok(())
+}
+
+fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
+    let (program, params) = compile(&a.script)?;
+    let sa = &a.script;
+
+    // Functions and their weights.
+    let mut specs = Vec::new();
+    if command == "load" {
+        specs.push(("load".to_string(), 1));
+    } else if a.functions.is_empty() {
+        specs.push(("run".to_string(), 1));
+    }
+    if command == "run" {
+        for f in &a.functions {
+            let (name, w) = match f.split_once(':') {
+                Some((n, w)) => (n, w.parse::<u64>().map_err(|_| input(format!("-f {f}: weight must be a whole number")))?),
+                None => (f.as_str(), 1),
+            };
+            if w > 0 {
+                specs.push((name.to_string(), w));
+            }
+        }
+    }
+    for (name, _) in &specs {
+        if !program.has_function(name) {
+            return Err(input(format!("{} has no function `{name}`", sa.script.display())));
+        }
+    }
+    if specs.is_empty() {
+        return Err(input("every -f function has weight 0"));
+    }
+
+    // Placement: one pinned worker per --cpus entry, or unbound workers.
+    let cpus = a.cpus.as_deref().map(sys::parse_cpu_list).transpose().map_err(|e| input(format!("--cpus: {e}")))?;
+    let threads = a.threads.or(cpus.as_ref().map(Vec::len)).unwrap_or(1);
+    if threads == 0 {
+        return Err(input("--threads must be at least 1"));
+    }
+    let pinned = match (&cpus, a.pin) {
+        (Some(list), true) => {
+            if list.len() != threads {
+                return Err(input(format!("--threads {threads} but --cpus lists {} CPUs (one worker per CPU)", list.len())));
+            }
+            Some(list.clone())
+        }
+        _ => None,
+    };
+    if a.concurrency == 0 {
+        return Err(input("--concurrency must be at least 1"));
+    }
+    if let Some(r) = a.rate {
+        if !(r > 0.0) {
+            return Err(input("--rate must be positive"));
+        }
+    }
+
+    let cfg = Arc::new(cql_config(sa)?);
+    let rt = runtime()?;
+    let ctx_value = rune::to_value(Context::new(cfg)).map_err(failed)?;
+    if program.has_function("prepare") {
+        exec::call_once(&rt, &program, &ctx_value, "prepare").map_err(|e| failed(format!("{e:#}")))?;
+    }
+    let (seed, load_count) = {
+        let ctx = ctx_value.borrow_ref::<Context>().map_err(failed)?;
+        (ctx.seed().map_err(failed)?, ctx.load_cycle_count)
+    };
+    let span = match (command, a.duration) {
+        (_, Some(d)) => d,
+        ("load", None) => {
+            if load_count <= 0 {
+                return Err(input("nothing to load: the script's prepare() leaves ctx.load_cycle_count at 0"));
+            }
+            Span::Cycles(load_count as u64)
+        }
+        _ => Span::Time(Duration::from_secs(60)),
+    };
+    let warmup = match (command, a.warmup) {
+        (_, Some(Span::Cycles(0))) => None,
+        (_, Some(w)) => Some(w),
+        ("load", None) => None,
+        _ => Some(Span::Time(Duration::from_secs(1))),
+    };
+    // At least ~10 periods in short timed runs, so the error bar has something to work with.
+    let sampling = a.sampling.unwrap_or(match span {
+        Span::Time(d) if d < Duration::from_secs(10) => (d / 10).max(Duration::from_millis(10)),
+        _ => Duration::from_secs(1),
+    });
+    let spec = PhaseSpec {
+        functions: FnMix::new(&specs),
+        span,
+        warmup,
+        rate: a.rate,
+        concurrency: a.concurrency,
+        sampling,
+        max_errors: a.max_errors,
+    };
+    let placement = Placement { threads, cpus: pinned.clone() };
+    drop(rt);
+
+    let mut collector = Collector::new(threads, sampling, a.rate.is_some());
+    let outcome = exec::run_phase(&program, a.program_sharing, &seed, &spec, &placement, |w, s| collector.add(w, s))
+        .map_err(|e| failed(format!("{e:#}")))?;
+    collector.finish(outcome.elapsed);
+
+    let elapsed_s = outcome.elapsed.as_secs_f64().max(1e-9);
+    let per_sample = Mean::of(&collector.throughputs());
+    let result = RunResult {
+        elapsed_s,
+        cycles: collector.cycles,
+        errors: collector.errors,
+        calls_per_s: Throughput { value: collector.cycles as f64 / elapsed_s, ci95: per_sample.ci95(), per_sample },
+        requests: collector.requests,
+        requests_per_s: collector.requests as f64 / elapsed_s,
+        request_errors: collector.request_errors,
+        retries: collector.retries,
+        rows: collector.rows_read,
+        latency_us: report::Percentiles::of(&collector.cycle_ns),
+        request_latency_us: report::Percentiles::of(&collector.request_ns),
+        service_time_us: collector.service_ns.as_ref().map(report::Percentiles::of),
+        cpu_s: outcome.cpu_s,
+        user_s: outcome.user_s,
+        system_s: outcome.system_s,
+        client_cpu_per_op_us: if collector.cycles > 0 { outcome.cpu_s / collector.cycles as f64 * 1e6 } else { f64::NAN },
+        peak_rss_bytes: outcome.max_rss_bytes,
+        stopped_on_errors: outcome.stopped_on_errors,
+    };
+    let span_text = |s: Option<Span>| match s {
+        Some(Span::Cycles(n)) => format!("{n} cycles"),
+        Some(Span::Time(d)) => format!("{:?}", d),
+        None => "none".into(),
+    };
+    let report = Report {
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        command: command.into(),
+        workload: sa.script.display().to_string(),
+        functions: specs.iter().map(|(n, w)| format!("{n}:{w}")).collect(),
+        params: params.into_iter().collect::<BTreeMap<_, _>>(),
+        tags: a.tags.clone(),
+        timestamp: report::chrono_like_now(),
+        unix_time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        threads,
+        cpus: pinned.map(|_| a.cpus.clone().unwrap_or_default()),
+        sharing: a.program_sharing.variant().into(),
+        concurrency: a.concurrency,
+        rate: a.rate,
+        duration: span_text(Some(span)),
+        warmup: span_text(warmup),
+        sampling_s: sampling.as_secs_f64(),
+        nodes: seed.cfg.nodes.clone(),
+        result,
+        samples: std::mem::take(&mut collector.rows),
+    };
+    let path = a.output.clone().unwrap_or_else(|| report::default_report_path(&sa.script, command));
+    report.save(&path).map_err(|e| failed(format!("{e:#}")))?;
+    if !a.quiet {
+        eprint!("{}", report.summary());
+        eprintln!("{:>22}  {}", "report", path.display());
+    }
+    if !a.no_csv {
+        let stdout = std::io::stdout();
+        report.write_csv(&mut stdout.lock()).map_err(failed)?;
+    }
+    if report.result.stopped_on_errors {
+        return Err(failed(format!("stopped after more than {} errors", a.max_errors)));
+    }
+    Ok(())
+}

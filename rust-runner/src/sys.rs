@@ -1,0 +1,110 @@
+//! Operating-system facts the runner needs: CPU lists, pinning, CPU time and peak RSS.
+
+use anyhow::{bail, Result};
+
+/// Parses a taskset/hwloc style CPU list ("0-3,8,10-11") keeping the given order.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse()?, b.trim().parse()?);
+                if b < a {
+                    bail!("bad CPU range '{part}'");
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| anyhow::anyhow!("bad CPU '{part}'"))?),
+        }
+    }
+    if cpus.is_empty() {
+        bail!("empty CPU list '{s}'");
+    }
+    Ok(cpus)
+}
+
+/// Binds the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET only writes inside it (cpu bounded below).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            bail!("CPU {cpu} is out of range");
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            bail!("cannot pin to CPU {cpu}: {}", std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Process-wide resource use (all threads).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Usage {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub max_rss_bytes: u64,
+}
+
+impl Usage {
+    pub fn now() -> Usage {
+        // SAFETY: getrusage fills the struct we pass.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+            ru
+        };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage {
+            user_s: tv(ru.ru_utime),
+            system_s: tv(ru.ru_stime),
+            max_rss_bytes: ru.ru_maxrss as u64 * 1024, // Linux reports KiB
+        }
+    }
+
+    pub fn cpu_s(&self) -> f64 {
+        self.user_s + self.system_s
+    }
+}
+
+/// Parses "10s", "250ms", "2m", "1h", "1.5s" as a duration.
+pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic())?;
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.trim().parse().ok()?;
+    let secs = match unit {
+        "ns" => v * 1e-9,
+        "us" => v * 1e-6,
+        "ms" => v * 1e-3,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return None,
+    };
+    (secs >= 0.0 && secs.is_finite()).then(|| std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-3,8").unwrap(), vec![0, 1, 2, 3, 8]);
+        assert_eq!(parse_cpu_list("5,1").unwrap(), vec![5, 1]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("").is_err());
+        assert!(parse_cpu_list("a").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("3s").unwrap().as_millis(), 3000);
+        assert_eq!(parse_duration("250ms").unwrap().as_millis(), 250);
+        assert_eq!(parse_duration("2m").unwrap().as_secs(), 120);
+        assert!(parse_duration("10").is_none());
+        assert!(parse_duration("3x").is_none());
+    }
+}
