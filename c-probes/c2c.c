@@ -36,6 +36,7 @@ struct lines {
 struct pair_run {
 	enum mode mode;
 	int a, b, sampling;
+	uint64_t max_n;  /* sample cap of this run */
 	struct lines *l;
 	_Atomic int pong_ready;
 	uint64_t warm_ns;
@@ -106,7 +107,7 @@ static void *ping(void *arg)
 
 	double prev = -1;
 	int stable = 0;
-	for (r->n = 0; r->n < opt.max_samples;) {
+	for (r->n = 0; r->n < r->max_n;) {
 		r->xs[r->n++] = (double)batch(r, &k, opt.round_trips) / (2.0 * (double)opt.round_trips);
 		if (!r->sampling || r->n < opt.min_samples || r->n % opt.check_every)
 			continue;
@@ -126,8 +127,8 @@ static void *ping(void *arg)
 
 static int warned_numa;
 
-static int measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive,
-		   struct summary *s, double *xs, double *tmp)
+static void measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive, uint64_t max_n,
+		    struct summary *s, double *xs, double *tmp)
 {
 	int node = opt.numa ? cpu_node(a) : -1, bound;
 	struct lines *l = alloc_lines(sizeof *l, node, &bound);
@@ -135,7 +136,7 @@ static int measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive,
 		fprintf(stderr, "%s: note: mbind to node %d failed (%s); pages placed by first touch\n",
 			prog, node, strerror(errno));
 	struct pair_run r = {.mode = m, .a = a, .b = b, .l = l, .warm_ns = warm_ms * 1000000,
-			     .xs = xs, .tmp = tmp, .sampling = adaptive};
+			     .xs = xs, .tmp = tmp, .sampling = adaptive, .max_n = max_n};
 	pthread_t tp, tq;
 	if (pthread_create(&tq, NULL, pong, &r) || pthread_create(&tp, NULL, ping, &r))
 		fail("pthread_create");
@@ -143,7 +144,6 @@ static int measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive,
 	pthread_join(tq, NULL);
 	free_lines(l, sizeof *l);
 	summarize(xs, r.n, s);
-	return 0;
 }
 
 static void usage(void)
@@ -332,9 +332,11 @@ int main(int argc, char **argv)
 	for (int mi = 0; mi < 2 && modes[mi] >= 0; mi++) {
 		enum mode m = modes[mi];
 		struct summary s;
-		measure(m, pairs[0][0], pairs[0][1], opt.preheat_ms, 0, &s, xs, tmp);
+		/* Preheat: time-bound ping-pong on the first pair; its few samples are dropped. */
+		measure(m, pairs[0][0], pairs[0][1], opt.preheat_ms, 0, 1, &s, xs, tmp);
 		for (int p = 0; p < np; p++) {
-			measure(m, pairs[p][0], pairs[p][1], opt.warmup_ms, adaptive, &s, xs, tmp);
+			measure(m, pairs[p][0], pairs[p][1], opt.warmup_ms, adaptive, opt.max_samples,
+				&s, xs, tmp);
 			med[p] = s.median;
 			const char *v = mode_name[m];
 			int a = pairs[p][0], b = pairs[p][1];
