@@ -137,6 +137,7 @@ typedef struct conn {
     size_t out_bytes;                               /* total bytes queued in segs */
     item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
     enum store_type cmd; bool noreply;
+    bool want_out;                                  /* epoll watches EPOLLOUT, not EPOLLIN */
     size_t sbytes;                                  /* bytes to discard (CONN_SWALLOW) */
     struct conn *next;
 } conn;

@@ -43,29 +43,24 @@ static void conn_close(struct worker *w, conn *c)
     __atomic_sub_fetch(&stat_curr_conns, 1, __ATOMIC_RELAXED);
 }
 
-/* Read once, parse everything complete, reply; repeat while input keeps filling the buffer.
- * Level-triggered epoll brings us back for whatever is left. */
+/* Read once, parse everything complete, reply; read again only if that read filled the buffer
+ * (a short read means the socket is drained: one read and one sendmsg per request, no extra read
+ * that would just say EAGAIN). Level-triggered epoll brings us back for anything left. */
 static void conn_event(struct worker *w, conn *c, uint32_t events)
 {
     if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
         conn_close(w, c);
         return;
     }
+    bool drained = false;
     for (int round = 0; round < 16; round++) {
         if (c->sent < c->out_bytes) {    /* earlier replies first */
             int wr = conn_write(c);
             if (wr < 0) { conn_close(w, c); return; }
-            if (wr == 0) { watch(w, c, EPOLLOUT, EPOLL_CTL_MOD); return; }
-            watch(w, c, EPOLLIN, EPOLL_CTL_MOD);
+            if (wr == 0) { watch(w, c, EPOLLOUT, EPOLL_CTL_MOD); c->want_out = true; return; }
+            if (c->want_out) { watch(w, c, EPOLLIN, EPOLL_CTL_MOD); c->want_out = false; }
         }
-        int r = proto_process(c);        /* leftovers, e.g. after a high-water stop */
-        if (r == 0 && c->out_bytes == 0) {
-            int rd = conn_read(c);
-            if (rd == 0 || rd == -2) { conn_close(w, c); return; }
-            if (rd == -1)
-                return;
-            r = proto_process(c);
-        }
+        int r = proto_process(c);        /* also leftovers, e.g. after a high-water stop */
         if (r < 0) {                     /* quit or a protocol violation: flush what we can */
             conn_write(c);
             conn_close(w, c);
@@ -73,8 +68,13 @@ static void conn_event(struct worker *w, conn *c, uint32_t events)
         }
         if (c->out_bytes > 0)
             continue;                    /* write it at the top of the loop */
-        if (c->rlen < c->rsize)
-            return;                      /* the read did not fill the buffer: all caught up */
+        if (drained || (events & EPOLLOUT && !(events & EPOLLIN) && round == 0))
+            return;
+        int rd = conn_read(c);
+        if (rd == 0 || rd == -2) { conn_close(w, c); return; }
+        if (rd == -1)
+            return;
+        drained = c->rlen < c->rsize;
     }
 }
 
