@@ -116,13 +116,16 @@ def published():
         return list(csv.DictReader(f))
 
 
-def measured_median(groups, exp_metric, variant, threads):
-    """Median over repeats of the rows whose variant or placement is the published variant."""
-    xs = []
-    for (v, p, t, _cpus, m, _u), vals in groups.items():
+def measured_medians(groups, exp_metric, variant, threads):
+    """{label: (median, unit)} of the points whose variant or placement is the published variant.
+    The label names the other dimension (our variant when the match was by placement, and back), so
+    that e.g. CAS and store/load c2c medians each stand beside a published CAS figure, apart."""
+    found = {}
+    for (v, p, t, _cpus, m, u), vals in groups.items():
         if m == exp_metric and variant in (v, p) and str(t) == str(threads):
-            xs.extend(vals)
-    return summary(xs)["median"] if xs else None
+            label = v if variant == p else p
+            found.setdefault(label, ([], u))[0].extend(vals)
+    return {label: (summary(xs)["median"], u) for label, (xs, u) in found.items()}
 
 
 def shape(series):
@@ -147,15 +150,17 @@ def comparison(run, exp, groups, pub):
     series = {}
     for r in rows:
         metric = METRIC_ALIASES.get(r["metric"], r["metric"])
-        m = measured_median(groups, metric, r["variant"], r["threads"])
-        if m is None:
-            continue
         pv = float(r["value"])
-        out.append(f"| {r['source']} | {r['host']} | {r['variant']} | {r['threads']} | {r['metric']} | "
-                   f"{fmt(pv)} {r['unit']} | {fmt(m)} | {m / pv:.2f} |")
-        shown += 1
+        for label, (m, unit) in sorted(measured_medians(groups, metric, r["variant"], r["threads"]).items()):
+            out.append(f"| {r['source']} | {r['host']} | {r['variant']} | {r['threads']} | {r['metric']} | "
+                       f"{fmt(pv)} {r['unit']} | {fmt(m)} {unit} ({label or '-'}) | {m / pv:.2f} |")
+            shown += 1
     if not shown:
-        out.append("| | | | | | | no measured point matches a published one here | |")
+        ours = sorted({int(k[2]) for k in groups if k[2].isdigit()})
+        theirs = sorted({r["threads"] for r in rows})
+        out.append(f"| | | | | | | no point matches: published at threads {', '.join(theirs)} with "
+                   f"variants {', '.join(sorted({r['variant'] for r in rows}))}; measured threads "
+                   f"{', '.join(map(str, ours))} | |")
     # Shape: for each published series, its growth over the thread range we measured.
     for r in rows:
         if r["threads"].isdigit():
