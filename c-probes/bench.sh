@@ -12,12 +12,17 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 make -s -C "$here"
 bin=$here/build out=$here/build/bench
 rm -rf "$out" && mkdir -p "$out"
+# nviennot's core-to-core-latency, when installed (`cargo install core-to-core-latency`), runs
+# interleaved with ours on the same pair: same protocols, so the numbers should agree.
+ref=${C2C_REFERENCE:-$(command -v core-to-core-latency || true)}
+
 # The first two online CPUs: on most hosts (0,1), the pair the issue names.
 pair=$(lscpu -p=CPU | grep -v '^#' | head -n 2 | paste -sd,)
 [[ -n $pair ]] || { echo "bench: need two CPUs" >&2; exit 2; }
 
 # CSV helpers: value of metric (and variant) from a probe's tidy output.
 val() { awk -F, -v v="$2" -v m="$3" '$1 == v && $(NF - 2) == m { print $(NF - 1) }' "$1"; }
+spread() { sort -g | awk '{ x[NR] = $1 } END { m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2; printf "%.1f", 100 * (x[NR] - x[1]) / m }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "== c2c: full matrix wall time ($(nproc) CPUs, cas), hyperfine"
@@ -32,6 +37,9 @@ PY
 echo "== c2c: ($pair) median over $runs runs, each an independent process"
 for ((i = 1; i <= runs; i++)); do
   "$bin/c2c" --mode cas,rw --cpus "$pair" > "$out/c2c-$i.csv" 2> /dev/null
+  if [[ -n $ref ]]; then  # its --csv prints, per bench, the lower triangle of mean one-way ns
+    "$ref" 1000 300 -b 1,2 -c "$pair" --csv 2> /dev/null | grep -o '^[0-9.][0-9.]*' | paste -sd' ' >> "$out/reference.txt"
+  fi
 done
 for m in cas rw; do
   for ((i = 1; i <= runs; i++)); do val "$out/c2c-$i.csv" "$m" one_way_ns; done > "$out/c2c-$m.txt"
@@ -41,6 +49,18 @@ for m in cas rw; do
           printf "   %-3s one-way median of medians %.1f ns, min %.1f, max %.1f, spread (max-min)/median %.1f%%  [", m, med, x[1], x[NR], 100 * (x[NR] - x[1]) / med
           for (i = 1; i <= NR; i++) printf "%s%.1f", (i > 1 ? " " : ""), x[i]; print "] (sorted)" }'
 done
+if [[ -n $ref && -s $out/reference.txt ]]; then
+  echo "   beside $ref (1000 round trips x 300 samples, mean), interleaved run by run:"
+  for ((i = 1; i <= runs; i++)); do
+    read -r rc rr < <(sed -n "${i}p" "$out/reference.txt")
+    printf '   run %d: cas ours %s  theirs %.1f | rw ours %s  theirs %.1f\n' "$i" \
+      "$(val "$out/c2c-$i.csv" cas one_way_ns)" "$rc" "$(val "$out/c2c-$i.csv" rw one_way_ns)" "$rr"
+  done
+  printf '   theirs: cas spread (max-min)/median %s%%, rw %s%%\n' \
+    "$(cut -d' ' -f1 "$out/reference.txt" | spread)" "$(cut -d' ' -f2 "$out/reference.txt" | spread)"
+else
+  echo "   (install core-to-core-latency, or set C2C_REFERENCE, to compare with it here)"
+fi
 # Within a run the samples are tight; a large spread across runs means the pair itself changed
 # (a VM's vCPUs moved between physical cores), which no sampling plan can remove.
 for ((i = 1; i <= runs; i++)); do
