@@ -4,7 +4,7 @@
 # tidy CSV (metric,value,unit) on stdout. With --perf=1, `perf record -g` covers the server
 # during the measured window only. The server is always stopped (trap).
 #
-#   cache-server/bench.sh --variant=global-lock|striped|rwlock|memcached --threads=N \
+#   cache-server/bench.sh --variant=global-lock|striped|rwlock|optimistic|memcached --threads=N \
 #       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [loadgen knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
 #          --keys=N --value-size=B --get-ratio=F --memory=MB
@@ -96,7 +96,7 @@ case $variant in
     done
     [[ -n $spid ]] || { echo "bench.sh: memcached did not start" >&2; exit 1; }
     ;;
-  global-lock|global|striped|rwlock)
+  global-lock|global|striped|rwlock|optimistic)
     mode=${variant%-lock}
     [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
     "${pin[@]}" "$build/cache-server" -t "$threads" -p 0 --port-file "$tmp/port" -m "$memory" \
@@ -106,7 +106,7 @@ case $variant in
     [[ -s $tmp/port ]] || { echo "bench.sh: cache-server did not start" >&2; exit 1; }
     port=$(< "$tmp/port")
     ;;
-  *) die "unknown variant '$variant' (global-lock, striped, rwlock, memcached)" ;;
+  *) die "unknown variant '$variant' (global-lock, striped, rwlock, optimistic, memcached)" ;;
 esac
 note "variant=$variant threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
 

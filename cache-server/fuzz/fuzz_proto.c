@@ -42,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();                         /* unparsed input must stay bounded */
     }
     conn_free_buffers(c);
+    qsbr_quiescent();
     if (item_mem_used() > settings.maxbytes)
         abort();
     return 0;

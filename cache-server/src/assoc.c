@@ -22,7 +22,9 @@ void assoc_init(size_t maxbytes)
 
 item *assoc_find(const char *key, size_t nkey, uint32_t hv)
 {
-    for (item *it = buckets[hv & mask]; it != NULL; it = it->hnext)
+    /* acquire loads: in the optimistic mode this runs without a lock, next to writers */
+    for (item *it = __atomic_load_n(&buckets[hv & mask], __ATOMIC_ACQUIRE); it != NULL;
+         it = __atomic_load_n(&it->hnext, __ATOMIC_ACQUIRE))
         if (it->nkey == nkey && memcmp(ITEM_key(it), key, nkey) == 0)
             return it;
     return NULL;
@@ -32,7 +34,7 @@ void assoc_insert(item *it)
 {
     item **b = &buckets[it->hv & mask];
     it->hnext = *b;
-    *b = it;
+    __atomic_store_n(b, it, __ATOMIC_RELEASE);   /* publishes the item's contents too */
 }
 
 void assoc_delete(item *it)
@@ -40,7 +42,7 @@ void assoc_delete(item *it)
     item **p = &buckets[it->hv & mask];
     while (*p != NULL && *p != it)
         p = &(*p)->hnext;
+    /* it->hnext stays: a lock-free reader standing on `it` must still reach the rest */
     if (*p != NULL)
-        *p = it->hnext;
-    it->hnext = NULL;
+        __atomic_store_n(p, it->hnext, __ATOMIC_RELEASE);
 }

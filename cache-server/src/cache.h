@@ -17,7 +17,7 @@
 
 typedef uint32_t rel_time_t;
 
-enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK };
+enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK, LM_OPTIMISTIC };
 
 struct settings {
     size_t maxbytes;           /* -m */
@@ -47,6 +47,7 @@ typedef struct item {
     struct item *hnext;        /* hash chain, under the item lock */
     struct item *prev, *next;  /* LRU links, under the LRU lock */
     uint64_t cas;
+    uint64_t retired;          /* optimistic mode: epoch ticket once retired (qsbr.c) */
     uint32_t hv;
     int32_t refcount;          /* atomic: the hash table holds one, each reader one */
     rel_time_t time;           /* last access, relaxed atomic */
@@ -72,6 +73,7 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
                  bool may_block);
 bool item_size_ok(size_t nkey, size_t nbytes);
 void item_release(item *it);
+void item_free_now(item *it);
 item *item_get(const char *key, size_t nkey, bool bump);
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime);
 enum store_result item_store(item *it, enum store_type comm);
@@ -80,6 +82,14 @@ void item_unlink_key(const char *key, size_t nkey);
 enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf);
 void item_flush(long exptime);
 uint64_t item_mem_used(void);
+
+/* ---- deferred freeing for lock-free readers (qsbr.c) ---- */
+void qsbr_register(void);
+void qsbr_online(void);
+void qsbr_offline(void);
+void qsbr_quiescent(void);
+void qsbr_retire(item *it);
+size_t qsbr_pending(void);
 
 /* ---- hash (hash.c) ---- */
 uint32_t hash(const char *key, size_t nkey);

@@ -67,6 +67,8 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
         return NULL;
     size_t size = item_total(nkey, nbytes);
     uint32_t hv = hash(key, nkey);
+    if (may_block && settings.lock_mode == LM_OPTIMISTIC)
+        qsbr_quiescent();    /* the SET path holds no unreferenced item pointer: a safe point */
     unsigned lru = (hv >> 24) & (NLRU - 1);
     uint64_t used = __atomic_add_fetch(&mem_used, size, __ATOMIC_RELAXED);
     /* charge first, then evict until under the limit: concurrent allocators cannot all slip
@@ -102,12 +104,33 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     return it;
 }
 
+void item_free_now(item *it) { free(it); }
+
+/* The charge goes when the last reference does, even if the free waits for a grace period:
+ * otherwise eviction would see no progress while its victims sit in limbo and would empty the
+ * whole LRU. Limbo is freed within one epoll batch of every worker, so RSS can pass -m only by
+ * what one batch retires. */
 void item_release(item *it)
 {
     if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
         __atomic_sub_fetch(&mem_used, it->size, __ATOMIC_RELAXED);
-        free(it);
+        if (settings.lock_mode == LM_OPTIMISTIC)
+            qsbr_retire(it);             /* a lock-free reader may still be looking at it */
+        else
+            item_free_now(it);
     }
+}
+
+/* a reference unless the item is already on its way out (count 0: retired, not yet freed) */
+static bool ref_acquire(item *it)
+{
+    int32_t r = __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE);
+    do {
+        if (r == 0)
+            return false;
+    } while (!__atomic_compare_exchange_n(&it->refcount, &r, r + 1, true, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    return true;
 }
 
 /* ---- the do_* helpers run under the item lock of it->hv ---- */
@@ -168,8 +191,12 @@ static item *do_get(const char *key, size_t nkey, uint32_t hv, bool write)
     return it;
 }
 
-/* only the rwlock mode has a shared lock for readers; elsewhere a GET may unlink expired items */
-static bool get_takes_write(void) { return settings.lock_mode != LM_RWLOCK; }
+/* rwlock readers share a lock and optimistic readers take none: neither may unlink expired
+ * items; in the other modes a GET holds the (only) item lock and may */
+static bool get_takes_write(void)
+{
+    return settings.lock_mode != LM_RWLOCK && settings.lock_mode != LM_OPTIMISTIC;
+}
 
 item *item_get(const char *key, size_t nkey, bool bump)
 {
@@ -177,7 +204,18 @@ item *item_get(const char *key, size_t nkey, bool bump)
     bool w = get_takes_write();
     item_lock(hv, w);
     item *it = do_get(key, nkey, hv, w);
-    if (it != NULL) {
+    if (it != NULL && settings.lock_mode == LM_OPTIMISTIC) {
+        /* no lock: the item may be unlinked (and released) while we look; a reference on an
+         * unlinked item is a stale answer, so give it back and report a miss */
+        if (!ref_acquire(it)) {
+            it = NULL;
+        } else if (!LOAD(it->linked)) {
+            item_release(it);
+            it = NULL;
+        } else if (bump) {
+            lru_bump(it);
+        }
+    } else if (it != NULL) {
         __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
         if (bump)
             lru_bump(it);
@@ -296,18 +334,26 @@ enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t d
         else
             value = delta > value ? 0 : value - delta;
         int res = snprintf(buf, 24, "%llu", (unsigned long long)value);
-        if ((uint32_t)res + 2 <= it->nbytes && __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1) {
+        /* in place only when nobody can be reading the bytes: never in the optimistic mode,
+         * whose readers take references without the lock */
+        if ((uint32_t)res + 2 <= it->nbytes && settings.lock_mode != LM_OPTIMISTIC &&
+            __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1) {
             memcpy(ITEM_data(it), buf, (size_t)res);
             memset(ITEM_data(it) + res, ' ', it->nbytes - (size_t)res - 2);
             it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
             lru_bump(it);
         } else {
-            item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), (size_t)res + 2, false);
+            /* the optimistic mode copies where memcached would write in place: same length,
+             * same space padding, so the bytes a client sees do not depend on the mode */
+            size_t nb = (uint32_t)res + 2 <= it->nbytes && settings.lock_mode == LM_OPTIMISTIC
+                            ? it->nbytes : (size_t)res + 2;
+            item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), nb, false);
             if (n == NULL) {
                 r = DELTA_EOM;
             } else {
                 memcpy(ITEM_data(n), buf, (size_t)res);
-                memcpy(ITEM_data(n) + res, "\r\n", 2);
+                memset(ITEM_data(n) + res, ' ', nb - (size_t)res - 2);
+                memcpy(ITEM_data(n) + nb - 2, "\r\n", 2);
                 do_replace(it, n);
                 item_release(n);
             }

@@ -3,6 +3,8 @@
  *   global  - one mutex over hash table and LRU (twemcache's cache_lock): GETs serialise
  *   striped - hash-striped item mutexes plus one mutex per LRU list (memcached 1.6's scheme)
  *   rwlock  - one reader-writer lock over the hash table (GETs share it), LRU mutexes
+ *   optimistic - GETs take no lock at all (atomic chain walk + reference, qsbr.c frees);
+ *             writers use the striped item mutexes
  * Each acquisition first tries without blocking so that we can count the ones that had to wait
  * and how long they waited (the contention counters of `stats`). Item locks are reentrant per
  * thread: the eviction path may try a lock the thread already holds (same stripe, or the one
@@ -26,11 +28,11 @@ static pthread_rwlock_t table_rwlock;
 /* locks this thread holds, for reentrancy: at most two item locks at once (own + victim) */
 static __thread struct { int idx; int depth; } held[4];
 
-static const char *names[] = { "global", "striped", "rwlock" };
+static const char *names[] = { "global", "striped", "rwlock", "optimistic" };
 
 int locks_parse_mode(const char *s, enum lock_mode *out)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(s, names[i]) == 0) { *out = (enum lock_mode)i; return 0; }
     return -1;
 }
@@ -78,7 +80,7 @@ static int item_index(uint32_t hv)
 {
     /* low bits, like the bucket index: the table has >= NSTRIPES buckets, so every key of one
      * chain maps to the same stripe */
-    return mode == LM_STRIPED ? (int)(hv & (NSTRIPES - 1)) + 1 : 0;
+    return mode == LM_STRIPED || mode == LM_OPTIMISTIC ? (int)(hv & (NSTRIPES - 1)) + 1 : 0;
 }
 
 static int *held_depth(int idx, bool create)
@@ -121,6 +123,8 @@ static void raw_unlock(int idx)
 
 void item_lock(uint32_t hv, bool write)
 {
+    if (!write && mode == LM_OPTIMISTIC)
+        return;                          /* readers go lock-free */
     int idx = item_index(hv);
     int *d = held_depth(idx, true);
     if ((*d)++ == 0)
@@ -129,7 +133,8 @@ void item_lock(uint32_t hv, bool write)
 
 void item_unlock(uint32_t hv, bool write)
 {
-    (void)write;
+    if (!write && mode == LM_OPTIMISTIC)
+        return;
     int idx = item_index(hv);
     int *d = held_depth(idx, false);
     if (--(*d) == 0)

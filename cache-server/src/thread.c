@@ -108,8 +108,17 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct epoll_event evs[64];
     stats_register_thread();
+    bool qsbr = settings.lock_mode == LM_OPTIMISTIC;
+    if (qsbr)
+        qsbr_register();
     for (;;) {
-        int n = epoll_wait(w->epfd, evs, 64, 1000);
+        /* idle in epoll_wait = holding no item pointer: other threads need not wait for us;
+         * with retired items pending, wake up soon to free them (memory stays bounded) */
+        if (qsbr)
+            qsbr_offline();
+        int n = epoll_wait(w->epfd, evs, 64, qsbr && qsbr_pending() ? 10 : 1000);
+        if (qsbr)
+            qsbr_online();
         clock_update();
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == NULL)
@@ -117,6 +126,8 @@ static void *worker_main(void *arg)
             else
                 conn_event(w, evs[i].data.ptr, evs[i].events);
         }
+        if (qsbr)
+            qsbr_quiescent();
     }
     return NULL;
 }

@@ -41,6 +41,7 @@ static void check(const char *name, const char *in, size_t inlen, const char *wa
     }
     free(got);
     conn_free_buffers(c);
+    qsbr_quiescent();   /* optimistic mode: free what was retired (one thread: nobody else reads) */
 }
 
 #define T(name, in, want) check(name, in, sizeof(in) - 1, want, 0)
@@ -148,6 +149,7 @@ static void memory_bound(void)
         conn_feed(c, "\r\n", 2);
         proto_process(c);
         conn_release_output(c);
+        qsbr_quiescent();
         if (item_mem_used() > settings.maxbytes) {
             printf("FAIL memory bound: %llu > %zu\n", (unsigned long long)item_mem_used(), settings.maxbytes);
             failed++;
