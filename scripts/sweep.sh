@@ -125,6 +125,8 @@ for spec in "${specs[@]}"; do
   command=$(spec_value "$spec" command "$profile")
   [[ -n $command ]] || die "$spec: no 'command' key"
   pin=$(spec_value "$spec" pin "$profile" taskset)
+  # perf = self: the command profiles only what it wants (a server, not its load generator).
+  perf_by=$(spec_value "$spec" perf "$profile" engine)
   membind=$(spec_value "$spec" membind "$profile" none)
   timeout_s=$(spec_value "$spec" timeout "$profile" 600)
   warmup=$(spec_value "$spec" warmup "$profile" 1)
@@ -168,15 +170,17 @@ for spec in "${specs[@]}"; do
         LAB_OTHER_CPUS=$other LAB_RAW=$raw LAB_PERF=$perf LAB_PINNED=$pinned LAB_ROOT=$root \
         LAB_PERF_EVENT=$perf_event
       wrap=()
+      if [[ $perf == 1 && $perf_by == engine ]]; then
+        wrap=(perf record -q -g -e "$perf_event" -o "$raw/perf.data" --)
+      fi
       if [[ $pin == taskset && $pinned == 1 ]]; then
-        wrap+=(taskset -c "$cpus")
         case $membind in
-          local) wrap=(numactl --membind="$("$scripts/topo.py" nodes "$cpus")" "${wrap[@]}") ;;
-          interleave) wrap=(numactl --interleave="$("$scripts/topo.py" nodes "$cpus")" "${wrap[@]}") ;;
+          local) wrap+=(numactl --membind="$("$scripts/topo.py" nodes "$cpus")") ;;
+          interleave) wrap+=(numactl --interleave="$("$scripts/topo.py" nodes "$cpus")") ;;
           none) ;;
           *) die "$spec: membind must be local, interleave or none, not '$membind'" ;;
         esac
-        [[ $perf == 1 ]] && wrap=(perf record -q -g -e "$perf_event" -o "$raw/perf.data" -- "${wrap[@]}")
+        wrap+=(taskset -c "$cpus")
       fi
       if [[ $warmed -lt $warmup ]]; then
         log "$exp: warm-up run ($v $p threads=$t), discarded"
