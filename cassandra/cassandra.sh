@@ -60,18 +60,22 @@ cql_answers() {
 lib_dir() { echo "${CASSANDRA_LIB:-$work/lib}"; }
 
 # Checks every jar in the folder against jars.lock, and that the folder holds exactly the locked set.
+# Returns 1 with a message (does not exit: `up` uses it as a test before fetching).
 verify_jars() {
   local lib=$1 sum coords file n=0
-  [[ -s $lockfile ]] || die "no $lockfile: run 'cassandra/cassandra.sh lock' first"
+  [[ -s $lockfile ]] || { say "no $lockfile: run 'cassandra/cassandra.sh lock' first"; return 1; }
+  [[ -d $lib ]] || { say "no jar folder $lib"; return 1; }
   while read -r sum coords file; do
     [[ -z $sum || $sum == \#* ]] && continue
     n=$((n + 1))
-    [[ -f $lib/$file ]] || die "missing jar $file ($coords) in $lib"
-    [[ $(sha256sum "$lib/$file" | cut -d' ' -f1) == "$sum" ]] || die "sha256 mismatch for $lib/$file ($coords): not the locked jar"
+    [[ -f $lib/$file ]] || { say "missing jar $file ($coords) in $lib"; return 1; }
+    [[ $(sha256sum "$lib/$file" | cut -d' ' -f1) == "$sum" ]] ||
+      { say "sha256 mismatch for $lib/$file ($coords): not the locked jar"; return 1; }
   done < "$lockfile"
   local present
   present=$(find "$lib" -maxdepth 1 -name '*.jar' | wc -l)
-  [[ $present -eq $n ]] || die "$lib holds $present jars but jars.lock lists $n (stale folder? delete it and retry)"
+  [[ $present -eq $n ]] ||
+    { say "$lib holds $present jars but jars.lock lists $n (stale folder? delete it and retry)"; return 1; }
 }
 
 fetch_jars() {
@@ -84,7 +88,7 @@ fetch_jars() {
     mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
       -DoutputDirectory="$lib" >&2 || die "mvn could not fetch the jars"
   fi
-  verify_jars "$lib"
+  verify_jars "$lib" || exit 1
 }
 
 cmd_lock() {
@@ -218,7 +222,7 @@ cmd_status() {
 cmd_nodetool() {
   local lib
   lib=$(lib_dir)
-  verify_jars "$lib"
+  verify_jars "$lib" || exit 1
   local opts=()
   mapfile -t opts < <(grep -E '^--add-(exports|opens)|^-Djdk' "$here/jvm17.options")
   "$java" "${opts[@]}" -Xmx256m -cp "$(classpath "$lib")" org.apache.cassandra.tools.NodeTool \

@@ -129,6 +129,9 @@ struct RunArgs {
     /// Stop after this many failed cycles.
     #[arg(long, default_value_t = 1000)]
     max_errors: u64,
+    /// The `variant` column of the CSV rows (default: the --program-sharing mode, shared-arc or per-thread).
+    #[arg(long)]
+    variant: Option<String>,
     /// Free-form tag stored in the report (repeatable).
     #[arg(long = "tag")]
     tags: Vec<String>,
@@ -395,6 +398,7 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
         threads,
         cpus: pinned.map(|_| a.cpus.clone().unwrap_or_default()),
         sharing: a.program_sharing.variant().into(),
+        variant: a.variant.clone().unwrap_or_else(|| a.program_sharing.variant().into()),
         concurrency: a.concurrency,
         rate: a.rate,
         duration: span_text(Some(span)),

@@ -249,6 +249,7 @@ pub struct Throughput {
     /// All cycles over the whole measured time.
     pub value: f64,
     /// Half-width of the 95% interval, from per-period throughputs corrected for autocorrelation.
+    #[serde(deserialize_with = "crate::stats::null_as_nan")]
     pub ci95: f64,
     pub per_sample: Mean,
 }
@@ -272,6 +273,7 @@ pub struct RunResult {
     pub cpu_s: f64,
     pub user_s: f64,
     pub system_s: f64,
+    #[serde(deserialize_with = "crate::stats::null_as_nan")]
     pub client_cpu_per_op_us: f64,
     pub peak_rss_bytes: u64,
     pub stopped_on_errors: bool,
@@ -290,6 +292,8 @@ pub struct Report {
     pub threads: usize,
     pub cpus: Option<String>,
     pub sharing: String,
+    #[serde(default)]
+    pub variant: String,
     pub concurrency: usize,
     pub rate: Option<f64>,
     pub duration: String,
@@ -322,7 +326,7 @@ impl Report {
         writeln!(out, "variant,metric,value,unit")?;
         let mut row = |m: &str, v: f64, u: &str| -> std::io::Result<()> {
             if v.is_finite() {
-                writeln!(out, "{},{m},{},{u}", self.sharing, fmt_num(v))
+                writeln!(out, "{},{m},{},{u}", csv_field(&self.variant), fmt_num(v))
             } else {
                 Ok(())
             }
@@ -385,6 +389,15 @@ impl Report {
         line("client CPU", format!("{:.3} s ({:.3} us per cycle)", r.cpu_s, r.client_cpu_per_op_us));
         line("peak RSS", format!("{:.1} MiB", r.peak_rss_bytes as f64 / 1048576.0));
         s
+    }
+}
+
+/// Quotes a CSV field when it needs it.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
     }
 }
 

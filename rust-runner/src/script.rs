@@ -18,6 +18,7 @@ use rune::{ast, Diagnostics, Hash, Source, Sources};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum Sharing {
     /// One `Arc<Unit>` / `Arc<RuntimeContext>` for every worker: their reference counts are shared.
+    #[value(alias = "shared-arc")]
     Shared,
     /// Each worker gets its own deep copy (`try_clone`), so nothing written per call is shared.
     PerThread,

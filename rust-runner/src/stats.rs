@@ -12,7 +12,13 @@ pub struct Mean {
     pub std_dev: f64,
     /// Effective number of independent samples after the autocorrelation correction.
     pub n_eff: f64,
+    #[serde(deserialize_with = "null_as_nan")]
     pub std_err: f64,
+}
+
+/// JSON has no NaN: serde_json writes it as null, and this reads null back as NaN.
+pub fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Mean {

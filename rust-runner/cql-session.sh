@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Cassandra for a sweep of experiments/runner-cql.spec (its setup and teardown):
+#   rust-runner/cql-session.sh up ROWS   start Cassandra unless it already answers, then schema + load ROWS rows
+#   rust-runner/cql-session.sh down      stop Cassandra only if `up` started it
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+marker=${CASSANDRA_WORK:-$root/.work/cassandra}/started-by-sweep
+runner=rust-runner/target/release/runner
+case ${1:-} in
+  up)
+    rows=${2:-100000}
+    if cassandra/cassandra.sh status > /dev/null 2>&1; then
+      echo "cql-session: Cassandra already up; leaving it running afterwards" >&2
+    else
+      cassandra/cassandra.sh up
+      mkdir -p "$(dirname "$marker")" && touch "$marker"
+    fi
+    nodes=127.0.0.1:${CASSANDRA_PORT:-9042}
+    "$runner" schema workloads/basic_write.rn --nodes "$nodes"
+    "$runner" load workloads/basic_write.rn -P rows="$rows" --nodes "$nodes" --threads 1 --no-csv --quiet \
+      --output "${LAB_RAW:-$root/.work}/runner-cql-load.json"
+    ;;
+  down)
+    if [[ -f $marker ]]; then
+      rm -f "$marker"
+      cassandra/cassandra.sh down
+    fi
+    ;;
+  *) echo "usage: $0 up ROWS | down" >&2; exit 2 ;;
+esac

@@ -1,0 +1,194 @@
+//! Integration tests against a real Cassandra 5.0.9 that this test starts with cassandra/cassandra.sh
+//! (on its own ports and work folder) and always stops, even when an assertion fails (Drop guard).
+//! They run only with RUNNER_IT=1 (the `test-runner` recipe sets it): a plain `cargo test` stays offline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use scylla::client::session_builder::SessionBuilder;
+use scylla::value::{CqlValue, Row};
+
+const PORT: u16 = 19042;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn work() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-cassandra")
+}
+
+fn cassandra(cmd: &str) -> Output {
+    let lib = root().join(".work/cassandra/lib");
+    let mut c = Command::new(root().join("cassandra/cassandra.sh"));
+    c.arg(cmd)
+        .env("CASSANDRA_PORT", PORT.to_string())
+        .env("CASSANDRA_STORAGE_PORT", "17000")
+        .env("CASSANDRA_JMX_PORT", "17199")
+        .env("CASSANDRA_HEAP", "768M");
+    // `jars` fills the lab's usual jar folder; the test's node runs from it with its own work folder.
+    if cmd != "jars" {
+        c.env("CASSANDRA_LIB", lib).env("CASSANDRA_WORK", work());
+    }
+    c.output().expect("cassandra.sh")
+}
+
+/// Stops the node when the test ends, however it ends.
+struct Node;
+
+impl Node {
+    fn start() -> Node {
+        // Fetch (or just verify) the locked jar set into the lab's usual folder, then run from it.
+        let out = cassandra("jars");
+        assert!(out.status.success(), "jars: {}", String::from_utf8_lossy(&out.stderr));
+        let _ = cassandra("down");
+        let _ = cassandra("wipe");
+        let node = Node;
+        let out = cassandra("up");
+        assert!(out.status.success(), "cassandra up failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        node
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let out = cassandra("down");
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+fn runner(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(root())
+        .env("RUNNER_NODES", format!("127.0.0.1:{PORT}"))
+        .env_remove("LAB_RAW")
+        .args(args)
+        .output()
+        .expect("runner");
+    eprintln!("$ runner {}\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = runner(args);
+    assert!(out.status.success(), "runner {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+async fn query(cql: &str) -> Vec<Row> {
+    let session = SessionBuilder::new().known_node(format!("127.0.0.1:{PORT}")).build().await.unwrap();
+    let r = session.query_unpaged(cql, ()).await.unwrap();
+    r.into_rows_result().unwrap().rows::<Row>().unwrap().map(|r| r.unwrap()).collect()
+}
+
+fn col(row: &Row, i: usize) -> CqlValue {
+    row.columns[i].clone().expect("non-null column")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn against_real_cassandra() {
+    if std::env::var("RUNNER_IT").as_deref() != Ok("1") {
+        eprintln!("skipped: set RUNNER_IT=1 (or run `just test-runner`) to test against a real Cassandra");
+        return;
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-reports");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let rep = |name: &str| tmp.join(name).to_string_lossy().to_string();
+
+    // An unreachable host first (nothing listens on port 1): a clear message, exit 1, no panic.
+    let out = runner(&["run", "workloads/basic_write.rn", "--nodes", "127.0.0.1:1", "--connect-timeout", "2s", "-d", "1s"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot connect to Cassandra at 127.0.0.1:1"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    // A broken script: file:line:column and exit 2, before any connection is tried.
+    let broken = tmp.join("broken.rn");
+    std::fs::write(&broken, "pub async fn run(ctx, i) {\n    ctx.execute(\"x\").await?\n    let = 1;\n}\n").unwrap();
+    let out = runner(&["run", broken.to_str().unwrap(), "-d", "1s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broken.rn:3:"), "no file:line for the broken script");
+
+    let _node = Node::start();
+
+    // schema → load → the rows are really there.
+    ok(&["schema", "workloads/basic_write.rn"]);
+    let out = ok(&["load", "workloads/basic_write.rn", "-P", "rows=3000", "--threads", "2", "-o", &rep("load.json")]);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(csv.starts_with("variant,metric,value,unit\n"), "{csv}");
+    assert!(csv.contains("per-thread,cycles,3000,count"), "{csv}");
+    let r = report(&tmp.join("load.json"));
+    assert_eq!(r["result"]["errors"], 0);
+    assert_eq!(r["result"]["requests"], 3000);
+    let rows = query("SELECT COUNT(*) FROM lab.basic").await;
+    assert_eq!(col(&rows[0], 0), CqlValue::BigInt(3000));
+    let rows = query("SELECT v FROM lab.basic WHERE id = 17").await;
+    match col(&rows[0], 0) {
+        CqlValue::Text(t) => assert_eq!(t.chars().count(), 16, "latte::text(i, 16)"),
+        other => panic!("text: {other:?}"),
+    }
+
+    // run: point reads by named bind markers return the loaded rows.
+    ok(&["run", "workloads/basic_read.rn", "-P", "rows=3000", "-d", "2000", "-w", "0", "-o", &rep("read.json")]);
+    let r = report(&tmp.join("read.json"));
+    assert_eq!(r["result"]["cycles"], 2000);
+    assert_eq!(r["result"]["errors"], 0);
+    assert_eq!(r["result"]["rows"], 2000, "every read must find its row");
+
+    // Every Cassandra 5 type, bound positionally (load) and by name (run); counters too.
+    let types = "rust-runner/tests/fixtures/types.rn";
+    ok(&["schema", types]);
+    ok(&["load", types, "-P", "rows=5", "-o", &rep("types-load.json")]);
+    ok(&["run", types, "-d", "5", "-w", "0", "-o", &rep("types-run.json")]);
+    let rows = query("SELECT i, de, vi, du, tp, v, ad, m, d, tm, ip, si FROM lab_it.types WHERE id = 3").await;
+    let row = &rows[0];
+    assert_eq!(col(row, 0), CqlValue::Int(42));
+    assert_eq!(format!("{:?}", col(row, 1)), format!("{:?}", CqlValue::Decimal(scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(vec![0x30, 0x39], 3))));
+    match col(row, 2) {
+        CqlValue::Varint(v) => assert_eq!(v.as_signed_bytes_be_slice().len(), 13),
+        other => panic!("varint: {other:?}"),
+    }
+    match col(row, 3) {
+        CqlValue::Duration(d) => assert_eq!((d.months, d.days, d.nanoseconds), (0, 0, 5_400_000_000_000)),
+        other => panic!("duration: {other:?}"),
+    }
+    assert_eq!(col(row, 4), CqlValue::Tuple(vec![Some(CqlValue::Int(5)), Some(CqlValue::Text("five".into()))]));
+    assert_eq!(col(row, 5), CqlValue::Vector(vec![CqlValue::Float(0.5), CqlValue::Float(1.5), CqlValue::Float(2.5)]));
+    match col(row, 6) {
+        CqlValue::UserDefinedType { fields, .. } => {
+            assert_eq!(fields, vec![("street".into(), Some(CqlValue::Text("Main".into()))), ("no".into(), Some(CqlValue::Int(4)))])
+        }
+        other => panic!("udt: {other:?}"),
+    }
+    assert_eq!(col(row, 7), CqlValue::Map(vec![(CqlValue::Text("k".into()), CqlValue::Int(1))]));
+    assert_eq!(col(row, 8), CqlValue::Date(scylla::value::CqlDate((1u32 << 31) + 19782)));
+    assert_eq!(col(row, 9), CqlValue::Time(scylla::value::CqlTime(3_723_500_000_000)));
+    assert_eq!(col(row, 10), CqlValue::Inet("127.0.0.1".parse().unwrap()));
+    assert_eq!(col(row, 11), CqlValue::SmallInt(7));
+    let rows = query("SELECT t, i, si FROM lab_it.types WHERE id = 1004").await;
+    assert_eq!(rows[0].columns, vec![Some(CqlValue::Text("named".into())), Some(CqlValue::Int(4)), Some(CqlValue::SmallInt(4))]);
+    let rows = query("SELECT c FROM lab_it.counters WHERE id = 2").await;
+    assert_eq!(col(&rows[0], 0), CqlValue::Counter(scylla::value::Counter(2)));
+
+    // Failing cycles are counted, the first few printed, and the run stops after --max-errors.
+    let bad = tmp.join("bad.rn");
+    std::fs::write(&bad, "pub async fn run(ctx, i) {\n    ctx.execute(\"SELECT * FROM lab.no_such_table\").await?;\n}\n").unwrap();
+    let out = runner(&["run", bad.to_str().unwrap(), "-d", "100", "-w", "0", "--max-errors", "5", "-c", "1", "-o", &rep("bad.json")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error in cycle") && err.contains("no_such_table"), "{err}");
+    let r = report(&tmp.join("bad.json"));
+    assert!(r["result"]["errors"].as_u64().unwrap() >= 6);
+    assert!(r["result"]["cycles"].as_u64().unwrap() < 100);
+
+    // show / list / hdr on the saved reports.
+    ok(&["show", &rep("read.json"), "--baseline", &rep("read.json")]);
+    let out = ok(&["list", tmp.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("basic_read.rn"));
+    let out = ok(&["hdr", &rep("read.json")]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Tag=cycle"));
+}
