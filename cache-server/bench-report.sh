@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-threads="" duration=5 variants="global-lock striped rwlock optimistic memcached"
+threads="" duration=5 variants="global-lock striped rwlock optimistic sharded memcached"
 for arg in "$@"; do
   case $arg in
     threads=*) threads=${arg#*=} ;;

@@ -4,7 +4,7 @@
 # tidy CSV (metric,value,unit) on stdout. With --perf=1, `perf record -g` covers the server
 # during the measured window only. The server is always stopped (trap).
 #
-#   cache-server/bench.sh --variant=global-lock|striped|rwlock|optimistic|memcached --threads=N \
+#   cache-server/bench.sh --variant=global-lock|striped|rwlock|optimistic|sharded|memcached --threads=N \
 #       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [loadgen knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
 #          --keys=N --value-size=B --get-ratio=F --memory=MB
@@ -96,7 +96,7 @@ case $variant in
     done
     [[ -n $spid ]] || { echo "bench.sh: memcached did not start" >&2; exit 1; }
     ;;
-  global-lock|global|striped|rwlock|optimistic)
+  global-lock|global|striped|rwlock|optimistic|sharded)
     mode=${variant%-lock}
     [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
     "${pin[@]}" "$build/cache-server" -t "$threads" -p 0 --port-file "$tmp/port" -m "$memory" \
@@ -106,7 +106,7 @@ case $variant in
     [[ -s $tmp/port ]] || { echo "bench.sh: cache-server did not start" >&2; exit 1; }
     port=$(< "$tmp/port")
     ;;
-  *) die "unknown variant '$variant' (global-lock, striped, rwlock, optimistic, memcached)" ;;
+  *) die "unknown variant '$variant' (global-lock, striped, rwlock, optimistic, sharded, memcached)" ;;
 esac
 note "variant=$variant threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
 
@@ -152,8 +152,8 @@ if [[ $mode != "" ]]; then
   while IFS=$' \r' read -r -t 5 tag name value _; do
     [[ $tag == END ]] && break
     case $name in
-      lock_acquires|lock_waits|lru_lock_waits) echo "$name,$value,count" ;;
-      lock_wait_time|lru_lock_wait_time) echo "${name}_s,$value,s" ;;
+      lock_acquires|lock_waits|lru_lock_waits|shard_rpc_calls) echo "$name,$value,count" ;;
+      lock_wait_time|lru_lock_wait_time|shard_rpc_wait_time) echo "${name}_s,$value,s" ;;
     esac
   done <&3
   exec 3>&-

@@ -30,7 +30,7 @@ stdenv.mkDerivation {
   doCheck = true;
   checkPhase = ''
     runHook preCheck
-    for mode in global striped rwlock optimistic; do
+    for mode in global striped rwlock optimistic sharded; do
       build/test-proto "$mode"
     done
     runHook postCheck

@@ -14,10 +14,11 @@
 #define ITEM_UPDATE_INTERVAL 60     /* a GET moves an item in the LRU at most once a minute */
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
 #define NLRU 8                      /* LRU lists, chosen by hash: no single LRU lock is hot */
+#define MAX_SHARDS 256              /* sharded mode: one LRU list per worker */
 
 typedef uint32_t rel_time_t;
 
-enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK, LM_OPTIMISTIC };
+enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK, LM_OPTIMISTIC, LM_SHARDED };
 
 struct settings {
     size_t maxbytes;           /* -m */
@@ -91,6 +92,37 @@ void qsbr_quiescent(void);
 void qsbr_retire(item *it);
 size_t qsbr_pending(void);
 
+/* ---- sharded mode (shard.c): the owner of a key runs every operation on it ---- */
+enum rpc_kind { RPC_GET, RPC_TOUCH, RPC_STORE, RPC_DELETE, RPC_DELTA };
+struct rpc {
+    enum rpc_kind kind;
+    const char *key; size_t nkey;
+    bool bump, incr, deleted;
+    rel_time_t exptime;
+    enum store_type comm;
+    uint64_t amount;
+    char *buf;
+    item *it;
+    enum store_result store;
+    enum delta_result delta;
+    int caller, done;
+    struct rpc *next;
+};
+extern int nshards;
+extern __thread int my_shard;
+extern uint64_t shard_used[MAX_SHARDS];
+static inline int shard_of(uint32_t hv) { return (int)((hv & 1023) % (uint32_t)nshards); }
+void shard_init(int n);
+int shard_register(int id);
+void shard_call(int owner, struct rpc *r);
+void shard_serve(void);
+void shard_trim(void);
+item *item_get_local(const char *key, size_t nkey, bool bump);
+item *item_touch_local(const char *key, size_t nkey, rel_time_t exptime);
+enum store_result item_store_local(item *it, enum store_type comm);
+bool item_delete_local(const char *key, size_t nkey);
+enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf);
+
 /* ---- hash (hash.c) ---- */
 uint32_t hash(const char *key, size_t nkey);
 
@@ -116,6 +148,7 @@ struct thread_stats {
     uint64_t evictions, expired_unfetched, bytes_read, bytes_written, curr_items, total_items;
     uint64_t lock_acquires, lock_waits, lock_wait_ns;
     uint64_t lru_acquires, lru_waits, lru_wait_ns;
+    uint64_t rpc_calls, rpc_wait_ns, rpc_served;
 };
 extern __thread struct thread_stats tstats;
 void stats_register_thread(void);

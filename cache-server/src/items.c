@@ -69,8 +69,15 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     uint32_t hv = hash(key, nkey);
     if (may_block && settings.lock_mode == LM_OPTIMISTIC)
         qsbr_quiescent();    /* the SET path holds no unreferenced item pointer: a safe point */
-    unsigned lru = (hv >> 24) & (NLRU - 1);
+    bool sharded = settings.lock_mode == LM_SHARDED;
+    unsigned lru = sharded ? (unsigned)shard_of(hv) : (hv >> 24) & (NLRU - 1);
     uint64_t used = __atomic_add_fetch(&mem_used, size, __ATOMIC_RELAXED);
+    if (sharded) {
+        /* charged to the owner's budget; the owner evicts when it links (shard_trim), since
+         * only it may touch its LRU */
+        __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+        used = 0;
+    }
     /* charge first, then evict until under the limit: concurrent allocators cannot all slip
      * under it at once; the overshoot is at most one item per thread */
     for (int round = 0; used > settings.maxbytes; round++) {
@@ -114,6 +121,8 @@ void item_release(item *it)
 {
     if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
         __atomic_sub_fetch(&mem_used, it->size, __ATOMIC_RELAXED);
+        if (settings.lock_mode == LM_SHARDED)
+            __atomic_sub_fetch(&shard_used[it->lru_id], it->size, __ATOMIC_RELAXED);
         if (settings.lock_mode == LM_OPTIMISTIC)
             qsbr_retire(it);             /* a lock-free reader may still be looking at it */
         else
@@ -145,6 +154,8 @@ static void do_link(item *it)
     lru_link(it);
     BUMP(tstats.curr_items, 1);
     BUMP(tstats.total_items, 1);
+    if (settings.lock_mode == LM_SHARDED)
+        shard_trim();
 }
 
 static void do_unlink(item *it)
@@ -198,7 +209,7 @@ static bool get_takes_write(void)
     return settings.lock_mode != LM_RWLOCK && settings.lock_mode != LM_OPTIMISTIC;
 }
 
-item *item_get(const char *key, size_t nkey, bool bump)
+item *item_get_local(const char *key, size_t nkey, bool bump)
 {
     uint32_t hv = hash(key, nkey);
     bool w = get_takes_write();
@@ -224,7 +235,7 @@ item *item_get(const char *key, size_t nkey, bool bump)
     return it;
 }
 
-item *item_touch(const char *key, size_t nkey, rel_time_t exptime)
+item *item_touch_local(const char *key, size_t nkey, rel_time_t exptime)
 {
     uint32_t hv = hash(key, nkey);
     item_lock(hv, true);
@@ -239,7 +250,7 @@ item *item_touch(const char *key, size_t nkey, rel_time_t exptime)
 }
 
 /* memcached's do_store_item: it->cas carries the request's cas (0 = none) */
-enum store_result item_store(item *it, enum store_type comm)
+enum store_result item_store_local(item *it, enum store_type comm)
 {
     uint32_t hv = it->hv;
     enum store_result r = NOT_STORED;
@@ -301,7 +312,7 @@ enum store_result item_store(item *it, enum store_type comm)
     return r;
 }
 
-bool item_delete(const char *key, size_t nkey)
+bool item_delete_local(const char *key, size_t nkey)
 {
     uint32_t hv = hash(key, nkey);
     item_lock(hv, true);
@@ -312,12 +323,11 @@ bool item_delete(const char *key, size_t nkey)
     return it != NULL;
 }
 
-void item_unlink_key(const char *key, size_t nkey) { (void)item_delete(key, nkey); }
 
 /* memcached's do_add_delta: the value must parse as an unsigned 64-bit number; incr wraps,
  * decr stops at 0; a result that fits is written in place padded with spaces (the "9 " quirk)
  * when nobody else holds the item, otherwise it goes into a new item. */
-enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf)
+enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf)
 {
     uint32_t hv = hash(key, nkey);
     enum delta_result r = DELTA_OK;
@@ -372,4 +382,67 @@ void item_flush(long exptime)
     STORE(oldest_live, new_oldest - 1);
     if (new_oldest - 1 <= now)
         STORE(oldest_cas, __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED));
+}
+
+/* ---- the public entry points: local, or a message to the owner in the sharded mode ---- */
+
+static int remote_owner(uint32_t hv)
+{
+    if (settings.lock_mode != LM_SHARDED)
+        return -1;
+    int o = shard_of(hv);
+    return o == my_shard ? -1 : o;
+}
+
+item *item_get(const char *key, size_t nkey, bool bump)
+{
+    int o = remote_owner(hash(key, nkey));
+    if (o < 0)
+        return item_get_local(key, nkey, bump);
+    struct rpc r = { .kind = RPC_GET, .key = key, .nkey = nkey, .bump = bump };
+    shard_call(o, &r);
+    return r.it;
+}
+
+item *item_touch(const char *key, size_t nkey, rel_time_t exptime)
+{
+    int o = remote_owner(hash(key, nkey));
+    if (o < 0)
+        return item_touch_local(key, nkey, exptime);
+    struct rpc r = { .kind = RPC_TOUCH, .key = key, .nkey = nkey, .exptime = exptime };
+    shard_call(o, &r);
+    return r.it;
+}
+
+enum store_result item_store(item *it, enum store_type comm)
+{
+    int o = remote_owner(it->hv);
+    if (o < 0)
+        return item_store_local(it, comm);
+    struct rpc r = { .kind = RPC_STORE, .it = it, .comm = comm };
+    shard_call(o, &r);
+    return r.store;
+}
+
+bool item_delete(const char *key, size_t nkey)
+{
+    int o = remote_owner(hash(key, nkey));
+    if (o < 0)
+        return item_delete_local(key, nkey);
+    struct rpc r = { .kind = RPC_DELETE, .key = key, .nkey = nkey };
+    shard_call(o, &r);
+    return r.deleted;
+}
+
+void item_unlink_key(const char *key, size_t nkey) { (void)item_delete(key, nkey); }
+
+enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf)
+{
+    int o = remote_owner(hash(key, nkey));
+    if (o < 0)
+        return item_delta_local(key, nkey, incr, delta, buf);
+    struct rpc r = { .kind = RPC_DELTA, .key = key, .nkey = nkey, .incr = incr, .amount = delta,
+                     .buf = buf };
+    shard_call(o, &r);
+    return r.delta;
 }

@@ -5,6 +5,7 @@
  *   rwlock  - one reader-writer lock over the hash table (GETs share it), LRU mutexes
  *   optimistic - GETs take no lock at all (atomic chain walk + reference, qsbr.c frees);
  *             writers use the striped item mutexes
+ *   sharded - no locks: each worker alone touches its partition (shard.c passes messages)
  * Each acquisition first tries without blocking so that we can count the ones that had to wait
  * and how long they waited (the contention counters of `stats`). Item locks are reentrant per
  * thread: the eviction path may try a lock the thread already holds (same stripe, or the one
@@ -28,11 +29,11 @@ static pthread_rwlock_t table_rwlock;
 /* locks this thread holds, for reentrancy: at most two item locks at once (own + victim) */
 static __thread struct { int idx; int depth; } held[4];
 
-static const char *names[] = { "global", "striped", "rwlock", "optimistic" };
+static const char *names[] = { "global", "striped", "rwlock", "optimistic", "sharded" };
 
 int locks_parse_mode(const char *s, enum lock_mode *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) { *out = (enum lock_mode)i; return 0; }
     return -1;
 }
@@ -123,8 +124,8 @@ static void raw_unlock(int idx)
 
 void item_lock(uint32_t hv, bool write)
 {
-    if (!write && mode == LM_OPTIMISTIC)
-        return;                          /* readers go lock-free */
+    if ((!write && mode == LM_OPTIMISTIC) || mode == LM_SHARDED)
+        return;                          /* lock-free readers; or a shard's only thread */
     int idx = item_index(hv);
     int *d = held_depth(idx, true);
     if ((*d)++ == 0)
@@ -133,7 +134,7 @@ void item_lock(uint32_t hv, bool write)
 
 void item_unlock(uint32_t hv, bool write)
 {
-    if (!write && mode == LM_OPTIMISTIC)
+    if ((!write && mode == LM_OPTIMISTIC) || mode == LM_SHARDED)
         return;
     int idx = item_index(hv);
     int *d = held_depth(idx, false);
@@ -145,6 +146,8 @@ void item_unlock(uint32_t hv, bool write)
  * read lock: the only caller, eviction, runs from writers or from threads holding nothing) */
 bool item_trylock(uint32_t hv)
 {
+    if (mode == LM_SHARDED)
+        return true;
     int idx = item_index(hv);
     int *d = held_depth(idx, false);
     if (d != NULL) { (*d)++; return true; }
@@ -165,6 +168,7 @@ bool item_trylock(uint32_t hv)
 void lru_lock(unsigned id)
 {
     if (mode == LM_GLOBAL) { item_lock(0, true); return; }
+    if (mode == LM_SHARDED) return;
     mutex_lock_counted(&lru_locks[id].m, &tstats.lru_acquires, &tstats.lru_waits,
                        &tstats.lru_wait_ns);
 }
@@ -172,5 +176,6 @@ void lru_lock(unsigned id)
 void lru_unlock(unsigned id)
 {
     if (mode == LM_GLOBAL) { item_unlock(0, true); return; }
+    if (mode == LM_SHARDED) return;
     pthread_mutex_unlock(&lru_locks[id].m);
 }

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include "cache.h"
 
-static item *heads[NLRU], *tails[NLRU];
+static item *heads[MAX_SHARDS], *tails[MAX_SHARDS];   /* NLRU used, or one per shard */
 
 static void do_link(item *it)
 {

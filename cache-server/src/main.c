@@ -22,7 +22,7 @@ static void usage(FILE *f)
         "  -m, --memory-limit MB item memory (default 64)\n"
         "  -c, --conn-limit N    max simultaneous connections (default 1024)\n"
         "  -I, --max-item-size S largest item, e.g. 1m, 512k (default 1m)\n"
-        "  --lock-mode MODE      global | striped | rwlock | optimistic (default striped)\n"
+        "  --lock-mode MODE      global | striped | rwlock | optimistic | sharded (default striped)\n"
         "  --port-file FILE      write the bound port to FILE once listening\n"
         "  -v                    verbose\n"
         "  -U, -u                accepted and ignored (memcached compatibility)\n");
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         case 'I': settings.item_size_max = parse_size(optarg); break;
         case 'L':
             if (locks_parse_mode(optarg, &settings.lock_mode) != 0) {
-                fprintf(stderr, "cache-server: unknown lock mode '%s' (global, striped, rwlock, optimistic)\n", optarg);
+                fprintf(stderr, "cache-server: unknown lock mode '%s' (global, striped, rwlock, optimistic, sharded)\n", optarg);
                 return 2;
             }
             break;

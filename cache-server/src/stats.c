@@ -138,5 +138,8 @@ void stats_write(conn *c)
     stat_u64(c, "lru_lock_acquires", s.lru_acquires);
     stat_u64(c, "lru_lock_waits", s.lru_waits);
     stat_secs(c, "lru_lock_wait_time", s.lru_wait_ns);
+    stat_u64(c, "shard_rpc_calls", s.rpc_calls);
+    stat_secs(c, "shard_rpc_wait_time", s.rpc_wait_ns);
+    stat_u64(c, "shard_rpc_served", s.rpc_served);
     out_bytes(c, "END\r\n", 5);
 }

@@ -18,7 +18,8 @@
 
 struct worker {
     pthread_t tid;
-    int epfd, evfd;
+    int id;
+    int epfd, evfd, rpcfd;
     pthread_mutex_t qlock;
     int *queue;
     size_t qlen, qcap;
@@ -108,6 +109,12 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct epoll_event evs[64];
     stats_register_thread();
+    bool sharded = settings.lock_mode == LM_SHARDED;
+    if (sharded) {
+        w->rpcfd = shard_register(w->id);
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &w->rpcfd };
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->rpcfd, &ev);
+    }
     bool qsbr = settings.lock_mode == LM_OPTIMISTIC;
     if (qsbr)
         qsbr_register();
@@ -123,6 +130,8 @@ static void *worker_main(void *arg)
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == NULL)
                 accept_queued(w);
+            else if (evs[i].data.ptr == &w->rpcfd)
+                shard_serve();
             else
                 conn_event(w, evs[i].data.ptr, evs[i].events);
         }
@@ -138,8 +147,11 @@ void threads_start(int n)
     workers = calloc((size_t)n, sizeof(*workers));
     if (workers == NULL)
         abort();
+    if (settings.lock_mode == LM_SHARDED)
+        shard_init(n);
     for (int i = 0; i < n; i++) {
         struct worker *w = &workers[i];
+        w->id = i;
         pthread_mutex_init(&w->qlock, NULL);
         w->epfd = epoll_create1(EPOLL_CLOEXEC);
         w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

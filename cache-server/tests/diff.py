@@ -107,7 +107,7 @@ def norm(b):
 
 
 def main():
-    ours, modes = sys.argv[1], sys.argv[2:] or ["global", "striped", "rwlock", "optimistic"]
+    ours, modes = sys.argv[1], sys.argv[2:] or ["global", "striped", "rwlock", "optimistic", "sharded"]
     if not shutil.which("memcached"):
         print("FAIL diff: memcached not found on PATH")
         return 1

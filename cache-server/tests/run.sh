@@ -36,15 +36,15 @@ if command -v clang > /dev/null; then
   rm -rf "$tmpd"
 fi
 
-for mode in global striped rwlock optimistic; do
+for mode in global striped rwlock optimistic sharded; do
   out=$(build/test-proto "$mode" 2>&1); rc=$?
   [[ $rc == 0 ]] || echo "$out" | grep FAIL
   result "protocol unit tests ($mode): $(tail -n 1 <<< "$out")" $rc
 done
 
-tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic 2>&1)
+tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded 2>&1)
 tally < <(tests/stress.sh build 3 2>&1)
-for mode in global striped rwlock optimistic; do
+for mode in global striped rwlock optimistic sharded; do
   tally < <(python3 tests/badinput.py build/cache-server-asan "$mode" 2>&1 | sed "s/bad input:/bad input ($mode):/")
 done
 

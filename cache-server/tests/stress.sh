@@ -23,7 +23,7 @@ stat_of() {  # port name
 
 fails=0
 for san in asan tsan; do
-  for mode in global striped rwlock optimistic; do
+  for mode in global striped rwlock optimistic sharded; do
     rm -f "$tmp/port"
     # TSan wants a low-entropy address space on recent kernels: setarch -R where available
     run=(); [[ $san == tsan ]] && command -v setarch > /dev/null && run=(setarch "$(uname -m)" -R)
