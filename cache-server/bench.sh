@@ -53,7 +53,13 @@ mkdir -p "$raw"
 spid="" ppid_perf=""
 cleanup() {
   if [[ -n $ppid_perf ]]; then kill -INT "$ppid_perf" 2>/dev/null || true; wait "$ppid_perf" 2>/dev/null || true; fi
-  if [[ -n $spid ]]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
+  if [[ -n $spid ]]; then
+    kill "$spid" 2>/dev/null || true
+    # memcached takes about a second to honour SIGTERM; nothing of it needs to survive
+    for _ in 1 2 3 4 5 6; do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
