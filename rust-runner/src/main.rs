@@ -103,7 +103,7 @@ struct RunArgs {
     #[arg(long)]
     cpus: Option<String>,
     /// Pin workers to --cpus (0 = leave them unbound, the lab's `unpinned` placement).
-    #[arg(long, default_value = "1", value_parser = boolish)]
+    #[arg(long, default_value = "1", value_parser = boolish, action = clap::ArgAction::Set)]
     pin: bool,
     /// Calls in flight per worker.
     #[arg(short, long, default_value_t = 128)]
