@@ -26,6 +26,9 @@ ms_to_us() { awk -v v="$1" 'BEGIN { printf "%.1f", v * 1000 }'; }
 
 echo "## cache-get on $(hostname -s): ${pus} CPUs, ${duration}s per point, 100 B GET hits, closed loop"
 echo
+# other work on the host skews everything below: say how busy it was
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
+echo
 echo "| variant | server threads | server CPUs | client CPUs | GET/s | p50 µs | p99 µs | p99.9 µs | server CPU % | client CPU % | errors | note |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for t in $threads; do
@@ -58,4 +61,6 @@ if [[ $pus -ge 2 ]]; then
   done
   echo
   echo "A loadgen CPU share under 100 % with the server near 100 % means the server, not the generator, is the limit."
+  echo
+  echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 fi
