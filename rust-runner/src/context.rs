@@ -197,7 +197,11 @@ impl Context {
     }
 
     async fn session(&self) -> Result<Rc<Session>, CassError> {
-        self.session.get_or_try_init(|| async { connect(&self.cfg).await.map(Rc::new) }).await.cloned()
+        if let Some(s) = self.session.get() {
+            return Ok(s.clone());
+        }
+        // Boxed: connecting is a huge future, and every request future would otherwise carry its size.
+        self.session.get_or_try_init(|| Box::pin(async { connect(&self.cfg).await.map(Rc::new) })).await.cloned()
     }
 
     /// Runs one request with the configured retries, recording latency, rows, errors and retries.
@@ -210,7 +214,9 @@ impl Context {
         let mut delay = self.cfg.retry_min;
         loop {
             let t0 = Instant::now();
-            let result = f().await;
+            // The driver's futures are large: boxing here keeps ours small, so that Rune's boxing of
+            // the native async call does not copy kilobytes per request.
+            let result = Box::pin(f()).await;
             let ns = t0.elapsed().as_nanos() as u64;
             let mut st = self.stats.borrow_mut();
             st.requests += 1;
