@@ -14,6 +14,7 @@ stdenv.mkDerivation {
       ./src
       ./loadgen
       ./tests/test_proto.c
+      ./tests/test_hist.c
     ];
   };
 
@@ -33,6 +34,7 @@ stdenv.mkDerivation {
     for mode in global striped rwlock optimistic sharded; do
       build/test-proto "$mode"
     done
+    build/test-hist
     runHook postCheck
   '';
 

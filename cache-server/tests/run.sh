@@ -42,6 +42,9 @@ for mode in global striped rwlock optimistic sharded; do
   result "protocol unit tests ($mode): $(tail -n 1 <<< "$out")" $rc
 done
 
+out=$(build/test-hist 2>&1); rc=$?
+result "loadgen histogram: $out" $rc
+
 tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded 2>&1)
 tally < <(tests/stress.sh build 3 2>&1)
 for mode in global striped rwlock optimistic sharded; do
