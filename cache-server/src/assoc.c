@@ -12,7 +12,9 @@ static uint32_t mask;
 void assoc_init(size_t maxbytes)
 {
     size_t n = 1u << 12;
-    while (n < maxbytes / 128 && n < (1u << 24))   /* about one bucket per small item */
+    /* one bucket per 256 B of -m: a load factor of about 1.5 once full of ~170 B items (where
+     * memcached grows its table), without an array so big that every lookup misses the cache */
+    while (n < maxbytes / 256 && n < (1u << 24))
         n <<= 1;
     buckets = calloc(n, sizeof(*buckets));
     if (buckets == NULL)
