@@ -580,6 +580,21 @@ mod tests {
     }
 
     #[test]
+    fn reports_with_nan_round_trip() {
+        // A one-period run has no error bar (NaN); JSON stores null and loading must accept it.
+        let mut r = Report::default();
+        r.result.calls_per_s.ci95 = f64::NAN;
+        r.result.client_cpu_per_op_us = f64::NAN;
+        let p = std::env::temp_dir().join(format!("runner-report-{}.json", std::process::id()));
+        r.save(&p).unwrap();
+        let back = Report::load(&p).unwrap();
+        assert!(back.result.calls_per_s.ci95.is_nan());
+        let mut csv = Vec::new();
+        back.write_csv(&mut csv).unwrap();
+        assert!(!String::from_utf8(csv).unwrap().contains("calls_per_s_ci95"), "NaN rows are left out");
+    }
+
+    #[test]
     fn dates() {
         let s = chrono_like_now();
         assert_eq!(s.len(), 20);
