@@ -171,6 +171,8 @@ struct outseg { item *it; uint32_t off, len; };   /* it == NULL: bytes in wbuf a
 
 enum conn_state { CONN_CMD, CONN_NREAD, CONN_SWALLOW, CONN_CLOSING };
 
+struct outmark { size_t nsegs, wlen, out; uint32_t last_len; };   /* a point in the reply queue */
+
 typedef struct conn {
     int fd;
     enum conn_state state;
@@ -178,6 +180,7 @@ typedef struct conn {
     char *wbuf; size_t wsize, wlen;                 /* response text */
     struct outseg *segs; size_t nsegs, ssize, sent; /* response as segments, sent = bytes gone */
     size_t out_bytes;                               /* total bytes queued in segs */
+    struct outmark kept;                            /* end of the last successful get's reply */
     item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
     enum store_type cmd; bool noreply;
     bool want_out;                                  /* epoll watches EPOLLOUT, not EPOLLIN */
@@ -197,6 +200,8 @@ int proto_process(conn *c);        /* 0: need more input or output drained; -1: 
 void out_string(conn *c, const char *s);
 void out_bytes(conn *c, const char *s, size_t n);
 void out_item(conn *c, item *it);
+struct outmark out_mark(conn *c);
+void out_truncate(conn *c, struct outmark m);
 
 /* ---- util.c: memcached's strict number parsing ---- */
 bool safe_strtoul(const char *s, uint32_t *out);

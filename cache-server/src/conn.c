@@ -41,6 +41,27 @@ void conn_release_output(conn *c)
         if (c->segs[i].it != NULL)
             item_release(c->segs[i].it);
     c->nsegs = c->wlen = c->sent = c->out_bytes = 0;
+    memset(&c->kept, 0, sizeof(c->kept));
+}
+
+struct outmark out_mark(conn *c)
+{
+    struct outmark m = { c->nsegs, c->wlen, c->out_bytes,
+                         c->nsegs > 0 ? c->segs[c->nsegs - 1].len : 0 };
+    return m;
+}
+
+/* drops the replies queued after m (never what was already sent: callers check) */
+void out_truncate(conn *c, struct outmark m)
+{
+    for (size_t i = m.nsegs; i < c->nsegs; i++)
+        if (c->segs[i].it != NULL)
+            item_release(c->segs[i].it);
+    c->nsegs = m.nsegs;
+    c->wlen = m.wlen;
+    c->out_bytes = m.out;
+    if (m.nsegs > 0)
+        c->segs[m.nsegs - 1].len = m.last_len;
 }
 
 void conn_free_buffers(conn *c)

@@ -61,38 +61,38 @@ void out_string(conn *c, const char *s)
 
 /* ---- get / gets ---- */
 
-static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_cas)
+/* get / gets, and gat / gats (get and touch: the first argument is the new exptime) */
+static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_cas, bool touch)
 {
-    /* on a bad key memcached drops queued replies: remember where this command began, for the
-     * case where part of the queue is already on the wire */
-    size_t mark_segs = c->nsegs, mark_wlen = c->wlen, mark_out = c->out_bytes;
-    uint32_t mark_last = c->nsegs > 0 ? c->segs[c->nsegs - 1].len : 0;
-    token_t *key_token = &tokens[1];
+    int32_t exptime = 0;
+    if (touch && !safe_strtol(tokens[1].value, &exptime)) {
+        out_string(c, "CLIENT_ERROR invalid exptime argument");
+        return;
+    }
+    struct outmark here = out_mark(c);
+    token_t *key_token = &tokens[touch ? 2 : 1];
     char hdr[KEY_MAX_LENGTH + 80];
     (void)ntokens;
     do {
         while (key_token->length != 0) {
             if (key_token->length > KEY_MAX_LENGTH) {
-                if (c->sent == 0) {
-                    /* memcached 1.6 drops every reply still queued on the connection here,
-                     * earlier commands' too (observed: "set..; get a <long key>" loses STORED) */
-                    conn_release_output(c);
-                    out_string(c, "CLIENT_ERROR bad command line format");
-                    return;
-                }
-                for (size_t i = mark_segs; i < c->nsegs; i++)
-                    if (c->segs[i].it != NULL)
-                        item_release(c->segs[i].it);
-                c->nsegs = mark_segs;
-                c->wlen = mark_wlen;
-                c->out_bytes = mark_out;
-                if (mark_segs > 0)
-                    c->segs[mark_segs - 1].len = mark_last;
+                /* memcached 1.6 sends its queue after every successful get and, on this error,
+                 * drops every reply queued since (earlier commands' too: "set ..; get <long
+                 * key>" loses STORED, "get x; version; get <long key>" keeps END, loses
+                 * VERSION). Same here, unless part of that is already on the wire. */
+                out_truncate(c, c->sent <= c->kept.out ? c->kept : here);
                 out_string(c, "CLIENT_ERROR bad command line format");
                 return;
             }
             BUMP(tstats.cmd_get, 1);
-            item *it = item_get(key_token->value, key_token->length, true);
+            item *it;
+            if (touch) {
+                BUMP(tstats.cmd_touch, 1);
+                it = item_touch(key_token->value, key_token->length, realtime(exptime));
+                if (it != NULL) BUMP(tstats.touch_hits, 1); else BUMP(tstats.touch_misses, 1);
+            } else {
+                it = item_get(key_token->value, key_token->length, true);
+            }
             if (it != NULL) {
                 BUMP(tstats.get_hits, 1);
                 int n;
@@ -116,6 +116,7 @@ static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_ca
         }
     } while (key_token->value != NULL);
     out_bytes(c, "END\r\n", 5);
+    c->kept = out_mark(c);     /* memcached would transmit here */
 }
 
 /* ---- set / add / replace / append / prepend / cas ---- */
@@ -326,9 +327,13 @@ static void process_command(conn *c, char *line)
         if (ntokens < 3)
             out_string(c, "ERROR");
         else if (strcmp(cmd, "get") == 0)
-            process_get(c, tokens, ntokens, false);
+            process_get(c, tokens, ntokens, false, false);
         else if (strcmp(cmd, "gets") == 0)
-            process_get(c, tokens, ntokens, true);
+            process_get(c, tokens, ntokens, true, false);
+        else if (strcmp(cmd, "gat") == 0)
+            process_get(c, tokens, ntokens, false, true);
+        else if (strcmp(cmd, "gats") == 0)
+            process_get(c, tokens, ntokens, true, true);
         else
             out_string(c, "ERROR");
     } else if (strcmp(cmd, "set") == 0 && WANT(6, 7)) {

@@ -62,6 +62,9 @@ SCRIPTS = [
     b"get a\r\nGET / HTTP/1.1\r\nget a\r\n",
     b"version\r\nquit\r\nget a\r\n",
     b"set k 0 0 1\r\n1\r\n" + b"incr k 1\r\n" * 50 + b"get k\r\n",
+    b"set g 5 0 1\r\nx\r\ngat 100 g b\r\ngats 100 g\r\ngat\r\ngat 10\r\ngat x g\r\ngat 10 g noreply\r\n",
+    b"gat -1 g\r\nget g\r\ngats 0 " + K251 + b"\r\n",
+    b"version\r\nget zz\r\nget " + K251 + b"\r\nget zz\r\nversion\r\nget " + K251 + b"\r\n",
 ]
 
 
