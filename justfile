@@ -14,8 +14,9 @@ default:
 
 # Sweep every instrument over this host's placements into results/<run>/ (args: profile=smoke perf=1 threads="1 2" repeats=N run=DIR topology=FILE|STRING, or experiments/X.spec)
 [group('lab')]
+[positional-arguments]
 sweep *args:
-    scripts/sweep.sh {{ args }}
+    scripts/sweep.sh "$@"
 
 # Print this host's topology: packages, NUMA nodes, dies, L3 domains, cores, PUs, SMT (or of a fixture: just topology topologies/X.xml)
 [group('lab')]

@@ -5,7 +5,9 @@
 
 mutex_cpu_share is the share of samples in lock slow paths: glibc's futex waits and wakes
 (__lll_lock_wait, __lll_unlock_wake, the rwlock and mutex "full" paths), the kernel's futex code,
-and spin loops (symbols named *spin*): what the twemcache study summed as "mutex functions".
+and user-space spin loops (symbols named *spin*): what the twemcache study summed as "mutex
+functions". Kernel spinlocks are left out (only kernel futex code counts): _raw_spin_unlock_irqrestore
+is where most wake-ups and interrupts end, so counting it would call a lock-free server "locky".
 """
 import os
 import re
@@ -14,6 +16,7 @@ import sys
 
 LOCKY = re.compile(r"lll_lock_wait|lll_unlock_wake|futex|mutex_lock_full|mutex_lock_slow|"
                    r"rwlock_(rd|wr)lock_full|spin", re.I)
+KERNEL_LOCKY = re.compile(r"futex", re.I)
 ATOMIC = re.compile(r"atomic|arc.*(clone|drop)|refcount|fetch_add|fetch_sub", re.I)
 LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)(\s+-\s+-)?\s*$")
 
@@ -26,7 +29,7 @@ def symbols(raw):
     for line in out.splitlines():
         m = LINE.match(line)
         if m:
-            rows.append((float(m.group(1)), m.group(2), m.group(4)))
+            rows.append((float(m.group(1)), m.group(2), m.group(4), m.group(3) == "k"))
     return rows
 
 
@@ -41,10 +44,10 @@ def main(argv):
         note = " (no hardware counters on this host: time-based sampling)" if event == "cpu-clock" else ""
         f.write(f"# perf record -g -e {event}{note}; self time per symbol\n")
         f.write(f"{'pct':>7}  {'dso':<28} symbol\n")
-        for pct, dso, sym in rows[:n]:
+        for pct, dso, sym, _kernel in rows[:n]:
             f.write(f"{pct:6.2f}%  {dso[:28]:<28} {sym}\n")
-    mutex = sum(p for p, _, s in rows if LOCKY.search(s))
-    atomic = sum(p for p, _, s in rows if ATOMIC.search(s))
+    mutex = sum(p for p, _, s, k in rows if (KERNEL_LOCKY if k else LOCKY).search(s))
+    atomic = sum(p for p, _, s, k in rows if not k and ATOMIC.search(s))
     print("metric,value,unit")
     print(f"mutex_cpu_share,{mutex:.2f},%")
     print(f"atomic_cpu_share,{atomic:.2f},%")

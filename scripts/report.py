@@ -10,6 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+from charts import spec_charts  # noqa: E402
 from stats import load_groups, summary  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,7 +92,7 @@ def medians_table(groups):
             continue
         s = summary(groups[key])
         rows.append(f"| {variant} | {placement} | {threads} | {cpus} | {metric} | {fmt(s['median'])} | "
-                    f"{fmt(s['min'])} – {fmt(s['max'])} | {s['spread_pct']:.1f}% | {s['n']} | {unit} |")
+                    f"{fmt(s['min'])} – {fmt(s['max'])} | {spread(s)} | {s['n']} | {unit} |")
     if pair_rows:
         rows.append(f"\n({pair_rows} per-pair rows are in the heatmap and the CSV.)")
     return rows
@@ -188,6 +189,29 @@ def comparison(run, exp, groups, pub):
     return out
 
 
+def spread(s):
+    """Relative spread, or why there is none (one sample, or a zero median)."""
+    if s["n"] < 2:
+        return "one sample"
+    return "–" if s["spread_pct"] != s["spread_pct"] else f"{s['spread_pct']:.1f}%"
+
+
+PERF_METRICS = ("mutex_cpu_share", "atomic_cpu_share", "top_symbol_share")
+
+
+def missing_charts(run, exp, spec, groups):
+    """A chart the spec asks for but the run has no rows for is named, with the reason."""
+    if not os.path.exists(spec):
+        return []
+    measured = {g[4] for g in groups}
+    out = []
+    for kind, metric in spec_charts(spec)[1]:
+        if metric not in measured:
+            why = "it comes from perf: sweep with perf=1" if metric in PERF_METRICS else "no rows for it"
+            out += [f"- chart {kind} {metric} not drawn: {why}.", ""]
+    return out
+
+
 def main(argv):
     run = os.path.abspath(argv[0])
     pub = published()
@@ -209,6 +233,7 @@ def main(argv):
         for png in sorted(glob.glob(os.path.join(run, "plots", f"{exp}-*.png"))):
             rel = os.path.relpath(png, run)
             lines += [f"![{os.path.basename(png)[:-4]}]({rel})", ""]
+        lines += missing_charts(run, exp, spec, groups)
         if not groups:
             lines += ["No measured rows.", ""]
             continue
