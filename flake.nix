@@ -52,10 +52,12 @@
               gcc clang llvm gnumake pkg-config
               shellcheck git (python3.withPackages (ps: [ ps.pytest ]))
             ];
-            # Cassandra's locked jar set, fetched by Nix instead of by the Maven step of ./lab.
+            # Cassandra's locked jar set, fetched by Nix instead of by the Maven step of ./lab;
+            # cassandra/cassandra.sh reads CASSANDRA_LIB and JAVA.
             shellHook = lib.optionalString (own ? cassandra-jars) ''
-              export LAB_CASSANDRA_JARS=${own.cassandra-jars}
+              export CASSANDRA_LIB=${own.cassandra-jars}
             '' + ''
+              export JAVA=${pkgs.jdk17_headless}/bin/java
               export LAB_NIX_PINNED_NIXPKGS=${versions.NIXPKGS_REV}
             '';
           };

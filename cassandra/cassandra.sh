@@ -100,7 +100,7 @@ cmd_lock() {
   mvn -q -B -f "$here/pom.xml" dependency:list -DincludeScope=runtime -DoutputFile="$list" >&2
   {
     echo "# Cassandra's runtime jar set, from cassandra/pom.xml via 'cassandra/cassandra.sh lock'. Do not edit."
-    echo "# sha256  group:artifact:version[:classifier]  file (Maven Central layout; rust-runner/cassandra-jars.nix reads this)"
+    echo "# sha256  group:artifact:version[:classifier]  file (Maven Central layout; cassandra/jars.nix reads this)"
     # Lines look like: group:artifact:jar[:classifier]:version:scope[ -- module …]
     sed -n 's/^ *\([^ ]*:[^ ]*\).*/\1/p' "$list" | grep ':jar:' | sort -u | while IFS=: read -r g a _ c v s; do
       if [[ -z $s ]]; then s=$v v=$c c=""; fi   # no classifier: the fields shift by one

@@ -101,7 +101,8 @@ versions > "$dir/versions.txt"
 cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: versions.env missing" > "$dir/versions.env"
 if [[ -f $root/flake.lock ]]; then cp "$root/flake.lock" "$dir/flake.lock"; else echo "unavailable: no flake.lock" > "$dir/flake.lock"; fi
 if [[ -n ${IN_NIX_SHELL:-} ]]; then
-  { echo "IN_NIX_SHELL=$IN_NIX_SHELL"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store' ; } > "$dir/nix.txt"
+  { echo "IN_NIX_SHELL=$IN_NIX_SHELL"; echo "nixpkgs=${LAB_NIX_PINNED_NIXPKGS:-unknown}"
+    echo "CASSANDRA_LIB=${CASSANDRA_LIB:-unset}"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store' ; } > "$dir/nix.txt"
 else
   echo "unavailable: not in a Nix shell (the non-Nix path; pinned versions in versions.env)" > "$dir/nix.txt"
 fi

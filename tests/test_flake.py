@@ -59,3 +59,37 @@ def test_nix_reads_the_same_versions_as_lab():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == versions_env()
+
+
+@pytest.mark.skipif(nix is None, reason="nix-instantiate not installed (./lab test installs nix-bin)")
+def test_nix_jar_set_is_the_locked_one(tmp_path):
+    """cassandra/jars.nix, evaluated with stand-ins for fetchurl and linkFarm (no nixpkgs offline), asks
+    for exactly the jars of jars.lock, by Maven Central URL and sha256."""
+    shim = tmp_path / "eval.nix"
+    shim.write_text(f"""
+let
+  lib = {{
+    filter = builtins.filter;
+    hasPrefix = p: s: builtins.substring 0 (builtins.stringLength p) s == p;
+    replaceStrings = builtins.replaceStrings;
+    splitString = sep: s: builtins.filter builtins.isString (builtins.split sep s);
+  }};
+in import {ROOT}/cassandra/jars.nix {{
+  inherit lib;
+  fetchurl = a: a;
+  linkFarm = name: entries: {{ inherit name entries; }};
+}}
+""")
+    p = subprocess.run([nix, "--eval", "--strict", "--json", str(shim)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    farm = json.loads(p.stdout)
+    assert farm["name"] == "cassandra-5.0.9-jars"
+    got = {(e["name"], e["path"]["sha256"], e["path"]["url"]) for e in farm["entries"]}
+    want = set()
+    for line in open(os.path.join(ROOT, "cassandra", "jars.lock")):
+        if line.strip() and not line.startswith("#"):
+            sha, coords, file = line.split()
+            group, artifact, version = coords.split(":")[:3]
+            url = f"https://repo1.maven.org/maven2/{group.replace('.', '/')}/{artifact}/{version}/{file}"
+            want.add((file, sha, url))
+    assert len(want) >= 50 and got == want
