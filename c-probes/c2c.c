@@ -277,8 +277,7 @@ int main(int argc, char **argv)
 		default: bad_input("unknown option");
 		}
 	}
-	if (optind < argc)
-		bad_input("unexpected argument '%s'", argv[optind]);
+	no_operands(argc, argv);
 	if (!!cpus_arg + !!pairs_arg + matrix > 1)
 		bad_input("give only one of --cpus, --pairs, --matrix");
 	if (opt.min_samples > opt.max_samples)

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,4 +58,10 @@ double parse_real(const char *flag, const char *s, double min, double max)
 	if (v < min || v > max)
 		bad_input("%s: %g is out of range [%g, %g]", flag, v, min, max);
 	return v;
+}
+
+void no_operands(int argc, char **argv)
+{
+	if (optind < argc)
+		bad_input("unexpected argument '%s'", argv[optind]);
 }

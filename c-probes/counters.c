@@ -209,12 +209,8 @@ int main(int argc, char **argv)
 		default: bad_input("unknown option");
 		}
 	}
-	if (optind < argc)
-		bad_input("unexpected argument '%s'", argv[optind]);
-	if (nc)
-		check_cpus_usable(cpus, nc);
-	else
-		nc = usable_cpus(cpus, MAX_CPUS);
+	no_operands(argc, argv);
+	nc = cpus_or_all(cpus, nc, MAX_CPUS);
 	if (!n)
 		n = nc;
 	if (!nv)

@@ -151,3 +151,11 @@ void free_lines(void *p, size_t size)
 {
 	munmap(p, size);
 }
+
+int cpus_or_all(int *cpus, int n, int max)
+{
+	if (!n)
+		return usable_cpus(cpus, max);
+	check_cpus_usable(cpus, n);
+	return n;
+}

@@ -15,6 +15,9 @@ void check_cpus_usable(const int *cpus, int n);
 /* Every online CPU this process may run on, ascending; returns the count. */
 int usable_cpus(int *cpus, int max);
 
+/* The n CPUs given (checked as above) or, when n is 0, every usable CPU into cpus[]; returns the count. */
+int cpus_or_all(int *cpus, int n, int max);
+
 /* Pin the calling thread to one CPU; 0 or an errno. */
 int pin_self(int cpu);
 
