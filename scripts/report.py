@@ -189,6 +189,67 @@ def comparison(run, exp, groups, pub):
     return out
 
 
+def variant_map():
+    """reference/variants.csv: which lab series stands for a published variant, when names differ."""
+    path = os.path.join(ROOT, "reference", "variants.csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return {(r["source"], r["experiment"], r["variant"], r["metric"]): r for r in csv.DictReader(f)}
+
+
+def series_values(groups, lab):
+    """{threads: [values]} of one lab series (variant, placement, metric), over every CPU set."""
+    out = {}
+    for (v, p, t, _c, m, _u), vals in groups.items():
+        if (v, p, m) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) and str(t).isdigit():
+            out.setdefault(int(t), []).extend(vals)
+    return out
+
+
+def direction(x):
+    return "higher" if x > 1.03 else "lower" if x < 0.97 else "about equal"
+
+
+def relative(exp, groups, pub, vmap):
+    """A published figure in other units (MB/s of a JSON pipeline) or at a thread count this host lacks
+    still says by how much one variant beats another. Each published variant's ratio to the first one of
+    its series stands beside the same ratio measured here, at the published thread count when measured,
+    else at the largest one measured."""
+    series = {}
+    for r in pub:
+        lab = vmap.get((r["source"], r["experiment"], r["variant"], r["metric"]))
+        if lab and lab["lab_experiment"] == exp:
+            key = (r["source"], r["host"], r["metric"], r["threads"])
+            series.setdefault(key, []).append((r, lab))
+    lines = []
+    for (src, host, metric, threads), members in series.items():
+        if len(members) < 2:
+            continue
+        (base, base_lab), rest = members[0], members[1:]
+        mine = series_values(groups, base_lab)
+        t = int(threads) if threads.isdigit() and int(threads) in mine else max(mine, default=None)
+        for r, lab in rest:
+            pub_ratio = float(r["value"]) / float(base["value"])
+            other = series_values(groups, lab).get(t)
+            if t is None or not other:
+                missing = base_lab if t is None else lab
+                cell, verdict = f"not measured here ({missing['lab_variant']} {missing['lab_placement']})", "–"
+            else:
+                ratio = summary(other)["median"] / summary(mine[t])["median"]
+                cell = f"×{ratio:.2f} ({direction(ratio)})"
+                verdict = "yes" if direction(ratio) == direction(pub_ratio) else "no"
+            where = f"{threads}" if t is None or str(t) == threads else f"{threads} → {t} here"
+            lines.append(f"| {src} | {host} | {metric} | {r['variant']} ÷ {base['variant']} | {where} | "
+                         f"×{pub_ratio:.2f} ({direction(pub_ratio)}) | {cell} | {verdict} |")
+    if not lines:
+        return []
+    return ["", "#### Published ratios between variants", "",
+            "| source | host | metric | ratio | threads | published | measured | same direction |",
+            "|---|---|---|---|---|---:|---:|---|"] + lines + [
+            "", "Lab series for the published variants: `reference/variants.csv`. \"about equal\" is within 3%."]
+
+
 def spread(s):
     """Relative spread, or why there is none (one sample, or a zero median)."""
     if s["n"] < 2:
@@ -215,6 +276,7 @@ def missing_charts(run, exp, spec, groups):
 def main(argv):
     run = os.path.abspath(argv[0])
     pub = published()
+    vmap = variant_map()
     state = open(os.path.join(run, "sweep", "state")).read().strip() \
         if os.path.exists(os.path.join(run, "sweep", "state")) else "unknown"
     lines = [f"# Scaling lab run {os.path.basename(run)}", "",
@@ -230,9 +292,10 @@ def main(argv):
         for s in journal_skips(run, exp):
             lines.append(f"- skipped: {s}")
         lines.append("")
-        for png in sorted(glob.glob(os.path.join(run, "plots", f"{exp}-*.png"))):
-            rel = os.path.relpath(png, run)
-            lines += [f"![{os.path.basename(png)[:-4]}]({rel})", ""]
+        for kind, metric in (spec_charts(spec)[1] if os.path.exists(spec) else []):
+            png = os.path.join(run, "plots", f"{exp}-{kind}-{metric}.png")
+            if os.path.exists(png):
+                lines += [f"![{exp}-{kind}-{metric}]({os.path.relpath(png, run)})", ""]
         lines += missing_charts(run, exp, spec, groups)
         if not groups:
             lines += ["No measured rows.", ""]
@@ -240,6 +303,7 @@ def main(argv):
         lines += ["#### Medians over repeats", ""] + medians_table(groups)
         lines += perf_tables(run, exp)
         lines += comparison(run, exp, groups, pub)
+        lines += relative(exp, groups, pub, vmap)
         lines.append("")
     with open(os.path.join(run, "report.md.tmp"), "w") as f:
         f.write("\n".join(lines) + "\n")
