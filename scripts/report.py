@@ -41,11 +41,10 @@ def fmt(x):
     if x != x:          # NaN
         return "–"
     a = abs(x)
-    if a >= 1e6:
-        return f"{x / 1e6:.3g} M"
-    if a >= 1e4:
-        return f"{x / 1e3:.3g} k"
-    return f"{x:.3g}"
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if a >= scale:
+            return f"{x / scale:.3g} {prefix}"
+    return f"{x:.0f}" if a >= 1000 else f"{x:.3g}"   # .3g would print 9.33e+03
 
 
 def environment(run):
@@ -81,13 +80,15 @@ def journal_skips(run, exp):
     return seen
 
 
-def medians_table(groups):
+def medians_table(groups, heatmap_metrics=()):
+    """Median, range and spread per point. A full pair matrix (a heatmap metric over more than a few
+    pairs) goes to the heatmap and the CSV, not into the table."""
     rows = ["| variant | placement | threads | cpus | metric | median | min – max | spread | n | unit |",
             "|---|---|---|---|---|---:|---|---:|---:|---|"]
     pair_rows = 0
     for key in sorted(groups, key=lambda k: (k[4], k[0], k[1], int(k[2]) if k[2].isdigit() else 0, k[3])):
         variant, placement, threads, cpus, metric, unit = key
-        if len(groups) > 60 and "," in cpus and placement not in ("",):
+        if metric in heatmap_metrics and len(groups) > 60 and cpus.count(",") == 1:
             pair_rows += 1      # a full matrix goes to the heatmap, not the table
             continue
         s = summary(groups[key])
@@ -300,7 +301,8 @@ def main(argv):
         if not groups:
             lines += ["No measured rows.", ""]
             continue
-        lines += ["#### Medians over repeats", ""] + medians_table(groups)
+        heat = {m for k, m in (spec_charts(spec)[1] if os.path.exists(spec) else []) if k == "heatmap"}
+        lines += ["#### Medians over repeats", ""] + medians_table(groups, heat)
         lines += perf_tables(run, exp)
         lines += comparison(run, exp, groups, pub)
         lines += relative(exp, groups, pub, vmap)
