@@ -40,9 +40,10 @@ def first_line(path, prefix=""):
 def fmt(x):
     if x != x:          # NaN
         return "–"
+    x = float(f"{x:.3g}")   # round first: 999999 is "1 M", not "1e+03 k"
     a = abs(x)
-    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
-        if a >= scale:
+    for above, scale, prefix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if a >= above:
             return f"{x / scale:.3g} {prefix}"
     return f"{x:.0f}" if a >= 1000 else f"{x:.3g}"   # .3g would print 9.33e+03
 

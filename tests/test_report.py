@@ -46,3 +46,11 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
     assert "| ×3.47 (higher) | not measured here (unpadded cross-l3) | – |" in text
     # The spec's chart has no PNG in this folder: the report names no image it does not have.
     assert "![" not in text
+
+
+def test_numbers_have_three_significant_digits_and_a_prefix():
+    import sys
+    sys.path.insert(0, "scripts")
+    from report import fmt
+    assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
+        ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
