@@ -1,5 +1,8 @@
 """report.md sets the published figure beside the measured one, with ratio and shape verdict."""
-from conftest import sh
+import os
+import sys
+
+from conftest import ROOT, sh
 
 
 def make_run(tmp_path, values):
@@ -49,8 +52,7 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
 
 
 def test_numbers_have_three_significant_digits_and_a_prefix():
-    import sys
-    sys.path.insert(0, "scripts")
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from report import fmt
     assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
         ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
