@@ -44,7 +44,7 @@ spec_value() {
 spec_snapshot() {
   local file=$1 prof=$2 k
   printf '# %s, profile %s, overrides: %s\n' "$(basename "$file")" "$prof" "${overrides[*]:-none}"
-  for k in experiment build setup teardown command variants placements threads repeats warmup pin \
+  for k in experiment requires build setup teardown command variants placements threads repeats warmup pin \
            perf membind timeout chart; do
     spec_value "$file" "$k" "$prof" | while IFS= read -r v; do printf '%s = %s\n' "$k" "$v"; done
   done

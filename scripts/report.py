@@ -7,6 +7,7 @@ the measured ones (reference/published.csv) with their ratio and whether the sha
 import csv
 import glob
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -79,6 +80,18 @@ def journal_skips(run, exp):
                 if s not in seen:
                     seen.append(s)
     return seen
+
+
+def skipped_experiments(run):
+    """Experiments the sweep skipped whole (a tool they require is missing), with the reason."""
+    path = os.path.join(run, "sweep", "journal.log")
+    found = {}
+    if os.path.exists(path):
+        for line in open(path):
+            m = re.match(r"\S+ (\S+): skip all: (.*)$", line.strip())
+            if m:
+                found[m.group(1)] = m.group(2)
+    return found
 
 
 def medians_table(groups, heatmap_metrics=()):
@@ -308,6 +321,9 @@ def main(argv):
         lines += comparison(run, exp, groups, pub)
         lines += relative(exp, groups, pub, vmap)
         lines.append("")
+    skipped = skipped_experiments(run)
+    if skipped:
+        lines += ["## Not measured", ""] + [f"- {exp}: {why}" for exp, why in sorted(skipped.items())] + [""]
     with open(os.path.join(run, "report.md.tmp"), "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(os.path.join(run, "report.md.tmp"), os.path.join(run, "report.md"))

@@ -111,16 +111,26 @@ count_todo() {
   done <<< "${points[$1]}"
   echo "$n"
 }
+# A tool an experiment `requires` that is not on PATH skips the whole experiment, with the reason.
+declare -A absent
 for spec in "${specs[@]}"; do
-  points[$spec]=$(plan_points "$spec")
   exp=$(spec_value "$spec" experiment "$profile")
   [[ -n $exp ]] || die "$spec: no 'experiment' key"
+  for tool in $(spec_value "$spec" requires "$profile"); do
+    command -v "$tool" > /dev/null || { absent[$spec]=$tool; break; }
+  done
+  if [[ -n ${absent[$spec]:-} ]]; then todo[$spec]=0; continue; fi
+  points[$spec]=$(plan_points "$spec")
   todo[$spec]=$(count_todo "$spec" "$exp")
   total=$((total + todo[$spec]))
 done
 
 for spec in "${specs[@]}"; do
   exp=$(spec_value "$spec" experiment "$profile")
+  if [[ -n ${absent[$spec]:-} ]]; then
+    log "$exp: skip all: '${absent[$spec]}' is not on PATH"
+    continue
+  fi
   spec_snapshot "$spec" "$profile" > "$run/sweep/specs/$exp.spec"
   command=$(spec_value "$spec" command "$profile")
   [[ -n $command ]] || die "$spec: no 'command' key"

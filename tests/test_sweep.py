@@ -163,3 +163,14 @@ def test_failing_build_loses_only_its_experiment(tmp_path, results):
     assert p.returncode == 1
     assert "FAILED build" in p.stderr and "compiler exploded" in p.stderr
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
+
+
+def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, results):
+    needs = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "requires = bash no-such-tool-here\n")
+    run = tmp_path / "run"
+    p = sweep(results, run, needs, "repeats=1", "placements=compact", "threads=1", SPEC)
+    assert "bad: skip all: 'no-such-tool-here' is not on PATH" in p.stderr
+    assert not (run / "data" / "bad.csv").exists()
+    assert rows(run / "data" / "spin.csv")          # the other experiment was measured
+    assert (run / "sweep" / "state").read_text().strip() == "complete"
+    assert "- bad: 'no-such-tool-here' is not on PATH" in (run / "report.md").read_text()
