@@ -5,9 +5,14 @@
 # during the measured window only. The server is always stopped (trap).
 #
 #   cache-server/bench.sh --variant=global-lock|striped|rwlock|optimistic|sharded|memcached --threads=N \
-#       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [loadgen knobs]
+#       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [--driver=loadgen|mcperf] [knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
-#          --keys=N --value-size=B --get-ratio=F --memory=MB
+#          --keys=N --value-size=B --get-ratio=F --memory=MB; with mcperf: --requests=N (GETs in all)
+#
+# --driver=mcperf is the cross-check with twemperf (on PATH in the Nix shell): one single-threaded
+# mcperf process with as many connections as loadgen would open, closed loop; a `set` pass stores
+# the keys (its warm-up), then a `get` pass of --requests GETs is the measured window. mcperf counts
+# requests, not seconds, so --duration does not apply to it.
 # Every option defaults to the sweep engine's LAB_* variable of the same meaning.
 set -euo pipefail
 
@@ -17,6 +22,7 @@ build=${CACHE_BUILD:-$here/build}
 variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
 other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_RAW:-}
 duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
+driver=loadgen requests=200000
 
 die() { echo "bench.sh: $*" >&2; exit 2; }
 note() { echo "bench.sh: $*" >&2; }
@@ -38,6 +44,8 @@ for arg in "$@"; do
     --value-size=*) vsize=${arg#*=} ;;
     --get-ratio=*) get_ratio=${arg#*=} ;;
     --memory=*) memory=${arg#*=} ;;
+    --driver=*) driver=${arg#*=} ;;
+    --requests=*) requests=${arg#*=} ;;
     *) die "unknown argument '$arg'" ;;
   esac
 done
@@ -45,7 +53,12 @@ done
 [[ $pinned == 0 || $pinned == 1 ]] || die "--pinned must be 0 or 1"
 [[ $perf == 0 || $perf == 1 ]] || die "--perf must be 0 or 1"
 [[ $pinned == 0 || -n $cpus ]] || die "--cpus is required when pinned"
-[[ -x $build/loadgen ]] || die "$build/loadgen missing: run 'just build-cache'"
+[[ $requests =~ ^[1-9][0-9]*$ ]] || die "--requests must be a positive number, not '$requests'"
+case $driver in
+  loadgen) [[ -x $build/loadgen ]] || die "$build/loadgen missing: run 'just build-cache'" ;;
+  mcperf) command -v mcperf > /dev/null || die "mcperf is not on PATH (the Nix shell has it: nix develop)" ;;
+  *) die "unknown driver '$driver' (loadgen or mcperf)" ;;
+esac
 
 tmp=$(mktemp -d)
 raw=${raw:-$tmp/raw}
@@ -114,14 +127,27 @@ case $variant in
     ;;
   *) die "unknown variant '$variant' (global-lock, striped, rwlock, optimistic, sharded, memcached)" ;;
 esac
-note "variant=$variant threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
+note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup"
-    -k "$keys" -V "$vsize" -g "$get_ratio" --measure-file "$tmp/measuring" --raw "$raw")
-[[ -n $client_cpus ]] && lg+=(--cpus "$client_cpus")
-"${lg[@]}" > "$tmp/loadgen.csv" &
+if [[ $driver == mcperf ]]; then
+  nconns=$((client_threads * conns))
+  mc=(mcperf --server=127.0.0.1 --port="$port" --num-conns="$nconns" --conn-rate=1000000
+      --num-calls=$(((requests + nconns - 1) / nconns)) --call-rate=0 --sizes="d$vsize" --prefix=lab:
+      --timeout=5 --linger=0)
+  cpin=(); [[ -n $client_cpus ]] && cpin=(taskset -c "$client_cpus")
+  # the get pass asks for the same key ids as the set pass before it: every GET should hit
+  { "${cpin[@]}" "${mc[@]}" --method=set > "$raw/mcperf-set.txt" 2>&1 \
+      && touch "$tmp/measuring" \
+      && "${cpin[@]}" "${mc[@]}" --method=get > "$raw/mcperf-get.txt" 2>&1 \
+      && python3 "$here/mcperf_csv.py" --method get < "$raw/mcperf-get.txt"; } > "$tmp/loadgen.csv" &
+else
+  lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup"
+      -k "$keys" -V "$vsize" -g "$get_ratio" --measure-file "$tmp/measuring" --raw "$raw")
+  [[ -n $client_cpus ]] && lg+=(--cpus "$client_cpus")
+  "${lg[@]}" > "$tmp/loadgen.csv" &
+fi
 lpid=$!
 
 # the measured window starts when loadgen creates the file (after loading and warm-up)
@@ -135,8 +161,10 @@ if [[ $mode != "" ]]; then
   exec 3<> "/dev/tcp/127.0.0.1/$port" && printf 'stats reset\r\n' >&3 && read -r -t 2 _ <&3 || true
   exec 3>&- || true
 fi
+# loadgen's window is --duration; mcperf's is a count of requests, so its profile lasts as long as it
+window=(sleep "$duration") && [[ $driver == mcperf ]] && window=(tail --pid="$lpid" -f /dev/null)
 if [[ $perf == 1 && -e $tmp/measuring ]]; then
-  perf record -q -g -e "${LAB_PERF_EVENT:-cpu-clock}" -p "$spid" -o "$raw/perf.data" -- sleep "$duration" \
+  perf record -q -g -e "${LAB_PERF_EVENT:-cpu-clock}" -p "$spid" -o "$raw/perf.data" -- "${window[@]}" \
     2> "$raw/perf-record.log" &
   ppid_perf=$!
 fi
@@ -144,7 +172,7 @@ rc=0
 wait "$lpid" || rc=$?
 t1=$(cpu_ticks "$spid") s1=$(date +%s.%N)
 if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see $raw/perf-record.log)"; ppid_perf=""; fi
-[[ $rc == 0 ]] || { echo "bench.sh: loadgen failed (exit $rc)" >&2; exit 1; }
+[[ $rc == 0 ]] || { echo "bench.sh: $driver failed (exit $rc)" >&2; exit 1; }
 
 cat "$tmp/loadgen.csv"
 hz=$(getconf CLK_TCK)

@@ -45,6 +45,7 @@ done
 out=$(build/test-hist 2>&1); rc=$?
 result "loadgen histogram: $out" $rc
 
+tally < <(python3 tests/test_mcperf_csv.py 2>&1)
 tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded 2>&1)
 tally < <(tests/stress.sh build 3 2>&1)
 for mode in global striped rwlock optimistic sharded; do
