@@ -3,7 +3,8 @@
 //! They run only with RUNNER_IT=1 (the `test-runner` recipe sets it): a plain `cargo test` stays offline.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use scylla::client::session_builder::SessionBuilder;
 use scylla::value::{CqlValue, Row};
@@ -191,4 +192,39 @@ async fn against_real_cassandra() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("basic_read.rn"));
     let out = ok(&["hdr", &rep("read.json")]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Tag=cycle"));
+
+    // The node lost mid-run (stopped under load): failed cycles are counted and the first printed,
+    // the run ends by itself with its report, no panic. Last, as it takes the node away.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(root())
+        .env("RUNNER_NODES", format!("127.0.0.1:{PORT}"))
+        .env_remove("LAB_RAW")
+        .args(["run", "workloads/basic_read.rn", "-P", "rows=3000", "-d", "6s", "-w", "0", "-c", "4"])
+        .args(["--request-timeout", "1s", "--retries", "1", "--retry-delay", "50ms"])
+        .args(["--max-errors", "1000000000", "-o", &rep("lost.json")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runner");
+    std::thread::sleep(Duration::from_secs(2));
+    let down = cassandra("down");
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    // A liveness bound, not a speed goal: a runner that hangs on a lost node fails here.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the runner did not end within 120 s of its node being lost");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("$ runner run (node lost at 2 s)\n{err}");
+    assert!(matches!(out.status.code(), Some(0) | Some(1)), "killed by a signal or crashed: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("error in cycle"), "the first failed cycles are printed: {err}");
+    let r = report(&tmp.join("lost.json"));
+    assert!(r["result"]["cycles"].as_u64().unwrap() > r["result"]["errors"].as_u64().unwrap(), "reads before the loss succeeded");
+    assert!(r["result"]["errors"].as_u64().unwrap() > 0, "the reads after the loss are counted as errors");
 }
