@@ -20,5 +20,5 @@ do for [b in bounds] {
 set palette defined (0 "#fff7ec", 1 "#fdbb84", 2 "#d7301f", 3 "#7f0000")
 # Values are printed in the cells while they are big enough to read.
 cmd = "plot dat using 1:2:3 with image notitle"
-if (n <= 16) cmd = cmd . ", dat using 1:2:(sprintf('%.0f', $3)) with labels notitle"
+if (n <= 16) cmd = cmd . ", dat using 1:2:4 with labels notitle"
 eval cmd

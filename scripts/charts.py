@@ -36,27 +36,44 @@ def series_label(variant, placement):
 
 
 def scaling(groups, metric, dat):
-    """One gnuplot block per variant × placement: threads median min max ideal."""
-    series = {}
+    """One gnuplot block per variant × placement: threads median min max ideal.
+
+    With many series over several placements, one panel per placement (a line per variant, the
+    same colour for a variant in every panel, one y scale) keeps the chart readable."""
+    series, variants, placements = {}, set(), set()
     unit = ""
     for (variant, placement, threads, _cpus, m, u), xs in groups.items():
         if m == metric:
-            series.setdefault(series_label(variant, placement), {})[int(threads)] = summary(xs)
+            series.setdefault((placement, variant), {})[int(threads)] = summary(xs)
+            variants.add(variant)
+            placements.add(placement)
             unit = u
     if not series:
         return None
     # Ideal scaling only means something for a rate: N threads should do N times the 1-thread work.
     rate = metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
+    panels = sorted(placements) if len(series) > 6 and len(placements) > 1 else []
+    colour = {v: i + 1 for i, v in enumerate(sorted(variants))}
+    order = sorted(series, key=lambda k: (k[0], k[1]) if panels else (series_label(k[1], k[0]), ""))
+    ymax = 0.0
     with open(dat, "w") as f:
-        for label, pts in sorted(series.items()):
-            f.write(f'"{label}"\n')
+        for placement, variant in order:
+            pts = series[(placement, variant)]
+            f.write(f'"{variant or metric}"\n' if panels else f'"{series_label(variant, placement)}"\n')
             base = pts.get(min(pts))["median"] / min(pts)
             for t in sorted(pts):
                 s = pts[t]
                 ideal = base * t if rate else float("nan")
+                ymax = max(ymax, s["max"], ideal if rate else 0)
                 f.write(f"{t} {s['median']:.6g} {s['min']:.6g} {s['max']:.6g} {ideal:.6g}\n")
             f.write("\n\n")
-    return {"n": len(series), "unit": unit, "ideal": int(rate)}
+    info = {"n": len(series), "unit": unit, "ideal": int(rate)}
+    if panels:
+        info.update(panels=" ".join(panels), ymax=f"{ymax * 1.05:.6g}",
+                    starts=" ".join(str(next(i for i, k in enumerate(order) if k[0] == p)) for p in panels),
+                    counts=" ".join(str(sum(1 for k in order if k[0] == p)) for p in panels),
+                    colours=" ".join(str(colour[v]) for _p, v in order))
+    return info
 
 
 def bars(groups, metric, dat):
@@ -127,7 +144,9 @@ def heatmap(groups, metric, dat, run_dir=None):
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
                 xs = cell.get((a, b)) or cell.get((b, a))
-                f.write(f"{i} {j} {summary(xs)['median']:.6g}\n" if xs else f"{i} {j} NaN\n")
+                # column 4 is the cell's label: blank where the pair was not measured (the diagonal)
+                m = summary(xs)["median"] if xs else None
+                f.write(f'{i} {j} {m:.6g} "{m:.0f}"\n' if xs else f'{i} {j} NaN ""\n')
             f.write("\n")
     tics = ", ".join(f'"{c}" {i}' for i, c in enumerate(cpus))
     return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
@@ -147,10 +166,14 @@ def render(run, exp, kind, metric):
         print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
-    for term, ext in (("pngcairo size 960,600", "png"), ("svg size 960,600", "svg")):
+    width = 1280 if info.get("panels") else 960
+    for term, ext in ((f"pngcairo size {width},600", "png"), (f"svg size {width},600", "svg")):
         args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
                 "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
-                "tics": info.get("tics", ""), "bounds": info.get("bounds", "")}
+                "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
+                "panels": info.get("panels", ""), "starts": info.get("starts", ""),
+                "counts": info.get("counts", ""), "colours": info.get("colours", ""),
+                "ymax": info.get("ymax", "")}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
         subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
     return f"{base}.png"

@@ -26,5 +26,24 @@ def test_heatmap_of_pairs_on_an_interleaved_host(tmp_path):
     dat = (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().split("\n\n")
     # Row 0 is CPU 0; package 0's even CPUs come first: cell (0, 1) is CPU 0 → CPU 2, same package.
     first = dat[0].split("\n")
-    assert first[1].split() == ["0", "1", "20"]
-    assert first[12].split() == ["0", "12", "120"]    # position 12 is CPU 1: the other package
+    assert first[1].split() == ["0", "1", "20", '"20"']
+    assert first[12].split() == ["0", "12", "120", '"120"']    # position 12 is CPU 1: the other package
+    assert first[0].split() == ["0", "0", "NaN", '""']          # the diagonal is blank, not "NaN"
+
+
+def test_many_series_over_placements_get_one_panel_per_placement(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    for v in ("a", "b", "c"):
+        for p in ("compact", "scatter", "unpinned"):
+            for t in (1, 2):
+                lines.append(f"r,sc,{v},{p},{t},0,1,ops_per_s,{100 * t},1/s")   # test input, not measured
+    (run / "data" / "sc.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "sc.spec").write_text("experiment = sc\nchart = scaling ops_per_s\n")
+    sh("scripts/charts.py", str(run))
+    assert (run / "plots" / "sc-scaling-ops_per_s.png").stat().st_size > 2000
+    blocks = [b for b in (run / "plots" / "sc-scaling-ops_per_s.dat").read_text().split("\n\n\n") if b.strip()]
+    # placement by placement, each block named by its variant only (the panel names the placement)
+    assert [b.split("\n")[0] for b in blocks] == ['"a"', '"b"', '"c"'] * 3
