@@ -113,6 +113,29 @@ def medians_table(groups, heatmap_metrics=()):
     return rows
 
 
+def headline_table(groups, metrics):
+    """The charted metrics at a glance: one row per metric × placement × threads, one column per
+    variant, median and spread over repeats. The full table (every metric) follows it, folded."""
+    variants = sorted({k[0] for k in groups if k[4] in metrics})
+    if not variants:
+        return []
+    cells = {}
+    for (variant, placement, threads, _cpus, metric, unit), xs in groups.items():
+        if metric in metrics:
+            cells.setdefault((metric, unit, placement, threads), {}).setdefault(variant, []).extend(xs)
+    rows = ["| metric | placement | threads | " + " | ".join(v or "–" for v in variants) + " | unit |",
+            "|---|---|---:|" + "---:|" * len(variants) + "---|"]
+    for (metric, unit, placement, threads) in sorted(
+            cells, key=lambda k: (metrics.index(k[0]), k[2], int(k[3]) if k[3].isdigit() else 0)):
+        row = cells[(metric, unit, placement, threads)]
+        vals = []
+        for v in variants:
+            s = summary(row[v]) if v in row else None
+            vals.append("" if s is None else f"{fmt(s['median'])} ({spread(s)})" if s["n"] > 1 else fmt(s["median"]))
+        rows.append(f"| {metric} | {placement} | {threads} | " + " | ".join(vals) + f" | {unit} |")
+    return rows + ["", "Median over repeats, (spread) = (max − min) / median."]
+
+
 def perf_tables(run, exp, most=8):
     """The top-symbol tables of the first repeat of each profiled point (perf=1)."""
     tops = sorted(glob.glob(os.path.join(run, "raw", exp, "*_r1", "perf-top.txt")))
@@ -315,8 +338,18 @@ def main(argv):
         if not groups:
             lines += ["No measured rows.", ""]
             continue
-        heat = {m for k, m in (spec_charts(spec)[1] if os.path.exists(spec) else []) if k == "heatmap"}
-        lines += ["#### Medians over repeats", ""] + medians_table(groups, heat)
+        charted = spec_charts(spec)[1] if os.path.exists(spec) else []
+        heat = {m for k, m in charted if k == "heatmap"}
+        headline = headline_table(groups, [m for k, m in dict.fromkeys(charted) if k != "heatmap"])
+        if headline:
+            lines += ["#### At a glance", ""] + headline + [""]
+        full = medians_table(groups, heat)
+        lines += ["#### Medians over repeats", ""]
+        if headline and len(full) > 40:      # a long table stays one click away, not in the way
+            lines += ["<details><summary>every metric, " f"{len(full) - 2} rows</summary>", ""] + full \
+                + ["", "</details>"]
+        else:
+            lines += full
         lines += perf_tables(run, exp)
         lines += comparison(run, exp, groups, pub)
         lines += relative(exp, groups, pub, vmap)

@@ -37,6 +37,8 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
             assert (run / "plots" / f"{chart}.{ext}").stat().st_size > 1000
     report = (run / "report.md").read_text()
     assert "## Environment" in report and "| loop | compact | 1 |" in report
+    # the charted metrics at a glance, a column per variant, before the full table
+    assert "#### At a glance" in report and "| iters_per_s | compact | 1 | " in report
     assert (run / "env" / "lstopo.xml").exists() and (run / "sweep" / "specs" / "spin.spec").exists()
     assert (run / "sweep" / "state").read_text().strip() == "complete"
 
