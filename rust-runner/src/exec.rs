@@ -262,6 +262,7 @@ impl Worker {
                     }
                 }
                 let more = !shared.stop.load(Ordering::Relaxed)
+                    && !crate::sys::interrupted()
                     && my_cycles.is_none_or(|m| k < m)
                     && deadline.is_none_or(|d| now < d);
                 if !more {
@@ -401,7 +402,7 @@ pub fn run_phase(
                 };
                 ready.wait();
                 if let Some(warm) = spec.warmup {
-                    if !shared.stop.load(Ordering::Relaxed) {
+                    if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
                         worker.run_loop(&spec, warm, false, &tx, &shared).await;
                     }
                 }

@@ -158,7 +158,8 @@ fn boolish(s: &str) -> Result<bool, String> {
     }
 }
 
-/// A failure with the exit code the lab's sweep engine understands: 2 = bad input, 1 = failed.
+/// A failure with the exit code the lab's sweep engine understands: 2 = bad input, 1 = failed
+/// (130 = interrupted, a partial report saved).
 struct Fail(u8, String);
 
 fn input(msg: impl Into<String>) -> Fail {
@@ -354,6 +355,8 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
     let placement = Placement { threads, cpus: pinned.clone() };
     drop(rt);
 
+    // Ctrl-C from here on stops the workers and saves what was measured (a second one kills).
+    sys::stop_on_interrupt();
     let mut collector = Collector::new(threads, sampling, a.rate.is_some());
     let outcome = exec::run_phase(&program, a.program_sharing, &seed, &spec, &placement, |w, s| collector.add(w, s))
         .map_err(|e| failed(format!("{e:#}")))?;
@@ -380,6 +383,7 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
         client_cpu_per_op_us: if collector.cycles > 0 { outcome.cpu_s / collector.cycles as f64 * 1e6 } else { f64::NAN },
         peak_rss_bytes: outcome.max_rss_bytes,
         stopped_on_errors: outcome.stopped_on_errors,
+        interrupted: sys::interrupted(),
     };
     let span_text = |s: Option<Span>| match s {
         Some(Span::Cycles(n)) => format!("{n} cycles"),
@@ -417,6 +421,10 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
     if !a.no_csv {
         let stdout = std::io::stdout();
         report.write_csv(&mut stdout.lock()).map_err(failed)?;
+    }
+    if report.result.interrupted {
+        // 130: the shell's code for a run ended by Ctrl-C; the sweep engine counts it as not measured
+        return Err(Fail(130, format!("interrupted: the partial report is in {}", path.display())));
     }
     if report.result.stopped_on_errors {
         return Err(failed(format!("stopped after more than {} errors", a.max_errors)));

@@ -277,6 +277,9 @@ pub struct RunResult {
     pub client_cpu_per_op_us: f64,
     pub peak_rss_bytes: u64,
     pub stopped_on_errors: bool,
+    /// Stopped by Ctrl-C (or SIGTERM) before its span was over: a partial run.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -371,7 +374,7 @@ impl Report {
         line("workload", format!("{} ({})", self.workload, self.functions.join(", ")));
         line("threads", format!("{} on CPUs {}, {}, concurrency {}", self.threads,
             self.cpus.as_deref().unwrap_or("unpinned"), self.sharing, self.concurrency));
-        line("elapsed", format!("{:.3} s", r.elapsed_s));
+        line("elapsed", format!("{:.3} s{}", r.elapsed_s, if r.interrupted { " (interrupted: a partial run)" } else { "" }));
         line("cycles", format!("{} ({} errors)", r.cycles, r.errors));
         line("throughput", format!("{} ± {} calls/s", fmt_num(r.calls_per_s.value), fmt_num(r.calls_per_s.ci95)));
         if r.requests > 0 {

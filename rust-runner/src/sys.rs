@@ -1,6 +1,35 @@
-//! Operating-system facts the runner needs: CPU lists, pinning, CPU time and peak RSS.
+//! Operating-system facts the runner needs: CPU lists, pinning, CPU time and peak RSS, Ctrl-C.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Result};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// The first SIGINT or SIGTERM asks the run to stop and save what it measured; the handler then
+/// resets itself, so a second one ends the process at once.
+pub fn stop_on_interrupt() {
+    // SAFETY: a plain sigaction with a handler that only stores an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Whether Ctrl-C (or SIGTERM) asked the run to stop.
+#[inline]
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
 
 /// Parses a taskset/hwloc style CPU list ("0-3,8,10-11") keeping the given order.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
