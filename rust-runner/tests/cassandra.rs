@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use scylla::client::session_builder::SessionBuilder;
+
+mod common;
 use scylla::value::{CqlValue, Row};
 
 const PORT: u16 = 19042;
@@ -209,15 +211,7 @@ async fn against_real_cassandra() {
     std::thread::sleep(Duration::from_secs(2));
     let down = cassandra("down");
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
-    // A liveness bound, not a speed goal: a runner that hangs on a lost node fails here.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the runner did not end within 120 s of its node being lost");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_bounded(&mut child, Duration::from_secs(120), "the runner did not end after its node was lost");
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("$ runner run (node lost at 2 s)\n{err}");

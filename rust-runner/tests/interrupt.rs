@@ -3,7 +3,9 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 #[test]
 fn ctrl_c_saves_a_partial_report() {
@@ -21,15 +23,7 @@ fn ctrl_c_saves_a_partial_report() {
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signals our own child.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
-    // A liveness bound, not a speed goal: a runner that ignores Ctrl-C fails here.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the runner did not stop within 60 s of Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_bounded(&mut child, Duration::from_secs(60), "the runner did not stop after Ctrl-C");
     let done = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{err}");
