@@ -233,7 +233,8 @@ fn describe(v: &Plain) -> String {
         Plain::Bool(b) => format!("bool {b}"),
         Plain::Int(i) => format!("integer {i}"),
         Plain::Float(f) => format!("float {f}"),
-        Plain::Text(s) if s.len() > 40 => format!("string \"{}…\"", &s[..s.floor_char_boundary(40)]),
+        // (str::floor_char_boundary would do, but is newer than the crate's rust-version, 1.88)
+        Plain::Text(s) if s.len() > 40 => format!("string \"{}…\"", &s[..(0..=40).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)]),
         Plain::Text(s) => format!("string \"{s}\""),
         Plain::Bytes(b) => format!("{} bytes", b.len()),
         Plain::Uuid(u) => format!("uuid {u}"),
@@ -373,6 +374,14 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use scylla::cluster::metadata::UserDefinedType;
+
+    #[test]
+    fn long_text_in_an_error_is_cut_on_a_char_boundary() {
+        let d = describe(&Plain::Text("é".repeat(30))); // 2 bytes each: byte 40 ends the 20th
+        assert_eq!(d, format!("string \"{}…\"", "é".repeat(20)));
+        let d = describe(&Plain::Text(format!("a{}", "é".repeat(30)))); // byte 40 splits an é
+        assert_eq!(d, format!("string \"a{}…\"", "é".repeat(19)));
+    }
 
     fn native(n: NativeType) -> ColumnType<'static> {
         ColumnType::Native(n)
