@@ -54,7 +54,7 @@ def scaling(groups, metric, dat):
     rate = metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
     panels = sorted(placements) if len(series) > 6 and len(placements) > 1 else []
     colour = {v: i + 1 for i, v in enumerate(sorted(variants))}
-    order = sorted(series, key=lambda k: (k[0], k[1]) if panels else (series_label(k[1], k[0]), ""))
+    order = sorted(series, key=lambda k: k if panels else series_label(k[1], k[0]))
     ymax = 0.0
     with open(dat, "w") as f:
         for placement, variant in order:
