@@ -22,11 +22,46 @@ def median(xs):
     return percentile(xs, 50)
 
 
+# Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond.
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042)
+
+
+def median_ci(xs):
+    """95% confidence interval of the median, (lo, hi); (nan, nan) below 3 values.
+
+    Normal approximation: the median's standard error is sqrt(pi/2)·s/sqrt(n), widened by Student's t
+    for small n. Order-statistic intervals need n >= 6 for 95%, which the default sweep cannot afford
+    at every point; this one is defined from 3 repeats and is wide when they disagree, which is what
+    the engine's stopping rule needs. docs/design.md says so."""
+    n = len(xs)
+    if n < 3:
+        return float("nan"), float("nan")
+    mean = sum(xs) / n
+    s = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    t = T975[n - 2] if n - 2 < len(T975) else 1.96
+    half = t * math.sqrt(math.pi / 2) * s / math.sqrt(n)
+    m = median(xs)
+    return m - half, m + half
+
+
+def ci_pct(xs):
+    """Half-width of the median's 95% CI as % of the median (nan when undefined)."""
+    lo, hi = median_ci(xs)
+    m = median(xs) if xs else float("nan")
+    if lo != lo or not m:
+        return float("nan")
+    return (hi - lo) / 2 / abs(m) * 100
+
+
 def summary(xs):
-    """median, min, max, relative spread (max-min)/median in %, n."""
+    """median, min, max, relative spread (max-min)/median in %, n, and the median's 95% CI."""
     m = median(xs)
     spread = (max(xs) - min(xs)) / abs(m) * 100 if m else float("nan")
-    return {"median": m, "min": min(xs), "max": max(xs), "spread_pct": spread, "n": len(xs)}
+    lo, hi = median_ci(xs)
+    return {"median": m, "min": min(xs), "max": max(xs), "spread_pct": spread, "n": len(xs),
+            "ci_lo": lo, "ci_hi": hi, "ci_pct": ci_pct(xs)}
 
 
 def group(rows, keys):
