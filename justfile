@@ -12,57 +12,66 @@ import? 'rust-runner/lab.just'
 default:
     @just --list --unsorted
 
-# Sweep every instrument over this host's placements into results/<run>/ (args: profile=smoke perf=1 threads="1 2" repeats=N run=DIR topology=FILE|STRING, or experiments/X.spec)
+# Sweep every instrument over this host's placements into results/<run>/ (args: profile=smoke perf=1 threads="1 2" repeats=N|auto ci=5 run=DIR dry=1 topology=FILE|STRING, or experiments/X.spec)
 [group('lab')]
 [positional-arguments]
 sweep *args:
-    scripts/sweep.sh "$@"
+    scripts/sweep.py "$@"
 
 # Print this host's topology: packages, NUMA nodes, dies, L3 domains, cores, PUs, SMT (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
+[positional-arguments]
 topology topo="":
-    scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} summary
+    scripts/topo.py ${1:+--topology "$1"} summary
 
 # Print the ordered CPU list of a placement for N threads (policies: unpinned compact cores scatter smt same-l3 cross-l3 cross-die cross-package)
 [group('lab')]
+[positional-arguments]
 plan policy n topo="":
-    scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} plan {{ policy }} {{ n }}
+    scripts/topo.py ${3:+--topology "$3"} plan "$1" "$2"
 
 # Print every CPU pair with a relation (smt same-l3 cross-l3 cross-die cross-package)
 [group('lab')]
+[positional-arguments]
 pairs policy topo="":
-    scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} pairs {{ policy }}
+    scripts/topo.py ${2:+--topology "$2"} pairs "$1"
 
 # Print the relation of two CPUs: smt, same-l3, cross-l3, cross-die or cross-package
 [group('lab')]
+[positional-arguments]
 relation a b topo="":
-    scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} relation {{ a }} {{ b }}
+    scripts/topo.py ${3:+--topology "$3"} relation "$1" "$2"
 
 # Capture this host's environment (topology, kernel, governor, VM or bare metal, versions) into DIR
 [group('lab')]
+[positional-arguments]
 env dir="":
-    scripts/env.sh {{ dir }}
+    scripts/env.sh ${1:+"$1"}
 
 # Redraw the charts and rewrite report.md of a run folder
 [group('lab')]
+[positional-arguments]
 report run:
-    scripts/charts.py {{ run }}
-    scripts/report.py {{ run }}
+    scripts/charts.py "$1"
+    scripts/report.py "$1"
 
 # Put two runs (two hosts, or before/after) side by side: medians, ratio, Welch's t-test
 [group('lab')]
+[positional-arguments]
 compare run_a run_b:
-    scripts/compare.py {{ run_a }} {{ run_b }}
+    scripts/compare.py "$1" "$2"
 
 # Pack one run folder into results/<run>.tar.gz
 [group('lab')]
+[positional-arguments]
 archive run:
-    scripts/archive.sh pack {{ run }}
+    scripts/archive.py pack "$1"
 
-# Re-run an archived run's sweep on this host into a new run, then compare the two
+# Re-measure an archived run's experiments here with this checkout's specs (the archive's own commands are shown, never run), then compare
 [group('lab')]
+[positional-arguments]
 replay archive:
-    scripts/archive.sh replay {{ archive }}
+    scripts/archive.py replay "$1"
 
 # Run every test: the lab's own, then each instrument's test-* recipe; ends with "N passed, N failed"
 [group('test')]

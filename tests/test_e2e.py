@@ -4,12 +4,13 @@ import os
 
 from conftest import ROOT, rows, sh
 
-SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit"]
+SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
+          "suspect"]
 
 
 def test_smoke_sweep_of_every_instrument(tmp_path, results):
     run = tmp_path / "smoke"
-    p = sh("scripts/sweep.sh", "profile=smoke", f"run={run}", env=results, check=False)
+    p = sh("scripts/sweep.py", "profile=smoke", f"run={run}", env=results, check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     for f in ("lstopo.xml", "lscpu.txt", "cpuinfo.txt", "virt.txt", "cpu-state.txt", "versions.txt",
               "git.txt", "numa.txt", "versions.env", "flake.lock"):

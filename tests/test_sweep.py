@@ -1,5 +1,9 @@
-"""The sweep engine: points, skips, tidy rows, resume after kill -9, bad input, charts and report."""
+"""The sweep engine: points, skips, tidy rows, resume after kill -9, bad input, charts and report.
+
+Plumbing tests pass retries=0: the interference guard still marks a disturbed repeat suspect, but a
+busy test host does not make them wait (test_guard.py tests the guard itself)."""
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -8,11 +12,13 @@ import time
 from conftest import ROOT, rows, sh
 
 SPEC = "tests/fixtures/spin.spec"
-SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit"]
+SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
+          "suspect"]
+NOISE = {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs", "cpu_mhz"}
 
 
 def sweep(results, run, *args, check=True):
-    return sh("scripts/sweep.sh", f"run={run}", *args, env=results, check=check)
+    return sh("scripts/sweep.py", f"run={run}", "retries=0", *args, env=results, check=check)
 
 
 def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
@@ -20,7 +26,9 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     p = sweep(results, run, "repeats=2", SPEC)
     data = rows(run / "data" / "spin.csv")
     assert list(data[0].keys()) == SCHEMA
-    assert all(float(r["value"]) > 0 for r in data)
+    assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE)
+    # every repeat carries the guard's readings
+    assert {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs"} <= {r["metric"] for r in data}
     pus = sh("scripts/topo.py", "pus").stdout.strip().split(",")
     for r in data:
         assert r["experiment"] == "spin" and r["variant"] == "loop" and r["run_id"] == "run"
@@ -43,6 +51,10 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     assert (run / "sweep" / "state").read_text().strip() == "complete"
 
 
+def events(run):
+    return [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+
+
 def point_count(run):
     return len(glob.glob(str(run / "data" / "points" / "spin" / "*.csv")))
 
@@ -50,7 +62,7 @@ def point_count(run):
 def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.4")
-    args = ["scripts/sweep.sh", f"run={run}", "repeats=4", "placements=compact scatter", SPEC]
+    args = ["scripts/sweep.py", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", SPEC]
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 60
@@ -72,7 +84,7 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
         key = (r["placement"], r["threads"], r["repeat"], r["metric"])
         seen[key] = seen.get(key, 0) + 1
     threads = {r["threads"] for r in data}
-    assert len(seen) == 2 * len(threads) * 4 * 2    # placements × threads × repeats × metrics
+    assert len(seen) == 2 * len(threads) * 4 * 5    # placements × threads × repeats × (2 metrics + 3 noise)
     assert set(seen.values()) == {1}
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 
@@ -108,11 +120,13 @@ def test_garbage_output_fails_the_point_and_a_rerun_retries_it(tmp_path, results
     p = sweep(results, run, spec, check=False)
     assert p.returncode == 1
     assert "value 'fast' is not a number" in (run / "sweep" / "journal.log").read_text()
+    failed = [e for e in events(run) if e["event"] == "failed"]
+    assert len(failed) == 1 and failed[0]["rc"] == 3 and "'fast'" in failed[0]["reason"]
     assert (run / "sweep" / "state").read_text().strip() == "incomplete"
     assert rows(run / "data" / "bad.csv") == []
     flag.write_text("")
     sweep(results, run, spec)
-    assert [r["value"] for r in rows(run / "data" / "bad.csv")] == ["1.5"]
+    assert [r["value"] for r in rows(run / "data" / "bad.csv") if r["metric"] == "x"] == ["1.5"]
 
 
 def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, results):
@@ -123,10 +137,11 @@ def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, r
 
 
 def test_unknown_argument_and_missing_spec_are_errors(tmp_path, results):
-    p = sh("scripts/sweep.sh", "nonsense", env=results, check=False)
+    p = sh("scripts/sweep.py", "nonsense", env=results, check=False)
     assert p.returncode == 2 and "unknown argument 'nonsense'" in p.stderr
-    p = sh("scripts/sweep.sh", "experiments/nope.spec", env=results, check=False)
+    p = sh("scripts/sweep.py", "experiments/nope.spec", env=results, check=False)
     assert p.returncode == 2 and "no such spec" in p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []            # nothing was created
 
 
 def test_compare_archive_and_replay(tmp_path, results):
@@ -136,10 +151,11 @@ def test_compare_archive_and_replay(tmp_path, results):
     sweep(results, b, "repeats=3", "placements=compact", SPEC)
     out = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md")).stdout
     assert "| spin | loop | compact | 1 | iters_per_s |" in out and "B / A" in out
-    sh("scripts/archive.sh", "pack", str(a), env=results)
+    sh("scripts/archive.py", "pack", str(a), env=results)
     archive = tmp_path / "a.tar.gz"
     assert archive.exists()
-    p = sh("scripts/archive.sh", "replay", str(archive), env=results)
+    # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
+    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
     replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
@@ -164,6 +180,7 @@ def test_failing_build_loses_only_its_experiment(tmp_path, results):
     p = sweep(results, run, broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
     assert p.returncode == 1
     assert "FAILED build" in p.stderr and "compiler exploded" in p.stderr
+    assert [e["experiment"] for e in events(run) if e["event"] == "build_failed"] == ["bad"]
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
 
 

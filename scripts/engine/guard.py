@@ -1,0 +1,97 @@
+"""The interference guard: what else happened on a point's CPUs while it was measured.
+
+Read around every measured run:
+- /proc/stat per CPU: steal (the hypervisor ran someone else) and busy time (user + nice + system);
+- getrusage(RUSAGE_CHILDREN): CPU time and involuntary context switches of the measured process tree
+  (every descendant the command waited for, servers and load generators included);
+- the CPU frequency from cpufreq, where the host exposes it.
+
+foreign = busy time on the point's CPUs that the measured tree did not use. irq and softirq time is
+left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
+process. A lower bound, then: it catches a competing process, not interrupt storms.
+"""
+import os
+import resource
+import time
+from dataclasses import dataclass
+
+HZ = os.sysconf("SC_CLK_TCK")
+METRICS = (("noise_steal_pct", "%"), ("noise_foreign_pct", "%"), ("noise_invol_cs", "1/s"), ("cpu_mhz", "MHz"))
+
+
+def cpu_ticks():
+    """{cpu: (busy, steal, total)} in clock ticks since boot."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                name, *vals = line.split()
+                v = [int(x) for x in vals[:8]] + [0] * (8 - len(vals[:8]))
+                user, nice, system, idle, iowait, irq, softirq, steal = v
+                out[int(name[3:])] = (user + nice + system, steal, sum(v))
+    return out
+
+
+def mhz(cpus):
+    vals = []
+    for c in cpus:
+        try:
+            with open(f"/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq") as f:
+                vals.append(int(f.read()) / 1000)
+        except (OSError, ValueError):
+            return None
+    return sum(vals) / len(vals) if vals else None
+
+
+@dataclass
+class Reading:
+    steal_pct: float
+    foreign_pct: float
+    invol_cs: float
+    mhz: object          # None where cpufreq is absent (most VMs)
+    seconds: float
+
+    def rows(self):
+        vals = (self.steal_pct, self.foreign_pct, self.invol_cs, self.mhz)
+        return [{"metric": m, "value": f"{v:.4g}", "unit": u} for (m, u), v in zip(METRICS, vals) if v is not None]
+
+    def disturbed(self, limits):
+        """Why this run cannot be trusted, or "" when it can."""
+        why = []
+        if self.steal_pct > limits["max_steal"]:
+            why.append(f"steal {self.steal_pct:.0f}% > {limits['max_steal']:g}%")
+        if self.foreign_pct > limits["max_foreign"]:
+            why.append(f"foreign {self.foreign_pct:.0f}% > {limits['max_foreign']:g}%")
+        if self.invol_cs > limits["max_invol_cs"]:
+            why.append(f"involuntary switches {self.invol_cs:.0f}/s > {limits['max_invol_cs']:g}/s")
+        return "; ".join(why)
+
+    def as_dict(self):
+        return {"steal_pct": round(self.steal_pct, 2), "foreign_pct": round(self.foreign_pct, 2),
+                "invol_cs": round(self.invol_cs, 1), "mhz": self.mhz}
+
+
+class Window:
+    """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
+    measured tree may use)."""
+
+    def __init__(self, cpus, span):
+        self.cpus, self.span = list(cpus), sorted(set(span))
+        self.t0 = time.monotonic()
+        self.ticks0 = cpu_ticks()
+        self.ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def stop(self):
+        ticks1, ru1 = cpu_ticks(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = time.monotonic() - self.t0
+
+        def delta(cpus, i):
+            return sum(ticks1[c][i] - self.ticks0[c][i] for c in cpus if c in ticks1 and c in self.ticks0)
+
+        total = delta(self.cpus, 2)
+        steal = delta(self.cpus, 1) / total * 100 if total > 0 else 0.0
+        tree = (ru1.ru_utime - self.ru0.ru_utime + ru1.ru_stime - self.ru0.ru_stime) * HZ
+        span_total = delta(self.span, 2) - delta(self.span, 1)
+        foreign = max(0.0, delta(self.span, 0) - tree) / span_total * 100 if span_total > 0 else 0.0
+        invol = (ru1.ru_nivcsw - self.ru0.ru_nivcsw) / seconds if seconds > 0 else 0.0
+        return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds)

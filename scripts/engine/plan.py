@@ -1,0 +1,78 @@
+"""Plan every point of every spec once, in-process, from one hwloc read of the host (or a fixture).
+
+A point is (experiment, variant, placement, threads) with its CPU list; its repeats are measured
+later. A placement the topology cannot satisfy becomes a skipped point with hwloc's reason, never a
+substitute.
+"""
+import re
+from dataclasses import dataclass, field
+
+from topo import PAIRS, PlacementError
+
+from .spec import KEYS
+
+
+@dataclass
+class Point:
+    experiment: str
+    variant: str            # "" for a spec without variants
+    placement: str
+    threads: int
+    cpus: list = field(default_factory=list)
+    others: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
+    skip: str = ""          # why the host cannot run it
+
+    def key(self, repeat):
+        """The point's file and raw-folder name for one repeat."""
+        v = re.sub(r"[^A-Za-z0-9.-]", "_", self.variant or "-")
+        return f"{v}_{self.placement}_t{self.threads}_r{repeat}"
+
+    @property
+    def group(self):
+        return (self.experiment, self.placement, self.threads)
+
+
+def cpu_list(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
+def auto_threads(topo):
+    n, out, i = len(topo.pus), [], 1
+    while i < n:
+        out.append(i)
+        i *= 2
+    return out + [n]
+
+
+def spread_pairs(pairs, k):
+    """Up to k pairs spread evenly over hwloc's list: one pair says little on a big host."""
+    n = min(k, len(pairs))
+    return [pairs[i * len(pairs) // n] for i in range(n)]
+
+
+def plan(resolved, topo):
+    """Every point of one resolved spec, in measuring order."""
+    out = []
+    variants = resolved["variants"].split()
+    threads = auto_threads(topo) if resolved["threads"] == "auto" else [int(t) for t in resolved["threads"].split()]
+    for placement in resolved["placements"].split():
+        for t in ([2] if placement in PAIRS else threads):
+            try:
+                cpus = topo.plan(placement, t)
+            except PlacementError as e:
+                out.append(Point(resolved.name, "", placement, t, skip=str(e)))
+                continue
+            pairs = ""
+            if placement in PAIRS:
+                chosen = spread_pairs(topo.pairs(placement), int(resolved["pairs"]))
+                pairs = ",".join(f"{a}:{b}" for a, b in chosen)
+            for v in variants:
+                out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
+                                 topo.others(cpus), topo.nodes(cpus), pairs))
+    return out
+
+
+def default_of(key):
+    return KEYS[key][1]

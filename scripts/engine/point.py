@@ -1,0 +1,168 @@
+"""Run one repeat of one point: the command with its placeholders, pinned and guarded, into tidy rows.
+
+Placeholders become quoted references to LAB_* environment variables (`{cpus}` → "${LAB_CPUS}"), so a
+value never becomes shell text, whatever a variant name or run folder contains. The command itself
+is the project's spec, not user input.
+"""
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+
+import tidy
+
+from . import guard, prefix
+from .spec import SpecError
+
+PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
+                "pinned", "pairs", "ncpus")
+PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+def expand_args(command, args):
+    return command.replace("{args}", args)
+
+
+def check_quoting(text, where):
+    """A placeholder inside quotes would be quoted twice: the engine quotes it itself."""
+    quote = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote is None and ch in "'\"":
+            quote = ch
+        elif ch == quote:
+            quote = None
+        elif quote and PLACEHOLDER.match(text, i):
+            name = PLACEHOLDER.match(text, i).group(1)
+            raise SpecError(f"{where}: {{{name}}} stands inside {quote}quotes{quote}: write it bare, "
+                            "the engine passes it quoted")
+        i += 1
+
+
+def shell_text(command):
+    return PLACEHOLDER.sub(lambda m: f'"${{LAB_{m.group(1).upper()}}}"', command)
+
+
+def display(command, values):
+    """The command as it ran, values filled in and shell-quoted: for people, never executed."""
+    return PLACEHOLDER.sub(lambda m: shlex.quote(str(values[m.group(1)])), command)
+
+
+def values_for(point, repeat, raw, perf, root, pinned):
+    return {"variant": point.variant, "placement": point.placement, "threads": point.threads,
+            "repeat": repeat, "cpus": ",".join(map(str, point.cpus)),
+            "other_cpus": ",".join(map(str, point.others)), "raw": raw, "perf": perf, "root": root,
+            "pinned": int(pinned), "pairs": point.pairs, "ncpus": len(point.cpus)}
+
+
+def run_argv(argv, env, cwd, out_path, err_path, timeout, on_start=None):
+    """Run argv in its own process group; kill the group at the timeout. Returns the exit code
+    (124 for a timeout, as timeout(1) says)."""
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                             start_new_session=True)
+        if on_start:
+            on_start(p)
+        try:
+            return p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(p)
+            err.write(f"\nengine: killed after the {timeout:g} s timeout\n")
+            return 124
+        finally:
+            if on_start:
+                on_start(None)
+
+
+def kill_group(p, grace=5):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class Outcome:
+    def __init__(self, rc, reading=None, rows=None, reason=""):
+        self.rc, self.reading, self.rows, self.reason = rc, reading, rows, reason
+
+
+def measure(ctx, spec, point, repeat, raw, discard=False):
+    """One run. ctx: the sweep (root, run_id, perf, env). Returns an Outcome with tidy rows (dicts)
+    on success; the caller decides whether to keep them."""
+    os.makedirs(raw, exist_ok=True)
+    pinned = point.placement != "unpinned"
+    command = expand_args(spec["command"], spec["args"])
+    values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
+    env = dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event)
+    env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
+    perf_by_engine = ctx.perf == 1 and spec["perf"] == "engine" and not discard
+    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
+        ["bash", "-c", shell_text(command)]
+    # The CPUs the measured tree may use: its placement, and where it puts its load generator.
+    span = point.cpus if pinned else ctx.all_cpus
+    if pinned and spec["pin"] == "self" and "{other_cpus}" in command:
+        span = point.cpus + point.others
+    out = os.path.join(raw, "warmup.out" if discard else "stdout.csv")
+    err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
+    window = guard.Window(point.cpus, span)
+    rc = run_argv(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track)
+    reading = window.stop()
+    if discard or rc != 0:
+        return Outcome(rc, reading, reason=tail(err))
+    fields = {"run_id": ctx.run_id, "experiment": point.experiment, "variant": point.variant,
+              "placement": point.placement, "threads": str(point.threads), "cpus": values["cpus"],
+              "repeat": str(repeat)}
+    try:
+        rows = tidy.fill(fields, open(out).read())
+        if os.path.exists(os.path.join(raw, "perf.data")):
+            rows += perf_rows(ctx, raw, fields)
+    except ValueError as e:
+        with open(err, "a") as f:
+            f.write(f"engine: {e}\n")
+        return Outcome(3, reading, reason=str(e))
+    rows += [dict(fields, **r) for r in reading.rows()]
+    return Outcome(0, reading, rows)
+
+
+def perf_rows(ctx, raw, fields):
+    """perf.py's summary of raw/perf.data as rows; a failed summary is logged, not fatal."""
+    p = subprocess.run([os.path.join(ctx.root, "scripts", "perf.py"), raw], capture_output=True, text=True,
+                       env=dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event))
+    with open(os.path.join(raw, "stderr.log"), "a") as f:
+        f.write(p.stderr)
+    if p.returncode != 0:
+        return []
+    with open(os.path.join(raw, "perf.csv"), "w") as f:
+        f.write(p.stdout)
+    return tidy.fill(fields, p.stdout)
+
+
+def tail(path, n=3):
+    try:
+        with open(path, errors="replace") as f:
+            return " ".join(line.strip() for line in f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def run_shell(text, root, env, log_path):
+    """build / setup / teardown: the spec's own shell text, output kept in the run's log."""
+    with open(log_path, "a") as log:
+        log.write(f"\n$ {text}\n")
+        log.flush()
+        t0 = time.monotonic()
+        p = subprocess.run(["bash", "-c", text], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                           stderr=log)
+        return p.returncode, time.monotonic() - t0

@@ -1,0 +1,97 @@
+"""The dry run's price of a sweep: every point, what cannot run and why, and an ETA.
+
+Seconds per run come from the newest earlier run of the same experiment and profile on this host
+(its journal's `done` events), else from the spec's `cost`. Adaptive repeats count by the number the
+last run needed (else min_repeats), and the range from min_repeats to max_repeats is printed too.
+"""
+import glob
+import os
+import shutil
+import socket
+
+from stats import median
+
+from . import journal as jr
+
+
+def history(results, experiment, profile):
+    """(seconds per run, mean repeats per point) of the newest run of this host that measured
+    experiment in profile, or (None, None)."""
+    host = socket.gethostname().split(".")[0]
+    for run in sorted(glob.glob(os.path.join(results, f"*-{host}*")), reverse=True):
+        events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+        if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
+            continue
+        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment]
+        if not secs:
+            continue
+        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment]
+        return median(secs), (sum(ns) / len(ns) if ns else None)
+    return None, None
+
+
+def per_run(spec, point, measured):
+    if measured is not None:
+        return measured
+    cost = spec["cost"]
+    n = len(point.cpus)
+    if cost.endswith("/pair"):
+        return float(cost[:-5]) * n * (n - 1) / 2
+    if cost.endswith("/cpu"):
+        return float(cost[:-4]) * n
+    return float(cost)
+
+
+def repeats(spec, seen_n):
+    """(expected, fewest, most) repeats per point."""
+    if spec["repeats"] != "auto":
+        r = int(spec["repeats"])
+        return r, r, r
+    lo, hi = int(spec["min_repeats"]), int(spec["max_repeats"])
+    return min(max(seen_n or lo, lo), hi), lo, hi
+
+
+def hms(secs):
+    secs = int(round(secs))
+    return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+
+
+def price(specs, plans, profile, results, on_host, out):
+    """Print every point and the ETA; returns (points, seconds expected). On this host, measured
+    times and missing tools count; on a fixture neither does."""
+    points = expect = fewest = most = 0.0
+    skipped = []
+    missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
+    specs = [s for s in specs if s.name not in missing]
+    out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
+              f"{'s/run':>8}  cpus\n")
+    for spec in specs:
+        measured, seen_n = history(results, spec.name, profile) if on_host else (None, None)
+        source = "measured here" if measured is not None else "spec cost"
+        e, lo, hi = repeats(spec, seen_n)
+        setup = float(spec["setup_cost"])
+        live = [p for p in plans[spec.name] if not p.skip]
+        if live:
+            expect, fewest, most = expect + setup, fewest + setup, most + setup
+            first = per_run(spec, live[0], measured)
+            expect, fewest, most = (x + first * int(spec["warmup"]) for x in (expect, fewest, most))
+        for p in plans[spec.name]:
+            if p.skip:
+                skipped.append(f"{spec.name} {p.placement} threads={p.threads}: {p.skip}")
+                continue
+            s = per_run(spec, p, measured)
+            points += 1
+            expect, fewest, most = expect + e * s, fewest + lo * s, most + hi * s
+            reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
+            cpus = ",".join(map(str, p.cpus))
+            out.write(f"{spec.name:<18} {p.variant or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
+                      f"{s:>8.3g}  {cpus if len(cpus) < 60 else cpus[:56] + '…'}\n")
+        out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e}"
+                  + (f" expected ({lo}–{hi})" if lo != hi else "") + f"; build and setup {setup:g} s\n")
+    for s in skipped:
+        out.write(f"impossible: {s}\n")
+    for name, tool in missing.items():
+        out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
+    rng = f" (range {hms(fewest)} – {hms(most)})" if fewest != most else ""
+    out.write(f"{int(points)} points, ETA {hms(expect)}{rng}\n")
+    return int(points), expect

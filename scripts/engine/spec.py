@@ -1,0 +1,221 @@
+"""Sweep specs: `key = value` lines, `#` comments, `key[profile] = value` for one profile.
+
+KEYS below is the one table of spec keys: docs/instruments.md documents the same table and a test
+holds the two together. A malformed line, an unknown key or a value out of range is a SpecError
+naming file:line; the engine reports it and exits 2 before anything is created or run.
+"""
+import os
+import re
+
+from topo import POLICIES
+
+# key: (kind, default, may the command line override it, meaning). Kinds are checked by check().
+# Shell keys (command, args, build, setup, teardown) come only from the project's spec files: a value
+# from the command line is never run as shell text.
+KEYS = {
+    "experiment": ("name", None, False, "name; the data goes to data/<experiment>.csv"),
+    "requires": ("words", "", False, "commands that must be on PATH; without one the experiment is skipped whole"),
+    "build": ("shell", "", False, "run once before the first point; if it fails only this experiment is lost"),
+    "setup": ("shell", "", False, "run once after build, before the first point"),
+    "teardown": ("shell", "", False, "run once after the last point, also when the sweep is interrupted"),
+    "command": ("shell", None, False, "the measuring command, with {placeholders}"),
+    "args": ("shell", "", False, "text put in place of {args}: a profile can change the arguments, not the command"),
+    "variants": ("words", "-", True, "values of {variant} (default: one empty variant)"),
+    "placements": ("placements", "unpinned", True, "placement policies (docs/design.md)"),
+    "threads": ("threads", "auto", True, "thread counts, or auto = 1, 2, 4, … and the PU count; pairs use 2"),
+    "repeats": ("repeats", "3", True, "measured repeats per point, or auto: until the median's 95% CI is within ci"),
+    "min_repeats": ("count", "3", True, "repeats=auto: never fewer"),
+    "max_repeats": ("count", "6", True, "repeats=auto: never more"),
+    "ci": ("percent", "5", True, "repeats=auto: target half-width of the median's 95% CI, % of the median"),
+    "confidence": ("words", "", True, "metrics the CI rule watches (default: the first chart's metric)"),
+    "warmup": ("count0", "1", True, "runs of the first point discarded before measuring"),
+    "pin": ("choice:taskset self none", "taskset", True, "who applies the placement: the engine (taskset), the command, or nobody"),
+    "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
+    "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
+    "pairs": ("count", "8", True, "{pairs}: how many CPU pairs of the placement's relation, spread over hwloc's list"),
+    "chart": ("chart", None, False, "repeated: scaling METRIC, bars METRIC or heatmap METRIC"),
+    "timeout": ("seconds", "600", True, "seconds per run before it is killed"),
+    "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}) until a run of this spec exists here"),
+    "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
+    "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
+    "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
+    "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second"),
+    "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
+    "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
+    "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
+}
+CHART_KINDS = ("scaling", "bars", "heatmap")
+LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
+
+
+class SpecError(Exception):
+    """A spec or override the engine will not run; str() is `file:line: message`."""
+
+
+def check(key, value, where):
+    """Raise SpecError unless value fits key's kind."""
+    kind = KEYS[key][0]
+    words = value.split()
+    bad = None
+    if kind == "name" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+        bad = "a name of letters, digits, '.', '_' or '-'"
+    elif kind == "placements":
+        unknown = [w for w in words if w not in POLICIES]
+        if unknown or not words:
+            bad = f"placements from: {' '.join(POLICIES)} (not {' '.join(unknown) or 'nothing'})"
+    elif kind == "threads" and value != "auto" and not all(w.isdigit() and int(w) > 0 for w in words or ["x"]):
+        bad = "auto or positive whole numbers"
+    elif kind == "repeats" and value != "auto" and not (value.isdigit() and int(value) > 0):
+        bad = "auto or a positive whole number"
+    elif kind == "count" and not (value.isdigit() and int(value) > 0):
+        bad = "a positive whole number"
+    elif kind == "count0" and not value.isdigit():
+        bad = "a whole number"
+    elif kind in ("seconds", "percent"):
+        try:
+            if float(value) < 0 or float(value) != float(value):
+                raise ValueError
+        except ValueError:
+            bad = "a number, 0 or more"
+    elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?", value):
+        bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu"
+    elif kind.startswith("choice:") and value not in kind[7:].split():
+        bad = f"one of: {kind[7:]}"
+    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
+        bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)}"
+    if bad:
+        raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
+
+
+def unknown_key(key, where):
+    return SpecError(f"{where}: unknown key {key!r}; known keys: {' '.join(KEYS)}")
+
+
+class Spec:
+    """One spec file: every line kept with its place, resolved for a profile and overrides."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lines = {}          # (key, profile or None) → [(value, "file:line")]
+        try:
+            text = open(path).read()
+        except OSError as e:
+            raise SpecError(f"{path}: cannot read: {e.strerror}")
+        for n, raw in enumerate(text.splitlines(), 1):
+            where = f"{path}:{n}"
+            if not raw.strip() or raw.lstrip().startswith("#"):
+                continue
+            m = LINE.match(raw)
+            if not m:
+                raise SpecError(f"{where}: expected `key = value` or `key[profile] = value`, got {raw.strip()!r}")
+            key, prof, value = m.groups()
+            if key not in KEYS:
+                raise unknown_key(key, where)
+            if key != "chart" and (key, prof) in self.lines:
+                raise SpecError(f"{where}: {key}{f'[{prof}]' if prof else ''} is already set at "
+                                f"{self.lines[(key, prof)][0][1]}")
+            if value:
+                check(key, value, where)
+            self.lines.setdefault((key, prof), []).append((value, where))
+        for key in ("experiment", "command"):
+            if (key, None) not in self.lines:
+                raise SpecError(f"{path}:1: no {key!r} key (every spec needs experiment and command)")
+
+    def resolve(self, profile, overrides):
+        """{key: value} for this profile; chart is a list. Overrides (already checked) win."""
+        out = {}
+        for key, (_kind, default, _cli, _doc) in KEYS.items():
+            vals = self.lines.get((key, profile)) or self.lines.get((key, None))
+            if key == "chart":
+                out[key] = [v for v, _w in vals or []]
+            elif key in overrides:
+                out[key] = overrides[key]
+            elif vals:
+                out[key] = vals[0][0]
+            else:
+                out[key] = default
+        return Resolved(self.path, out)
+
+    def where(self, key, profile):
+        vals = self.lines.get((key, profile)) or self.lines.get((key, None))
+        return vals[0][1] if vals else f"{self.path}:1"
+
+
+class Resolved(dict):
+    """A spec's keys for one profile: what the sweep runs and what sweep/specs/ keeps."""
+
+    def __init__(self, path, values):
+        super().__init__(values)
+        self.path = path
+
+    @property
+    def name(self):
+        return self["experiment"]
+
+    def charts(self):
+        return [tuple(c.split()) for c in self["chart"]]
+
+    def watched(self):
+        """The metrics whose CI decides when repeats=auto stops."""
+        if self["confidence"]:
+            return self["confidence"].split()
+        return [c.split()[1] for c in self["chart"] if c.split()[0] != "heatmap"][:1]
+
+    def snapshot(self, header):
+        lines = [f"# {header}"]
+        for key in KEYS:
+            vals = self[key] if key == "chart" else [self[key]]
+            lines += [f"{key} = {v}" for v in vals if v not in ("", None)]
+        return "\n".join(lines) + "\n"
+
+
+def overrides_from(pairs, engine_keys):
+    """Command-line KEY=VALUE pairs → {key: value} for spec keys; engine keys are left to the caller.
+    Keys that hold shell text cannot be overridden."""
+    out = {}
+    for key, value in pairs:
+        if key in engine_keys:
+            continue
+        if key not in KEYS:
+            raise SpecError(f"command line: unknown key {key!r}; sweep keys: {' '.join(engine_keys)}; "
+                            f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
+        if not KEYS[key][2]:
+            raise SpecError(f"command line: {key} comes only from the spec file, it cannot be overridden")
+        check(key, value, "command line")
+        out[key] = value
+    return out
+
+
+def load(paths):
+    """Parse every spec before anything runs: the first error stops the sweep with nothing done."""
+    specs = [Spec(p) for p in paths]
+    seen = {}
+    for s in specs:
+        exp = s.lines[("experiment", None)][0][0]
+        if exp in seen:
+            raise SpecError(f"{s.where('experiment', None)}: experiment {exp!r} is also named by {seen[exp]}")
+        seen[exp] = s.path
+    return specs
+
+
+def spec_charts(path):
+    """(experiment, [(kind, metric)]) of a spec file, for charts and report."""
+    s = Spec(path)
+    return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
+
+
+def spec_dir(root):
+    """Where the project's specs live: experiments/, or LAB_SPECS (the tests' fixtures)."""
+    return os.environ.get("LAB_SPECS") or os.path.join(root, "experiments")
+
+
+def default_specs(root, profile):
+    """experiments/*.spec whose `sweep` key is not no."""
+    d = spec_dir(root)
+    out = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".spec"):
+            s = Spec(os.path.join(d, name))
+            if s.resolve(profile, {})["sweep"] != "no":
+                out.append(s)
+    return out

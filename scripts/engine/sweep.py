@@ -1,0 +1,323 @@
+"""The sweep: every planned point of every spec, repeated and guarded, into one run folder.
+
+Order: per experiment, build and setup once; then per (placement, threads) the variants are measured
+in rounds, A B C, A B C, … so that drift and steal hit every variant alike. A repeat lands in
+data/points/<experiment>/<key>.csv by a rename: that file is the proof it is done, so a sweep killed
+with -9 is resumed by running it again, with exactly one row set per repeat.
+"""
+import csv
+import glob
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import tidy
+from stats import ci_pct
+
+from . import journal as jr
+from . import point as pt
+from . import prefix
+from .guard import METRICS as NOISE
+from .plan import plan
+
+NOISE_METRICS = {m for m, _u in NOISE}
+
+
+class Interrupted(Exception):
+    pass
+
+
+class RejectedInput(Exception):
+    pass
+
+
+def identity(root):
+    """What the run measured: the commit and a hash of the uncommitted change."""
+    def git(*args):
+        p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
+        return p.stdout if p.returncode == 0 else ""
+    head = git("rev-parse", "HEAD").strip() or "unavailable: not a git checkout"
+    diff = git("diff", "HEAD", "--", ".", ":(exclude)results")
+    return {"commit": head, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest()}
+
+
+class Sweep:
+    def __init__(self, root, run, specs, topo, opts, out=sys.stderr):
+        self.root, self.run, self.topo, self.opts, self.out = root, run, topo, opts, out
+        self.specs = specs                       # resolved specs, in order
+        self.run_id = os.path.basename(run)
+        self.perf = opts["perf"]
+        self.perf_event = prefix.perf_event() if self.perf else ""
+        self.env = dict(os.environ, LAB_ROOT=root)
+        self.all_cpus = [p.os for p in topo.pus]
+        self.child = None
+        self.teardown = ""
+        self.failed = 0
+        self.done_now = 0
+        self.started = time.monotonic()
+        self.total = 0
+        os.makedirs(os.path.join(run, "sweep"), exist_ok=True)
+        self.journal = jr.Journal(os.path.join(run, "sweep"))
+
+    # --- bookkeeping --------------------------------------------------------------------------------
+    def track(self, proc):
+        self.child = proc
+
+    def point_file(self, point, repeat):
+        return os.path.join(self.run, "data", "points", point.experiment, point.key(repeat) + ".csv")
+
+    def done_repeats(self, point):
+        """Repeats of a point already on disk, as {repeat: rows}."""
+        out = {}
+        pattern = self.point_file(point, "*")
+        for path in glob.glob(pattern):
+            r = path.rsplit("_r", 1)[1][:-4]
+            if r.isdigit():
+                with open(path, newline="") as f:
+                    out[int(r)] = list(csv.DictReader(f, tidy.COLUMNS))
+        return out
+
+    def settled(self, spec, point, done):
+        """(settled, n, worst ci %): fixed repeats are settled at their count; auto ones when the
+        watched metrics' CI is within target, or at max_repeats."""
+        n = len(done)
+        if spec["repeats"] != "auto":
+            return n >= int(spec["repeats"]), n, float("nan")
+        worst = self.worst_ci(spec, done)
+        if n >= int(spec["max_repeats"]):
+            return True, n, worst
+        return n >= int(spec["min_repeats"]) and worst <= float(spec["ci"]), n, worst
+
+    def worst_ci(self, spec, done):
+        rows = [r for rs in done.values() for r in rs if r["metric"] not in NOISE_METRICS]
+        present = [m for m in spec.watched() if any(r["metric"] == m for r in rows)]
+        if not present:
+            present = [rows[0]["metric"]] if rows else []
+        groups = {}
+        for r in rows:
+            if r["metric"] in present:
+                groups.setdefault((r["metric"], r["cpus"]), []).append(float(r["value"]))
+        cis = [ci_pct(xs) for xs in groups.values()]
+        return max(cis) if cis and all(c == c for c in cis) else float("inf")
+
+    def progress(self, point, repeat):
+        elapsed = time.monotonic() - self.started
+        eta = human(elapsed * (self.total - self.done_now) / self.done_now) if self.done_now else "?"
+        print(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
+              f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}",
+              file=self.out, flush=True)
+
+    def fields(self, point, repeat=None, **extra):
+        d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
+             "threads": point.threads, "cpus": ",".join(map(str, point.cpus))}
+        if repeat is not None:
+            d.update(repeat=repeat, key=point.key(repeat))
+        d.update(extra)
+        return d
+
+    # --- the sweep ----------------------------------------------------------------------------------
+    def run_all(self):
+        """Returns the exit code: 0 complete, 1 some points failed, 2 a command rejected its input,
+        130 interrupted."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self.interrupt)
+        plans = {}
+        for spec in self.specs:
+            missing = [t for t in spec["requires"].split() if shutil.which(t) is None]
+            if missing:
+                self.journal.event("experiment_skipped", f"{spec.name}: skip all: '{missing[0]}' is not on PATH",
+                                   experiment=spec.name, reason=f"'{missing[0]}' is not on PATH")
+                continue
+            plans[spec.name] = plan(spec, self.topo)
+        for spec in self.specs:
+            for p in plans.get(spec.name, []):
+                if not p.skip:
+                    done = self.done_repeats(p)
+                    ok, n, _ci = self.settled(spec, p, done)
+                    want = int(spec["repeats"]) if spec["repeats"] != "auto" else int(spec["min_repeats"])
+                    self.total += 0 if ok else max(want - n, 1)
+        state = "complete"
+        try:
+            for spec in self.specs:
+                if spec.name in plans:
+                    self.experiment(spec, plans[spec.name])
+        except RejectedInput:
+            state, code = "incomplete", 2
+        except Interrupted:
+            state, code = "incomplete", 130
+        else:
+            code = 1 if self.failed else 0
+            state = "incomplete" if self.failed else "complete"
+        finally:
+            self.run_teardown()
+        with open(os.path.join(self.run, "sweep", "state"), "w") as f:
+            f.write(state + "\n")
+        self.journal.event("end", state=state, failed=self.failed)
+        return code
+
+    def interrupt(self, signum, _frame):
+        if self.child is not None:
+            pt.kill_group(self.child)
+        self.journal.event("interrupted", f"interrupted by signal {signum}: the measured points are kept; "
+                           "run the same command again to resume", signal=signum)
+        raise Interrupted()
+
+    def run_teardown(self):
+        if self.teardown:
+            text, self.teardown = self.teardown, ""
+            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"))
+
+    def experiment(self, spec, points):
+        exp = spec.name
+        os.makedirs(os.path.join(self.run, "data", "points", exp), exist_ok=True)
+        for p in points:
+            if p.skip:
+                self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
+                                   experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip)
+        live = [p for p in points if not p.skip]
+        todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
+        if not todo:
+            self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
+        elif self.prepare(spec, len(todo)):
+            self.measure_points(spec, todo)
+            self.run_teardown()
+        files = sorted(glob.glob(os.path.join(self.run, "data", "points", exp, "*.csv")))
+        rows = []
+        for path in files:
+            with open(path, newline="") as f:
+                rows += list(csv.DictReader(f, tidy.COLUMNS))
+        tidy.write_atomic(os.path.join(self.run, "data", f"{exp}.csv"), rows)
+
+    def prepare(self, spec, n):
+        log = os.path.join(self.run, "sweep", "setup.log")
+        for step in ("build", "setup"):
+            text = spec[step]
+            if not text:
+                continue
+            self.journal.event(step, f"{spec.name}: {step}: {text}", experiment=spec.name, command=text)
+            if step == "setup":
+                self.teardown = spec["teardown"]
+            rc, secs = pt.run_shell(text, self.root, self.env, log)
+            if rc != 0:
+                why = pt.tail(log, 5)
+                self.journal.event(f"{step}_failed", f"{spec.name}: FAILED {step}: {text} (exit {rc}; its {n} "
+                                   f"point(s) not measured): {why}", experiment=spec.name, rc=rc, reason=why)
+                self.failed += n
+                self.run_teardown()
+                return False
+            self.journal.event(f"{step}_done", experiment=spec.name, seconds=round(secs, 2))
+        return True
+
+    def measure_points(self, spec, todo):
+        warm = int(spec["warmup"])
+        groups = {}
+        for p in todo:
+            groups.setdefault((p.placement, p.threads), []).append(p)
+        for members in groups.values():
+            if warm:
+                self.warm_up(spec, members[0], warm)
+                warm = 0
+            broken = set()
+            rnd = 0
+            while True:
+                rnd += 1
+                active = False
+                for p in members:
+                    if id(p) in broken:
+                        continue
+                    done = self.done_repeats(p)
+                    ok, n, _ci = self.settled(spec, p, done)
+                    if ok:
+                        continue
+                    active = True
+                    repeat = max(done, default=0) + 1
+                    if not self.one_repeat(spec, p, repeat):
+                        broken.add(id(p))
+                        continue
+                    done = self.done_repeats(p)
+                    ok, n, ci = self.settled(spec, p, done)
+                    if ok and spec["repeats"] == "auto":
+                        confident = ci <= float(spec["ci"])
+                        self.journal.event(
+                            "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
+                            f"n={n}, 95% CI ±{ci:.1f}%" + ("" if confident else f" > {spec['ci']}%: not confident"),
+                            **self.fields(p), metric=" ".join(spec.watched()), n=n,
+                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident)
+                if not active:
+                    break
+
+    def warm_up(self, spec, p, count):
+        raw = os.path.join(self.run, "raw", p.experiment, p.key(0))
+        for i in range(count):
+            self.journal.event("warmup", f"{p.experiment}: warm-up run ({p.variant or '-'} {p.placement} "
+                               f"threads={p.threads}), discarded", **self.fields(p))
+            pt.measure(self, spec, p, 0, raw, discard=True)
+
+    def one_repeat(self, spec, p, repeat):
+        """Measure one repeat, re-measuring while the guard says it was disturbed. True when kept."""
+        t_enter = time.monotonic()
+        exp = p.experiment
+        raw = os.path.join(self.run, "raw", exp, p.key(repeat))
+        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs")}
+        command = pt.expand_args(spec["command"], spec["args"])
+        shown = pt.display(command, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
+        attempt = 0
+        measured = 0.0       # seconds inside measured commands (and retry pauses): not the engine's
+        while True:
+            attempt += 1
+            if os.path.isdir(raw):
+                shutil.rmtree(raw)
+            self.progress(p, repeat)
+            self.journal.event("started", **self.fields(p, repeat), attempt=attempt, command=shown)
+            t0 = time.monotonic()
+            outcome = pt.measure(self, spec, p, repeat, raw)
+            secs = time.monotonic() - t0
+            measured += outcome.reading.seconds if outcome.reading else secs
+            if outcome.rc == 2:
+                self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
+                                   f"{outcome.reason}", **self.fields(p, repeat), rc=2, reason=outcome.reason)
+                raise RejectedInput()
+            if outcome.rc != 0:
+                self.failed += 1
+                self.journal.event("failed", f"{exp}: FAILED {p.key(repeat)} (exit {outcome.rc}, {secs:.0f} s): "
+                                   f"{outcome.reason}", **self.fields(p, repeat), rc=outcome.rc,
+                                   reason=outcome.reason, seconds=round(secs, 3))
+                return False
+            why = outcome.reading.disturbed(limits)
+            if why and attempt <= int(spec["retries"]):
+                os.replace(raw, f"{raw}.try{attempt}")
+                self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
+                                   **self.fields(p, repeat), attempt=attempt, reason=why,
+                                   noise=outcome.reading.as_dict())
+                time.sleep(float(spec["retry_pause"]))
+                measured += float(spec["retry_pause"])
+                continue
+            break
+        if why:
+            for r in outcome.rows:
+                r["suspect"] = why
+            self.journal.event("suspect", f"{exp}: {p.key(repeat)} kept but suspect: {why}",
+                               **self.fields(p, repeat), reason=why)
+        path = self.point_file(p, repeat)
+        tmp = path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, tidy.COLUMNS, lineterminator="\n")
+            w.writerows({k: r.get(k, "") for k in tidy.COLUMNS} for r in outcome.rows)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        self.done_now += 1
+        overhead = time.monotonic() - t_enter - measured
+        self.journal.event("done", f"{exp}: done {p.key(repeat)} in {secs:.1f} s", **self.fields(p, repeat),
+                           seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
+                           noise=outcome.reading.as_dict())
+        return True
+
+
+def human(secs):
+    secs = int(secs)
+    return f"{secs // 60}m{secs % 60:02d}s" if secs >= 60 else f"{secs}s"

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The sweep engine: experiments over placements × threads × variants × repeats into one run folder.
+
+  scripts/sweep.py [KEY=VALUE…] [experiments/NAME.spec…]
+
+With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep's own keys:
+  profile=NAME      use the spec lines `key[NAME] = …` (default: default)
+  perf=0|1          record every point with perf (docs/instruments.md)
+  run=DIR           the run folder (default: resume this host's newest unfinished run of the same
+                    arguments, else results/<UTC time>-<host>)
+  dry=1             measure nothing: print every point, what is impossible and why, and the ETA
+  topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
+Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
+docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (nothing run),
+130 interrupted (run the same command again to resume).
+"""
+import fcntl
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import price as pr  # noqa: E402
+from engine.plan import plan  # noqa: E402
+from engine.point import check_quoting, expand_args  # noqa: E402
+from engine.spec import SpecError, default_specs, load, overrides_from  # noqa: E402
+from engine.sweep import Sweep, identity  # noqa: E402
+from topo import PlacementError, Topology  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology")
+
+
+def die(msg):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    keys, paths = {}, []
+    pairs = []
+    for arg in argv:
+        if "=" in arg and not arg.endswith(".spec"):
+            k, v = arg.split("=", 1)
+            pairs.append((k, v))
+            if k in ENGINE_KEYS:
+                keys[k] = v
+        elif arg.endswith(".spec"):
+            if not os.path.isfile(arg):
+                die(f"no such spec: {arg}")
+            paths.append(arg)
+        else:
+            die(f"unknown argument '{arg}' (expected KEY=VALUE or a .spec file)")
+    for k, allowed in (("perf", ("0", "1")), ("dry", ("0", "1"))):
+        if keys.get(k, "0") not in allowed:
+            die(f"{k} must be 0 or 1, not {keys[k]!r}")
+    return keys, pairs, paths
+
+
+def results_dir():
+    return os.environ.get("LAB_RESULTS") or os.path.join(ROOT, "results")
+
+
+def hostname():
+    return socket.gethostname().split(".")[0]
+
+
+def locked(folder):
+    """Take the run folder's lock, or None when another sweep holds it."""
+    os.makedirs(os.path.join(folder, "sweep"), exist_ok=True)
+    f = open(os.path.join(folder, "sweep", "lock"), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
+def read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def choose_run(keys, signature, ident):
+    """(folder, lock, note). An explicit run= is resumed only with the same code; an automatic
+    resume skips runs that are locked or were measured with other code, saying why."""
+    if keys.get("run"):
+        run = os.path.abspath(keys["run"])
+        if os.path.isdir(os.path.join(run, "sweep")):
+            before = read(os.path.join(run, "sweep", "identity.json"))
+            if before and json.loads(before) != ident:
+                die(f"{run} was measured with other code ({json.loads(before)['commit'][:12]}, diff "
+                    f"{json.loads(before)['diff_sha256'][:8]}); this checkout is {ident['commit'][:12]}, diff "
+                    f"{ident['diff_sha256'][:8]}: resume it from that code, or start a new run (omit run=)")
+        lock = locked(run)
+        if lock is None:
+            die(f"another sweep is writing {run} (pid {read(os.path.join(run, 'sweep', 'lock'))})")
+        return run, lock, f"run folder {run}"
+    results = results_dir()
+    notes = []
+    host = hostname()
+    if os.path.isdir(results):
+        for name in sorted(os.listdir(results), reverse=True):
+            d = os.path.join(results, name)
+            if not name.endswith(f"-{host}") or not os.path.isdir(os.path.join(d, "sweep")):
+                continue
+            if read(os.path.join(d, "sweep", "state")) == "complete" or \
+                    read(os.path.join(d, "sweep", "signature")) != signature:
+                continue
+            before = read(os.path.join(d, "sweep", "identity.json"))
+            if before and json.loads(before) != ident:
+                notes.append(f"not resuming {d}: it was measured with other code")
+                continue
+            lock = locked(d)
+            if lock is None:
+                notes.append(f"not resuming {d}: another sweep is writing it")
+                continue
+            return d, lock, "; ".join(notes + [f"resuming {d}"])
+    os.makedirs(results, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for i in range(1, 100):
+        run = os.path.join(results, f"{stamp}-{host}" if i == 1 else f"{stamp}.{i}-{host}")
+        try:
+            os.makedirs(run)
+            break
+        except FileExistsError:
+            continue
+    return run, locked(run), "; ".join(notes + [f"new run {run}"])
+
+
+def main(argv):
+    keys, pairs, paths = parse_args(argv)
+    profile = keys.get("profile", "default")
+    dry = keys.get("dry") == "1"
+    if keys.get("topology") and not dry:
+        die("topology= describes a host you do not have: use it with dry=1; a sweep measures only this host")
+    t0 = time.monotonic()
+    try:
+        overrides = overrides_from(pairs, ENGINE_KEYS)
+        specs = load(paths) if paths else default_specs(ROOT, profile)
+        if not specs:
+            die("no experiment to sweep (experiments/*.spec is empty)")
+        resolved = [s.resolve(profile, overrides) for s in specs]
+        for s, r in zip(specs, resolved):
+            check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
+    except SpecError as e:
+        die(str(e))
+    try:
+        topo = Topology(keys.get("topology") or None)
+        plans = {r.name: plan(r, topo) for r in resolved}
+    except PlacementError as e:
+        die(f"placement: {e}")
+    plan_ms = (time.monotonic() - t0) * 1000
+    if dry:
+        where = keys.get("topology") or f"this host ({hostname()})"
+        print(f"# dry run on {where}: profile {profile}, overrides: "
+              f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}")
+        pr.price(resolved, plans, profile, results_dir(), not keys.get("topology"), sys.stdout)
+        return 0
+
+    perf = int(keys.get("perf", "0"))
+    signature = (f"profile={profile} perf={perf} topology=host "
+                 + " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) + " "
+                 + " ".join(sorted(r.name for r in resolved)))
+    ident = identity(ROOT)
+    run, lock, note = choose_run(keys, signature, ident)
+    print(note, file=sys.stderr)
+    sweep_dir = os.path.join(run, "sweep")
+    for d in ("sweep/specs", "data/points", "raw", "plots"):
+        os.makedirs(os.path.join(run, d), exist_ok=True)
+    # A point file being written when the last sweep was killed is not a point: drop it.
+    for d, _sub, files in os.walk(os.path.join(run, "data")):
+        for f in files:
+            if f.endswith(".tmp") or f.startswith(".tmp-"):
+                os.remove(os.path.join(d, f))
+    for name, text in (("signature", signature), ("command", "scripts/sweep.py " + " ".join(argv)),
+                       ("state", "running"), ("identity.json", json.dumps(ident)),
+                       ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
+                                                 "experiments": [r.name for r in resolved]}))):
+        with open(os.path.join(sweep_dir, name), "w") as f:
+            f.write(text + "\n")
+    for r in resolved:
+        with open(os.path.join(sweep_dir, "specs", f"{r.name}.spec"), "w") as f:
+            f.write(r.snapshot(f"{os.path.basename(r.path)}, profile {profile}, overrides: "
+                               f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
+    if not os.path.isdir(os.path.join(run, "env")):
+        subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), os.path.join(run, "env")], check=False)
+    sweep = Sweep(ROOT, run, resolved, topo, {"perf": perf})
+    sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf,
+                        overrides=overrides, experiments=[r.name for r in resolved], plan_ms=round(plan_ms, 1),
+                        **ident)
+    if perf:
+        sweep.journal.event("perf", f"perf: recording with -e {sweep.perf_event}"
+                            + (" (no hardware counters here)" if sweep.perf_event == "cpu-clock" else ""),
+                            perf_event=sweep.perf_event)
+    code = sweep.run_all()
+    for script in ("charts.py", "report.py"):
+        if subprocess.run([os.path.join(ROOT, "scripts", script), run]).returncode != 0:
+            print(f"{script} failed (see above)", file=sys.stderr)
+    print(f"run folder: {run}\nreport:     {os.path.join(run, 'report.md')}", file=sys.stderr)
+    if code == 1:
+        print(f"{sweep.failed} point(s) failed: see {sweep_dir}/journal.log; run the same command again to "
+              "retry them", file=sys.stderr)
+    lock.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
