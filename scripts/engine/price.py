@@ -51,6 +51,18 @@ def repeats(spec, seen_n):
     return min(max(seen_n or lo, lo), hi), lo, hi
 
 
+def ranges(cpus):
+    """[0, 1, 2, 5] → "0-2,5": the list as taskset prints it, order kept."""
+    out, i = [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if j == i else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 def hms(secs):
     secs = int(round(secs))
     return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
@@ -83,9 +95,8 @@ def price(specs, plans, profile, results, on_host, out):
             points += 1
             expect, fewest, most = expect + e * s, fewest + lo * s, most + hi * s
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
-            cpus = ",".join(map(str, p.cpus))
             out.write(f"{spec.name:<18} {p.variant or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
-                      f"{s:>8.3g}  {cpus if len(cpus) < 60 else cpus[:56] + '…'}\n")
+                      f"{s:>8.5g}  {ranges(p.cpus)}\n")
         out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "") + f"; build and setup {setup:g} s\n")
     for s in skipped:

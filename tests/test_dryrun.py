@@ -1,0 +1,51 @@
+"""dry=1 prices a sweep without measuring: every point with its CPU list, the impossible ones with
+hwloc's reason, and `N points, ETA H:MM:SS`, on this host, on fixtures and on synthetic strings."""
+import os
+
+from conftest import TOPO, sh
+
+SPEC = "tests/fixtures/spin.spec"
+
+
+def dry(results, *args):
+    p = sh("scripts/sweep.py", "dry=1", *args, env=results)
+    points = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("spin ")]
+    return p.stdout, {(f[2], int(f[3])): f[6] for f in points}, len(points)
+
+
+def test_synthetic_two_package_host(results):
+    out, cpus, n = dry(results, "topology=pack:2 l3:1 core:2 pu:2", SPEC)
+    assert n == 13 and out.rstrip().endswith("13 points, ETA 0:03:15")   # 13 × 3 repeats × cost 5 s
+    assert cpus[("compact", 4)] == "0-3"
+    assert cpus[("scatter", 4)] == "0,4,2,6"        # packages alternate, one PU per core first
+    assert cpus[("scatter", 8)] == "0,4,2,6,1,5,3,7"
+    assert cpus[("cross-package", 2)] == "0,4"
+    assert os.listdir(results["LAB_RESULTS"]) == []  # nothing measured, no run folder
+
+
+def test_haswell_fixture(results):
+    out, cpus, n = dry(results, f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", SPEC)
+    assert n == 19                                  # threads 1 2 4 8 16 24 × 3 policies + one pair
+    assert cpus[("compact", 8)] == "0,2,4,6,8,10,12,14"  # the BIOS interleaves sockets
+    assert cpus[("scatter", 4)] == "0-1,12-13"
+    assert cpus[("cross-package", 2)] == "0-1"
+
+
+def test_epyc_fixture_prices_the_matrix_per_pair(results):
+    out = sh("scripts/sweep.py", "dry=1", f"topology={TOPO}/AMD-19h-Zen3-2xEpyc-7763.v2.xml",
+             "experiments/c2c-matrix.spec", "experiments/c2c.spec", env=results).stdout
+    matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
+    assert len(matrix) == 2 and matrix[0][6] == "0-127"           # every PU of 2 × 64 cores
+    assert float(matrix[0][5]) == 0.25 * 128 * 127 / 2            # cost is per pair
+    assert "impossible: c2c smt threads=2: smt is impossible here" in out
+
+
+def test_overrides_and_auto_repeats_give_a_range(results):
+    out, _cpus, n = dry(results, "topology=pack:1 core:2 pu:1", "repeats=auto", "min_repeats=2",
+                        "max_repeats=4", "threads=1", "placements=compact", SPEC)
+    assert n == 1 and out.rstrip().endswith("1 points, ETA 0:00:10 (range 0:00:10 – 0:00:20)")
+
+
+def test_a_sweep_never_runs_on_a_topology_that_is_not_the_host(results):
+    p = sh("scripts/sweep.py", "topology=pack:2 core:2 pu:1", SPEC, env=results, check=False)
+    assert p.returncode == 2 and "use it with dry=1" in p.stderr

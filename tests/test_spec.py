@@ -1,0 +1,80 @@
+"""The spec parser: one key table (documented in docs/instruments.md), errors with file:line, exit 2,
+nothing created or run."""
+import os
+import re
+
+import pytest
+from conftest import ROOT, sh
+
+from engine.spec import KEYS, Spec, SpecError, overrides_from
+
+
+def write(tmp_path, text):
+    p = tmp_path / "x.spec"
+    p.write_text(text)
+    return str(p)
+
+
+GOOD = "experiment = x\ncommand = true\n"
+
+
+@pytest.mark.parametrize("text, line, words", [
+    (GOOD + "repeat = 3\n", 3, "unknown key 'repeat'; known keys: experiment"),
+    (GOOD + "placements = compact scater\n", 3, "placements from:"),
+    (GOOD + "threads = 1 two\n", 3, "threads must be auto or positive whole numbers"),
+    (GOOD + "repeats = 0\n", 3, "repeats must be auto or a positive whole number"),
+    (GOOD + "pin = tasket\n", 3, "pin must be one of: taskset self none"),
+    (GOOD + "membind = locale\n", 3, "membind must be one of: local interleave none"),
+    (GOOD + "chart = pie ops_per_s\n", 3, "chart must be KIND METRIC"),
+    (GOOD + "just some words\n", 3, "expected `key = value`"),
+    (GOOD + "threads = 1\nthreads = 2\n", 4, "threads is already set at"),
+    ("command = true\n", 1, "no 'experiment' key"),
+])
+def test_malformed_spec_names_file_and_line(tmp_path, text, line, words):
+    path = write(tmp_path, text)
+    with pytest.raises(SpecError) as e:
+        Spec(path)
+    assert str(e.value).startswith(f"{path}:{line}: ") and words in str(e.value)
+
+
+def test_cli_rejects_a_bad_spec_with_exit_2_and_creates_nothing(tmp_path, results):
+    path = write(tmp_path, GOOD + "placements = compact\nwarmup = -1\n")
+    p = sh("scripts/sweep.py", path, env=results, check=False)
+    assert p.returncode == 2 and f"{path}:4: warmup must be a whole number" in p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_overrides_are_checked_and_shell_keys_cannot_be_overridden(tmp_path, results):
+    with pytest.raises(SpecError, match="command comes only from the spec file"):
+        overrides_from([("command", "rm -rf ~")], ("profile",))
+    with pytest.raises(SpecError, match="unknown key 'thread'"):
+        overrides_from([("thread", "2")], ("profile",))
+    p = sh("scripts/sweep.py", "placements=compact nonsense", "tests/fixtures/spin.spec", env=results, check=False)
+    assert p.returncode == 2 and "command line: placements must be placements from" in p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_placeholder_inside_quotes_is_refused(tmp_path, results):
+    path = write(tmp_path, "experiment = x\ncommand = echo \"{variant}\"\n")
+    p = sh("scripts/sweep.py", path, env=results, check=False)
+    assert p.returncode == 2 and f"{path}:2: {{variant}} stands inside" in p.stderr
+
+
+def test_profile_line_wins_and_args_fill_the_command(tmp_path):
+    s = Spec(write(tmp_path, GOOD.replace("true", "run {args}") + "args = --long\nargs[smoke] = --short\n"))
+    assert s.resolve("smoke", {})["args"] == "--short" and s.resolve("default", {})["args"] == "--long"
+    assert s.resolve("smoke", {"repeats": "5"})["repeats"] == "5"
+
+
+def test_docs_table_is_the_key_table():
+    """docs/instruments.md documents exactly the keys the parser knows, in the same order."""
+    text = open(os.path.join(ROOT, "docs", "instruments.md")).read()
+    section = text.split("## 2.")[1].split("## 3.")[0]
+    documented = re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+    assert documented == list(KEYS)
+
+
+def test_every_project_spec_parses_and_is_named_after_its_experiment():
+    for name in os.listdir(os.path.join(ROOT, "experiments")):
+        s = Spec(os.path.join(ROOT, "experiments", name))
+        assert s.resolve("default", {}).name + ".spec" == name
