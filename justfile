@@ -73,6 +73,12 @@ archive run:
 replay archive:
     scripts/archive.py replay "$1"
 
+# Benchmark the lab itself: the cache sweep twice back to back (compact): largest ratio between the runs' medians, re-measured and suspect repeats, the engine's overhead per point (args: KEY=VALUE…, a spec)
+[group('lab')]
+[positional-arguments]
+bench-lab *args:
+    scripts/bench_lab.py "$@"
+
 # Run every test: the lab's own, then each instrument's test-* recipe; ends with "N passed, N failed"
 [group('test')]
 test:

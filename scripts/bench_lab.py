@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Benchmark of the lab itself: can it repeat its own numbers, and what does its engine cost?
+
+  bench_lab.py [KEY=VALUE…]     (default: the cache experiment, default profile, placements=compact)
+
+Runs the same sweep twice, back to back, into two run folders, then prints: the largest ratio between
+the two runs' medians over points neither run marked suspect (goal ≤ 1.15), how many repeats were
+measured again or kept as suspect and why, the noise the guard saw, and the engine's own time per
+point (the journal's overhead_ms: planning, bookkeeping and guard reads, not the measured command).
+"""
+import collections
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import journal as jr  # noqa: E402
+from engine.sweep import NOISE_METRICS  # noqa: E402
+from stats import median  # noqa: E402
+from sweep import hostname, results_dir  # noqa: E402
+from tidy import read  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC = "experiments/cache-get.spec"
+
+
+def medians(run, exp):
+    """{(variant, placement, threads, cpus, metric): median} over repeats not marked suspect, and the
+    set of points that had a suspect repeat."""
+    vals, suspect = collections.defaultdict(list), set()
+    for r in read(os.path.join(run, "data", f"{exp}.csv")):
+        k = (r["variant"], r["placement"], r["threads"], r["cpus"], r["metric"])
+        if r["suspect"]:
+            suspect.add(k[:4])
+        elif r["metric"] not in NOISE_METRICS:
+            vals[k].append(float(r["value"]))
+    return {k: median(v) for k, v in vals.items()}, suspect
+
+
+def main(argv):
+    args = ["placements=compact"] + argv
+    specs = [a for a in args if a.endswith(".spec")] or [SPEC]
+    args = [a for a in args if not a.endswith(".spec")]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    runs = [os.path.join(results_dir(), f"{stamp}-bench-lab-{i}-{hostname()}") for i in (1, 2)]
+    for run in runs:
+        print(f"bench-lab: sweep into {run}", file=sys.stderr)
+        rc = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *args, *specs]).returncode
+        if rc not in (0, 1):
+            print(f"bench-lab: the sweep stopped (exit {rc})", file=sys.stderr)
+            return rc
+    events = [jr.read(os.path.join(r, "sweep", "journal.jsonl")) for r in runs]
+    exps = sorted({e["experiment"] for ev in events for e in ev if e["event"] == "done"})
+    print(f"# bench-lab: {' '.join(specs)} {' '.join(args)}, twice back to back on {hostname()}")
+    worst = []
+    for exp in exps:
+        (a, sa), (b, sb) = medians(runs[0], exp), medians(runs[1], exp)
+        for k in sorted(set(a) & set(b)):
+            if k[:4] in sa or k[:4] in sb or not a[k] or not b[k]:
+                continue
+            ratio = max(a[k], b[k]) / min(a[k], b[k])
+            worst.append((ratio, exp, k, a[k], b[k]))
+    worst.sort(reverse=True)
+    print(f"points compared (neither run suspect): {len(worst)}")
+    for ratio, exp, k, x, y in worst[:5]:
+        print(f"  ratio {ratio:.3f}  {exp} {k[0]} {k[1]} threads={k[2]} {k[4]}: {x:.4g} vs {y:.4g}")
+    if worst:
+        print(f"largest ratio between the two runs' medians: {worst[0][0]:.3f} (goal <= 1.15)")
+    for i, ev in enumerate(events, 1):
+        reasons = collections.Counter(e["reason"].split(" ")[0] for e in ev if e["event"] in ("remeasured", "suspect"))
+        again = sum(1 for e in ev if e["event"] == "remeasured")
+        susp = sum(1 for e in ev if e["event"] == "suspect")
+        done = [e for e in ev if e["event"] == "done"]
+        steal = [e["noise"]["steal_pct"] for e in done]
+        foreign = [e["noise"]["foreign_pct"] for e in done]
+        over = [e["overhead_ms"] for e in done]
+        plan = [e.get("plan_ms") for e in ev if e["event"] == "sweep"]
+        conf = [e for e in ev if e["event"] == "confidence"]
+        print(f"run {i}: {len(done)} repeats kept, {again} measured again, {susp} kept as suspect"
+              + (f" (reasons: {', '.join(f'{k} x{n}' for k, n in reasons.items())})" if reasons else ""))
+        if conf:
+            print(f"  points: {len(conf)}, confident {sum(1 for c in conf if c['confident'])}, "
+                  f"repeats per point median {median([c['n'] for c in conf]):g}")
+        if done:
+            print(f"  noise per kept repeat: steal median {median(steal):.1f}% max {max(steal):.1f}%, "
+                  f"foreign median {median(foreign):.1f}% max {max(foreign):.1f}%")
+            print(f"  engine overhead per repeat: median {median(over):.1f} ms, max {max(over):.1f} ms; "
+                  f"planning {plan[0]} ms per sweep")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
