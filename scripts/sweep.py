@@ -204,7 +204,12 @@ def main(argv):
         sweep.journal.event("perf", f"perf: recording with -e {sweep.perf_event}"
                             + (" (no hardware counters here)" if sweep.perf_event == "cpu-clock" else ""),
                             perf_event=sweep.perf_event)
-    code = sweep.run_all()
+    try:
+        code = sweep.run_all()
+    except OSError as e:   # a full disk, a folder removed under the sweep: say so, keep what is measured
+        print(f"error: cannot write into {run}: {e}; the repeats measured so far are kept: fix it and run "
+              "the same command again to resume", file=sys.stderr)
+        return 1
     for script in ("charts.py", "report.py"):
         if subprocess.run([os.path.join(ROOT, "scripts", script), run]).returncode != 0:
             print(f"{script} failed (see above)", file=sys.stderr)

@@ -89,6 +89,23 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 
 
+def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results):
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="0.5")
+    proc = subprocess.Popen(["scripts/sweep.py", f"run={run}", "retries=0", "repeats=4", "placements=compact", SPEC],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while point_count(run) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert (run / "sweep" / "state").read_text().strip() == "incomplete"
+    assert [e for e in events(run) if e["event"] == "interrupted"]
+    assert "run the same command again to resume" in err
+    assert point_count(run) >= 2
+
+
 def test_rerun_of_a_complete_sweep_measures_nothing_again(tmp_path, results):
     run = tmp_path / "run"
     sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
