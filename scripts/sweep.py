@@ -17,6 +17,7 @@ docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (
 import fcntl
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -191,6 +192,8 @@ def main(argv):
         with open(os.path.join(sweep_dir, name), "w") as f:
             f.write(text + "\n")
     for r in resolved:
+        if any(shutil.which(t) is None for t in r["requires"].split()):
+            continue    # skipped whole (the journal says why): no spec as run, no data
         with open(os.path.join(sweep_dir, "specs", f"{r.name}.spec"), "w") as f:
             f.write(r.snapshot(f"{os.path.basename(r.path)}, profile {profile}, overrides: "
                                f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
