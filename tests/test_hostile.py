@@ -1,0 +1,98 @@
+"""Values a user passes (overrides, run and archive names, topology strings) never become shell text;
+run folders are not shared or mixed (issue 12, sweep side)."""
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+from conftest import ROOT, rows, sh
+
+SPEC = "tests/fixtures/spin.spec"
+QUICK = ["retries=0", "repeats=1", "placements=compact", "threads=1"]
+
+
+def test_variant_override_is_data_not_code(tmp_path, results):
+    canary = tmp_path / "pwned"
+    run = tmp_path / "run"
+    variant = f"$(touch${{IFS}}{canary})"
+    sh("scripts/sweep.py", f"run={run}", *QUICK, f"variants={variant}", SPEC, env=results)
+    assert not canary.exists()
+    assert {r["variant"] for r in rows(run / "data" / "spin.csv")} == {variant}
+
+
+def test_a_run_folder_with_spaces_and_dollars_keeps_its_points_inside(tmp_path, results):
+    run = tmp_path / "my run $(echo x)"
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert rows(run / "data" / "spin.csv")
+    assert sorted(os.listdir(tmp_path)) == ["my run $(echo x)", "results"]
+
+
+def test_archive_named_like_code_is_replayed_as_data(tmp_path, results):
+    canary = tmp_path / "pwned"
+    run = tmp_path / f"r$(touch {canary})"
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("scripts/archive.py", "pack", str(run), env=results)
+    sh("scripts/archive.py", "replay", f"{run}.tar.gz", env=dict(results, LAB_SPECS="tests/fixtures"))
+    assert not canary.exists()
+
+
+def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results):
+    canary = tmp_path / "pwned"
+    run = tmp_path / "foreign"
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    # The archive's spec is rewritten as a hostile host would (fixture input): its command is code.
+    snap = run / "sweep" / "specs" / "spin.spec"
+    snap.write_text(snap.read_text().replace("command = ", f"command = touch {canary}; "))
+    args = json.loads((run / "sweep" / "args.json").read_text())
+    args["experiments"].append("evil")
+    (run / "sweep" / "args.json").write_text(json.dumps(args))
+    (run / "sweep" / "specs" / "evil.spec").write_text(f"experiment = evil\ncommand = touch {canary}\n")
+    with tarfile.open(tmp_path / "foreign.tar.gz", "w:gz") as t:
+        t.add(run, arcname="foreign")
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "foreign.tar.gz"),
+           env=dict(results, LAB_SPECS="tests/fixtures"))
+    assert not canary.exists()
+    assert "evil: no local spec measures it; its spec is shown, not run" in p.stderr
+    assert f"command = touch {canary}" in p.stderr
+
+
+def test_archive_with_a_link_or_dotdot_member_is_refused(tmp_path, results):
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as t:
+        info = tarfile.TarInfo("run/../../escape")
+        t.addfile(info)
+    p = sh("scripts/archive.py", "replay", str(bad), env=results, check=False)
+    assert p.returncode == 2 and "refusing member" in p.stderr
+
+
+def test_plan_arguments_are_not_shell(tmp_path):
+    if not shutil.which("just"):
+        pytest.skip("just is not on PATH (./lab test puts it there)")
+    canary = tmp_path / "pwned"
+    p = sh("just", "plan", "compact", "1", f"x' $(touch {canary}) '", check=False)
+    assert p.returncode != 0 and not canary.exists()
+
+
+def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, results):
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="3")
+    first = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if (run / "sweep" / "lock").exists() and (run / "sweep" / "lock").read_text().strip():
+                break
+            subprocess.run(["sleep", "0.1"])
+        second = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results, check=False)
+        assert second.returncode == 2 and "another sweep is writing" in second.stderr
+    finally:
+        first.wait(timeout=120)
+    # A run measured by other code (fixture input: its identity as another commit would write it).
+    ident = json.loads((run / "sweep" / "identity.json").read_text())
+    (run / "sweep" / "state").write_text("incomplete\n")
+    (run / "sweep" / "identity.json").write_text(json.dumps(dict(ident, commit="0" * 40)))
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results, check=False)
+    assert p.returncode == 2 and "was measured with other code" in p.stderr
