@@ -36,7 +36,7 @@ def test_epyc_fixture_prices_the_matrix_per_pair(results):
              "experiments/c2c-matrix.spec", "experiments/c2c.spec", env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert len(matrix) == 2 and matrix[0][6] == "0-127"           # every PU of 2 × 64 cores
-    assert float(matrix[0][5]) == 0.25 * 128 * 127 / 2            # cost is per pair
+    assert float(matrix[0][5]) == 0.035 * 128 * 127 / 2            # cost is per pair
     assert "impossible: c2c smt threads=2: smt is impossible here" in out
 
 
