@@ -26,11 +26,11 @@ table.sortable th:after{content:" ⇅";color:#aab}tr:target{background:#fff8c5}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px}
 .v-yes{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
 .v-–,.v-not{background:#8c959f}.stories td{font-size:14px}.stories td:first-child{font-weight:600}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:12px}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:12px}
 svg.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:6px}
-svg .ct{font:600 14px sans-serif;text-anchor:middle}svg .yt{font:11px sans-serif;text-anchor:end;fill:#444}
-svg .xt{font:11px sans-serif;text-anchor:middle;fill:#444}svg .xl,svg .yl{font:12px sans-serif;text-anchor:middle}
-svg .lg{font:11.5px sans-serif;fill:#333}svg .grid{stroke:#e6e9ed}svg a:hover circle,svg a:hover rect{stroke-width:3}
+svg .ct{font:600 15px sans-serif;text-anchor:middle}svg .yt{font:12px sans-serif;text-anchor:end;fill:#444}
+svg .xt{font:12px sans-serif;text-anchor:middle;fill:#444}svg .xl,svg .yl{font:13px sans-serif;text-anchor:middle}
+svg .lg{font:12px sans-serif;fill:#333}svg .grid{stroke:#e6e9ed}svg a:hover circle,svg a:hover rect{stroke-width:3}
 .marks li{margin:2px 0}.sus{color:var(--inc)}.warn{background:#fff8c5;border:1px solid #d4a72c;padding:8px 12px;border-radius:6px;margin:8px 0}
 details>summary{cursor:pointer;color:#0969da;margin:4px 0}nav a{margin-right:12px}.badge{font-size:12px;color:var(--mute)}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:14px}
@@ -243,15 +243,20 @@ def published_html(e):
         out.append("<h3>Does the shape reproduce?</h3>" + table(
             ["source", "published on", "variant", "threads", "published growth", "measured growth", "verdict", "why"], rows))
     if e["ratios"]:
-        rows = []
-        for r in e["ratios"]:
+        rows, unmeasured = [], [r for r in e["ratios"] if r["ratio"] is None]
+        for r in (r for r in e["ratios"] if r["ratio"] is not None):
             where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
             meas = E(f"×{r['ratio']:.2f} ({r['word']})") if r["ratio"] is not None else E(r["why"])
             rows.append([E(r["source"]), E(r["host"]), E(r["metric"]), E(r["name"]), E(where),
                          E(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), meas, badge(r["verdict"]),
                          E(r["why"]) if r["ratio"] is not None else ""])
-        out.append("<h3>Published ratios between variants</h3>" + table(
-            ["source", "published on", "metric", "ratio", "threads", "published", "measured", "same direction", "why"], rows))
+        out.append("<h3>Published ratios between variants</h3>" + (table(
+            ["source", "published on", "metric", "ratio", "threads", "published", "measured", "same direction", "why"], rows)
+            if rows else '<p class="mute">none measured here</p>'))
+        if unmeasured:
+            out.append(f'<details><summary>{len(unmeasured)} published ratios not measured here</summary><ul>' + "".join(
+                f"<li>{E(r['source'])} {E(r['name'])}: published ×{r['pub_ratio']:.2f} ({E(r['pub_word'])}); {E(r['why'])}</li>"
+                for r in unmeasured) + "</ul></details>")
     if e["beside"]:
         rows = [[E(b["pub"]["source"]), E(b["pub"]["host"]), E(b["pub"]["variant"]), E(b["pub"]["threads"]),
                  E(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),

@@ -9,8 +9,8 @@ from reporting.fmt import fmt
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22")
-W, H = 760, 360
-L, R, T, B = 70, 190, 30, 48      # margins: the legend lives in the right one
+W, H = 660, 330
+L, R, T, B = 64, 168, 30, 46      # margins: the legend lives in the right one
 
 
 def _nice_max(v):
@@ -59,13 +59,13 @@ def _legend(entries, out, note):
         d = ' stroke-dasharray="6 3"' if dash else ""
         out.append(f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2.5"{d}/>'
                    f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="{colour}"/>'
-                   f'<text x="{x + 28}" y="{y + 4}" class="lg">{escape(label[:26])}</text>')
+                   f'<text x="{x + 28}" y="{y + 4}" class="lg">{escape(label[:22])}</text>')
         y += 17
     y += 6
     out.append(f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="#fff" stroke="#444" stroke-width="1.5"/>'
                f'<text x="{x + 28}" y="{y + 4}" class="lg">hollow = suspect</text>')
-    out.append(f'<text x="{x}" y="{y + 22}" class="lg">{escape(note)}</text>')
-    out.append(f'<text x="{x}" y="{y + 37}" class="lg">(dotted: min–max, n&lt;3)</text>')
+    for i, line in enumerate(note.split("\n") + ["dotted: min–max (n&lt;3)"]):
+        out.append(f'<text x="{x}" y="{y + 22 + 15 * i}" class="lg">{line}</text>')
 
 
 def _marker(x, y, colour, p, href, extra=""):
@@ -123,7 +123,7 @@ def scaling(title, ylabel, series, ideal=False):
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" stroke="{c}"{dd}/>')
             out.append(_marker(x, Y(p["s"]["median"]), c, p, href, extra))
     _legend([(s["label"], PALETTE[s["colour"] % len(PALETTE)], s.get("dash")) for s in series], out,
-            "bars: 95% CI of the median" + ("; dots: ideal" if ideal else ""))
+            "whisker: 95% CI of median" + ("\nthin dots: ideal scaling" if ideal else ""))
     out.append("</svg>")
     return "\n".join(out)
 
@@ -168,12 +168,12 @@ def bars(title, ylabel, categories, variants):
         c = PALETTE[colour % len(PALETTE)]
         op = ' fill-opacity="0.45"' if hatched else ""
         out.append(f'<rect x="{lx}" y="{ly - 6}" width="22" height="12" fill="{c}"{op} stroke="{c}"/>'
-                   f'<text x="{lx + 28}" y="{ly + 4}" class="lg">{escape(label[:26])}</text>')
+                   f'<text x="{lx + 28}" y="{ly + 4}" class="lg">{escape(label[:22])}</text>')
         ly += 17
     out.append(f'<rect x="{lx}" y="{ly}" width="22" height="12" fill="#fff" stroke="#444" stroke-width="2"/>'
                f'<text x="{lx + 28}" y="{ly + 10}" class="lg">hollow = suspect</text>'
-               f'<text x="{lx}" y="{ly + 30}" class="lg">whiskers: 95% CI of the median</text>'
-               f'<text x="{lx}" y="{ly + 45}" class="lg">(dotted: min–max, n&lt;3)</text>')
+               f'<text x="{lx}" y="{ly + 30}" class="lg">whisker: 95% CI of median</text>'
+               f'<text x="{lx}" y="{ly + 45}" class="lg">dotted: min–max (n&lt;3)</text>')
     out.append("</svg>")
     return "\n".join(out)
 

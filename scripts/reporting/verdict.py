@@ -51,6 +51,8 @@ def judge(published_word, measured_word, word_of, num, den, labels):
     doubt = _doubt(list(zip(labels, (num, den))))
     if doubt:
         return "inconclusive", doubt
+    if _bounds(den)[0] <= 0:
+        return "inconclusive", f"{labels[1]}: 95% CI ±{den['ci_pct']:.0f}% reaches zero"
     lo, hi = quotient_range(num, den)
     wlo, whi = word_of(lo), word_of(hi)
     if wlo != whi:
