@@ -123,7 +123,7 @@ def scaling(title, ylabel, series, ideal=False):
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" stroke="{c}"{dd}/>')
             out.append(_marker(x, Y(p["s"]["median"]), c, p, href, extra))
     _legend([(s["label"], PALETTE[s["colour"] % len(PALETTE)], s.get("dash")) for s in series], out,
-            "whisker: 95% CI of median" + ("\nthin dots: ideal scaling" if ideal else ""))
+            "whisker: 95% CI" + ("\nthin dots: ideal scaling" if ideal else ""))
     out.append("</svg>")
     return "\n".join(out)
 
@@ -172,7 +172,7 @@ def bars(title, ylabel, categories, variants):
         ly += 17
     out.append(f'<rect x="{lx}" y="{ly}" width="22" height="12" fill="#fff" stroke="#444" stroke-width="2"/>'
                f'<text x="{lx + 28}" y="{ly + 10}" class="lg">hollow = suspect</text>'
-               f'<text x="{lx}" y="{ly + 30}" class="lg">whisker: 95% CI of median</text>'
+               f'<text x="{lx}" y="{ly + 30}" class="lg">whisker: 95% CI</text>'
                f'<text x="{lx}" y="{ly + 45}" class="lg">dotted: min–max (n&lt;3)</text>')
     out.append("</svg>")
     return "\n".join(out)
