@@ -18,6 +18,11 @@ from reporting.fmt import ci, fmt  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 
 
+def side(s, unit):
+    """A noise median of one run, or "–" when that run did not record it (an old run)."""
+    return f"{fmt(s['median'])} {unit}" if s else "–"
+
+
 def render_md(ma, mb, cmp):
     na, nb = ma["name"], mb["name"]
     out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
@@ -36,7 +41,7 @@ def render_md(ma, mb, cmp):
     if cmp["noise"]:
         out += ["## Noise per point (not results)", "", "| experiment | variant | placement | threads | metric | A | B |",
                 "|---|---|---|---|---|---:|---:|"]
-        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} | {fmt(r['b']['median'])} {k[5]} |"
+        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {side(r['a'], k[5])} | {side(r['b'], k[5])} |"
                 for r in cmp["noise"] for k in [r["key"]]] + [""]
     return "\n".join(out) + "\n"
 

@@ -53,14 +53,16 @@ def warnings(a_run, b_run):
 
 def compare(ma, mb):
     a, b = by_key(ma), by_key(mb)
-    common = sorted(set(a) & set(b), key=lambda k: (k[0], k[4], k[1], k[2], int(k[3]) if k[3].isdigit() else 0))
-    rows, noise = [], []
-    for k in common:
+    order = lambda k: (k[0], k[4], k[1], k[2], int(k[3]) if k[3].isdigit() else 0)  # noqa: E731
+    # Noise readings of either run, beside each other; an old run has none ("–").
+    noise = [{"key": k, "a": summary(a[k]["all"]) if k in a else None, "b": summary(b[k]["all"]) if k in b else None}
+             for k in sorted({k for d in (a, b) for k in d if d[k]["noise"]}, key=order)]
+    a = {k: v for k, v in a.items() if not v["noise"]}
+    b = {k: v for k, v in b.items() if not v["noise"]}
+    rows = []
+    for k in sorted(set(a) & set(b), key=order):
         sa, sb = summary(a[k]["all"]), summary(b[k]["all"])
         row = {"key": k, "a": sa, "b": sb, "ratio": sb["median"] / sa["median"] if sa["median"] else float("nan")}
-        if a[k]["noise"]:
-            noise.append(row)
-            continue
         _t, _df, p = welch(a[k]["clean"], b[k]["clean"])
         skipped = a[k]["suspect"] + b[k]["suspect"]
         row.update(p=p, skipped=skipped,

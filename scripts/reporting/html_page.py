@@ -384,8 +384,9 @@ def compare(ma, mb, cmp):
             body.append(f"<details><summary>noise per point, A vs B ({len(noise)} rows; not results)</summary>" + table(
                 ["variant", "placement", "threads", "metric", "A", "B"],
                 [[E(r["key"][1]), E(r["key"][2]), E(r["key"][3]), E(r["key"][4]),
-                  num(r["a"]["median"], f"{fmt(r['a']['median'])} {r['key'][5]}"),
-                  num(r["b"]["median"], f"{fmt(r['b']['median'])} {r['key'][5]}")] for r in noise]) + "</details>")
+                  num(r["a"]["median"], f"{fmt(r['a']['median'])} {r['key'][5]}") if r["a"] else "–",
+                  num(r["b"]["median"], f"{fmt(r['b']['median'])} {r['key'][5]}") if r["b"] else "–"]
+                 for r in noise]) + "</details>")
     body.append(f'<p class="mute">{len(cmp["rows"])} points in common; {cmp["only_a"]} only in A, {cmp["only_b"]} only in B. '
                 'Welch\'s t-test over the repeats not marked suspect; p &lt; 0.05 is called significant. '
                 'Noise metrics (steal, foreign CPU time, involuntary switches, MHz) are never in the ratios.</p>')
