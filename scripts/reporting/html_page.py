@@ -33,7 +33,7 @@ svg .xt{font:12px sans-serif;text-anchor:middle;fill:#444}svg .xl,svg .yl{font:1
 svg .lg{font:12px sans-serif;fill:#333}svg .grid{stroke:#e6e9ed}svg a:hover circle,svg a:hover rect{stroke-width:3}
 .marks li{margin:2px 0}.sus{color:var(--inc)}.warn{background:#fff8c5;border:1px solid #d4a72c;padding:8px 12px;border-radius:6px;margin:8px 0}
 details>summary{cursor:pointer;color:#0969da;margin:4px 0}nav a{margin-right:12px}.badge{font-size:12px;color:var(--mute)}
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:14px}
+tr.differs td{background:#fff8c5}
 """
 
 JS = """
@@ -352,8 +352,12 @@ def compare(ma, mb, cmp):
             f'<p class="host"><b>A</b> {E(ma["host"]["one_line"])}<br><b>B</b> {E(mb["host"]["one_line"])}</p>']
     body += [f'<p class="warn">⚠ {E(w)}</p>' for w in cmp["warnings"]]
     keys = [k for k, _v in ma["host"]["rows"]]
-    rows = "".join(f"<tr><th>{E(k)}</th><td>{E(dict(ma['host']['rows']).get(k, ''))}</td>"
-                   f"<td>{E(dict(mb['host']['rows']).get(k, ''))}</td></tr>" for k in keys)
+    ha, hb = dict(ma["host"]["rows"]), dict(mb["host"]["rows"])
+    # rows where the hosts differ stand out: that is what the comparison is about
+    rows = "".join(f'<tr{" class=differs" if ha.get(k) != hb.get(k) else ""}><th>{E(k)}</th>'
+                   f"<td>{E(ha.get(k, ''))}</td><td>{E(hb.get(k, ''))}</td></tr>" for k in keys)
+    rows += (f"<tr><th>sweep</th><td>{E(ma['state'])} · <code>{E(ma['command'])}</code></td>"
+             f"<td>{E(mb['state'])} · <code>{E(mb['command'])}</code></td></tr>")
     bld = lambda h: f"<pre>{E(h['build'])}</pre>" if h["build"] else '<span class="mute">not recorded</span>'  # noqa: E731
     body.append(f'<h2 style="border:0">The two hosts</h2><table><tr><th></th><th>A: <a href="{E(ma["run"])}/report.html">{E(na)}</a></th>'
                 f'<th>B: <a href="{E(mb["run"])}/report.html">{E(nb)}</a></th></tr>{rows}'
