@@ -1,6 +1,7 @@
 """report.html and compare.html from the run model: one self-contained page each (inline CSS, inline
 SVG charts, a few lines of inline script to sort tables and open a folded row when a chart point links
 to it). Nothing is fetched: no font, no script, no image from elsewhere."""
+import base64
 import os
 import sys
 from html import escape as E
@@ -27,7 +28,7 @@ table.sortable th:after{content:" ⇅";color:#aab}tr:target{background:#fff8c5}
 .v-yes{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
 .v-–,.v-not{background:#8c959f}.stories td{font-size:14px}.stories td:first-child{font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:12px}
-svg.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:6px}
+svg.chart,img.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:6px}
 svg .ct{font:600 15px sans-serif;text-anchor:middle}svg .yt{font:12px sans-serif;text-anchor:end;fill:#444}
 svg .xt{font:12px sans-serif;text-anchor:middle;fill:#444}svg .xl,svg .yl{font:13px sans-serif;text-anchor:middle}
 svg .lg{font:12px sans-serif;fill:#333}svg .grid{stroke:#e6e9ed}svg a:hover circle,svg a:hover rect{stroke-width:3}
@@ -80,6 +81,9 @@ def num(x, text=None):
     """A numeric cell that sorts by its value."""
     v = "" if x is None or x != x else f' data-v="{x:.6g}"'
     return (E(text if text is not None else fmt(x)), v)
+
+
+HEATMAP_SVG_CPUS = 64    # above this many CPUs a heatmap is inlined as the gnuplot PNG
 
 
 def pid(exp, i):
@@ -157,6 +161,13 @@ def draw(run_label_sets, kind, metric, title, run=None):
         order = [p.os for p in topo.pus if p.os in seen] if topo else []
         order += sorted(seen - set(order))
         unit = next(iter(cells.values()))[0]["unit"]
+        png = os.path.join(run or "", "plots", f"{e['name']}-heatmap-{metric}.png")
+        if len(order) > HEATMAP_SVG_CPUS and os.path.exists(png):
+            # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.
+            with open(png, "rb") as f:
+                data = base64.b64encode(f.read()).decode()
+            return (f'<img class="chart" alt="{E(title)} heatmap, {len(order)} CPUs" '
+                    f'src="data:image/png;base64,{data}">')
         return svg.heatmap(f"{title} ({first})", unit, cells, order)
     return ""
 
@@ -323,8 +334,13 @@ def env_html(h):
 
 
 def report(m):
+    exps = m["experiments"]
+    tally = (f'{sum(len(e["points"]) for e in exps)} points · {sum(len(e["suspect"]) for e in exps)} suspect · '
+             f'{sum(len(e["remeasured"]) for e in exps)} re-measured · {sum(len(e["skipped"]) for e in exps)} skipped · '
+             f'{sum(len(e["failed"]) for e in exps)} failed · {len(m["not_measured"])} experiments not measured')
     body = [f'<h1>Scaling lab run {E(m["name"])}</h1>',
             f'<p class="host">{E(m["host"]["one_line"])}</p>',
+            f'<p class="badge">{E(tally)}</p>',
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '

@@ -30,6 +30,17 @@ def _whisker(s):
     return s["min"], s["max"], True
 
 
+def _clip(x, lo, hi, ymax, Y, colour, dotted):
+    """A whisker from lo to hi, cut at the top of the chart with a caret when the CI runs past every
+    measured value (the scale follows the data, not a wide interval); the tooltip has the numbers."""
+    dd = ' stroke-dasharray="2 2"' if dotted else ""
+    out = f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(lo):.1f}" y2="{Y(min(hi, ymax)):.1f}" stroke="{colour}"{dd}/>'
+    if hi > ymax:
+        y = Y(ymax)
+        out += f'<path d="M{x - 4:.1f},{y + 6:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y + 6:.1f}" fill="none" stroke="{colour}"/>'
+    return out
+
+
 def tip(p, extra=""):
     s = p["s"]
     lines = [f"{p['variant'] or '–'} {p['placement']} · {p['threads']} threads · CPUs {p['cpus']}",
@@ -64,7 +75,7 @@ def _legend(entries, out, note):
     y += 6
     out.append(f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="#fff" stroke="#444" stroke-width="1.5"/>'
                f'<text x="{x + 28}" y="{y + 4}" class="lg">hollow = suspect</text>')
-    for i, line in enumerate(note.split("\n") + ["dotted: min–max (n&lt;3)"]):
+    for i, line in enumerate(note.split("\n") + ["dotted: min–max (n&lt;3)", "^ : CI runs off the scale"]):
         out.append(f'<text x="{x}" y="{y + 22 + 15 * i}" class="lg">{line}</text>')
 
 
@@ -91,7 +102,7 @@ def scaling(title, ylabel, series, ideal=False):
         f = (math.log2(t) - math.log2(xs[0])) / (math.log2(xs[-1]) - math.log2(xs[0])) if logx \
             else (t - xs[0]) / (xs[-1] - xs[0])
         return x0 + 20 + (x1 - x0 - 40) * f
-    top = max((_whisker(p["s"])[1] for s in series for p, _h, _e in s["pts"]), default=1)
+    top = max((p["s"]["max"] for s in series for p, _h, _e in s["pts"]), default=1)
     ideal_lines = []
     if ideal:
         for s in series:
@@ -119,8 +130,7 @@ def scaling(title, ylabel, series, ideal=False):
         for p, href, extra in pts:
             lo, hi, dotted = _whisker(p["s"])
             x = X(int(p["threads"]))
-            dd = ' stroke-dasharray="2 2"' if dotted else ""
-            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" stroke="{c}"{dd}/>')
+            out.append(_clip(x, lo, hi, ymax, Y, c, dotted))
             out.append(_marker(x, Y(p["s"]["median"]), c, p, href, extra))
     _legend([(s["label"], PALETTE[s["colour"] % len(PALETTE)], s.get("dash")) for s in series], out,
             "whisker: 95% CI" + ("\nthin dots: ideal scaling" if ideal else ""))
@@ -132,7 +142,7 @@ def bars(title, ylabel, categories, variants):
     """categories: [(name, {variant_label: (point, href, extra)})]; variants: [(label, colour, hatched)]."""
     if not categories or not variants:
         return ""
-    top = max((_whisker(p["s"])[1] for _c, cells in categories for p, _h, _e in cells.values()), default=1)
+    top = max((p["s"]["max"] for _c, cells in categories for p, _h, _e in cells.values()), default=1)
     ymax = _nice_max(top * 1.05)
     def Y(v):
         return T + (H - T - B) * (1 - v / ymax)
@@ -160,9 +170,7 @@ def bars(title, ylabel, categories, variants):
                        f'class="{"bar sus" if hollow else "bar"}"><title>{escape(tip(p, extra))}</title></rect>'
                        f'{"</a>" if href else ""}')
             lo, hi, dotted = _whisker(p["s"])
-            dd = ' stroke-dasharray="2 2"' if dotted else ""
-            out.append(f'<line x1="{x + bw / 2:.1f}" x2="{x + bw / 2:.1f}" y1="{Y(lo):.1f}" y2="{Y(hi):.1f}" '
-                       f'stroke="#222"{dd}/>')
+            out.append(_clip(x + bw / 2, lo, hi, ymax, Y, "#222", dotted))
     lx, ly = W - R + 16, T + 6
     for label, colour, hatched in variants:
         c = PALETTE[colour % len(PALETTE)]
@@ -173,7 +181,8 @@ def bars(title, ylabel, categories, variants):
     out.append(f'<rect x="{lx}" y="{ly}" width="22" height="12" fill="#fff" stroke="#444" stroke-width="2"/>'
                f'<text x="{lx + 28}" y="{ly + 10}" class="lg">hollow = suspect</text>'
                f'<text x="{lx}" y="{ly + 30}" class="lg">whisker: 95% CI</text>'
-               f'<text x="{lx}" y="{ly + 45}" class="lg">dotted: min–max (n&lt;3)</text>')
+               f'<text x="{lx}" y="{ly + 45}" class="lg">dotted: min–max (n&lt;3)</text>'
+               f'<text x="{lx}" y="{ly + 60}" class="lg">^ : CI runs off the scale</text>')
     out.append("</svg>")
     return "\n".join(out)
 
