@@ -185,3 +185,18 @@ def test_numbers_have_three_significant_digits_and_a_prefix():
     from report import fmt
     assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
         ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
+
+
+def test_html_heatmap_cells_link_their_rows(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = [HEADER10] + [f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,{20 + 10 * a + b},ns'
+                          for a in range(4) for b in range(4) if a != b]      # test input
+    (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    sh("scripts/report.py", str(run))
+    html = (run / "report.html").read_text()
+    assert html.count('class="cell"') == 12
+    assert 'href="#pt-hm-0"' in html and 'id="pt-hm-0"' in html
+    assert "CPUs 0,1" in html and "one_way_ns: median 21 ns" in html

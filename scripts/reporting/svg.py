@@ -153,7 +153,11 @@ def bars(title, ylabel, categories, variants):
     _frame(title, ylabel, ymax, x0, x1, out)
     for ci_, (cat, cells) in enumerate(categories):
         cx = x0 + cw * (ci_ + 0.5)
-        out.append(f'<text x="{cx:.1f}" y="{H - B + 18}" class="xt">{escape(cat[:24])}</text>')
+        if cw < 80:      # narrow categories: labels slanted so that they do not run into each other
+            out.append(f'<text transform="translate({cx:.1f},{H - B + 12}) rotate(-25)" class="xt" '
+                       f'style="text-anchor:end">{escape(cat[:18])}</text>')
+        else:
+            out.append(f'<text x="{cx:.1f}" y="{H - B + 18}" class="xt">{escape(cat[:24])}</text>')
         for vi, (label, colour, hatched) in enumerate(variants):
             if label not in cells:
                 continue
