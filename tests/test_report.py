@@ -200,3 +200,16 @@ def test_html_heatmap_cells_link_their_rows(tmp_path):
     assert html.count('class="cell"') == 12
     assert 'href="#pt-hm-0"' in html and 'id="pt-hm-0"' in html
     assert "CPUs 0,1" in html and "one_way_ns: median 21 ns" in html
+
+
+def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
+    run = make_run(tmp_path, LINEAR)
+    skip = {"ts": "t", "event": "skipped", "experiment": "runner-empty", "placement": "smt", "threads": 2,
+            "reason": "no SMT here"}
+    journal = run / "sweep" / "journal.jsonl"
+    journal.write_text(json.dumps(skip) + "\n" + '{"ts": "t", "event": "sta')      # kill -9 mid-write
+    sh("scripts/report.py", str(run))
+    assert "- skipped: smt threads=2: no SMT here" in (run / "report.md").read_text()
+    journal.write_text('{"ts": "t", "event": \n' + json.dumps(skip) + "\n")
+    p = sh("scripts/report.py", str(run), check=False)
+    assert p.returncode == 2 and f"{journal}:1: not JSON" in p.stderr and "Traceback" not in p.stderr

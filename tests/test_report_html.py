@@ -168,6 +168,11 @@ def test_report_html_in_a_browser(runs):
     assert br.eval("(function(){var r=document.getElementById(location.hash.slice(1));"
                    "return !!r && r.closest('details').open;})()")
     assert "c-probes: gcc 12.2.0 -O2" in body
+    # a click on a column header sorts the table by it
+    medians = br.eval("""(function(){var t=document.querySelector('#exp-spin details table.sortable');
+        var th=Array.from(t.tHead.rows[0].cells).find(c=>c.textContent.startsWith('median')); th.click();
+        return Array.from(t.tBodies[0].rows).map(r=>parseFloat(r.cells[th.cellIndex].dataset.v));})()""")
+    assert len(medians) == 6 and medians == sorted(medians)
 
 
 def test_compare_html_in_a_browser(runs):

@@ -103,6 +103,11 @@ def chart_points(e):
     return out
 
 
+def command_of(p):
+    cmd = next((r["command"] for r in p["repeats"] if r["command"]), None)
+    return f"command: {cmd}" if cmd else ""
+
+
 def is_rate(metric, unit):
     return metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
 
@@ -116,8 +121,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
             by = {}
             for p in e["points"]:
                 if p["metric"] == metric and str(p["threads"]).isdigit():
-                    by.setdefault((p["variant"], p["placement"]), []).append((p, hrefs[id(p)] if not prefix else "",
-                                                                              prefix.strip()))
+                    by.setdefault((p["variant"], p["placement"]), []).append(
+                        (p, hrefs[id(p)] if not prefix else "", f"run {prefix.strip()}" if prefix else command_of(p)))
             for (v, pl), pts in sorted(by.items()):
                 c = palette.setdefault((v, pl), len(palette))
                 series.append({"label": f"{prefix}{v + ' ' if v not in ('', '-') else ''}{pl}", "colour": c,
@@ -137,7 +142,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
                 label = f"{prefix}{p['variant'] or metric}"
                 if (label, dash) not in [(v[0], v[2]) for v in variants]:
                     variants.append((label, palette.setdefault(p["variant"], len(palette)), dash))
-                cats.setdefault(cat, {})[label] = (p, hrefs[id(p)] if not prefix else "", prefix.strip())
+                cats.setdefault(cat, {})[label] = (p, hrefs[id(p)] if not prefix else "",
+                                                   f"run {prefix.strip()}" if prefix else command_of(p))
         if not cats:
             return ""
         unit = next(iter(next(iter(cats.values())).values()))[0]["unit"]
@@ -298,7 +304,7 @@ def marks(e):
 
 def experiment_html(m, e):
     n_sus = len(e["suspect"])
-    head = (f'<h2 id="exp-{E(e["name"])}">{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
+    head = (f'<h2>{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
             f'{n_sus} suspect · {len(e["remeasured"])} re-measured · {len(e["skipped"])} skipped · '
             f'data: <a href="data/{E(e["name"])}.csv">data/{E(e["name"])}.csv</a> · raw: '
             f'<a href="raw/{E(e["name"])}/">raw/{E(e["name"])}/</a></p>')
@@ -307,7 +313,7 @@ def experiment_html(m, e):
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
     if not e["points"]:
-        return "".join(body) + "<p>No measured rows.</p>"
+        return section(e, "".join(body) + "<p>No measured rows.</p>")
     if e["glance"]:
         body.append("<h3>At a glance</h3>" + glance_table(e["glance"]) +
                     '<p class="mute">Median over repeats (95% CI of the median as ±%); ⚠ = a suspect repeat.</p>')
@@ -322,7 +328,11 @@ def experiment_html(m, e):
             f'<a href="{E(os.path.relpath(p, m["run"]))}">{E(os.path.basename(os.path.dirname(p)))}</a>' for p in e["perf"]) + "</p>")
     if e["spec"]:
         body.append("<details><summary>spec as run</summary><pre>" + E("\n".join(e["spec"])) + "</pre></details>")
-    return "".join(body)
+    return section(e, "".join(body))
+
+
+def section(e, html):
+    return f'<section id="exp-{E(e["name"])}">{html}</section>'
 
 
 def env_html(h):

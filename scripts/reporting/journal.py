@@ -31,17 +31,19 @@ class Journal:
     @staticmethod
     def _read_jsonl(path):
         with open(path, errors="replace") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    ev = json.loads(line)
-                except ValueError as e:
-                    # A line cut by kill -9 is the last one: skip it. Anything else is corruption.
-                    raise JournalError(f"{path}:{n}: not JSON ({e.msg})") from None
-                if not isinstance(ev, dict) or "event" not in ev:
-                    raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
-                yield ev
+            lines = f.readlines()
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError as e:
+                if n == len(lines) and not line.endswith("\n"):
+                    return      # the last line, cut by kill -9 mid-write: the sweep resumes from the rest
+                raise JournalError(f"{path}:{n}: not JSON ({e.msg})") from None
+            if not isinstance(ev, dict) or "event" not in ev:
+                raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
+            yield ev
 
     @staticmethod
     def _read_log(path):

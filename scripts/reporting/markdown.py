@@ -7,9 +7,11 @@ from reporting.fmt import ci, fmt, spread
 def environment(m):
     h = m["host"]
     lines = ["## Environment", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {'**' + v + '**' if k == 'host kind' else v} |" if k != "host kind" else
-              f"| host kind | **{v.split(' ', 1)[0]}** {v.split(' ', 1)[1] if ' ' in v else ''} |"
-              for k, v in h["rows"]]
+    for k, v in h["rows"]:
+        if k == "host kind":       # the first word (vm, bare-metal, container) is what a reader must not miss
+            kind, _, rest = v.partition(" ")
+            v = f"**{kind}** {rest}"
+        lines.append(f"| {k} | {v} |")
     lines += [f"| build | {'see env/build.txt' if h['build'] else 'not recorded'} |",
               "", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
     return lines
