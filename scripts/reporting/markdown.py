@@ -23,7 +23,8 @@ def stories(m):
     out = ["## Does each published effect reproduce here?", "",
            "| story | published | measured here | verdict |", "|---|---|---|---|"]
     for s in m["stories"]:
-        measured = "; ".join(c[0] for c in s["checks"]) or "no published figure matches a measured point"
+        measured = "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"]) or \
+            "no published figure matches a measured point"
         out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['effect']} | {measured} | "
                    f"**{s['verdict']}**{' (' + s['tally'] + ')' if s['tally'] else ''} |")
     return out + ["", "A verdict is *inconclusive* when a compared median's 95% CI straddles the threshold, "
