@@ -299,6 +299,9 @@ def marks(e):
               f"t{E(str(c.get('threads', '')))} {E(str(c.get('metric', '')))}: n={E(str(c.get('n')))}, "
               f"CI ±{E(str(c.get('ci_pct')))}%</li>" for c in e["unconfident"]]
     items += [f"<li class=\"mute\">{E(s)}</li>" for s in e["missing_charts"]]
+    if len(items) > 12:      # a matrix of disturbed pairs must not push the charts off the screen
+        return (f'<details><summary>{len(items)} marks: suspect, re-measured, failed, skipped points</summary>'
+                f'<ul class="marks">{"".join(items)}</ul></details>')
     return f'<ul class="marks">{"".join(items)}</ul>' if items else ""
 
 
