@@ -27,7 +27,7 @@ table.sortable th:after{content:" ⇅";color:#aab}tr:target{background:#fff8c5}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px}
 .v-yes{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
 .v-–,.v-not{background:#8c959f}.stories td{font-size:14px}.stories td:first-child{font-weight:600}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:12px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:12px}
 svg.chart,img.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:6px}
 svg .ct{font:600 15px sans-serif;text-anchor:middle}svg .yt{font:12px sans-serif;text-anchor:end;fill:#444}
 svg .xt{font:12px sans-serif;text-anchor:middle;fill:#444}svg .xl,svg .yl{font:13px sans-serif;text-anchor:middle}
@@ -203,7 +203,8 @@ def repeats_cell(p):
         cmd = f' <code>{E(r["command"])}</code>' if r["command"] else ""
         sus = f' <span class="sus">suspect: {E(r["suspect"])}</span>' if r["suspect"] else ""
         items.append(f"<li>{link} {E(fmt(r['value']))}{sus}{cmd}</li>")
-    return f'<details><summary>{len(p["repeats"])} repeats</summary><ul>{"".join(items)}</ul></details>'
+    n = len(p["repeats"])
+    return f'<details><summary>{n} repeat{"s" if n != 1 else ""}</summary><ul>{"".join(items)}</ul></details>'
 
 
 def points_table(e):

@@ -9,8 +9,8 @@ from reporting.fmt import fmt
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22")
-W, H = 660, 330
-L, R, T, B = 64, 168, 30, 46      # margins: the legend lives in the right one
+W, H = 700, 330
+L, R, T, B = 64, 200, 30, 46      # margins: the legend lives in the right one
 
 
 def _nice_max(v):
@@ -70,7 +70,7 @@ def _legend(entries, out, note):
         d = ' stroke-dasharray="6 3"' if dash else ""
         out.append(f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2.5"{d}/>'
                    f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="{colour}"/>'
-                   f'<text x="{x + 28}" y="{y + 4}" class="lg">{escape(label[:22])}</text>')
+                   f'<text x="{x + 28}" y="{y + 4}" class="lg">{escape(label[:26])}</text>')
         y += 17
     y += 6
     out.append(f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="#fff" stroke="#444" stroke-width="1.5"/>'
@@ -180,7 +180,7 @@ def bars(title, ylabel, categories, variants):
         c = PALETTE[colour % len(PALETTE)]
         op = ' fill-opacity="0.45"' if hatched else ""
         out.append(f'<rect x="{lx}" y="{ly - 6}" width="22" height="12" fill="{c}"{op} stroke="{c}"/>'
-                   f'<text x="{lx + 28}" y="{ly + 4}" class="lg">{escape(label[:22])}</text>')
+                   f'<text x="{lx + 28}" y="{ly + 4}" class="lg">{escape(label[:26])}</text>')
         ly += 17
     out.append(f'<rect x="{lx}" y="{ly}" width="22" height="12" fill="#fff" stroke="#444" stroke-width="2"/>'
                f'<text x="{lx + 28}" y="{ly + 10}" class="lg">hollow = suspect</text>'
@@ -196,12 +196,15 @@ def heatmap(title, unit, cells, order):
     n = len(order)
     if not n:
         return ""
-    size = min(26, max(6, 480 // n))
+    size = min(48, max(6, 480 // n))
     vals = [p["s"]["median"] for p, _h in cells.values()]
     lo, hi = min(vals), max(vals)
     side = 60 + size * n
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {side + 120} {side + 40}" class="chart heat" role="img">',
-           f'<text x="{(side + 120) / 2:.0f}" y="18" class="ct">{escape(title)}</text>']
+    width = max(side + 160, 460)
+    # drawn at its own size: a small matrix is not blown up to the page's width
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {side + 40}" class="chart heat" '
+           f'style="max-width:{width}px" role="img">',
+           f'<text x="{width / 2:.0f}" y="18" class="ct">{escape(title)}</text>']
     for i, a in enumerate(order):
         if n <= 32:
             out.append(f'<text x="52" y="{40 + i * size + size * 0.7:.1f}" class="yt">{a}</text>'
