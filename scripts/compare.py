@@ -35,7 +35,7 @@ def render_md(ma, mb, cmp):
         k = r["key"]
         left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
-                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {r['p']:.3g} | {r['sig']}{left} |")
+                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
     out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
             "(placements one host cannot satisfy, or experiments one run did not include).", ""]
     if cmp["noise"]:

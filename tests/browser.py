@@ -11,7 +11,7 @@ import tempfile
 import time
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--remote-debugging-pipe", "--window-size=1280,900"]
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--remote-debugging-pipe", "--window-size=1280,900"]
 
 
 def chromium():

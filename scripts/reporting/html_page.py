@@ -24,7 +24,7 @@ table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{border-bot
 padding:4px 8px;text-align:left;vertical-align:top}th{background:var(--bg);position:sticky;top:0}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.sortable th{cursor:pointer}
 table.sortable th:after{content:" ⇅";color:#aab}tr:target{background:#fff8c5}
-.v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px}
+.v{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px}
 .v-yes{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
 .v-–,.v-not{background:#8c959f}.stories td{font-size:14px}.stories td:first-child{font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:12px}
@@ -376,6 +376,16 @@ def report(m):
 
 
 # --- compare.html -----------------------------------------------------------------------------------
+def ratio_row(r):
+    k = r["key"]
+    return [E(k[1]), E(k[2]), num(int(k[3]) if k[3].isdigit() else None, k[3]), E(k[4]),
+            num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
+            num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
+            num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], "–" if r["p"] != r["p"] else f"{r['p']:.3g}"),
+            f'<span class="v v-{"yes" if r["sig"] == "significant" else "–"}">{E(r["sig"])}</span>'
+            + (f' <span class="badge">{r["skipped"]} suspect repeats left out</span>' if r["skipped"] else "")]
+
+
 def compare(ma, mb, cmp):
     na, nb = ma["name"], mb["name"]
     body = [f"<h1>{E(na)} vs {E(nb)}</h1>",
@@ -402,17 +412,17 @@ def compare(ma, mb, cmp):
         body.append(f'<h2 id="exp-{E(ea["name"])}">{E(ea["name"])}</h2>')
         if any(charts):
             body.append('<div class="charts">' + "".join(f'<figure style="margin:0">{c}</figure>' for c in charts if c) + "</div>")
-        rows = []
-        for r in (r for r in cmp["rows"] if r["key"][0] == ea["name"]):
-            k = r["key"]
-            rows.append([E(k[1]), E(k[2]), num(int(k[3]) if k[3].isdigit() else None, k[3]), E(k[4]),
-                         num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
-                         num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
-                         num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], f"{r['p']:.3g}"),
-                         f'<span class="v v-{"yes" if r["sig"] == "significant" else "–"}">{E(r["sig"])}</span>'
-                         + (f' <span class="badge">{r["skipped"]} suspect repeats left out</span>' if r["skipped"] else "")])
-        body.append(table(["variant", "placement", "threads", "metric", "A median (CI)", "B median (CI)", "B / A",
-                           "p (Welch)", "difference"], rows))
+        charted = {mt for _k, mt in ea["charts"]}
+        mine = [r for r in cmp["rows"] if r["key"][0] == ea["name"]]
+        head = ["variant", "placement", "threads", "metric", "A median (CI)", "B median (CI)", "B / A", "p (Welch)",
+                "difference"]
+        shown = [ratio_row(r) for r in mine if r["key"][4] in charted]
+        rest = [ratio_row(r) for r in mine if r["key"][4] not in charted]
+        if shown:
+            body.append(table(head, shown))
+        if rest:
+            body.append(f'<details{" open" if not shown else ""}><summary>{"other metrics" if shown else "every metric"}'
+                        f' ({len(rest)} rows)</summary>' + table(head, rest) + "</details>")
         noise = [r for r in cmp["noise"] if r["key"][0] == ea["name"]]
         if noise:
             body.append(f"<details><summary>noise per point, A vs B ({len(noise)} rows; not results)</summary>" + table(
