@@ -100,6 +100,10 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
          "placement": "compact", "threads": 2, "repeat": 1, "attempt": 1, "reason": "steal 25% > 10%"},
         {"ts": "t", "event": "done", "experiment": "runner-empty", "variant": "shared-arc", "placement": "compact",
          "threads": 2, "repeat": 1, "key": "shared-arc_compact_t2_r1", "command": "rust-runner/x --threads 2"},
+        {"ts": "t", "event": "failed", "experiment": "runner-empty", "variant": "per-thread", "placement": "scatter",
+         "threads": 2, "repeat": 1, "rc": 3, "reason": "no CSV"},
+        {"ts": "t", "event": "confidence", "experiment": "runner-empty", "variant": "shared-arc", "placement": "compact",
+         "threads": 2, "metric": "calls_per_s", "n": 10, "ci_pct": 7.5, "confident": False},
     ]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     # an old-style log with different facts: ignored when journal.jsonl exists
@@ -110,6 +114,8 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
     assert "- skipped: cross-package threads=2: this host has 1 package" in text and "log wording" not in text
     assert "- re-measured: shared-arc compact t2 r1 attempt 1: steal 25% > 10%" in text
     assert "- suspect: shared-arc compact t2 calls_per_s: r1: foreign 40% > 20%" in text
+    assert "- failed: per-thread scatter t2 r1: exit 3: no CSV" in text
+    assert "- not confident: shared-arc compact t2 calls_per_s: n=10, CI ±7.5%" in text
     assert "- runner-cql: no cqlsh" in text and "- cache-get: build failed (exit 2): make failed" in text
     glance = text.split("#### At a glance")[1].split("####")[0]
     assert "noise_steal_pct" not in glance and "noise_steal_pct" not in text.split("Beside the published")[1]

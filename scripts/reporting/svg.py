@@ -113,7 +113,7 @@ def scaling(title, ylabel, series, ideal=False):
     ymax = _nice_max(top * 1.05)
     def Y(v):
         return T + (H - T - B) * (1 - v / ymax)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img">']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img" aria-label="{escape(title)}">']
     _frame(title, ylabel, ymax, L, W - R, out)
     for t in xs:
         out.append(f'<text x="{X(t):.1f}" y="{H - B + 18}" class="xt">{t}</text>')
@@ -149,7 +149,7 @@ def bars(title, ylabel, categories, variants):
     x0, x1 = L, W - R
     cw = (x1 - x0) / len(categories)
     bw = min(40, cw * 0.8 / len(variants))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img">']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img" aria-label="{escape(title)}">']
     _frame(title, ylabel, ymax, x0, x1, out)
     for ci_, (cat, cells) in enumerate(categories):
         cx = x0 + cw * (ci_ + 0.5)
@@ -203,7 +203,7 @@ def heatmap(title, unit, cells, order):
     width = max(side + 160, 460)
     # drawn at its own size: a small matrix is not blown up to the page's width
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {side + 40}" class="chart heat" '
-           f'style="max-width:{width}px" role="img">',
+           f'style="max-width:{width}px" role="img" aria-label="{escape(title)}">',
            f'<text x="{width / 2:.0f}" y="18" class="ct">{escape(title)}</text>']
     for i, a in enumerate(order):
         if n <= 32:
