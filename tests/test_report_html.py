@@ -4,9 +4,9 @@ story present, suspect points marked with their reason, every point traceable to
 and command. Screenshots: results/test-screens/ (kept for review).
 
 The run folders come from a real sweep (tests/fixtures/spin.spec and the channel probe's smoke
-profile). FIXTURE INPUT, written by follow_contract() below only where the engine does not produce it
-yet: sweep/journal.jsonl (from the raw folders and journal.log), the guard rows (noise_*), one suspect
-repeat with a re-measured event, and env/build.txt."""
+profile) by the engine, journal.jsonl and guard rows included. FIXTURE INPUT, written by hand below:
+one suspect repeat with its re-measure (follow_contract), and env/build.txt (not written by the
+engine yet)."""
 import csv
 import json
 import os
@@ -23,67 +23,36 @@ SUSPECT_WHY = "steal 31% > 10%; foreign 40% > 20%"
 
 
 def sweep(results, run, *args):
+    # retries=0: a disturbed repeat is marked suspect at once instead of re-measured (the guard's own
+    # re-measure loop is the engine's test, not this one); keeps this test under a minute on a busy host.
     env = dict(results, PATH=os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ["PATH"])
-    sh("scripts/sweep.sh", f"run={run}", "profile=smoke", "repeats=3", *args, env=env)
-
-
-def spec_command(run, exp):
-    cmd = {}
-    for line in open(os.path.join(run, "sweep", "specs", f"{exp}.spec")):
-        k, _, v = line.partition("=")
-        cmd[k.strip()] = v.strip()
-    return cmd.get("command[smoke]") or cmd["command"]
+    sh("scripts/sweep.py", f"run={run}", "profile=smoke", "repeats=3", "retries=0", *args, env=env)
 
 
 def follow_contract(run):
-    """FIXTURE INPUT: make an old-engine run folder look like the new engine's (see module doc)."""
-    events = [{"ts": "2026-01-01T00:00:00Z", "event": "sweep", "args": ["fixture"], "profile": "smoke"}]
-    for line in open(os.path.join(run, "sweep", "journal.log")):
-        m = re.match(r"\S+ (\S+): skip (\S+) threads=(\S+): (.*)$", line.strip())
-        if m:
-            events.append({"ts": "2026-01-01T00:00:01Z", "event": "skipped", "experiment": m[1],
-                           "placement": m[2], "threads": m[3], "reason": m[4]})
-    for data in sorted(os.listdir(os.path.join(run, "data"))):
-        if not data.endswith(".csv"):
-            continue
-        exp = data[:-4]
-        path = os.path.join(run, "data", data)
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-        repeats = {(r["variant"], r["placement"], r["threads"], r["cpus"], r["repeat"]) for r in rows}
-        for v, p, t, cpus, rep in sorted(repeats):
-            suspect = (exp, v, p, t, rep) == SUSPECT
-            for r in rows:
-                if (r["variant"], r["placement"], r["threads"], r["cpus"], r["repeat"]) == (v, p, t, cpus, rep):
-                    r["suspect"] = SUSPECT_WHY if suspect else ""
-            for metric, value, unit in (("noise_steal_pct", 31 if suspect else 2, "%"),
-                                        ("noise_foreign_pct", 40 if suspect else 3, "%"),
-                                        ("noise_invol_cs", 90 if suspect else 5, "1/s")):
-                rows.append(dict(rows[0], variant=v, placement=p, threads=t, cpus=cpus, repeat=rep,
-                                 metric=metric, value=value, unit=unit, suspect=SUSPECT_WHY if suspect else ""))
-            key = f"{v}_{p}_t{t}_r{rep}"
-            cmd = spec_command(run, exp).replace("{threads}", t).replace("{variant}", v).replace(
-                "{cpus}", cpus).replace("{pinned}", "0" if p == "unpinned" else "1")
-            point = {"experiment": exp, "variant": v, "placement": p, "threads": int(t), "cpus": cpus,
-                     "repeat": int(rep), "key": key, "command": cmd}
-            events.append(dict(point, ts="2026-01-01T00:00:02Z", event="planned"))
-            if suspect:
-                events.append(dict(point, ts="2026-01-01T00:00:03Z", event="remeasured", attempt=1,
-                                   reason="steal 35% > 10%"))
-            events.append(dict(point, ts="2026-01-01T00:00:04Z", event="done", seconds=1,
-                               noise={"steal_pct": 31 if suspect else 2, "foreign_pct": 40 if suspect else 3,
-                                      "invol_cs": 5, "mhz": None}))
-            if suspect:
-                events.append(dict(point, ts="2026-01-01T00:00:05Z", event="suspect", reason=SUSPECT_WHY))
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, list(rows[0].keys()), lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
-    events.append({"ts": "2026-01-01T00:00:06Z", "event": "end", "state": "complete"})
+    """FIXTURE INPUT: the one suspect repeat (SUSPECT, with SUSPECT_WHY and a re-measure before it) that the
+    test asserts on, since a real guard marks whatever this host's load disturbs, or nothing. Everything
+    else (journal.jsonl, noise rows, the other suspect marks) is the engine's own output."""
+    exp, v, p, t, rep = SUSPECT
+    path = os.path.join(run, "data", f"{exp}.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert any(r["metric"].startswith("noise_") for r in rows), "the engine records the guard's rows"
+    for r in rows:
+        if (r["variant"], r["placement"], r["threads"], r["repeat"]) == (v, p, t, rep):
+            r["suspect"] = SUSPECT_WHY
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, list(rows[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
     journal = os.path.join(run, "sweep", "journal.jsonl")
-    if not os.path.exists(journal):          # the engine's own journal wins once it writes one
-        with open(journal, "w") as f:
-            f.writelines(json.dumps(e) + "\n" for e in events)
+    assert os.path.exists(journal), "the engine writes journal.jsonl"
+    point = {"experiment": exp, "variant": v, "placement": p, "threads": int(t), "repeat": int(rep),
+             "key": f"{v}_{p}_t{t}_r{rep}"}
+    with open(journal, "a") as f:
+        for e in (dict(point, ts="2026-01-01T00:00:00Z", event="remeasured", attempt=1, reason="steal 35% > 10%"),
+                  dict(point, ts="2026-01-01T00:00:01Z", event="suspect", reason=SUSPECT_WHY)):
+            f.write(json.dumps(e) + "\n")
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +119,12 @@ def test_report_html_in_a_browser(runs):
     # the suspect repeat: hollow in the charts, listed with its reason, its re-measure listed too
     assert br.eval("document.querySelectorAll('svg .sus').length") >= 2       # iters_per_s and loop_ns
     body = br.eval("document.body.innerText")
-    assert f"suspect: loop compact t2 iters_per_s — r2: {SUSPECT_WHY}" in body
+    # (this host's load may have made other repeats of the point suspect too: their reasons come first)
+    assert "suspect: loop compact t2 iters_per_s — " in body and f"r2: {SUSPECT_WHY}" in body
     assert "re-measured: loop compact t2 r2 attempt 1: steal 35% > 10%" in body
-    assert "skipped: same-l3 threads=1" in body or "skipped" not in open(a / "sweep" / "journal.log").read()
+    skips = [json.loads(ln) for ln in open(a / "sweep" / "journal.jsonl") if '"skipped"' in ln]
+    for e in skips:
+        assert f"skipped: {e['placement']} threads={e['threads']}: {e['reason']}" in body
     # noise rows are no result: not at a glance, but in their own folded table
     glance = br.eval("Array.from(document.querySelectorAll('h3')).filter(h=>h.textContent=='At a glance')"
                      ".map(h=>h.nextElementSibling.innerText).join(' ')")

@@ -293,7 +293,8 @@ def marks(e):
         if p["s"]["suspect"]:
             items.append(f'<li class="sus">suspect: <a href="#{pid(e["name"], i)}">{E(p["variant"] or "–")} '
                          f'{E(p["placement"])} t{E(p["threads"])} {E(p["metric"])}</a> — {E(p["s"]["suspect"])}</li>')
-    items += [f"<li>re-measured: {E(s)}</li>" for s in e["remeasured"]]
+    items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(raw)}/">discarded attempt</a>)' if raw else "") + "</li>"
+              for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
     items += [f"<li>failed: {E(s)}</li>" for s in e["failed"]]
     items += [f"<li>skipped: {E(s)}</li>" for s in e["skipped"]]
     items += [f"<li>not confident: {E(str(c.get('variant', '')))} {E(str(c.get('placement', '')))} "

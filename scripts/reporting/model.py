@@ -297,6 +297,11 @@ def event_line(e):
             + f": {e.get('reason', 'no reason given')}")
 
 
+def tried(run, exp, e):
+    raw = os.path.join("raw", exp, f"{e.get('key')}.try{e.get('attempt')}")
+    return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
+
+
 def experiment(run, data, journal, pub, vmap):
     exp = os.path.basename(data)[:-4]
     spec = os.path.join(run, "sweep", "specs", f"{exp}.spec")
@@ -324,6 +329,8 @@ def experiment(run, data, journal, pub, vmap):
         "glance": glance if glance["variants"] else None,
         "suspect": [p for p in pts if p["s"]["suspect"]],
         "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
+        # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
+        "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
         "failed": [event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
                    for e in journal.of("failed", exp)],
         "unconfident": [e for e in journal.of("confidence", exp) if e.get("confident") is False],
