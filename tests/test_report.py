@@ -67,7 +67,7 @@ def test_inconclusive_when_few_repeats_wide_ci_or_suspect(tmp_path):
     sh("scripts/report.py", str(sus))
     text = (sus / "report.md").read_text()
     assert "| ×2.00 (near-linear) | inconclusive | 2 threads: suspect (r2: steal 31% > 10%) |" in text
-    assert "- suspect: per-thread compact t2 calls_per_s: r2: steal 31% > 10%" in text
+    assert "- suspect: per-thread compact t2 (calls_per_s): r2: steal 31% > 10%" in text
 
 
 def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
@@ -113,7 +113,7 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
     text = (run / "report.md").read_text()
     assert "- skipped: cross-package threads=2: this host has 1 package" in text and "log wording" not in text
     assert "- re-measured: shared-arc compact t2 r1 attempt 1: steal 25% > 10%" in text
-    assert "- suspect: shared-arc compact t2 calls_per_s: r1: foreign 40% > 20%" in text
+    assert "- suspect: shared-arc compact t2 (calls_per_s): r1: foreign 40% > 20%" in text
     assert "- failed: per-thread scatter t2 r1: exit 3: no CSV" in text
     assert "- not confident: shared-arc compact t2 calls_per_s: n=10, CI ±7.5%" in text
     assert "- runner-cql: no cqlsh" in text and "- cache-get: build failed (exit 2): make failed" in text

@@ -118,9 +118,9 @@ def test_report_html_in_a_browser(runs):
     assert verdict in ("yes", "no", "inconclusive", "mixed")
     # the suspect repeat: hollow in the charts, listed with its reason, its re-measure listed too
     assert br.eval("document.querySelectorAll('svg .sus').length") >= 2       # iters_per_s and loop_ns
-    body = br.eval("document.body.innerText")
+    body = br.eval("document.body.textContent")      # folded <details> included
     # (this host's load may have made other repeats of the point suspect too: their reasons come first)
-    assert "suspect: loop compact t2 iters_per_s — " in body and f"r2: {SUSPECT_WHY}" in body
+    assert "suspect: loop compact t2 (iters_per_s, loop_ns) — " in body and f"r2: {SUSPECT_WHY}" in body
     assert "re-measured: loop compact t2 r2 attempt 1: steal 35% > 10%" in body
     skips = [json.loads(ln) for ln in open(a / "sweep" / "journal.jsonl") if '"skipped"' in ln]
     for e in skips:

@@ -289,10 +289,10 @@ def published_html(e):
 
 def marks(e):
     items = []
-    for i, p in enumerate(e["points"]):
-        if p["s"]["suspect"]:
-            items.append(f'<li class="sus">suspect: <a href="#{pid(e["name"], i)}">{E(p["variant"] or "–")} '
-                         f'{E(p["placement"])} t{E(p["threads"])} {E(p["metric"])}</a> — {E(p["s"]["suspect"])}</li>')
+    for p, metrics in e["suspect_points"]:
+        i = next(i for i, q in enumerate(e["points"]) if q is p)
+        items.append(f'<li class="sus">suspect: <a href="#{pid(e["name"], i)}">{E(p["variant"] or "–")} '
+                     f'{E(p["placement"])} t{E(p["threads"])}</a> ({E(", ".join(metrics))}) — {E(p["s"]["suspect"])}</li>')
     items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(raw)}/">discarded attempt</a>)' if raw else "") + "</li>"
               for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
     items += [f"<li>failed: {E(s)}</li>" for s in e["failed"]]
@@ -348,6 +348,17 @@ def env_html(h):
             '<a href="env/">env/</a>.</p>')
 
 
+def disturbed(exps):
+    """A banner when much of the run was measured while the host was busy: verdicts will say so too."""
+    total = sum(len(e["points"]) for e in exps)
+    bad = sum(len(e["suspect"]) for e in exps)
+    if not total or bad / total < 0.25:
+        return ""
+    return (f'<p class="warn">⚠ {bad} of {total} points have suspect repeats: the interference guard saw steal or '
+            'other processes on their CPUs (reasons per point below). Verdicts that rest on them are '
+            '<b>inconclusive</b>; measure again on a quiet host for an answer.</p>')
+
+
 def report(m):
     exps = m["experiments"]
     tally = (f'{sum(len(e["points"]) for e in exps)} points · {sum(len(e["suspect"]) for e in exps)} suspect · '
@@ -356,6 +367,7 @@ def report(m):
     body = [f'<h1>Scaling lab run {E(m["name"])}</h1>',
             f'<p class="host">{E(m["host"]["one_line"])}</p>',
             f'<p class="badge">{E(tally)}</p>',
+            disturbed(exps),
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '

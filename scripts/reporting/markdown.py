@@ -134,8 +134,8 @@ def render(m):
         if e["spec"]:
             lines += ["```"] + e["spec"] + ["```", ""]
         lines += [f"- skipped: {s}" for s in e["skipped"]]
-        lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} {p['metric']}: {p['s']['suspect']}"
-                  for p in e["suspect"]]
+        lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} ({', '.join(ms)}): {p['s']['suspect']}"
+                  for p, ms in e["suspect_points"]]
         lines += [f"- re-measured: {s}" for s in e["remeasured"]]
         lines += [f"- failed: {s}" for s in e["failed"]]
         lines += [f"- not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "

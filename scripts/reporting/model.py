@@ -297,6 +297,16 @@ def event_line(e):
             + f": {e.get('reason', 'no reason given')}")
 
 
+def suspect_points(pts):
+    """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
+    out = {}
+    for p in pts:
+        if p["s"]["suspect"]:
+            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"]["suspect"])
+            out.setdefault(k, (p, []))[1].append(p["metric"])
+    return list(out.values())
+
+
 def tried(run, exp, e):
     raw = os.path.join("raw", exp, f"{e.get('key')}.try{e.get('attempt')}")
     return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
@@ -328,6 +338,8 @@ def experiment(run, data, journal, pub, vmap):
         "noise": [p for p in all_pts if p["noise"]],
         "glance": glance if glance["variants"] else None,
         "suspect": [p for p in pts if p["s"]["suspect"]],
+        # the same repeats are suspect for every metric of a point: listed once per point
+        "suspect_points": suspect_points(pts),
         "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
         "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
