@@ -73,3 +73,10 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
     assert [b.split()[-1] for b in bars[1:]] == ["0", "1", "0"]   # compact t1, t2 (suspect), t4
     for name in ("sp-scaling-ops_per_s.png", "sp-bars-ops_per_s.png"):
         assert (run / "plots" / name).stat().st_size > 2000
+
+
+def test_an_old_spec_the_parser_rejects_still_gives_its_charts(tmp_path):
+    import charts
+    spec = tmp_path / "old.spec"
+    spec.write_text("experiment = old\nsome_key_since_renamed = 1\nchart = bars x_per_s\n")   # test input
+    assert charts.spec_charts(str(spec)) == ("old", [("bars", "x_per_s")])
