@@ -61,6 +61,12 @@ report run:
 compare run_a run_b:
     scripts/compare.py "$1" "$2"
 
+# Print the path of a run's report.html (default: the newest run) and open it where a desktop browser exists
+[group('lab')]
+[positional-arguments]
+open run="":
+    scripts/open.sh ${1:+"$1"}
+
 # Pack one run folder into results/<run>.tar.gz
 [group('lab')]
 [positional-arguments]

@@ -11,13 +11,22 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from stats import load_groups, summary  # noqa: E402
+from stats import group, summary  # noqa: E402
+from tidy import read  # noqa: E402
+from engine.spec import SpecError  # noqa: E402
+from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def spec_charts(spec_path):
+    """(experiment, [(kind, metric)]) through the engine's one spec parser. A spec of an old run that
+    the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
+    try:
+        return engine_spec_charts(spec_path)
+    except SpecError as e:
+        print(f"charts: {e}; reading only its experiment and chart lines", file=sys.stderr)
     charts, exp = [], None
     with open(spec_path) as f:
         for line in f:
@@ -35,7 +44,33 @@ def series_label(variant, placement):
     return f"{variant} {placement}".strip() if variant not in ("", "-") else placement
 
 
-def scaling(groups, metric, dat):
+def point(xs, suspects, key):
+    """summary() of a point's repeats, with "suspect": True when any repeat of it is suspect."""
+    s = summary(xs)
+    s["suspect"] = bool((suspects or {}).get(key))
+    return s
+
+
+def whisker(s):
+    """The median's 95% CI where it exists (n >= 3), else min..max: what an error bar shows."""
+    if s["n"] >= 3 and s["ci_lo"] == s["ci_lo"]:
+        return max(s["ci_lo"], 0.0), s["ci_hi"]
+    return s["min"], s["max"]
+
+
+def load(data):
+    """(groups, {point key: number of suspect repeats}) of a tidy CSV; noise metrics are not charted."""
+    rows = read(data)
+    keys = ("variant", "placement", "threads", "cpus", "metric", "unit")
+    suspects = {}
+    for r in rows:
+        if r["suspect"]:
+            k = tuple(r[x] for x in keys)
+            suspects[k] = suspects.get(k, 0) + 1
+    return group(rows, keys), suspects
+
+
+def scaling(groups, metric, dat, suspects=None):
     """One gnuplot block per variant × placement: threads median min max ideal.
 
     With many series over several placements, one panel per placement (a line per variant, the
@@ -44,7 +79,7 @@ def scaling(groups, metric, dat):
     unit = ""
     for (variant, placement, threads, _cpus, m, u), xs in groups.items():
         if m == metric:
-            series.setdefault((placement, variant), {})[int(threads)] = summary(xs)
+            series.setdefault((placement, variant), {})[int(threads)] = point(xs, suspects, (variant, placement, threads, _cpus, m, u))
             variants.add(variant)
             placements.add(placement)
             unit = u
@@ -64,10 +99,13 @@ def scaling(groups, metric, dat):
             for t in sorted(pts):
                 s = pts[t]
                 ideal = base * t if rate else float("nan")
-                ymax = max(ymax, s["max"], ideal if rate else 0)
-                f.write(f"{t} {s['median']:.6g} {s['min']:.6g} {s['max']:.6g} {ideal:.6g}\n")
+                lo, hi = whisker(s)
+                ymax = max(ymax, hi, ideal if rate else 0)
+                clean, hollow = ("NaN", f"{s['median']:.6g}") if s["suspect"] else (f"{s['median']:.6g}", "NaN")
+                f.write(f"{t} {s['median']:.6g} {lo:.6g} {hi:.6g} {ideal:.6g} {clean} {hollow}\n")
             f.write("\n\n")
-    info = {"n": len(series), "unit": unit, "ideal": int(rate)}
+    info = {"n": len(series), "unit": unit, "ideal": int(rate),
+            "suspect": int(any(s["suspect"] for pts in series.values() for s in pts.values()))}
     if panels:
         info.update(panels=" ".join(panels), ymax=f"{ymax * 1.05:.6g}",
                     starts=" ".join(str(next(i for i, k in enumerate(order) if k[0] == p)) for p in panels),
@@ -76,15 +114,18 @@ def scaling(groups, metric, dat):
     return info
 
 
-def bars(groups, metric, dat):
+def bars(groups, metric, dat, suspects=None):
     """Rows: placement (category); column triples per variant: median min max."""
-    cells, variants, unit = {}, [], ""
+    cells, flagged, variants, unit = {}, {}, [], ""
     # A bar is one point: when several thread counts are measured, each is its own category.
     several = len({t for (_v, _p, t, _c, m, _u) in groups if m == metric}) > 1
     for (variant, placement, threads, _cpus, m, u), xs in groups.items():
         if m == metric:
             category = f"{placement} t{threads}" if several else placement
             cells.setdefault(category, {}).setdefault(variant, []).extend(xs)
+            flagged.setdefault(category, {}).setdefault(variant, False)
+            if (suspects or {}).get((variant, placement, threads, _cpus, m, u)):
+                flagged[category][variant] = True
             if variant not in variants:
                 variants.append(variant)
             unit = u
@@ -92,15 +133,18 @@ def bars(groups, metric, dat):
         return None
     variants.sort()
     with open(dat, "w") as f:
-        f.write("category " + " ".join(f'"{v or metric}" lo hi' for v in variants) + "\n")
+        f.write("category " + " ".join(f'"{v or metric}" lo hi suspect' for v in variants) + "\n")
         for placement in sorted(cells):
             vals = []
             for v in variants:
                 xs = cells[placement].get(v)
                 s = summary(xs) if xs else None
-                vals += [f"{s['median']:.6g}", f"{s['min']:.6g}", f"{s['max']:.6g}"] if s else ["NaN"] * 3
+                lo, hi = whisker(s) if s else (0, 0)
+                vals += [f"{s['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(flagged[placement][v]))] \
+                    if s else ["NaN"] * 3 + ["0"]
             f.write(f'"{placement}" ' + " ".join(vals) + "\n")
-    return {"n": len(variants), "unit": unit}
+    return {"n": len(variants), "unit": unit,
+            "suspect": int(any(f for row in flagged.values() for f in row.values()))}
 
 
 def host_topology(run):
@@ -160,8 +204,9 @@ def render(run, exp, kind, metric):
     if not os.path.exists(data):
         return None
     base = os.path.join(run, "plots", f"{exp}-{kind}-{metric}")
-    info = (heatmap(load_groups(data), metric, base + ".dat", run) if kind == "heatmap"
-            else KINDS[kind](load_groups(data), metric, base + ".dat"))
+    groups, suspects = load(data)
+    info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
+            else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
         print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
         return None
@@ -173,7 +218,7 @@ def render(run, exp, kind, metric):
                 "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
                 "panels": info.get("panels", ""), "starts": info.get("starts", ""),
                 "counts": info.get("counts", ""), "colours": info.get("colours", ""),
-                "ymax": info.get("ymax", "")}
+                "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0)}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
         subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
     return f"{base}.png"

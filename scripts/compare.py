@@ -1,29 +1,49 @@
 #!/usr/bin/env python3
-"""Put two runs side by side (two machines, or before/after): every point both measured, the medians,
-their ratio, and Welch's t-test over the repeats.
+"""Put two runs side by side (two machines, or before/after): every point both measured, the medians
+with their 95% CI, B / A, and Welch's t-test over the repeats not marked suspect. Noise readings are
+shown apart, never as ratios. Warns when the runs built different code or ran different specs.
 
-  compare.py RUN_A RUN_B [OUT.md]
+  compare.py RUN_A RUN_B [OUT.md]     (also writes OUT.html beside OUT.md)
 
 A point is (experiment, variant, placement, threads, metric); the CPU lists may differ between hosts,
-which is the point of comparing them, so they are shown, not matched.
+which is the point of comparing them, so they are not matched.
 """
-import glob
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from report import environment, fmt  # noqa: E402
-from stats import group, summary, welch  # noqa: E402
-from tidy import read  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reporting import html_page, markdown, model  # noqa: E402
+from reporting.comparison import compare  # noqa: E402
+from reporting.fmt import ci, fmt  # noqa: E402
+from reporting.journal import JournalError  # noqa: E402
 
-KEYS = ("experiment", "variant", "placement", "threads", "metric", "unit")
+
+def side(s, unit):
+    """A noise median of one run, or "–" when that run did not record it (an old run)."""
+    return f"{fmt(s['median'])} {unit}" if s else "–"
 
 
-def points(run):
-    rows = []
-    for path in glob.glob(os.path.join(run, "data", "*.csv")):
-        rows += read(path)
-    return group(rows, KEYS)
+def render_md(ma, mb, cmp):
+    na, nb = ma["name"], mb["name"]
+    out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
+    out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
+    out += ["## A"] + markdown.environment(ma)[1:] + ["## B"] + markdown.environment(mb)[1:]
+    out += ["## Points measured by both", "",
+            "| experiment | variant | placement | threads | metric | A median | B median | B / A | p (Welch) | |",
+            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
+    for r in cmp["rows"]:
+        k = r["key"]
+        left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
+                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
+    out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
+            "(placements one host cannot satisfy, or experiments one run did not include).", ""]
+    if cmp["noise"]:
+        out += ["## Noise per point (not results)", "", "| experiment | variant | placement | threads | metric | A | B |",
+                "|---|---|---|---|---|---:|---:|"]
+        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {side(r['a'], k[5])} | {side(r['b'], k[5])} |"
+                for r in cmp["noise"] for k in [r["key"]]] + [""]
+    return "\n".join(out) + "\n"
 
 
 def main(argv):
@@ -35,30 +55,24 @@ def main(argv):
         if not os.path.isdir(os.path.join(r, "data")):
             print(f"compare: {r} is not a run folder (no data/)", file=sys.stderr)
             return 2
-    a, b = points(a_run), points(b_run)
-    common = sorted(set(a) & set(b), key=lambda k: (k[0], k[4], k[1], k[2], int(k[3]) if k[3].isdigit() else 0))
-    na, nb = os.path.basename(a_run), os.path.basename(b_run)
-    out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
-    out += ["## A"] + environment(a_run)[1:] + ["## B"] + environment(b_run)[1:]
-    out += ["## Points measured by both", "",
-            "| experiment | variant | placement | threads | metric | A median | B median | B / A | p (Welch) | |",
-            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
-    for k in common:
-        sa, sb = summary(a[k]), summary(b[k])
-        _t, _df, p = welch(a[k], b[k])
-        ratio = sb["median"] / sa["median"] if sa["median"] else float("nan")
-        sig = "significant" if p == p and p < 0.05 else "n.s." if p == p else "too few repeats"
-        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(sa['median'])} {k[5]} | "
-                   f"{fmt(sb['median'])} {k[5]} | {ratio:.3f} | {p:.3g} | {sig} |")
-    only_a, only_b = len(set(a) - set(b)), len(set(b) - set(a))
-    out += ["", f"{len(common)} points in common; {only_a} only in A, {only_b} only in B "
-            "(placements one host cannot satisfy, or experiments one run did not include).", ""]
-    text = "\n".join(out) + "\n"
+    try:
+        ma, mb = model.build(a_run), model.build(b_run)
+    except (model.DataError, JournalError) as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    cmp = compare(ma, mb)
+    text = render_md(ma, mb, cmp)
+    na, nb = ma["name"], mb["name"]
     dest = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(b_run), f"compare-{na}-vs-{nb}.md")
+    html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"
     with open(dest, "w") as f:
         f.write(text)
+    with open(html, "w") as f:
+        f.write(html_page.compare(ma, mb, cmp))
     print(text)
-    print(f"compare: written to {dest}", file=sys.stderr)
+    for w in cmp["warnings"]:
+        print(f"compare: warning: {w}", file=sys.stderr)
+    print(f"compare: written to {dest} and {html}", file=sys.stderr)
     return 0
 
 

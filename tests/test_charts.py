@@ -47,3 +47,36 @@ def test_many_series_over_placements_get_one_panel_per_placement(tmp_path):
     blocks = [b for b in (run / "plots" / "sc-scaling-ops_per_s.dat").read_text().split("\n\n\n") if b.strip()]
     # placement by placement, each block named by its variant only (the panel names the placement)
     assert [b.split("\n")[0] for b in blocks] == ['"a"', '"b"', '"c"'] * 3
+
+
+def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    # Test input, not measured: 3 repeats per point; repeat 2 of 2 threads is suspect; 1 repeat at 4 threads.
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"]
+    for t, xs in ((1, (100, 110, 90)), (2, (200, 220, 180)), (4, (400,))):
+        for i, x in enumerate(xs, 1):
+            why = "steal 31% > 10%" if (t, i) == (2, 2) else ""
+            lines.append(f"r,sp,a,compact,{t},0,{i},ops_per_s,{x},1/s,{why}")
+            lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,1,%,{why}")
+    (run / "data" / "sp.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\nchart = bars ops_per_s\n")
+    sh("scripts/charts.py", str(run))
+    rows = [ln.split() for ln in (run / "plots" / "sp-scaling-ops_per_s.dat").read_text().splitlines()[1:4]]
+    # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± 4.303·sqrt(pi/2)·10/√3 = ±31.137
+    assert rows[0][:4] == ["1", "100", "68.8634", "131.137"] and rows[0][5:] == ["100", "NaN"]
+    assert rows[1][5:] == ["NaN", "200"]                         # suspect: hollow series only
+    assert rows[2][1:4] == ["400", "400", "400"]                 # one repeat: min..max, no CI
+    bars = (run / "plots" / "sp-bars-ops_per_s.dat").read_text().splitlines()
+    assert bars[0] == 'category "a" lo hi suspect'
+    assert [b.split()[-1] for b in bars[1:]] == ["0", "1", "0"]   # compact t1, t2 (suspect), t4
+    for name in ("sp-scaling-ops_per_s.png", "sp-bars-ops_per_s.png"):
+        assert (run / "plots" / name).stat().st_size > 2000
+
+
+def test_an_old_spec_the_parser_rejects_still_gives_its_charts(tmp_path):
+    import charts
+    spec = tmp_path / "old.spec"
+    spec.write_text("experiment = old\nsome_key_since_renamed = 1\nchart = bars x_per_s\n")   # test input
+    assert charts.spec_charts(str(spec)) == ("old", [("bars", "x_per_s")])

@@ -1,41 +1,80 @@
-"""report.md sets the published figure beside the measured one, with ratio and shape verdict."""
+"""report.md (and the model report.html shares): the published figure beside the measured one, n and the
+95% CI per point, yes / no / inconclusive verdicts, lists from sweep/journal.jsonl (journal.log for old
+runs), noise rows kept out of the results; compare.py on old and new runs; `just open`.
+
+Every CSV value and journal event below is test input written by hand, not a measurement."""
+import json
 import os
 import sys
 
 from conftest import ROOT, sh
 
+HEADER10 = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"
+HEADER11 = HEADER10 + ",suspect"
 
-def make_run(tmp_path, values):
-    run = tmp_path / "run"
+
+def make_run(tmp_path, values, name="run", suspect=None, noise=False):
+    """runner-empty rows: values {(variant, threads): [repeat values]}; suspect {(variant, threads, repeat): why}."""
+    run = tmp_path / name
     for d in ("data", "plots", "env", "sweep/specs"):
         (run / d).mkdir(parents=True)
-    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    lines = [HEADER11 if suspect or noise else HEADER10]
     for (variant, threads), xs in values.items():
         for i, x in enumerate(xs, 1):
-            lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},calls_per_s,{x},1/s")
+            why = (suspect or {}).get((variant, threads, i))
+            tail = f",{why}" if why else ("," if suspect or noise else "")
+            lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},calls_per_s,{x},1/s{tail}")
+            if noise:
+                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},noise_steal_pct,{30 if why else 1},%{tail}")
     (run / "data" / "runner-empty.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "runner-empty.spec").write_text("experiment = runner-empty\nchart = scaling calls_per_s\n")
     return run
 
 
-def test_published_beside_measured_with_ratio_and_shape(tmp_path):
-    # Report input (not measurements): per-thread doubles, shared-arc falls.
-    run = make_run(tmp_path, {("per-thread", 1): [4e6, 4.1e6, 3.9e6], ("per-thread", 2): [8e6, 7.9e6, 8.1e6],
-                              ("shared-arc", 1): [4e6, 4e6, 4e6], ("shared-arc", 2): [2.2e6, 2.3e6, 2.1e6]})
+LINEAR = {("per-thread", 1): [4e6, 4.1e6, 3.9e6], ("per-thread", 2): [8e6, 7.9e6, 8.1e6],
+          ("shared-arc", 1): [4e6, 4e6, 4e6], ("shared-arc", 2): [2.2e6, 2.3e6, 2.1e6]}
+
+
+def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
+    run = make_run(tmp_path, LINEAR)
     sh("scripts/report.py", str(run))
     text = (run / "report.md").read_text()
-    # seed 000's Xeon: per-thread 2 threads = 2.65M; measured 8M → ratio 3.02.
-    assert "| seed-000 | 2x Xeon E5-2650L v3 24C/48T 1.8GHz | per-thread | 2 | calls_per_s | 2.65 M 1/s | 8 M 1/s (compact) | 3.02 |" in text
-    assert "| per-thread | 1 → 2 | ×1.96 (near-linear) | ×2.00 (near-linear) | yes |" in text
-    assert "| shared-arc | 1 → 2 | ×1.44 (sublinear) | ×0.55 (flat or falling) | no |" in text
-    assert "| per-thread | compact | 2 | 0 | calls_per_s | 8 M | 7.9 M – 8.1 M | 2.5% | 3 | 1/s |" in text
+    # seed 000's Xeon: per-thread 2 threads = 2.65M; measured 8M → ratio 3.02; 3 repeats, CI ±3.9%
+    # (t(2) 4.303 · sqrt(pi/2) · s 0.1M / sqrt(3) = 0.311M of 8M).
+    assert ("| seed-000 | 2x Xeon E5-2650L v3 24C/48T 1.8GHz | per-thread | 2 | calls_per_s | 2.65 M 1/s | "
+            "8 M 1/s (compact) | 3.02 | 3 | ±3.9% |") in text
+    # growth 8/4 = 2.00 with CI (8 ± 0.311) / (4 ± 0.311): 1.78 … 2.25, near-linear at both ends → yes
+    assert "| per-thread | 1 → 2 | ×1.96 (near-linear) | ×2.00 (near-linear) | yes | 95% CI ×1.78–×2.25 |" in text
+    assert "| shared-arc | 1 → 2 | ×1.44 (sublinear) | ×0.55 (flat or falling) | no | 95% CI ×0.47–×0.63 |" in text
+    assert "| per-thread | compact | 2 | 0 | calls_per_s | 8 M | 7.9 M – 8.1 M | 2.5% | 3 | ±3.9% | 1/s |  |" in text
+    # the story line on top: one yes and one no
+    assert "| seed-000 Shared reference counts (runner-empty) |" in text and "**mixed** (1 yes, 1 no)" in text
+    assert (run / "report.html").exists()
+
+
+def test_inconclusive_when_few_repeats_wide_ci_or_suspect(tmp_path):
+    few = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6], ("per-thread", 2): [8e6, 8e6]}, "few")
+    sh("scripts/report.py", str(few))
+    assert "| near-linear) | inconclusive | 2 threads: n=2 < 3 repeats; 1 threads: n=2 < 3 repeats |" in \
+        (few / "report.md").read_text().replace("×2.00 (", "")
+    # growth 1.3 (sublinear) but the 2-thread CI reaches below ×1.15 (flat): the CI straddles the threshold
+    wide = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6, 4e6], ("per-thread", 2): [4e6, 5.2e6, 6e6]}, "wide")
+    sh("scripts/report.py", str(wide))
+    line = next(ln for ln in (wide / "report.md").read_text().splitlines() if ln.startswith("| seed-000 |")
+                and "| per-thread | 1 → 2 |" in ln)
+    assert "| inconclusive | 95% CI ×" in line and "spans flat or falling and near-linear" in line
+    sus = make_run(tmp_path, LINEAR, "sus", suspect={("per-thread", 2, 2): "steal 31% > 10%"})
+    sh("scripts/report.py", str(sus))
+    text = (sus / "report.md").read_text()
+    assert "| ×2.00 (near-linear) | inconclusive | 2 threads: suspect (r2: steal 31% > 10%) |" in text
+    assert "- suspect: per-thread compact t2 (calls_per_s): r2: steal 31% > 10%" in text
 
 
 def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
-    # Report input: padded slots 2x slower than unpadded on same-l3; cross-l3 never measured.
     run = tmp_path / "run"
     for d in ("data", "plots", "env", "sweep/specs"):
         (run / d).mkdir(parents=True)
-    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    lines = [HEADER10]
     for variant, x in (("unpadded", 10), ("padded", 20)):
         for i in (1, 2, 3):
             lines.append(f"r,channel,{variant},same-l3,2,\"0,1\",{i},ns_per_msg,{x},ns")
@@ -43,12 +82,108 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
     (run / "sweep" / "specs" / "channel.spec").write_text("experiment = channel\nchart = bars ns_per_msg\n")
     sh("scripts/report.py", str(run))
     text = (run / "report.md").read_text()
-    # seed 004: padded same-ccx 630 us / unpadded same-ccx 818 us = 0.77 (lower); here 2.00 (higher).
-    assert ("| padded same-ccx (0->1) ÷ unpadded same-ccx (0->1) | 2 | ×0.77 (lower) | ×2.00 (higher) | no |"
-            in text)
+    # seed 004: padded same-ccx 630 us / unpadded same-ccx 818 us = 0.77 (lower); here 2.00 (higher), no spread.
+    assert ("| padded same-ccx (0->1) ÷ unpadded same-ccx (0->1) | 2 | ×0.77 (lower) | ×2.00 (higher) | no | "
+            "95% CI ×2.00–×2.00 |" in text)
     assert "| ×3.47 (higher) | not measured here (unpadded cross-l3) | – |" in text
-    # The spec's chart has no PNG in this folder: the report names no image it does not have.
-    assert "![" not in text
+    assert "![" not in text     # the spec's chart has no PNG here: no image named that does not exist
+
+
+def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path):
+    run = make_run(tmp_path, LINEAR, suspect={("shared-arc", 2, 1): "foreign 40% > 20%"}, noise=True)
+    events = [
+        {"ts": "t", "event": "skipped", "experiment": "runner-empty", "placement": "cross-package", "threads": 2,
+         "reason": "this host has 1 package"},
+        {"ts": "t", "event": "experiment_skipped", "experiment": "runner-cql", "reason": "no cqlsh"},
+        {"ts": "t", "event": "build_failed", "experiment": "cache-get", "reason": "make failed", "rc": 2},
+        {"ts": "t", "event": "remeasured", "experiment": "runner-empty", "variant": "shared-arc",
+         "placement": "compact", "threads": 2, "repeat": 1, "attempt": 1, "reason": "steal 25% > 10%"},
+        {"ts": "t", "event": "done", "experiment": "runner-empty", "variant": "shared-arc", "placement": "compact",
+         "threads": 2, "repeat": 1, "key": "shared-arc_compact_t2_r1", "command": "rust-runner/x --threads 2"},
+        {"ts": "t", "event": "failed", "experiment": "runner-empty", "variant": "per-thread", "placement": "scatter",
+         "threads": 2, "repeat": 1, "rc": 3, "reason": "no CSV"},
+        {"ts": "t", "event": "confidence", "experiment": "runner-empty", "variant": "shared-arc", "placement": "compact",
+         "threads": 2, "metric": "calls_per_s", "n": 10, "ci_pct": 7.5, "confident": False},
+    ]
+    (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    # an old-style log with different facts: ignored when journal.jsonl exists
+    (run / "sweep" / "journal.log").write_text("00:00:00 runner-empty: skip smt threads=2: log wording\n")
+    (run / "raw" / "runner-empty" / "shared-arc_compact_t2_r1").mkdir(parents=True)
+    sh("scripts/report.py", str(run))
+    text = (run / "report.md").read_text()
+    assert "- skipped: cross-package threads=2: this host has 1 package" in text and "log wording" not in text
+    assert "- re-measured: shared-arc compact t2 r1 attempt 1: steal 25% > 10%" in text
+    assert "- suspect: shared-arc compact t2 (calls_per_s): r1: foreign 40% > 20%" in text
+    assert "- failed: per-thread scatter t2 r1: exit 3: no CSV" in text
+    assert "- not confident: shared-arc compact t2 calls_per_s: n=10, CI ±7.5%" in text
+    assert "- runner-cql: no cqlsh" in text and "- cache-get: build failed (exit 2): make failed" in text
+    glance = text.split("#### At a glance")[1].split("####")[0]
+    assert "noise_steal_pct" not in glance and "noise_steal_pct" not in text.split("Beside the published")[1]
+    assert "noise per point (not results)" in text
+    html = (run / "report.html").read_text()
+    assert 'href="raw/runner-empty/shared-arc_compact_t2_r1/"' in html and "rust-runner/x --threads 2" in html
+
+
+def test_old_run_journal_log_fallback(tmp_path):
+    run = make_run(tmp_path, LINEAR)       # ten columns: a run of the Bash engine
+    (run / "sweep" / "journal.log").write_text(
+        "10:00:00 runner-empty: skip cross-package threads=2: cross-package is impossible here\n"
+        "10:00:01 cache-get: skip all: memcached not found\n10:00:02 runner-empty: done x in 1 s\n")
+    sh("scripts/report.py", str(run))
+    text = (run / "report.md").read_text()
+    assert "- skipped: cross-package threads=2: cross-package is impossible here" in text
+    assert "- cache-get: memcached not found" in text
+
+
+def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
+    run = make_run(tmp_path, LINEAR)
+    good = make_run(tmp_path, LINEAR, "good")
+    path = run / "data" / "runner-empty.csv"
+    path.write_text(path.read_text() + "r,runner-empty,x,compact,1,0,1,calls_per_s,fast,1/s\n")
+    for args in (["scripts/report.py", str(run)], ["scripts/compare.py", str(good), str(run), str(tmp_path / "c.md")]):
+        p = sh(*args, check=False)
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        assert f"{path}:14: value 'fast' is not a number" in p.stderr
+    path.write_text(HEADER10 + "\nr,runner-empty,x,compact\n")
+    p = sh("scripts/report.py", str(run), check=False)
+    assert p.returncode == 2 and f"{path}:2: wrong number of columns" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_path):
+    old = make_run(tmp_path, LINEAR, "old")            # old run: ten columns, no build.txt
+    new = make_run(tmp_path, {k: [x * 1.5 for x in v] for k, v in LINEAR.items()}, "new",
+                   suspect={("per-thread", 2, 3): "steal 31% > 10%"}, noise=True)
+    (new / "sweep" / "specs" / "runner-empty.spec").write_text("experiment = runner-empty\nthreads = 1 2\n"
+                                                               "chart = scaling calls_per_s\n")
+    out = tmp_path / "cmp.md"
+    p = sh("scripts/compare.py", str(old), str(new), str(out))
+    text = out.read_text()
+    assert "build not recorded in A and B" in text
+    assert "spec runner-empty.spec differs: A has [], B has ['threads = 1 2']" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("| runner-empty | per-thread | compact | 2 | calls_per_s |"))
+    assert "| 1.500 |" in line and "(1 suspect repeats left out)" in line
+    # noise is shown apart, never as a ratio row
+    assert "| runner-empty | per-thread | compact | 2 | noise_steal_pct |" not in text.split("## Noise per point")[0]
+    assert "## Noise per point (not results)" in text
+    assert (tmp_path / "cmp.html").exists() and "warning: spec runner-empty.spec differs" in p.stderr
+    (old / "env" / "build.txt").write_text("runner: rustc 1.88 -C opt-level=3\n")
+    (new / "env" / "build.txt").write_text("runner: rustc 1.91 -C opt-level=3\n")
+    sh("scripts/compare.py", str(old), str(new), str(out))
+    assert "differently built code (env/build.txt differs): -runner: rustc 1.88" in out.read_text()
+
+
+def test_open_prints_the_newest_report(tmp_path):
+    results = tmp_path / "results"
+    for name in ("20260101T000000Z-a", "20260102T000000Z-b"):
+        (results / name).mkdir(parents=True)
+        (results / name / "report.html").write_text("<!doctype html>")
+    (results / "20260103T000000Z-c").mkdir()         # no report yet: not the one to open
+    env = {"LAB_RESULTS": str(results), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    assert sh("scripts/open.sh", env=env).stdout.strip() == str(results / "20260102T000000Z-b" / "report.html")
+    assert sh("scripts/open.sh", "20260101T000000Z-a", env=env).stdout.strip() == \
+        str(results / "20260101T000000Z-a" / "report.html")
+    p = sh("scripts/open.sh", "20260103T000000Z-c", env=env, check=False)
+    assert p.returncode == 2 and "./lab report" in p.stderr
 
 
 def test_numbers_have_three_significant_digits_and_a_prefix():
@@ -56,3 +191,31 @@ def test_numbers_have_three_significant_digits_and_a_prefix():
     from report import fmt
     assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
         ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
+
+
+def test_html_heatmap_cells_link_their_rows(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = [HEADER10] + [f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,{20 + 10 * a + b},ns'
+                          for a in range(4) for b in range(4) if a != b]      # test input
+    (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    sh("scripts/report.py", str(run))
+    html = (run / "report.html").read_text()
+    assert html.count('class="cell"') == 12
+    assert 'href="#pt-hm-0"' in html and 'id="pt-hm-0"' in html
+    assert "CPUs 0,1" in html and "one_way_ns: median 21 ns" in html
+
+
+def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
+    run = make_run(tmp_path, LINEAR)
+    skip = {"ts": "t", "event": "skipped", "experiment": "runner-empty", "placement": "smt", "threads": 2,
+            "reason": "no SMT here"}
+    journal = run / "sweep" / "journal.jsonl"
+    journal.write_text(json.dumps(skip) + "\n" + '{"ts": "t", "event": "sta')      # kill -9 mid-write
+    sh("scripts/report.py", str(run))
+    assert "- skipped: smt threads=2: no SMT here" in (run / "report.md").read_text()
+    journal.write_text('{"ts": "t", "event": \n' + json.dumps(skip) + "\n")
+    p = sh("scripts/report.py", str(run), check=False)
+    assert p.returncode == 2 and f"{journal}:1: not JSON" in p.stderr and "Traceback" not in p.stderr

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Print the path of a run's report.html (the newest run when none is given) and open it in a browser
+# where a desktop session exists.
+#   scripts/open.sh [RUN]      RUN: a run folder, a name under results/, or a compare-*.html file
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+results=${LAB_RESULTS:-$root/results}
+
+target=${1:-}
+if [[ -z $target ]]; then
+  # the newest run folder that has a report (run names start with a UTC timestamp)
+  for d in "$results"/*/; do
+    [[ -f $d/report.html ]] && target=${d%/}
+  done
+  [[ -n $target ]] || { echo "open: no run with a report.html in $results (run ./lab sweep first)" >&2; exit 2; }
+elif [[ ! -e $target && -e $results/$target ]]; then
+  target=$results/$target
+fi
+if [[ -d $target ]]; then
+  page=$target/report.html
+  if [[ ! -f $page ]]; then
+    echo "open: $page does not exist: write it with ./lab report $target" >&2
+    exit 2
+  fi
+elif [[ -f $target && $target == *.html ]]; then
+  page=$target
+else
+  echo "open: $target is neither a run folder nor an .html file" >&2
+  exit 2
+fi
+page=$(cd "$(dirname "$page")" && pwd)/$(basename "$page")
+echo "$page"
+if [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]] && command -v xdg-open >/dev/null; then
+  xdg-open "$page" >/dev/null 2>&1 &
+fi

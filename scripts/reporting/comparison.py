@@ -1,0 +1,72 @@
+"""Two run models side by side: per point (experiment, variant, placement, threads, metric) both
+medians, B / A, and Welch's t-test over the repeats that are not suspect; noise rows apart; warnings
+when the runs built different code (env/build.txt) or ran different specs (sweep/specs/)."""
+import difflib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from stats import summary, welch  # noqa: E402
+
+
+def by_key(model):
+    """{(experiment, variant, placement, threads, metric, unit): {"all": [v], "clean": [v], "noise": bool}}."""
+    out = {}
+    for e in model["experiments"]:
+        for p in e["points"] + e["noise"]:
+            k = (e["name"], p["variant"], p["placement"], p["threads"], p["metric"], p["unit"])
+            d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p["noise"]})
+            for r in p["repeats"]:
+                d["all"].append(r["value"])
+                if r["suspect"]:
+                    d["suspect"] += 1
+                else:
+                    d["clean"].append(r["value"])
+    return out
+
+
+def read_text(path):
+    return open(path, errors="replace").read() if os.path.exists(path) else None
+
+
+def warnings(a_run, b_run):
+    out = []
+    ba, bb = read_text(os.path.join(a_run, "env", "build.txt")), read_text(os.path.join(b_run, "env", "build.txt"))
+    if ba is None or bb is None:
+        missing = " and ".join(x for x, t in (("A", ba), ("B", bb)) if t is None)
+        out.append(f"build not recorded in {missing} (env/build.txt): cannot tell whether both ran the same code")
+    elif ba.strip() != bb.strip():
+        diff = [ln for ln in difflib.unified_diff(ba.splitlines(), bb.splitlines(), "A", "B", lineterm="", n=0)
+                if ln[:1] in "+-" and not ln.startswith(("---", "+++"))]
+        out.append("the two runs measured differently built code (env/build.txt differs): " + "; ".join(diff[:6]))
+    sa, sb = os.path.join(a_run, "sweep", "specs"), os.path.join(b_run, "sweep", "specs")
+    names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
+    for name in names:
+        ta = [ln.strip() for ln in open(os.path.join(sa, name)) if ln.strip() and not ln.startswith("#")]
+        tb = [ln.strip() for ln in open(os.path.join(sb, name)) if ln.strip() and not ln.startswith("#")]
+        if ta != tb:
+            only_a = [ln for ln in ta if ln not in tb]
+            only_b = [ln for ln in tb if ln not in ta]
+            out.append(f"spec {name} differs: A has {only_a[:3]}, B has {only_b[:3]}")
+    return out
+
+
+def compare(ma, mb):
+    a, b = by_key(ma), by_key(mb)
+    order = lambda k: (k[0], k[4], k[1], k[2], int(k[3]) if k[3].isdigit() else 0)  # noqa: E731
+    # Noise readings of either run, beside each other; an old run has none ("–").
+    noise = [{"key": k, "a": summary(a[k]["all"]) if k in a else None, "b": summary(b[k]["all"]) if k in b else None}
+             for k in sorted({k for d in (a, b) for k in d if d[k]["noise"]}, key=order)]
+    a = {k: v for k, v in a.items() if not v["noise"]}
+    b = {k: v for k, v in b.items() if not v["noise"]}
+    rows = []
+    for k in sorted(set(a) & set(b), key=order):
+        sa, sb = summary(a[k]["all"]), summary(b[k]["all"])
+        row = {"key": k, "a": sa, "b": sb, "ratio": sb["median"] / sa["median"] if sa["median"] else float("nan")}
+        _t, _df, p = welch(a[k]["clean"], b[k]["clean"])
+        skipped = a[k]["suspect"] + b[k]["suspect"]
+        row.update(p=p, skipped=skipped,
+                   sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
+        rows.append(row)
+    return {"rows": rows, "noise": noise, "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+            "warnings": warnings(ma["run"], mb["run"])}

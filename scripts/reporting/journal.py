@@ -1,0 +1,106 @@
+"""A run's sweep journal as events: sweep/journal.jsonl (one JSON object per line, written by the
+engine), or, for runs made before it existed, the few facts the old human log (sweep/journal.log)
+states in a fixed form ("exp: skip PLACEMENT threads=N: reason", "exp: skip all: reason").
+
+The report reads events only from here; no other file parses journal wording."""
+import json
+import os
+import re
+
+
+class JournalError(ValueError):
+    pass
+
+
+def point_of(ev):
+    """(experiment, variant, placement, threads, repeat) of a point event, as strings."""
+    return tuple("" if ev.get(k) is None else str(ev[k]) for k in ("experiment", "variant", "placement", "threads", "repeat"))
+
+
+class Journal:
+    def __init__(self, run):
+        self.events = []
+        self.structured = False
+        path = os.path.join(run, "sweep", "journal.jsonl")
+        if os.path.exists(path):
+            self.structured = True
+            self.events = list(self._read_jsonl(path))
+        else:
+            self.events = list(self._read_log(os.path.join(run, "sweep", "journal.log")))
+
+    @staticmethod
+    def _read_jsonl(path):
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError as e:
+                if n == len(lines) and not line.endswith("\n"):
+                    return      # the last line, cut by kill -9 mid-write: the sweep resumes from the rest
+                raise JournalError(f"{path}:{n}: not JSON ({e.msg})") from None
+            if not isinstance(ev, dict) or "event" not in ev:
+                raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
+            yield ev
+
+    @staticmethod
+    def _read_log(path):
+        if not os.path.exists(path):
+            return
+        for line in open(path, errors="replace"):
+            m = re.match(r"\S+ (\S+): skip all: (.*)$", line.strip())
+            if m:
+                yield {"event": "experiment_skipped", "experiment": m.group(1), "reason": m.group(2)}
+                continue
+            m = re.match(r"\S+ (\S+): skip (\S+) threads=(\S+): (.*)$", line.strip())
+            if m:
+                yield {"event": "skipped", "experiment": m.group(1), "placement": m.group(2),
+                       "threads": m.group(3), "reason": m.group(4)}
+
+    def of(self, kind, experiment=None):
+        return [e for e in self.events if e.get("event") == kind
+                and (experiment is None or e.get("experiment") == experiment)]
+
+    def skipped(self, experiment):
+        """["PLACEMENT threads=N: reason", …] without repeats, in journal order."""
+        seen = []
+        for e in self.of("skipped", experiment):
+            s = f"{e.get('placement', '?')} threads={e.get('threads', '?')}: {e.get('reason', 'no reason given')}"
+            if s not in seen:
+                seen.append(s)
+        return seen
+
+    def experiments_skipped(self):
+        """{experiment: reason} of experiments not measured at all (missing tool, failed build/setup)."""
+        out = {}
+        for e in self.events:
+            kind = e.get("event")
+            if kind in ("experiment_skipped", "build_failed", "setup_failed"):
+                why = e.get("reason", "no reason given")
+                if kind != "experiment_skipped":
+                    why = f"{kind.replace('_', ' ')} (exit {e.get('rc', '?')}): {why}"
+                out[e.get("experiment", "?")] = why
+        return out
+
+    def by_point(self, kind, experiment):
+        """{(variant, placement, threads, repeat): [event, …]} of one kind of point event."""
+        out = {}
+        for e in self.of(kind, experiment):
+            out.setdefault(point_of(e)[1:], []).append(e)
+        return out
+
+    def last_done(self, experiment):
+        """{(variant, placement, threads, repeat): the last "started"/"done" event with a key/command}."""
+        out = {}
+        for kind in ("planned", "started", "done"):
+            for k, evs in self.by_point(kind, experiment).items():
+                merged = out.setdefault(k, {})
+                for e in evs:
+                    merged.update({x: e[x] for x in ("key", "command", "seconds", "noise") if x in e})
+        return out
+
+    def end_state(self):
+        ends = self.of("end")
+        return ends[-1].get("state") if ends else None

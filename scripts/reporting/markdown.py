@@ -1,0 +1,164 @@
+"""report.md from the run model (model.py): the same numbers as report.html, as text."""
+import os
+
+from reporting.fmt import ci, fmt, spread
+
+
+def environment(m):
+    h = m["host"]
+    lines = ["## Environment", "", "| | |", "|---|---|"]
+    for k, v in h["rows"]:
+        if k == "host kind":       # the first word (vm, bare-metal, container) is what a reader must not miss
+            kind, _, rest = v.partition(" ")
+            v = f"**{kind}** {rest}"
+        lines.append(f"| {k} | {v} |")
+    lines += [f"| build | {'see env/build.txt' if h['build'] else 'not recorded'} |",
+              "", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
+    return lines
+
+
+def stories(m):
+    if not m["stories"]:
+        return []
+    out = ["## Does each published effect reproduce here?", "",
+           "| story | published | measured here | verdict |", "|---|---|---|---|"]
+    for s in m["stories"]:
+        measured = "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"]) or \
+            "no published figure matches a measured point"
+        out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['effect']} | {measured} | "
+                   f"**{s['verdict']}**{' (' + s['tally'] + ')' if s['tally'] else ''} |")
+    return out + ["", "A verdict is *inconclusive* when a compared median's 95% CI straddles the threshold, "
+                  "a point has fewer than 3 repeats, or a point is suspect (see docs/design.md).", ""]
+
+
+def medians_table(e):
+    rows = ["| variant | placement | threads | cpus | metric | median | min – max | spread | n | 95% CI | unit | |",
+            "|---|---|---|---|---|---:|---|---:|---:|---:|---|---|"]
+    for p in e["table"]:
+        s = p["s"]
+        mark = f"suspect: {s['suspect']}" if s["suspect"] else ""
+        rows.append(f"| {p['variant']} | {p['placement']} | {p['threads']} | {p['cpus']} | {p['metric']} | "
+                    f"{fmt(s['median'])} | {fmt(s['min'])} – {fmt(s['max'])} | {spread(s)} | {s['n']} | {ci(s)} | "
+                    f"{p['unit']} | {mark} |")
+    if e["pair_rows"]:
+        rows.append(f"\n({e['pair_rows']} per-pair rows are in the heatmap and the CSV.)")
+    return rows
+
+
+def glance(g):
+    rows = ["| metric | placement | threads | " + " | ".join(v or "–" for v in g["variants"]) + " | unit |",
+            "|---|---|---:|" + "---:|" * len(g["variants"]) + "---|"]
+    for r in g["rows"]:
+        vals = []
+        for s in r["cells"]:
+            if s is None:
+                vals.append("")
+                continue
+            cell = f"{fmt(s['median'])} ({spread(s)})" if s["n"] > 1 else fmt(s["median"])
+            vals.append(cell + (" ⚠" if s["suspect"] else ""))
+        rows.append(f"| {r['metric']} | {r['placement']} | {r['threads']} | " + " | ".join(vals) + f" | {r['unit']} |")
+    return rows + ["", "Median over repeats, (spread) = (max − min) / median; ⚠ = a suspect repeat (listed below)."]
+
+
+def noise_table(e):
+    by = {}
+    for p in e["noise"]:
+        by.setdefault((p["variant"], p["placement"], p["threads"], p["cpus"]), {})[p["metric"]] = p
+    if not by:
+        return []
+    metrics = sorted({p["metric"] for p in e["noise"]})
+    out = ["", f"<details><summary>noise per point (not results), {len(by)} points</summary>", "",
+           "| variant | placement | threads | cpus | " + " | ".join(f"{m} (median, max)" for m in metrics) + " |",
+           "|---|---|---|---|" + "---:|" * len(metrics)]
+    for k, ms in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], int(kv[0][2]) if kv[0][2].isdigit() else 0)):
+        cells = [f"{fmt(ms[m]['s']['median'])}, {fmt(ms[m]['s']['max'])} {ms[m]['unit']}" if m in ms else ""
+                 for m in metrics]
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(cells) + " |")
+    return out + ["", "</details>"]
+
+
+def perf_tables(run, e, most=8):
+    out = []
+    for path in e["perf"][:most]:
+        point = os.path.basename(os.path.dirname(path))
+        out += ["", f"<details><summary>perf: top symbols of {point}</summary>", "", "```"]
+        out += [ln.rstrip() for ln in open(path)] + ["```", "</details>"]
+    if len(e["perf"]) > most:
+        out.append(f"\n({len(e['perf']) - most} more profiles under raw/{e['name']}/.)")
+    return out
+
+
+def published(e):
+    out = []
+    if e["beside"]:
+        out += ["", "#### Beside the published figures", "",
+                "| source | host | variant | threads | metric | published | measured | measured / published | n | 95% CI |",
+                "|---|---|---|---|---|---:|---:|---:|---:|---:|"]
+        for b in e["beside"]:
+            r, s = b["pub"], b["s"]
+            out.append(f"| {r['source']} | {r['host']} | {r['variant']} | {r['threads']} | {r['metric']} | "
+                       f"{fmt(float(r['value']))} {r['unit']} | {fmt(s['median'])} {b['unit']} ({b['label'] or '-'}) | "
+                       f"{b['ratio']:.2f} | {s['n']} | {ci(s)} |")
+    if e["shapes"]:
+        out += ["", "| source | host | variant | threads | published growth | measured growth | shape reproduces | why |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in e["shapes"]:
+            out.append(f"| {r['source']} | {r['host']} | {r['variant']} | {r['lo']} → {r['hi']} | "
+                       f"×{r['pub_factor']:.2f} ({r['pub_word']}) | ×{r['factor']:.2f} ({r['word']}) | "
+                       f"{r['verdict']} | {r['why']} |")
+        out += ["", "Growth is the rate at the larger thread count over the rate at the smaller one; "
+                "near-linear means at least 75% of ideal, flat or falling less than ×1.15. The verdict is "
+                "inconclusive when the growth's 95% CI spans two of these words."]
+    if e["ratios"]:
+        out += ["", "#### Published ratios between variants", "",
+                "| source | host | metric | ratio | threads | published | measured | same direction | why |",
+                "|---|---|---|---|---|---:|---:|---|---|"]
+        for r in e["ratios"]:
+            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
+            cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
+            why = r["why"] if r["ratio"] is not None else ""
+            out.append(f"| {r['source']} | {r['host']} | {r['metric']} | {r['name']} | {where} | "
+                       f"×{r['pub_ratio']:.2f} ({r['pub_word']}) | {cell} | {r['verdict']} | {why} |")
+        out += ["", "Lab series for the published variants: `reference/variants.csv`. \"about equal\" is within 3%."]
+    return out
+
+
+def render(m):
+    lines = [f"# Scaling lab run {m['name']}", "",
+             f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
+             f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", ""]
+    lines += stories(m)
+    lines += environment(m)
+    for e in m["experiments"]:
+        lines += [f"## {e['name']}", ""]
+        if e["spec"]:
+            lines += ["```"] + e["spec"] + ["```", ""]
+        lines += [f"- skipped: {s}" for s in e["skipped"]]
+        lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} ({', '.join(ms)}): {p['s']['suspect']}"
+                  for p, ms in e["suspect_points"]]
+        lines += [f"- re-measured: {s}" for s in e["remeasured"]]
+        lines += [f"- failed: {s}" for s in e["failed"]]
+        lines += [f"- not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
+                  f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%" for c in e["unconfident"]]
+        lines.append("")
+        for kind, metric, base in e["chart_files"]:
+            lines += [f"![{e['name']}-{kind}-{metric}]({base}.png)", ""]
+        lines += [f"- {s}\n" for s in e["missing_charts"]]
+        if not e["points"]:
+            lines += ["No measured rows.", ""]
+            continue
+        if e["glance"]:
+            lines += ["#### At a glance", ""] + glance(e["glance"]) + [""]
+        full = medians_table(e)
+        lines += ["#### Medians over repeats", ""]
+        if e["glance"] and len(full) > 40:
+            lines += ["<details><summary>every metric, " f"{len(full) - 2} rows</summary>", ""] + full + ["", "</details>"]
+        else:
+            lines += full
+        lines += noise_table(e)
+        lines += perf_tables(m["run"], e)
+        lines += published(e)
+        lines.append("")
+    if m["not_measured"]:
+        lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m["not_measured"].items())] + [""]
+    return "\n".join(lines) + "\n"

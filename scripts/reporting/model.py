@@ -1,0 +1,408 @@
+"""One model of a run's numbers, shared by report.md and report.html (and compare): the host, each
+experiment's points (median, min–max, n, 95% CI, suspect repeats with reasons, raw folder and exact
+command of every repeat), the published comparisons with their verdicts, and one line per seed story.
+
+Renderers format this model; they compute no number of their own."""
+import csv
+import glob
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from charts import spec_charts  # noqa: E402
+from stats import summary  # noqa: E402
+from tidy import COLUMNS, read  # noqa: E402
+
+from reporting import verdict as V  # noqa: E402
+from reporting.journal import Journal  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# Published names that differ from ours for the same quantity.
+METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
+# Guard rows the engine records around every repeat: how disturbed it was, not a result.
+NOISE_METRICS = ("noise_steal_pct", "noise_foreign_pct", "noise_invol_cs", "cpu_mhz")
+PERF_METRICS = ("mutex_cpu_share", "atomic_cpu_share", "top_symbol_share")
+POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
+
+
+class DataError(ValueError):
+    """A data file the report cannot read; the message names file:line."""
+
+
+def kv(path):
+    out = {}
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            k, sep, v = line.partition("=")
+            if sep:
+                out[k.strip()] = v.strip()
+    return out
+
+
+def first_line(path, prefix=""):
+    if not os.path.exists(path):
+        return "unavailable: not captured"
+    for line in open(path, errors="replace"):
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return "unavailable"
+
+
+def tint(t):
+    return int(t) if str(t).isdigit() else 0
+
+
+def read_rows(path):
+    """tidy.read with a clear error naming file:line instead of a traceback on a corrupt file."""
+    try:
+        rows = read(path)
+    except (OSError, csv.Error, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: cannot read: {e}") from None
+    if rows and ("metric" not in rows[0] or "value" not in rows[0]):
+        raise DataError(f"{path}:1: header lacks metric/value (expected {','.join(COLUMNS)})")
+    for n, r in enumerate(rows, start=2):
+        if None in r or any(r.get(k) is None for k in ("metric", "value", "unit")):
+            raise DataError(f"{path}:{n}: wrong number of columns")
+        try:
+            v = float(r["value"])
+        except ValueError:
+            raise DataError(f"{path}:{n}: value {r['value']!r} is not a number") from None
+        if v != v or v in (float("inf"), float("-inf")):
+            raise DataError(f"{path}:{n}: value {r['value']} is not finite")
+        r["_line"] = n
+    return rows
+
+
+# --- host -----------------------------------------------------------------------------------------
+def host(run):
+    env = os.path.join(run, "env")
+    topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
+    model = first_line(f"{env}/cpuinfo.txt", "model name").lstrip(": \t") or "unknown CPU"
+    kind = virt.get("kind", "unknown")
+    kind_text = {"vm": f"VM ({virt.get('vm', '?')})", "bare-metal": "bare metal"}.get(kind, kind)
+    if virt.get("container", "none") not in ("none", "?", ""):
+        kind_text += f", container ({virt['container']})"
+    nix = first_line(f"{env}/nix.txt")
+    path = "Debian path (versions.env)" if nix.startswith("unavailable") else "Nix shell"
+    kernel = first_line(f"{env}/uname.txt").split()
+    kernel = kernel[2] if len(kernel) > 2 else "unknown kernel"
+    commit = first_line(f"{env}/git.txt")[:12]
+    shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
+             f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
+    build = os.path.join(env, "build.txt")
+    return {
+        "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
+        "kind": kind,
+        "rows": [
+            ("host kind", f"{kind} (vm: {virt.get('vm', '?')}, container: {virt.get('container', '?')})"),
+            ("CPU", model),
+            ("topology", f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA node(s), "
+                         f"{topo.get('dies', '?')} dies, {topo.get('l3_domains', '?')} L3, "
+                         f"{topo.get('cores', '?')} cores, {topo.get('pus', '?')} PUs, "
+                         f"SMT {topo.get('smt_per_core', '?')}/core"),
+            ("kernel", first_line(f"{env}/uname.txt")),
+            ("governor / boost / SMT", f"{cpu.get('governor', '?')} / {cpu.get('boost', cpu.get('no_turbo', '?'))}"
+                                       f" / {cpu.get('smt', '?')}"),
+            ("commit", first_line(f"{env}/git.txt")),
+            ("path", path),
+        ],
+        "build": open(build, errors="replace").read().strip() if os.path.exists(build) else None,
+    }
+
+
+# --- points ---------------------------------------------------------------------------------------
+def old_key(variant, placement, threads, repeat):
+    """The raw folder name the Bash engine used (common.sh point_key), for runs without journal.jsonl."""
+    v = "".join(c if c.isalnum() or c in ".-" else "_" for c in variant)
+    return f"{v}_{placement}_t{threads}_r{repeat}"
+
+
+def points(run, exp, rows, journal):
+    """[point] with repeats, summary, suspect reasons, raw links and commands."""
+    done = journal.last_done(exp)
+    flagged = journal.by_point("suspect", exp)
+    grouped = {}
+    for r in rows:
+        grouped.setdefault(tuple(r[k] for k in POINT), []).append(r)
+    out = []
+    for key, rs in grouped.items():
+        variant, placement, threads, cpus, metric, unit = key
+        reps = []
+        for r in sorted(rs, key=lambda r: tint(r["repeat"])):
+            jk = (variant, placement, threads, r["repeat"])
+            ev = done.get(jk, {})
+            raw_key = ev.get("key") or old_key(variant, placement, threads, r["repeat"])
+            raw = os.path.join("raw", exp, raw_key)
+            reasons = [r["suspect"]] if r["suspect"] else []
+            reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
+            reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
+                         "raw": raw if os.path.isdir(os.path.join(run, raw)) else None,
+                         "command": ev.get("command"), "seconds": ev.get("seconds")})
+        s = summary([x["value"] for x in reps])
+        bad = [x for x in reps if x["suspect"]]
+        s["suspect"] = "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad)
+        out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
+                    "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False})
+    out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
+    return out
+
+
+def merged(pts):
+    """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
+    xs = [x["value"] for p in pts for x in p["repeats"]]
+    s = summary(xs)
+    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
+    return s
+
+
+def headline(pts, metrics):
+    """Charted metrics at a glance: (metric, unit, placement, threads) rows, one cell per variant."""
+    pts = [p for p in pts if p["metric"] in metrics]
+    variants = sorted({p["variant"] for p in pts})
+    cells = {}
+    for p in pts:
+        cells.setdefault((p["metric"], p["unit"], p["placement"], p["threads"]), {}).setdefault(
+            p["variant"], []).append(p)
+    rows = []
+    for k in sorted(cells, key=lambda k: (metrics.index(k[0]), k[2], tint(k[3]))):
+        rows.append({"metric": k[0], "unit": k[1], "placement": k[2], "threads": k[3],
+                     "cells": [merged(cells[k][v]) if v in cells[k] else None for v in variants]})
+    return {"variants": variants, "rows": rows}
+
+
+# --- published figures ----------------------------------------------------------------------------
+def published():
+    with open(os.path.join(ROOT, "reference", "published.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def variant_map():
+    path = os.path.join(ROOT, "reference", "variants.csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return {(r["source"], r["experiment"], r["variant"], r["metric"]): r for r in csv.DictReader(f)}
+
+
+def stories():
+    path = os.path.join(ROOT, "reference", "stories.csv")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def matching(pts, metric, variant, threads=None):
+    """{label: [points]} whose variant or placement is the published variant (label: the other one)."""
+    found = {}
+    for p in pts:
+        if p["metric"] == metric and variant in (p["variant"], p["placement"]) and \
+                (threads is None or str(p["threads"]) == str(threads)):
+            found.setdefault(p["variant"] if variant == p["placement"] else p["placement"], []).append(p)
+    return found
+
+
+def beside(exp, pts, pub):
+    """Published figure beside the measured median at the same variant and thread count."""
+    rows = []
+    for r in (r for r in pub if r["experiment"] == exp):
+        metric = METRIC_ALIASES.get(r["metric"], r["metric"])
+        for label, ps in sorted(matching(pts, metric, r["variant"], r["threads"]).items()):
+            s = merged(ps)
+            rows.append({"pub": r, "label": label, "s": s, "unit": ps[0]["unit"],
+                         "ratio": s["median"] / float(r["value"])})
+    return rows
+
+
+def shapes(exp, pts, pub):
+    """Each published series' growth over the thread range measured here, with a verdict."""
+    series = {}
+    for r in pub:
+        if r["experiment"] == exp and r["threads"].isdigit():
+            series.setdefault((r["source"], r["host"], r["variant"], r["metric"]), {})[int(r["threads"])] = float(r["value"])
+    out = []
+    for (src, host_, variant, metric), pubpts in sorted(series.items()):
+        mine = {}
+        for p in pts:
+            if p["metric"] == METRIC_ALIASES.get(metric, metric) and variant in (p["variant"], p["placement"]) \
+                    and str(p["threads"]).isdigit():
+                mine.setdefault(int(p["threads"]), []).append(p)
+        common = sorted(set(pubpts) & set(mine))
+        if len(common) < 2:
+            continue
+        lo, hi = common[0], common[-1]
+        pf = pubpts[hi] / pubpts[lo]
+        pw = V.growth_word(pf, hi / lo)
+        slo, shi = merged(mine[lo]), merged(mine[hi])
+        mw, verdict, why = V.shape_verdict(pw, slo, shi, hi / lo, (f"{lo} threads", f"{hi} threads"))
+        out.append({"source": src, "host": host_, "variant": variant, "lo": lo, "hi": hi,
+                    "pub_factor": pf, "pub_word": pw, "factor": shi["median"] / slo["median"],
+                    "word": mw, "verdict": verdict, "why": why})
+    return out
+
+
+def series_points(pts, lab):
+    out = {}
+    for p in pts:
+        if (p["variant"], p["placement"], p["metric"]) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
+                and str(p["threads"]).isdigit():
+            out.setdefault(int(p["threads"]), []).append(p)
+    return out
+
+
+def ratios(exp, pts, pub, vmap):
+    """Published ratio of each variant to its series' first one, beside the same ratio measured here."""
+    series = {}
+    for r in pub:
+        lab = vmap.get((r["source"], r["experiment"], r["variant"], r["metric"]))
+        if lab and lab["lab_experiment"] == exp:
+            series.setdefault((r["source"], r["host"], r["metric"], r["threads"]), []).append((r, lab))
+    out = []
+    for (src, host_, metric, threads), members in series.items():
+        if len(members) < 2:
+            continue
+        (base, base_lab), rest = members[0], members[1:]
+        mine = series_points(pts, base_lab)
+        t = int(threads) if threads.isdigit() and int(threads) in mine else max(mine, default=None)
+        for r, lab in rest:
+            pub_ratio = float(r["value"]) / float(base["value"])
+            row = {"source": src, "host": host_, "metric": metric, "name": f"{r['variant']} ÷ {base['variant']}",
+                   "threads": threads, "here": t, "pub_ratio": pub_ratio, "pub_word": V.direction(pub_ratio),
+                   "ratio": None, "word": None, "verdict": "–", "why": ""}
+            other = series_points(pts, lab).get(t)
+            if t is None or not other:
+                missing = base_lab if t is None else lab
+                row["why"] = f"not measured here ({missing['lab_variant']} {missing['lab_placement']})"
+            else:
+                row["ratio"], row["word"], row["verdict"], row["why"] = V.ratio_verdict(
+                    row["pub_word"], merged(other), merged(mine[t]),
+                    (f"{lab['lab_variant']} {lab['lab_placement']}", f"{base_lab['lab_variant']} {base_lab['lab_placement']}"))
+            out.append(row)
+    return out
+
+
+# --- an experiment and a run ----------------------------------------------------------------------
+def missing_charts(charts, pts):
+    measured = {p["metric"] for p in pts}
+    out = []
+    for kind, metric in charts:
+        if metric not in measured:
+            why = "it comes from perf: sweep with perf=1" if metric in PERF_METRICS else "no rows for it"
+            out.append(f"chart {kind} {metric} not drawn: {why}.")
+    return out
+
+
+def event_line(e):
+    return (f"{e.get('variant') or '–'} {e.get('placement', '?')} t{e.get('threads', '?')} "
+            f"r{e.get('repeat', '?')}" + (f" attempt {e['attempt']}" if "attempt" in e else "")
+            + f": {e.get('reason', 'no reason given')}")
+
+
+def suspect_points(pts):
+    """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
+    out = {}
+    for p in pts:
+        if p["s"]["suspect"]:
+            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"]["suspect"])
+            out.setdefault(k, (p, []))[1].append(p["metric"])
+    return list(out.values())
+
+
+def tried(run, exp, e):
+    raw = os.path.join("raw", exp, f"{e.get('key')}.try{e.get('attempt')}")
+    return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
+
+
+def experiment(run, data, journal, pub, vmap):
+    exp = os.path.basename(data)[:-4]
+    spec = os.path.join(run, "sweep", "specs", f"{exp}.spec")
+    charts = spec_charts(spec)[1] if os.path.exists(spec) else []
+    all_pts = points(run, exp, read_rows(data), journal)
+    for p in all_pts:
+        p["noise"] = p["metric"] in NOISE_METRICS
+    pts = [p for p in all_pts if not p["noise"]]
+    heat = {m for k, m in charts if k == "heatmap"}
+    glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
+    # A full pair matrix goes to the heatmap and the CSV, not into the table.
+    pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
+    return {
+        "name": exp,
+        "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
+        "charts": charts,
+        "chart_files": [(k, m, f"plots/{exp}-{k}-{m}") for k, m in charts
+                        if os.path.exists(os.path.join(run, "plots", f"{exp}-{k}-{m}.png"))],
+        "missing_charts": missing_charts(charts, pts),
+        "skipped": journal.skipped(exp),
+        "points": pts,
+        "table": [p for p in pts if p not in pair_rows],
+        "pair_rows": len(pair_rows),
+        "noise": [p for p in all_pts if p["noise"]],
+        "glance": glance if glance["variants"] else None,
+        "suspect": [p for p in pts if p["s"]["suspect"]],
+        # the same repeats are suspect for every metric of a point: listed once per point
+        "suspect_points": suspect_points(pts),
+        "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
+        # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
+        "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
+        "failed": [event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
+                   for e in journal.of("failed", exp)],
+        "unconfident": [e for e in journal.of("confidence", exp) if e.get("confident") is False],
+        "perf": sorted(glob.glob(os.path.join(run, "raw", exp, "*_r1", "perf-top.txt"))),
+        "beside": beside(exp, pts, pub),
+        "shapes": shapes(exp, pts, pub),
+        "ratios": ratios(exp, pts, pub, vmap),
+    }
+
+
+def story_rows(exps, pub):
+    """One row per seed story with an experiment in this run: published effect, measured, verdict."""
+    present = {e["name"]: e for e in exps}
+    out = []
+    for st in stories():
+        names = [x for x in st["experiments"].split() if x in present]
+        if not names:
+            continue
+        checks = []
+        for name in names:
+            e = present[name]
+            for r in e["shapes"]:
+                if r["source"] == st["source"]:
+                    checks.append((f"{r['variant']} {r['lo']}→{r['hi']} threads: ×{r['factor']:.2f} ({r['word']})",
+                                   r["verdict"], r["why"]))
+            for r in e["ratios"]:
+                if r["source"] == st["source"] and r["ratio"] is not None:
+                    checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
+        verdicts = [c[1] for c in checks]
+        if not checks:
+            word = "not compared"
+        elif len(set(verdicts)) == 1:
+            word = verdicts[0]
+        elif "no" not in verdicts:
+            word = "inconclusive"
+        else:
+            word = "mixed"
+        tally = ", ".join(f"{verdicts.count(v)} {v}" for v in ("yes", "no", "inconclusive") if v in verdicts)
+        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"],
+                    "experiments": names, "checks": checks, "verdict": word, "tally": tally})
+    return out
+
+
+def build(run):
+    """The whole model of a run folder. Raises DataError / JournalError on unreadable input."""
+    run = os.path.abspath(run)
+    journal = Journal(run)
+    pub, vmap = published(), variant_map()
+    state_file = os.path.join(run, "sweep", "state")
+    exps = [experiment(run, d, journal, pub, vmap) for d in sorted(glob.glob(os.path.join(run, "data", "*.csv")))]
+    return {
+        "run": run,
+        "name": os.path.basename(run),
+        "state": open(state_file).read().strip() if os.path.exists(state_file) else "unknown",
+        "command": first_line(os.path.join(run, "sweep", "command")),
+        "host": host(run),
+        "journal": "journal.jsonl" if journal.structured else
+                   ("journal.log (old run: skips only)" if os.path.exists(os.path.join(run, "sweep", "journal.log"))
+                    else "none"),
+        "experiments": exps,
+        "not_measured": journal.experiments_skipped(),
+        "stories": story_rows(exps, pub),
+    }
