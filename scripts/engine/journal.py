@@ -26,16 +26,29 @@ class Journal:
                 print(line, file=sys.stderr, flush=True)
 
 
+class JournalError(ValueError):
+    """A journal line that is not an event, named by file:line."""
+
+
 def read(path):
-    """Events of a journal.jsonl; a last line cut short by kill -9 is dropped, not an error."""
-    out = []
+    """Events of a journal.jsonl ([] when there is none). The last line cut short by kill -9 is
+    dropped (the sweep resumes from the rest); any other bad line is a JournalError."""
     try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
     except FileNotFoundError:
-        pass
+        return []
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError as e:
+            if n == len(lines) and not line.endswith("\n"):
+                break
+            raise JournalError(f"{path}:{n}: not JSON ({e.msg})") from None
+        if not isinstance(ev, dict) or "event" not in ev:
+            raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
+        out.append(ev)
     return out

@@ -19,7 +19,10 @@ def history(results, experiment, profile):
     experiment in profile, or (None, None)."""
     host = socket.gethostname().split(".")[0]
     for run in sorted(glob.glob(os.path.join(results, f"*-{host}*")), reverse=True):
-        events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+        try:
+            events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+        except jr.JournalError:
+            continue        # a damaged run says nothing reliable about times
         if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
             continue
         secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment]

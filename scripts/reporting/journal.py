@@ -3,13 +3,12 @@ engine), or, for runs made before it existed, the few facts the old human log (s
 states in a fixed form ("exp: skip PLACEMENT threads=N: reason", "exp: skip all: reason").
 
 The report reads events only from here; no other file parses journal wording."""
-import json
 import os
 import re
+import sys
 
-
-class JournalError(ValueError):
-    pass
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from engine.journal import JournalError, read as read_jsonl  # noqa: E402,F401  (JournalError: re-exported)
 
 
 def point_of(ev):
@@ -24,26 +23,9 @@ class Journal:
         path = os.path.join(run, "sweep", "journal.jsonl")
         if os.path.exists(path):
             self.structured = True
-            self.events = list(self._read_jsonl(path))
+            self.events = read_jsonl(path)
         else:
             self.events = list(self._read_log(os.path.join(run, "sweep", "journal.log")))
-
-    @staticmethod
-    def _read_jsonl(path):
-        with open(path, errors="replace") as f:
-            lines = f.readlines()
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                ev = json.loads(line)
-            except ValueError as e:
-                if n == len(lines) and not line.endswith("\n"):
-                    return      # the last line, cut by kill -9 mid-write: the sweep resumes from the rest
-                raise JournalError(f"{path}:{n}: not JSON ({e.msg})") from None
-            if not isinstance(ev, dict) or "event" not in ev:
-                raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
-            yield ev
 
     @staticmethod
     def _read_log(path):
