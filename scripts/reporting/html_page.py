@@ -213,7 +213,9 @@ def points_table(e):
         if p not in e["table"]:
             continue
         s = p["s"]
-        mark = f'<span class="sus">⚠ {E(s["suspect"])}</span>' if s["suspect"] else ""
+        bad = sum(1 for r in p["repeats"] if r["suspect"])
+        # short in the row (the reasons are in the list above, in the tooltip and per repeat)
+        mark = f'<span class="sus" title="{E(s["suspect"])}">⚠ {bad} suspect</span>' if bad else ""
         rows.append((pid(e["name"], i), [E(p["variant"]), E(p["placement"]), num(int(p["threads"]) if str(p["threads"]).isdigit() else None, p["threads"]),
                      E(p["cpus"]), E(p["metric"]), num(s["median"]), E(f"{fmt(s['min'])} – {fmt(s['max'])}"),
                      num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)), E(p["unit"]),
