@@ -216,7 +216,8 @@ def main(argv):
     for script in ("charts.py", "report.py"):
         if subprocess.run([os.path.join(ROOT, "scripts", script), run]).returncode != 0:
             print(f"{script} failed (see above)", file=sys.stderr)
-    print(f"run folder: {run}\nreport:     {os.path.join(run, 'report.md')}", file=sys.stderr)
+    print(f"run folder: {run}\nreport:     {os.path.join(run, 'report.html')} (and report.md; ./lab open {run})",
+          file=sys.stderr)
     if code == 1:
         print(f"{sweep.failed} point(s) failed: see {sweep_dir}/journal.log; run the same command again to "
               "retry them", file=sys.stderr)
