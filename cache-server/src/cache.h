@@ -183,7 +183,7 @@ typedef struct conn {
     struct outmark kept;                            /* end of the last successful get's reply */
     item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
     enum store_type cmd; bool noreply;
-    bool want_out;                                  /* epoll watches EPOLLOUT, not EPOLLIN */
+    uint32_t watching;                              /* epoll events registered (event.c) */
     size_t sbytes;                                  /* bytes to discard (CONN_SWALLOW) */
     struct conn *next;
 } conn;
