@@ -93,7 +93,7 @@ void qsbr_retire(item *it);
 size_t qsbr_pending(void);
 
 /* ---- sharded mode (shard.c): the owner of a key runs every operation on it ---- */
-enum rpc_kind { RPC_GET, RPC_TOUCH, RPC_STORE, RPC_DELETE, RPC_DELTA };
+enum rpc_kind { RPC_GET, RPC_TOUCH, RPC_STORE, RPC_DELETE, RPC_DELTA, RPC_TRIM };
 struct rpc {
     enum rpc_kind kind;
     const char *key; size_t nkey;
@@ -117,6 +117,7 @@ int shard_register(int id);
 void shard_call(int owner, struct rpc *r);
 void shard_serve(void);
 void shard_trim(void);
+void shard_make_room(int owner);
 item *item_get_local(const char *key, size_t nkey, bool bump);
 item *item_touch_local(const char *key, size_t nkey, rel_time_t exptime);
 enum store_result item_store_local(item *it, enum store_type comm);

@@ -73,9 +73,19 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     unsigned lru = sharded ? (unsigned)shard_of(hv) : (hv >> 24) & (NLRU - 1);
     uint64_t used = __atomic_add_fetch(&mem_used, size, __ATOMIC_RELAXED);
     if (sharded) {
-        /* charged to the owner's budget; the owner evicts when it links (shard_trim), since
-         * only it may touch its LRU */
-        __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+        /* charged to the owner's budget, values still being received included; only the owner
+         * may touch its LRU, so it is the owner that evicts (here, or by a message), and when
+         * nothing can go (everything left is being received or sent) the allocation fails as
+         * in the other modes */
+        uint64_t mine = __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+        if (mine > settings.maxbytes / (size_t)nshards) {
+            shard_make_room((int)lru);
+            if (LOAD(shard_used[lru]) > settings.maxbytes / (size_t)nshards) {
+                __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+                __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+                return NULL;
+            }
+        }
         used = 0;
     }
     /* charge first, then evict until under the limit: concurrent allocators cannot all slip
@@ -95,6 +105,8 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     item *it = malloc(size);
     if (it == NULL) {
         __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+        if (sharded)
+            __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
         return NULL;
     }
     memset(it, 0, sizeof(*it));
@@ -269,11 +281,15 @@ enum store_result item_store_local(item *it, enum store_type comm)
         case NREAD_APPEND:
         case NREAD_PREPEND: {
             if (it->cas != 0 && !cas_match) { r = EXISTS; break; }
-            /* allocated under the lock, so eviction may only try other items' locks */
+            /* allocated under the lock, so eviction may only try other items' locks; it may
+             * take the lock we hold (reentrant), so our reference keeps old off its list */
+            __atomic_add_fetch(&old->refcount, 1, __ATOMIC_ACQ_REL);
             item *n = item_alloc(ITEM_key(it), it->nkey, old->flags, LOAD(old->exptime),
                                  old->nbytes + it->nbytes - 2, false);
-            if (n == NULL)
+            if (n == NULL) {
+                item_release(old);
                 break;
+            }
             if (comm == NREAD_APPEND) {
                 memcpy(ITEM_data(n), ITEM_data(old), old->nbytes);
                 memcpy(ITEM_data(n) + old->nbytes - 2, ITEM_data(it), it->nbytes);
@@ -282,6 +298,7 @@ enum store_result item_store_local(item *it, enum store_type comm)
                 memcpy(ITEM_data(n) + it->nbytes - 2, ITEM_data(old), old->nbytes);
             }
             do_replace(old, n);
+            item_release(old);
             item_release(n);
             r = STORED;
             break;
@@ -357,6 +374,7 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
              * same space padding, so the bytes a client sees do not depend on the mode */
             size_t nb = (uint32_t)res + 2 <= it->nbytes && settings.lock_mode == LM_OPTIMISTIC
                             ? it->nbytes : (size_t)res + 2;
+            __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);   /* not evicted meanwhile */
             item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), nb, false);
             if (n == NULL) {
                 r = DELTA_EOM;
@@ -367,6 +385,7 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
                 do_replace(it, n);
                 item_release(n);
             }
+            item_release(it);
         }
     }
     item_unlock(hv, true);

@@ -65,6 +65,7 @@ static void execute(struct rpc *r)
     case RPC_STORE: r->store = item_store_local(r->it, r->comm); break;
     case RPC_DELETE: r->deleted = item_delete_local(r->key, r->nkey); break;
     case RPC_DELTA: r->delta = item_delta_local(r->key, r->nkey, r->incr, r->amount, r->buf); break;
+    case RPC_TRIM: shard_trim(); break;
     }
 }
 
@@ -131,4 +132,15 @@ void shard_trim(void)
     for (int i = 0; i < 10000 && LOAD(shard_used[my_shard]) > limit; i++)
         if (!lru_evict((unsigned)my_shard, false))
             break;
+}
+
+/* an allocation charged to `owner` passed its share: the owner evicts (only it may) */
+void shard_make_room(int owner)
+{
+    if (owner == my_shard) {
+        shard_trim();
+        return;
+    }
+    struct rpc r = { .kind = RPC_TRIM };
+    shard_call(owner, &r);
 }
