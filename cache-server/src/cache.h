@@ -57,7 +57,7 @@ typedef struct item {
     uint32_t nbytes;           /* value length including the trailing "\r\n" */
     uint32_t size;             /* bytes charged against -m */
     uint8_t nkey;
-    uint8_t linked;            /* in hash + LRU; changes under item lock (and LRU lock) */
+    uint8_t linked;            /* in hash + LRU; changes under item lock and LRU lock (lru.c) */
     uint8_t lru_id;
     char data[];               /* key, NUL, value */
 } item;

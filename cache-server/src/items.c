@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cache.h"
+#include "hooks.h"
 
 rel_time_t current_time;
 time_t process_started;
@@ -156,11 +157,14 @@ static bool ref_acquire(item *it)
 
 /* ---- the do_* helpers run under the item lock of it->hv ---- */
 
+/* `linked` is set and cleared only by lru.c, inside the LRU critical section that puts the item
+ * on or takes it off its list: a concurrent lru_bump, which checks it under the same lock, can
+ * therefore never put back an item that is being unlinked (and then freed while still listed).
+ * A lock-free reader that finds the item in the table before lru_link reports a miss. */
 static void do_link(item *it)
 {
     it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
     STORE(it->time, LOAD(current_time));
-    STORE(it->linked, 1);
     __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
     assoc_insert(it);
     lru_link(it);
@@ -175,8 +179,8 @@ static void do_unlink(item *it)
     if (!LOAD(it->linked))
         return;
     assoc_delete(it);
-    lru_unlink(it);
-    STORE(it->linked, 0);
+    lru_unlink(it);                      /* clears linked */
+    TEST_HOOK("unlink:after-lru", it);
     BUMP(tstats.curr_items, (uint64_t)-1);
     item_release(it);
 }
@@ -236,6 +240,7 @@ item *item_get_local(const char *key, size_t nkey, bool bump)
             item_release(it);
             it = NULL;
         } else if (bump) {
+            TEST_HOOK("get:before-bump", it);
             lru_bump(it);
         }
     } else if (it != NULL) {
