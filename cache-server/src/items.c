@@ -366,19 +366,20 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
         else
             value = delta > value ? 0 : value - delta;
         int res = snprintf(buf, 24, "%llu", (unsigned long long)value);
-        /* in place only when nobody can be reading the bytes: never in the optimistic mode,
-         * whose readers take references without the lock */
-        if ((uint32_t)res + 2 <= it->nbytes && settings.lock_mode != LM_OPTIMISTIC &&
+        /* a result that fits is written in place, padded with spaces (memcached's bytes, also
+         * when a pipelined `get` before it still holds the item: memcached has sent that reply
+         * by then). Where we cannot write in place (a reply still references the item, or the
+         * optimistic mode, whose readers take references without the lock) we copy into an
+         * item of the same length with the same padding: the bytes never depend on the mode */
+        bool fits = (uint32_t)res + 2 <= it->nbytes;
+        if (fits && settings.lock_mode != LM_OPTIMISTIC &&
             __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1) {
             memcpy(ITEM_data(it), buf, (size_t)res);
             memset(ITEM_data(it) + res, ' ', it->nbytes - (size_t)res - 2);
             it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
             lru_bump(it);
         } else {
-            /* the optimistic mode copies where memcached would write in place: same length,
-             * same space padding, so the bytes a client sees do not depend on the mode */
-            size_t nb = (uint32_t)res + 2 <= it->nbytes && settings.lock_mode == LM_OPTIMISTIC
-                            ? it->nbytes : (size_t)res + 2;
+            size_t nb = fits ? it->nbytes : (size_t)res + 2;
             __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);   /* not evicted meanwhile */
             item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), nb, false);
             if (n == NULL) {
