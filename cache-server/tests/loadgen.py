@@ -2,7 +2,8 @@
 """The load generator never hides a failed run (issue 12, items 6 and 7): a server frozen at
 the end of the window shows up as timeouts (their age in latency_max) and exit 1; a server
 killed mid-window, or a load phase that does not store every key, is exit 1; bad host names,
-unavailable CPUs, a failed allocation and EMFILE each get their own message.
+unavailable CPUs, a failed allocation and EMFILE each get their own message; point.sh turns a
+failed run into a failed point.
 
   loadgen.py BUILD_DIR      prints ok/FAIL lines; exit 1 on any failure
 """
@@ -112,6 +113,17 @@ def main():
     rc, out, err = finish(loadgen(build, "1", "-d", "0.5", "--wait-ready", "0.1"))
     check("nothing listening: 'cannot connect' with the reason, exit 1",
           rc == 1 and "cannot connect to 127.0.0.1:1: Connection refused" in err, f"rc {rc}, {err[-200:]!r}")
+
+    # the sweep's per-point driver turns a failed run into a failed point (1), bad input into 2
+    point = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "point.sh")
+    env = dict(os.environ, CACHE_BUILD=os.path.abspath(build))
+    p = subprocess.run([point, "--variant=striped", "--pinned=0", "--duration=0.5", "--warmup=0",
+                        "--value-size=2000000", "--keys=50"], capture_output=True, text=True, env=env, timeout=60)
+    check("point.sh: a load phase the server refuses is a failed point (exit 1, no rows)",
+          p.returncode == 1 and "not a measured point" in p.stderr and p.stdout == "", f"rc {p.returncode}, {p.stderr[-200:]!r}")
+    p = subprocess.run([point, "--variant=global-lock", "--pinned=0"], capture_output=True, text=True, env=env, timeout=60)
+    check("point.sh: variant global-lock is gone (global): exit 2", p.returncode == 2 and "unknown variant" in p.stderr,
+          f"rc {p.returncode}")
     return 0 if all(results) else 1
 
 
