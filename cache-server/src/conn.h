@@ -9,4 +9,5 @@ int conn_write(conn *c);
 int conn_watch_new(int epfd, conn *c);
 void conn_close(int epfd, conn *c);
 int conn_event(int epfd, conn *c, uint32_t events);
+extern int conn_event_rounds;
 #endif
