@@ -181,7 +181,8 @@ typedef struct conn {
     char *wbuf; size_t wsize, wlen;                 /* response text */
     struct outseg *segs; size_t nsegs, ssize, sent; /* response as segments, sent = bytes gone */
     size_t out_bytes;                               /* total bytes queued in segs */
-    struct outmark kept;                            /* end of the last successful get's reply */
+    struct outmark kept;                            /* end of what memcached would have sent */
+    unsigned ncmds, batch;                          /* commands since its last flush, and its batch */
     item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
     enum store_type cmd; bool noreply;
     uint32_t watching;                              /* epoll events registered (event.c) */

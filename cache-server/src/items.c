@@ -346,6 +346,23 @@ bool item_delete_local(const char *key, size_t nkey)
 }
 
 
+/* The value as a number, parsed within its own bytes: strtoull skips blanks, and on the bare
+ * value it would walk past "\r\n" into whatever lies after the item (memcached's answer for a
+ * value of blanks depends on its slab neighbour; ours is: not a number). */
+static bool value_number(const item *it, uint64_t *out)
+{
+    size_t n = it->nbytes - 2;
+    char small[64], *buf = n < sizeof(small) ? small : malloc(n + 1);
+    if (buf == NULL)
+        return false;
+    memcpy(buf, ITEM_data(it), n);
+    buf[n] = '\0';
+    bool ok = safe_strtoull(buf, out);
+    if (buf != small)
+        free(buf);
+    return ok;
+}
+
 /* memcached's do_add_delta: the value must parse as an unsigned 64-bit number; incr wraps,
  * decr stops at 0; a result that fits is written in place padded with spaces (the "9 " quirk)
  * when nobody else holds the item, otherwise it goes into a new item. */
@@ -358,7 +375,7 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
     uint64_t value;
     if (it == NULL) {
         r = DELTA_NOT_FOUND;
-    } else if (it->nbytes <= 2 || !safe_strtoull(ITEM_data(it), &value)) {
+    } else if (it->nbytes <= 2 || !value_number(it, &value)) {
         r = DELTA_NON_NUMERIC;
     } else {
         if (incr)
