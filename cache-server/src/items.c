@@ -79,13 +79,14 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
          * nothing can go (everything left is being received or sent) the allocation fails as
          * in the other modes */
         uint64_t mine = __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
-        if (mine > settings.maxbytes / (size_t)nshards) {
-            shard_make_room((int)lru);
-            if (LOAD(shard_used[lru]) > settings.maxbytes / (size_t)nshards) {
-                __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
-                __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
-                return NULL;
-            }
+        /* other workers' allocations may pass the share again right after the owner made room:
+         * only an owner with nothing left to evict fails us (the overshoot is one allocation in
+         * flight per worker) */
+        if (mine > settings.maxbytes / (size_t)nshards && !shard_make_room((int)lru) &&
+            LOAD(shard_used[lru]) > settings.maxbytes / (size_t)nshards) {
+            __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+            __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+            return NULL;
         }
         used = 0;
     }
