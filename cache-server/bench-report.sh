@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-threads="" duration=5 variants="global-lock striped rwlock optimistic sharded memcached"
+threads="" duration=5 variants="global striped rwlock optimistic sharded memcached"
 for arg in "$@"; do
   case $arg in
     threads=*) threads=${arg#*=} ;;
@@ -38,7 +38,7 @@ for t in $threads; do
   cpus=$("$root/scripts/topo.py" plan compact "$t")
   other=$("$root/scripts/topo.py" others "$cpus")
   for v in $variants; do
-    out=$("$here/bench.sh" --variant="$v" --threads="$t" --cpus="$cpus" --other-cpus="$other" --pinned=1 \
+    out=$("$here/point.sh" --variant="$v" --threads="$t" --cpus="$cpus" --other-cpus="$other" --pinned=1 \
           --duration="$duration" --warmup=1 2> /dev/null) || { echo "| $v | $t | $cpus | | failed | | | | | | | | | |"; continue; }
     note=""; [[ $(metric cpus_shared "$out") == 1 ]] && note="client shares the server's CPUs"
     gets=$(metric get_per_s "$out") scpu=$(metric server_cpu_share "$out") ccpu=$(metric client_cpu_share "$out")
@@ -57,7 +57,7 @@ if [[ $pus -ge 2 ]]; then
   echo "| connections | GET/s | p50 µs | p99 µs | loadgen CPU % of one core | loadgen CPU µs/GET | memcached CPU % |"
   echo "|---|---|---|---|---|---|---|"
   for c in 4 16; do
-    out=$("$here/bench.sh" --variant=memcached --threads=1 --cpus="$cpu0" --other-cpus="$cpu1" --pinned=1 \
+    out=$("$here/point.sh" --variant=memcached --threads=1 --cpus="$cpu0" --other-cpus="$cpu1" --pinned=1 \
           --client-threads=1 --conns="$c" --duration="$duration" --warmup=1 2> /dev/null) || { echo "| $c | failed | | | | | |"; continue; }
     gets=$(metric get_per_s "$out") ccpu=$(metric client_cpu_share "$out")
     printf '| %s | %.0f | %s | %s | %.0f | %s | %s |\n' "$c" "$gets" \

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """mcperf's (twemperf's) text summary on stdin -> the loadgen's tidy rows (metric,value,unit) on stdout.
 
-Used by bench.sh --driver=mcperf, so that a cross-check run lands in the same CSV columns as loadgen's.
+Used by point.sh --driver=mcperf, so that a cross-check run lands in the same CSV columns as loadgen's.
 mcperf's latency is the seed's definition (send() to epoll readiness), like loadgen's `latency_*`.
-Its percentiles come from a histogram with coarse buckets, so only `latency_avg` and `latency_max` are
-exact; the percentiles are passed through as mcperf printed them.
+Its percentiles come from a histogram of 1 ms bins, so only `latency_avg` and `latency_max` are exact.
+A percentile within one bin width of zero (mcperf prints 1.0 for anything from 0 to 1 ms, i.e. every
+percentile of a 20-100 us server) is not a measurement: it is left out, with a note on stderr.
+Percentiles above one bin are passed through as mcperf printed them (1 ms resolution).
 
     mcperf_csv.py [--method get] < mcperf.out
 Exit 2 when the summary is missing or does not parse (a crashed or cut-off mcperf).
@@ -13,6 +15,7 @@ import re
 import sys
 
 NUM = r"([0-9]+(?:\.[0-9]+)?)"
+BIN_MS = 1.0    # width of mcperf's response-time histogram bins
 
 
 def pairs(text):
@@ -38,7 +41,9 @@ def parse(out):
     return lines
 
 
-def rows(out, method="get"):
+def rows(out, method="get", notes=None):
+    """The tidy rows; percentiles below mcperf's resolution are omitted, each with a line in notes."""
+    notes = [] if notes is None else notes
     s = parse(out)
     need = ("Total", "Response rate", "Response time [ms]", "Response type", "Errors")
     missing = [k for k in need if k not in s]
@@ -51,8 +56,13 @@ def rows(out, method="get"):
         out.append(("get_per_s", rate, "1/s"))
     out.append(("latency_avg", rt["avg"], "ms"))
     for q in ("p50", "p95", "p99", "p999"):
-        if q in rt:
-            out.append((f"latency_{q}", rt[q], "ms"))
+        if q not in rt:
+            continue
+        if rt[q] <= BIN_MS:
+            notes.append(f"latency_{q} omitted: mcperf printed {rt[q]:g} ms, within one {BIN_MS:g} ms "
+                         "histogram bin of zero (below its resolution, not a measurement)")
+            continue
+        out.append((f"latency_{q}", rt[q], "ms"))
     out.append(("latency_max", rt["max"], "ms"))
     out.append(("ops", total["responses"], "count"))
     if method in ("get", "gets"):
@@ -74,11 +84,14 @@ def main():
         method = sys.argv[2]
     elif sys.argv[1:]:
         sys.exit("usage: mcperf_csv.py [--method METHOD] < mcperf.out")
+    notes = []
     try:
-        result = rows(sys.stdin.read(), method)
+        result = rows(sys.stdin.read(), method, notes)
     except (ValueError, KeyError) as e:
         print(f"mcperf_csv.py: {e}", file=sys.stderr)
         sys.exit(2)
+    for n in notes:
+        print(f"mcperf_csv.py: {n}", file=sys.stderr)
     print("metric,value,unit")
     for metric, value, unit in result:
         print(f"{metric},{value:.6g},{unit}")

@@ -28,7 +28,9 @@ static inline uint64_t now_ns(void)
 }
 
 enum op { OP_GET, OP_SET, OP_DELETE, OP_INCR, OP_SETCTR };
-enum phase { PH_LOAD, PH_WARMUP, PH_MEASURE, PH_STOP };
+/* PH_DRAIN: the window is over, no new requests; replies to those in flight are awaited for
+ * --timeout seconds, then whatever is still outstanding is a timeout */
+enum phase { PH_LOAD, PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_STOP };
 
 struct config {
     const char *host;
@@ -44,6 +46,9 @@ struct config {
     uint64_t max_ops;              /* per thread bound on requests, 0 = none */
     double wait_ready;             /* seconds to retry the first connect */
     unsigned depth;                /* open loop: max outstanding per connection */
+    double timeout;                /* seconds a reply may take after the window ends */
+    double load_timeout;           /* seconds the load phase may take */
+    uint64_t max_errors;           /* errors + timeouts above this: exit 1 */
 };
 
 struct request { uint64_t intended; uint32_t key; uint8_t op; };
@@ -60,6 +65,8 @@ struct lconn {
 struct thread_result {
     struct hist ready, parsed;     /* send -> epoll readiness, send -> parsed response */
     uint64_t ops, gets, hits, misses, errors;
+    uint64_t timeouts;             /* window requests unanswered --timeout after the window */
+    uint64_t deaths;               /* connections closed or reset by the server */
 };
 
 struct worker {
@@ -73,10 +80,11 @@ struct worker {
     struct thread_result res;
     uint64_t sent;
     int load_done;
+    uint64_t load_stored, load_expected;   /* STORED replies in the load phase, and how many due */
 };
 
 extern volatile int g_phase;
-extern uint64_t g_measure_start;
+extern uint64_t g_measure_start, g_measure_end;
 
 /* resp.c */
 void value_for(uint32_t key, uint32_t size, char *out);
@@ -87,7 +95,8 @@ size_t format_request(char *out, uint8_t op, uint32_t key, uint32_t vsize, char 
 long parse_response(const char *buf, size_t len, const struct request *rq, uint32_t vsize,
                     char *vbuf, int *hit);
 
-/* worker.c */
+/* worker.c: worker_connect returns 0 or one of these, with errno set */
+enum { LG_ENOMEM = 1, LG_ESOCKET, LG_ECONNECT };
 int worker_connect(struct worker *w, const struct config *cfg);
 void *worker_main(void *arg);
 #endif

@@ -3,6 +3,7 @@
  * Latency definitions (both from the request's send time; in open loop from its intended send
  * time): `latency_*` = until epoll reports the reply's socket readable (the seed study's
  * definition), `parsed_latency_*` = until the whole reply is parsed and checked. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -16,7 +17,7 @@
 #include "lg.h"
 
 volatile int g_phase = PH_LOAD;
-uint64_t g_measure_start = UINT64_MAX;
+uint64_t g_measure_start = UINT64_MAX, g_measure_end = UINT64_MAX;
 
 static void usage(FILE *f)
 {
@@ -38,8 +39,14 @@ static void usage(FILE *f)
         "  --cpus LIST            pin thread i to the i-th CPU of LIST (e.g. 1 or 2-3,6)\n"
         "  --max-ops N            stop each thread after N requests (a bound for tests)\n"
         "  --wait-ready S         retry connecting for up to S seconds (default 5)\n"
+        "  --timeout S            a reply due after the window may take S seconds, then it is a\n"
+        "                         timeout (default 1)\n"
+        "  --load-timeout S       the load phase must store every key within S seconds (default 120)\n"
+        "  --max-errors N         exit 1 when errors + timeouts exceed N (default 0)\n"
         "  --measure-file FILE    create FILE when the measured window starts\n"
-        "  --raw DIR              write latency histograms (CSV) into DIR\n");
+        "  --raw DIR              write latency histograms (CSV) into DIR\n"
+        "exit status: 0 measured; 1 the measurement failed (connection died, errors or timeouts over\n"
+        "--max-errors, load phase incomplete, cannot connect); 2 bad options\n");
 }
 
 static int parse_cpus(const char *s, int **out)
@@ -59,6 +66,26 @@ static int parse_cpus(const char *s, int **out)
     free(copy);
     *out = v;
     return n;
+}
+
+/* every CPU of --cpus must be one this process may run on (a typo must not pin nothing) */
+static void check_cpus(const int *cpus, int n)
+{
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &allowed))
+            continue;
+        fprintf(stderr, "loadgen: CPU %d of --cpus is not available here (this process may use %d CPUs:",
+                cpus[i], CPU_COUNT(&allowed));
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &allowed))
+                fprintf(stderr, " %d", c);
+        fprintf(stderr, ")\n");
+        exit(2);
+    }
 }
 
 static double num(const char *s, const char *what)
@@ -116,7 +143,8 @@ int main(int argc, char **argv)
     struct config cfg = {
         .host = "127.0.0.1", .threads = 1, .conns = 4, .duration = 5, .warmup = 1,
         .keys = 10000, .counters = 0, .value_size = 100, .mix = { 1000, 0, 0, 0 }, .rate = 0,
-        .load = true, .wait_ready = 5, .depth = 64,
+        .load = true, .wait_ready = 5, .depth = 64, .timeout = 1, .load_timeout = 120,
+        .max_errors = 0,
     };
     const char *measure_file = NULL, *raw = NULL;
     static const struct option opts[] = {
@@ -126,6 +154,7 @@ int main(int argc, char **argv)
         { "mix", 1, 0, 'M' }, { "rate", 1, 0, 'r' }, { "depth", 1, 0, 'D' },
         { "no-load", 0, 0, 'N' }, { "cpus", 1, 0, 'C' }, { "max-ops", 1, 0, 'O' },
         { "wait-ready", 1, 0, 'W' }, { "measure-file", 1, 0, 'F' }, { "raw", 1, 0, 'R' },
+        { "timeout", 1, 0, 'T' }, { "load-timeout", 1, 0, 'L' }, { "max-errors", 1, 0, 'E' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -167,6 +196,9 @@ int main(int argc, char **argv)
         case 'W': cfg.wait_ready = num(optarg, "wait"); break;
         case 'F': measure_file = optarg; break;
         case 'R': raw = optarg; break;
+        case 'T': cfg.timeout = num(optarg, "timeout"); break;
+        case 'L': cfg.load_timeout = num(optarg, "load timeout"); break;
+        case 'E': cfg.max_errors = (uint64_t)num(optarg, "error bound"); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -177,6 +209,14 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    struct in_addr ia;
+    if (inet_pton(AF_INET, cfg.host, &ia) != 1) {
+        fprintf(stderr, "loadgen: -s wants an IPv4 address such as 127.0.0.1, not '%s' (names are not resolved)\n",
+                cfg.host);
+        return 2;
+    }
+    if (cfg.ncpus > 0)
+        check_cpus(cfg.cpus, cfg.ncpus);
     if (cfg.mix[3] > 0)
         cfg.counters = cfg.keys < 1000 ? cfg.keys : 1000;
     if (cfg.ncpus > 0) {                  /* the main thread only sleeps, but keep it off the server's CPUs */
@@ -188,18 +228,56 @@ int main(int argc, char **argv)
 
     struct worker *ws = calloc((size_t)cfg.threads, sizeof(*ws));
     pthread_t *tids = calloc((size_t)cfg.threads, sizeof(*tids));
+    if (ws == NULL || tids == NULL) {
+        fprintf(stderr, "loadgen: out of memory for %d threads\n", cfg.threads);
+        return 1;
+    }
     for (int i = 0; i < cfg.threads; i++) {
         ws[i].id = i;
-        if (worker_connect(&ws[i], &cfg) != 0) {
-            fprintf(stderr, "loadgen: cannot connect to %s:%d\n", cfg.host, cfg.port);
-            return 1;
+        int e = worker_connect(&ws[i], &cfg);
+        if (e == 0)
+            continue;
+        int err = errno;
+        if (e == LG_ENOMEM) {
+            fprintf(stderr, "loadgen: cannot allocate the buffers of thread %d (%d connections, "
+                    "-V %u x -D %u = %.0f MB of requests): %s\n", i, cfg.conns, cfg.value_size,
+                    cfg.depth, (double)cfg.depth * (cfg.value_size + 64) / (1 << 20), strerror(err));
+        } else if (e == LG_ESOCKET && (err == EMFILE || err == ENFILE)) {
+            struct rlimit rl;
+            getrlimit(RLIMIT_NOFILE, &rl);
+            fprintf(stderr, "loadgen: out of file descriptors opening %d x %d connections (%s; "
+                    "open-file limit %llu): lower -t/-c or raise 'ulimit -n'\n", cfg.threads, cfg.conns,
+                    strerror(err), (unsigned long long)rl.rlim_cur);
+        } else if (e == LG_ESOCKET) {
+            fprintf(stderr, "loadgen: cannot create a socket: %s\n", strerror(err));
+        } else {
+            fprintf(stderr, "loadgen: cannot connect to %s:%d: %s\n", cfg.host, cfg.port, strerror(err));
         }
+        return 1;
     }
     for (int i = 0; i < cfg.threads; i++)
         pthread_create(&tids[i], NULL, worker_main, &ws[i]);
     for (int i = 0; i < cfg.threads; i++)
         while (!__atomic_load_n(&ws[i].load_done, __ATOMIC_ACQUIRE))
             usleep(1000);
+    /* measuring a half-loaded key space would report misses as the server's hit ratio */
+    uint64_t stored = 0, expected = 0, dead = 0, load_errors = 0;
+    for (int i = 0; i < cfg.threads; i++) {
+        load_errors += ws[i].res.errors;
+        stored += ws[i].load_stored;
+        expected += ws[i].load_expected;
+        dead += ws[i].res.deaths;
+    }
+    if (stored != expected || dead > 0) {
+        fprintf(stderr, "loadgen: the load phase stored %llu of %llu keys (%llu errors, %llu connections died, "
+                "--load-timeout %.0f s); not measuring\n", (unsigned long long)stored,
+                (unsigned long long)expected, (unsigned long long)load_errors,
+                (unsigned long long)dead, cfg.load_timeout);
+        g_phase = PH_STOP;
+        for (int i = 0; i < cfg.threads; i++)
+            pthread_join(tids[i], NULL);
+        return 1;
+    }
     uint64_t t0 = now_ns();
     g_phase = PH_WARMUP;
     sleep_until(t0 + (uint64_t)(cfg.warmup * 1e9));
@@ -214,7 +292,8 @@ int main(int argc, char **argv)
     sleep_until(start + (uint64_t)(cfg.duration * 1e9));
     uint64_t end = now_ns();
     double cpu1 = cpu_seconds();
-    g_phase = PH_STOP;
+    __atomic_store_n(&g_measure_end, end, __ATOMIC_SEQ_CST);
+    g_phase = PH_DRAIN;                  /* workers wait --timeout for replies still due */
     for (int i = 0; i < cfg.threads; i++)
         pthread_join(tids[i], NULL);
 
@@ -228,7 +307,9 @@ int main(int argc, char **argv)
         hist_merge(&tot.parsed, &r->parsed);
         tot.ops += r->ops; tot.gets += r->gets; tot.hits += r->hits;
         tot.misses += r->misses; tot.errors += r->errors;
+        tot.timeouts += r->timeouts; tot.deaths += r->deaths;
     }
+    g_phase = PH_STOP;
     double secs = (double)(end - start) / 1e9;
     printf("metric,value,unit\n");
     row("ops_per_s", (double)tot.ops / secs, "1/s");
@@ -238,6 +319,8 @@ int main(int argc, char **argv)
     row("ops", (double)tot.ops, "count");
     row("get_hit_ratio", tot.gets ? (double)tot.hits / (double)tot.gets : 0, "ratio");
     row("errors", (double)tot.errors, "count");
+    row("timeouts", (double)tot.timeouts, "count");
+    row("conn_deaths", (double)tot.deaths, "count");
     row("client_cpu_share", 100.0 * (cpu1 - cpu0) / secs, "%");
     row("client_threads", cfg.threads, "threads");
     row("client_conns", cfg.threads * cfg.conns, "count");
@@ -249,13 +332,26 @@ int main(int argc, char **argv)
         snprintf(p, sizeof(p), "%s/latency-parsed-hist.csv", raw);
         hist_dump(&tot.parsed, p);
     }
-    fprintf(stderr, "loadgen: %s loop, %d x %d conns, %.0f ops/s, p99 %.1f us, errors %llu, cpu %.0f%%\n",
+    fprintf(stderr, "loadgen: %s loop, %d x %d conns, %.0f ops/s, p99 %.1f us, errors %llu, timeouts %llu, cpu %.0f%%\n",
             cfg.rate > 0 ? "open" : "closed", cfg.threads, cfg.conns, (double)tot.ops / secs,
             (double)hist_quantile(&tot.ready, .99) / 1e3, (unsigned long long)tot.errors,
-            100.0 * (cpu1 - cpu0) / secs);
-    if (tot.ops == 0) {
-        fprintf(stderr, "loadgen: no request completed in the measured window\n");
-        return 1;
+            (unsigned long long)tot.timeouts, 100.0 * (cpu1 - cpu0) / secs);
+    /* the rows above are printed for the record; the exit status says whether they measure */
+    int rc = 0;
+    if (tot.deaths > 0) {
+        fprintf(stderr, "loadgen: FAILED: %llu connections died during the run (server closed or reset them)\n",
+                (unsigned long long)tot.deaths);
+        rc = 1;
     }
-    return 0;
+    if (tot.errors + tot.timeouts > cfg.max_errors) {
+        fprintf(stderr, "loadgen: FAILED: %llu errors and %llu timeouts (more than --max-errors %llu)\n",
+                (unsigned long long)tot.errors, (unsigned long long)tot.timeouts,
+                (unsigned long long)cfg.max_errors);
+        rc = 1;
+    }
+    if (tot.ops == 0) {
+        fprintf(stderr, "loadgen: FAILED: no request completed in the measured window\n");
+        rc = 1;
+    }
+    return rc;
 }

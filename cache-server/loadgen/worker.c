@@ -22,22 +22,24 @@
 
 #define RBUF 65536
 
-static int connect_one(const struct config *cfg)
+/* a connected socket, or -1 with errno (EMFILE & co from socket(), the last connect error) */
+static int connect_one(const struct config *cfg, const struct sockaddr_in *sa, bool *sock_failed)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port) };
-    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1)
-        return -1;
     uint64_t deadline = now_ns() + (uint64_t)(cfg->wait_ready * 1e9);
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
+        if (fd < 0) {
+            *sock_failed = true;
             return -1;
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+        }
+        if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0) {
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
             return fd;
         }
+        int e = errno;
         close(fd);
+        errno = e;
         if (now_ns() >= deadline)
             return -1;
         usleep(20000);
@@ -46,29 +48,41 @@ static int connect_one(const struct config *cfg)
 
 int worker_connect(struct worker *w, const struct config *cfg)
 {
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port) };
+    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {   /* main.c checked it already */
+        errno = EINVAL;
+        return LG_ECONNECT;
+    }
     w->cfg = cfg;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (w->epfd < 0 || w->tfd < 0)
+        return LG_ESOCKET;
     w->conns = calloc((size_t)cfg->conns, sizeof(*w->conns));
     w->vbuf = malloc(cfg->value_size + 1);
     w->ssize = (size_t)cfg->depth * (cfg->value_size + 64) + 4096;
     w->sbuf = malloc(w->ssize);
-    if (w->epfd < 0 || w->tfd < 0 || !w->conns || !w->vbuf || !w->sbuf)
-        return -1;
+    if (!w->conns || !w->vbuf || !w->sbuf) {
+        errno = ENOMEM;
+        return LG_ENOMEM;
+    }
     hist_init(&w->res.ready);
     hist_init(&w->res.parsed);
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ev);
     for (int i = 0; i < cfg->conns; i++) {
         struct lconn *c = &w->conns[i];
-        c->fd = connect_one(cfg);
-        if (c->fd < 0)
-            return -1;
         c->rsize = RBUF + cfg->value_size;
         c->rbuf = malloc(c->rsize);
         c->q = calloc(cfg->depth, sizeof(*c->q));
-        if (!c->rbuf || !c->q)
-            return -1;
+        if (!c->rbuf || !c->q) {
+            errno = ENOMEM;
+            return LG_ENOMEM;
+        }
+        bool sock_failed = false;
+        c->fd = connect_one(cfg, &sa, &sock_failed);
+        if (c->fd < 0)
+            return sock_failed ? LG_ESOCKET : LG_ECONNECT;
         ev.data.ptr = c;
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev);
     }
@@ -85,6 +99,8 @@ static uint64_t rnd(struct worker *w)
 
 static void kill_conn(struct worker *w, struct lconn *c)
 {
+    if (c->qlen > 0 || g_phase < PH_DRAIN)
+        w->res.deaths++;          /* not our own shutdown: the server closed or reset it */
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->dead = true;
@@ -149,7 +165,7 @@ static void issue(struct worker *w, struct lconn *c, int n, uint64_t intended, u
 
 static void closed_next(struct worker *w, struct lconn *c)
 {
-    if (g_phase == PH_STOP || (w->cfg->max_ops && w->sent >= w->cfg->max_ops))
+    if (g_phase >= PH_DRAIN || (w->cfg->max_ops && w->sent >= w->cfg->max_ops))
         return;
     issue(w, c, 1, 0, 0, -1, 0);
 }
@@ -179,14 +195,23 @@ static int drain(struct worker *w, struct lconn *c, bool record, bool closed)
                 fprintf(stderr, "loadgen: wrong reply to op %d key %u: '%.*s'\n", rq->op, rq->key,
                         (int)(-r < 60 ? -r : 60), c->rbuf + pos);
             r = -r;
-        } else if (record && rq->intended >= __atomic_load_n(&g_measure_start, __ATOMIC_RELAXED)) {
+        } else if (!record) {
+            if (rq->op == OP_SET || rq->op == OP_SETCTR)
+                w->load_stored++;
+        } else if (rq->intended >= __atomic_load_n(&g_measure_start, __ATOMIC_RELAXED)) {
+            /* every request sent in the window has its latency recorded, also when its reply
+             * comes after the window closed; the throughput counts what completed inside it */
             uint64_t ready = c->ready_at > rq->intended ? c->ready_at : rq->intended;
             hist_add(&w->res.ready, ready - rq->intended);
             hist_add(&w->res.parsed, t - rq->intended);
+            if (t > __atomic_load_n(&g_measure_end, __ATOMIC_RELAXED)) {
+                /* after the window: latency only */
+            } else {
             w->res.ops++;
             if (rq->op == OP_GET) {
                 w->res.gets++;
                 if (hit) w->res.hits++; else w->res.misses++;
+            }
             }
         }
         pos += (size_t)r;
@@ -216,9 +241,7 @@ static void on_readable(struct worker *w, struct lconn *c, uint64_t t, bool reco
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
-        if (c->qlen > 0 || g_phase != PH_STOP)
-            w->res.errors++;
-        fprintf(stderr, "loadgen: server closed a connection\n");
+        fprintf(stderr, "loadgen: the server %s a connection\n", n == 0 ? "closed" : "reset");
         kill_conn(w, c);
         return;
     }
@@ -258,11 +281,12 @@ static void load_keys(struct worker *w)
     uint32_t clo = (uint32_t)((uint64_t)cfg->counters * (unsigned)w->id / (unsigned)cfg->threads);
     uint32_t chi = (uint32_t)((uint64_t)cfg->counters * (unsigned)(w->id + 1) / (unsigned)cfg->threads);
     int batch = cfg->depth < 32 ? (int)cfg->depth : 32;
-    uint64_t deadline = now_ns() + 120ull * 1000000000u;
+    w->load_expected = (hi - lo) + (chi - clo);
+    uint64_t deadline = now_ns() + (uint64_t)(cfg->load_timeout * 1e9);
     for (int ci = 0; (lo < hi || clo < chi) && now_ns() < deadline; ci = (ci + 1) % cfg->conns) {
         struct lconn *c = &w->conns[ci];
         if (c->dead)
-            return;
+            return;                      /* main.c reports the shortfall and stops */
         if (lo < hi) {
             int n = hi - lo < (uint32_t)batch ? (int)(hi - lo) : batch;
             issue(w, c, n, 0, 0, OP_SET, lo);
@@ -276,6 +300,36 @@ static void load_keys(struct worker *w)
             pump(w, 100, false, false);
     }
     w->sent = 0;
+}
+
+/* After the window: wait up to --timeout for the replies still due, then count each request
+ * of the window that is still unanswered as a timeout, its age so far in the histograms (so it
+ * shows in latency_max and the tail) - a frozen server cannot hide behind dropped requests. */
+static void finish(struct worker *w)
+{
+    const struct config *cfg = w->cfg;
+    uint64_t end = __atomic_load_n(&g_measure_end, __ATOMIC_ACQUIRE);
+    /* the window may not have run at all (load phase failed, every connection dead) */
+    uint64_t deadline = end == UINT64_MAX ? 0 : end + (uint64_t)(cfg->timeout * 1e9);
+    bool closed = cfg->rate <= 0;
+    while (outstanding(w) > 0 && now_ns() < deadline) {
+        uint64_t left_ms = (deadline - now_ns()) / 1000000u + 1;
+        pump(w, left_ms < 100 ? (int)left_ms : 100, true, closed);
+    }
+    uint64_t t = now_ns(), start = __atomic_load_n(&g_measure_start, __ATOMIC_RELAXED);
+    for (int i = 0; i < cfg->conns; i++) {
+        struct lconn *c = &w->conns[i];
+        if (c->dead)
+            continue;
+        for (unsigned j = 0; j < c->qlen; j++) {
+            const struct request *rq = &c->q[(c->qhead + j) % cfg->depth];
+            if (rq->intended < start)
+                continue;
+            w->res.timeouts++;
+            hist_add(&w->res.ready, t - rq->intended);
+            hist_add(&w->res.parsed, t - rq->intended);
+        }
+    }
 }
 
 /* at == 0 disarms; setting the timer also resets its expiry count, so it stops being readable */
@@ -307,8 +361,9 @@ void *worker_main(void *arg)
         for (int i = 0; i < cfg->conns; i++)
             if (!w->conns[i].dead)
                 closed_next(w, &w->conns[i]);
-        while (g_phase != PH_STOP && outstanding(w) > 0)
+        while (g_phase < PH_DRAIN && outstanding(w) > 0)
             pump(w, 100, true, true);
+        finish(w);
         return NULL;
     }
     /* open loop: per-connection schedule, staggered so the threads do not send in lockstep.
@@ -321,7 +376,7 @@ void *worker_main(void *arg)
     for (int i = 0; i < cfg->conns; i++)
         w->conns[i].next_send = start + interval * (uint64_t)(w->id * cfg->conns + i) /
                                 (uint64_t)(cfg->conns * cfg->threads);
-    while (g_phase != PH_STOP) {
+    while (g_phase < PH_DRAIN) {
         uint64_t t = now_ns(), next = UINT64_MAX;
         for (int i = 0; i < cfg->conns; i++) {
             struct lconn *c = &w->conns[i];
@@ -346,5 +401,7 @@ void *worker_main(void *arg)
         arm_timer(w, next == UINT64_MAX ? 0 : next);
         pump(w, 100, true, false);
     }
+    arm_timer(w, 0);
+    finish(w);
     return NULL;
 }

@@ -57,7 +57,7 @@ typedef struct item {
     uint32_t nbytes;           /* value length including the trailing "\r\n" */
     uint32_t size;             /* bytes charged against -m */
     uint8_t nkey;
-    uint8_t linked;            /* in hash + LRU; changes under item lock (and LRU lock) */
+    uint8_t linked;            /* in hash + LRU; changes under item lock and LRU lock (lru.c) */
     uint8_t lru_id;
     char data[];               /* key, NUL, value */
 } item;
@@ -93,7 +93,7 @@ void qsbr_retire(item *it);
 size_t qsbr_pending(void);
 
 /* ---- sharded mode (shard.c): the owner of a key runs every operation on it ---- */
-enum rpc_kind { RPC_GET, RPC_TOUCH, RPC_STORE, RPC_DELETE, RPC_DELTA };
+enum rpc_kind { RPC_GET, RPC_TOUCH, RPC_STORE, RPC_DELETE, RPC_DELTA, RPC_TRIM };
 struct rpc {
     enum rpc_kind kind;
     const char *key; size_t nkey;
@@ -116,7 +116,8 @@ void shard_init(int n);
 int shard_register(int id);
 void shard_call(int owner, struct rpc *r);
 void shard_serve(void);
-void shard_trim(void);
+bool shard_trim(void);
+bool shard_make_room(int owner);
 item *item_get_local(const char *key, size_t nkey, bool bump);
 item *item_touch_local(const char *key, size_t nkey, rel_time_t exptime);
 enum store_result item_store_local(item *it, enum store_type comm);
@@ -180,10 +181,11 @@ typedef struct conn {
     char *wbuf; size_t wsize, wlen;                 /* response text */
     struct outseg *segs; size_t nsegs, ssize, sent; /* response as segments, sent = bytes gone */
     size_t out_bytes;                               /* total bytes queued in segs */
-    struct outmark kept;                            /* end of the last successful get's reply */
+    struct outmark kept;                            /* end of what memcached would have sent */
+    unsigned ncmds, batch;                          /* commands since its last flush, and its batch */
     item *item; size_t rlbytes;                     /* value being read (CONN_NREAD) */
     enum store_type cmd; bool noreply;
-    bool want_out;                                  /* epoll watches EPOLLOUT, not EPOLLIN */
+    uint32_t watching;                              /* epoll events registered (event.c) */
     size_t sbytes;                                  /* bytes to discard (CONN_SWALLOW) */
     struct conn *next;
 } conn;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cache.h"
+#include "hooks.h"
 
 rel_time_t current_time;
 time_t process_started;
@@ -73,9 +74,20 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     unsigned lru = sharded ? (unsigned)shard_of(hv) : (hv >> 24) & (NLRU - 1);
     uint64_t used = __atomic_add_fetch(&mem_used, size, __ATOMIC_RELAXED);
     if (sharded) {
-        /* charged to the owner's budget; the owner evicts when it links (shard_trim), since
-         * only it may touch its LRU */
-        __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+        /* charged to the owner's budget, values still being received included; only the owner
+         * may touch its LRU, so it is the owner that evicts (here, or by a message), and when
+         * nothing can go (everything left is being received or sent) the allocation fails as
+         * in the other modes */
+        uint64_t mine = __atomic_add_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+        /* other workers' allocations may pass the share again right after the owner made room:
+         * only an owner with nothing left to evict fails us (the overshoot is one allocation in
+         * flight per worker) */
+        if (mine > settings.maxbytes / (size_t)nshards && !shard_make_room((int)lru) &&
+            LOAD(shard_used[lru]) > settings.maxbytes / (size_t)nshards) {
+            __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
+            __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+            return NULL;
+        }
         used = 0;
     }
     /* charge first, then evict until under the limit: concurrent allocators cannot all slip
@@ -95,6 +107,8 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     item *it = malloc(size);
     if (it == NULL) {
         __atomic_sub_fetch(&mem_used, size, __ATOMIC_RELAXED);
+        if (sharded)
+            __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
         return NULL;
     }
     memset(it, 0, sizeof(*it));
@@ -144,11 +158,14 @@ static bool ref_acquire(item *it)
 
 /* ---- the do_* helpers run under the item lock of it->hv ---- */
 
+/* `linked` is set and cleared only by lru.c, inside the LRU critical section that puts the item
+ * on or takes it off its list: a concurrent lru_bump, which checks it under the same lock, can
+ * therefore never put back an item that is being unlinked (and then freed while still listed).
+ * A lock-free reader that finds the item in the table before lru_link reports a miss. */
 static void do_link(item *it)
 {
     it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
     STORE(it->time, LOAD(current_time));
-    STORE(it->linked, 1);
     __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);
     assoc_insert(it);
     lru_link(it);
@@ -163,8 +180,8 @@ static void do_unlink(item *it)
     if (!LOAD(it->linked))
         return;
     assoc_delete(it);
-    lru_unlink(it);
-    STORE(it->linked, 0);
+    lru_unlink(it);                      /* clears linked */
+    TEST_HOOK("unlink:after-lru", it);
     BUMP(tstats.curr_items, (uint64_t)-1);
     item_release(it);
 }
@@ -224,6 +241,7 @@ item *item_get_local(const char *key, size_t nkey, bool bump)
             item_release(it);
             it = NULL;
         } else if (bump) {
+            TEST_HOOK("get:before-bump", it);
             lru_bump(it);
         }
     } else if (it != NULL) {
@@ -269,11 +287,15 @@ enum store_result item_store_local(item *it, enum store_type comm)
         case NREAD_APPEND:
         case NREAD_PREPEND: {
             if (it->cas != 0 && !cas_match) { r = EXISTS; break; }
-            /* allocated under the lock, so eviction may only try other items' locks */
+            /* allocated under the lock, so eviction may only try other items' locks; it may
+             * take the lock we hold (reentrant), so our reference keeps old off its list */
+            __atomic_add_fetch(&old->refcount, 1, __ATOMIC_ACQ_REL);
             item *n = item_alloc(ITEM_key(it), it->nkey, old->flags, LOAD(old->exptime),
                                  old->nbytes + it->nbytes - 2, false);
-            if (n == NULL)
+            if (n == NULL) {
+                item_release(old);
                 break;
+            }
             if (comm == NREAD_APPEND) {
                 memcpy(ITEM_data(n), ITEM_data(old), old->nbytes);
                 memcpy(ITEM_data(n) + old->nbytes - 2, ITEM_data(it), it->nbytes);
@@ -282,6 +304,7 @@ enum store_result item_store_local(item *it, enum store_type comm)
                 memcpy(ITEM_data(n) + it->nbytes - 2, ITEM_data(old), old->nbytes);
             }
             do_replace(old, n);
+            item_release(old);
             item_release(n);
             r = STORED;
             break;
@@ -324,6 +347,23 @@ bool item_delete_local(const char *key, size_t nkey)
 }
 
 
+/* The value as a number, parsed within its own bytes: strtoull skips blanks, and on the bare
+ * value it would walk past "\r\n" into whatever lies after the item (memcached's answer for a
+ * value of blanks depends on its slab neighbour; ours is: not a number). */
+static bool value_number(const item *it, uint64_t *out)
+{
+    size_t n = it->nbytes - 2;
+    char small[64], *buf = n < sizeof(small) ? small : malloc(n + 1);
+    if (buf == NULL)
+        return false;
+    memcpy(buf, ITEM_data(it), n);
+    buf[n] = '\0';
+    bool ok = safe_strtoull(buf, out);
+    if (buf != small)
+        free(buf);
+    return ok;
+}
+
 /* memcached's do_add_delta: the value must parse as an unsigned 64-bit number; incr wraps,
  * decr stops at 0; a result that fits is written in place padded with spaces (the "9 " quirk)
  * when nobody else holds the item, otherwise it goes into a new item. */
@@ -336,7 +376,7 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
     uint64_t value;
     if (it == NULL) {
         r = DELTA_NOT_FOUND;
-    } else if (it->nbytes <= 2 || !safe_strtoull(ITEM_data(it), &value)) {
+    } else if (it->nbytes <= 2 || !value_number(it, &value)) {
         r = DELTA_NON_NUMERIC;
     } else {
         if (incr)
@@ -344,19 +384,21 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
         else
             value = delta > value ? 0 : value - delta;
         int res = snprintf(buf, 24, "%llu", (unsigned long long)value);
-        /* in place only when nobody can be reading the bytes: never in the optimistic mode,
-         * whose readers take references without the lock */
-        if ((uint32_t)res + 2 <= it->nbytes && settings.lock_mode != LM_OPTIMISTIC &&
+        /* a result that fits is written in place, padded with spaces (memcached's bytes, also
+         * when a pipelined `get` before it still holds the item: memcached has sent that reply
+         * by then). Where we cannot write in place (a reply still references the item, or the
+         * optimistic mode, whose readers take references without the lock) we copy into an
+         * item of the same length with the same padding: the bytes never depend on the mode */
+        bool fits = (uint32_t)res + 2 <= it->nbytes;
+        if (fits && settings.lock_mode != LM_OPTIMISTIC &&
             __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1) {
             memcpy(ITEM_data(it), buf, (size_t)res);
             memset(ITEM_data(it) + res, ' ', it->nbytes - (size_t)res - 2);
             it->cas = __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED);
             lru_bump(it);
         } else {
-            /* the optimistic mode copies where memcached would write in place: same length,
-             * same space padding, so the bytes a client sees do not depend on the mode */
-            size_t nb = (uint32_t)res + 2 <= it->nbytes && settings.lock_mode == LM_OPTIMISTIC
-                            ? it->nbytes : (size_t)res + 2;
+            size_t nb = fits ? it->nbytes : (size_t)res + 2;
+            __atomic_add_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL);   /* not evicted meanwhile */
             item *n = item_alloc(key, nkey, it->flags, LOAD(it->exptime), nb, false);
             if (n == NULL) {
                 r = DELTA_EOM;
@@ -367,6 +409,7 @@ enum delta_result item_delta_local(const char *key, size_t nkey, bool incr, uint
                 do_replace(it, n);
                 item_release(n);
             }
+            item_release(it);
         }
     }
     item_unlock(hv, true);

@@ -34,10 +34,12 @@ static void do_unlink(item *it)
 
 void lru_init(void) {}
 
+/* `linked` changes here only, under the LRU lock (see do_link in items.c) */
 void lru_link(item *it)
 {
     lru_lock(it->lru_id);
     do_link(it);
+    STORE(it->linked, 1);
     lru_unlock(it->lru_id);
 }
 
@@ -45,6 +47,7 @@ void lru_unlink(item *it)
 {
     lru_lock(it->lru_id);
     do_unlink(it);
+    STORE(it->linked, 0);
     lru_unlock(it->lru_id);
 }
 

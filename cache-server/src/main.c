@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "cache.h"
@@ -28,16 +29,47 @@ static void usage(FILE *f)
         "  -U, -u                accepted and ignored (memcached compatibility)\n");
 }
 
-static long parse_num(const char *s, const char *what)
+/* a whole number in [lo, hi], or exit 2 naming the option and its range */
+static long parse_num(const char *s, const char *opt, const char *what, long lo, long hi)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < 0) {
-        fprintf(stderr, "cache-server: bad %s '%s'\n", what, s);
+    if (errno == ERANGE || (end != s && *end == '\0' && (v < lo || v > hi))) {
+        fprintf(stderr, "cache-server: %s %s is out of range: %s must be %ld to %ld\n", opt, s, what,
+                lo, hi);
+        exit(2);
+    }
+    if (errno != 0 || end == s || *end != '\0') {
+        fprintf(stderr, "cache-server: %s wants a whole number (%s), not '%s'\n", opt, what, s);
         exit(2);
     }
     return v;
+}
+
+#define MAX_MEMORY_MB (1L << 24)    /* 16 TB: far beyond any host here, and no overflow in bytes */
+#define MAX_CONNS (1L << 20)        /* Linux's default fs.nr_open */
+#define FDS_RESERVED 32             /* listener, epoll and eventfds, std streams, port file */
+
+/* every connection is a descriptor: make sure -c of them can be open, raising the soft limit
+ * (and the hard one where we may, as memcached does) or refusing to start */
+static void check_fd_limit(int maxconns, int nthreads)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)maxconns + FDS_RESERVED + 3 * (rlim_t)nthreads;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return;
+    struct rlimit want = { need, rl.rlim_max >= need ? rl.rlim_max : need };
+    if (setrlimit(RLIMIT_NOFILE, &want) != 0) {
+        fprintf(stderr, "cache-server: -c %d needs %llu open files, but the limit is %llu (hard %llu) "
+                "and cannot be raised: %s; lower -c or raise 'ulimit -n'\n", maxconns,
+                (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+                (unsigned long long)rl.rlim_max, strerror(errno));
+        exit(2);
+    }
+    if (settings.verbose)
+        fprintf(stderr, "cache-server: raised the open-file limit from %llu to %llu for -c %d\n",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)need, maxconns);
 }
 
 static size_t parse_size(const char *s)
@@ -72,11 +104,13 @@ int main(int argc, char **argv)
     int o;
     while ((o = getopt_long(argc, argv, "p:l:t:m:c:I:U:u:vh", opts, NULL)) != -1) {
         switch (o) {
-        case 'p': settings.port = (int)parse_num(optarg, "port"); break;
+        case 'p': settings.port = (int)parse_num(optarg, "-p", "the TCP port", 0, 65535); break;
         case 'l': settings.addr = optarg; break;
-        case 't': settings.nthreads = (int)parse_num(optarg, "thread count"); break;
-        case 'm': settings.maxbytes = (size_t)parse_num(optarg, "memory limit") << 20; break;
-        case 'c': settings.maxconns = (int)parse_num(optarg, "connection limit"); break;
+        case 't': settings.nthreads = (int)parse_num(optarg, "-t", "the worker thread count", 1, 256); break;
+        case 'm':
+            settings.maxbytes = (size_t)parse_num(optarg, "-m", "the memory limit in MB", 1, MAX_MEMORY_MB) << 20;
+            break;
+        case 'c': settings.maxconns = (int)parse_num(optarg, "-c", "the connection limit", 1, MAX_CONNS); break;
         case 'I': settings.item_size_max = parse_size(optarg); break;
         case 'L':
             if (locks_parse_mode(optarg, &settings.lock_mode) != 0) {
@@ -91,11 +125,12 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (optind < argc || settings.nthreads < 1 || settings.nthreads > 256 || settings.maxconns < 1 ||
-        settings.port > 65535 || settings.maxbytes == 0) {
+    if (optind < argc) {
+        fprintf(stderr, "cache-server: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
+    check_fd_limit(settings.maxconns, settings.nthreads);
     signal(SIGPIPE, SIG_IGN);
     items_init();
     assoc_init(settings.maxbytes);

@@ -387,6 +387,23 @@ static bool line_may_grow(const char *p, size_t n)
            (n - i >= 5 && memcmp(p + i, "gets ", 5) == 0);
 }
 
+/* memcached sends its queued replies after every batch of commands it parses in one go (21 after
+ * reading, 20 after such a yield: settings.reqs_per_event) and when its input runs dry; the
+ * long-key error of `get` drops only what it has not sent. We track those points in c->kept. */
+#define MC_FIRST_BATCH 21
+#define MC_BATCH 20
+
+static void command_done(conn *c)
+{
+    if (c->batch == 0)
+        c->batch = MC_FIRST_BATCH;
+    if (++c->ncmds >= c->batch) {
+        c->kept = out_mark(c);
+        c->ncmds = 0;
+        c->batch = MC_BATCH;
+    }
+}
+
 int proto_process(conn *c)
 {
     while (c->state != CONN_CLOSING) {
@@ -402,6 +419,7 @@ int proto_process(conn *c)
             if (c->rlbytes > 0)
                 return 0;
             complete_nread(c);
+            command_done(c);
         } else if (c->state == CONN_SWALLOW) {
             size_t n = avail < c->sbytes ? avail : c->sbytes;
             c->rpos += n;
@@ -409,20 +427,26 @@ int proto_process(conn *c)
             if (c->sbytes > 0)
                 return 0;
             c->state = CONN_CMD;
+            command_done(c);
         } else {
             char *el = memchr(start, '\n', avail);
             if (el == NULL) {
-                if (avail > LINE_LIMIT && (!line_may_grow(start, avail) || avail > GET_LINE_LIMIT))
+                if (avail > LINE_LIMIT && (!line_may_grow(start, avail) || avail > GET_LINE_LIMIT)) {
                     c->state = CONN_CLOSING;
-                else
-                    return 0;
-                break;
+                    break;
+                }
+                c->kept = out_mark(c);   /* input ran dry: memcached sends what it has */
+                c->ncmds = 0;
+                c->batch = MC_FIRST_BATCH;
+                return 0;
             }
             c->rpos += (size_t)(el - start) + 1;
             if (el > start && el[-1] == '\r')
                 el--;
             *el = '\0';
             process_command(c, start);
+            if (c->state == CONN_CMD)
+                command_done(c);
         }
     }
     return -1;

@@ -65,6 +65,7 @@ static void execute(struct rpc *r)
     case RPC_STORE: r->store = item_store_local(r->it, r->comm); break;
     case RPC_DELETE: r->deleted = item_delete_local(r->key, r->nkey); break;
     case RPC_DELTA: r->delta = item_delta_local(r->key, r->nkey, r->incr, r->amount, r->buf); break;
+    case RPC_TRIM: r->deleted = shard_trim(); break;
     }
 }
 
@@ -125,10 +126,22 @@ void shard_call(int owner, struct rpc *r)
 /* the owner keeps its shard under its share of -m, evicting its own LRU (no locks: only it
  * touches its items); items that clients are being sent are skipped, so the overshoot is
  * bounded by the replies in flight */
-void shard_trim(void)
+bool shard_trim(void)
 {
     size_t limit = settings.maxbytes / (size_t)nshards;
     for (int i = 0; i < 10000 && LOAD(shard_used[my_shard]) > limit; i++)
         if (!lru_evict((unsigned)my_shard, false))
-            break;
+            return false;                /* nothing left that may go */
+    return true;
+}
+
+/* an allocation charged to `owner` passed its share: the owner evicts (only it may); false when
+ * it could not get under its share because nothing left may be evicted */
+bool shard_make_room(int owner)
+{
+    if (owner == my_shard)
+        return shard_trim();
+    struct rpc r = { .kind = RPC_TRIM };
+    shard_call(owner, &r);
+    return r.deleted;
 }

@@ -1,7 +1,6 @@
 /* Worker threads. The main thread accepts and hands each connection to a worker round-robin
  * (memcached's dispatch); each worker owns its connections and runs one epoll loop over them,
- * blocking in epoll_wait when idle. A connection whose replies do not drain stops being read
- * until they do, so a client that never reads cannot make the server buffer without bound. */
+ * blocking in epoll_wait when idle; event.c handles each connection's events. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,56 +28,6 @@ static struct worker *workers;
 static int nworkers;
 static unsigned next_worker;
 
-static void watch(struct worker *w, conn *c, uint32_t events, int op)
-{
-    struct epoll_event ev = { .events = events, .data.ptr = c };
-    if (epoll_ctl(w->epfd, op, c->fd, &ev) != 0 && op != EPOLL_CTL_DEL)
-        perror("epoll_ctl");
-}
-
-static void conn_close(struct worker *w, conn *c)
-{
-    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    conn_free_buffers(c);
-    __atomic_sub_fetch(&stat_curr_conns, 1, __ATOMIC_RELAXED);
-}
-
-/* Read once, parse everything complete, reply; read again only if that read filled the buffer
- * (a short read means the socket is drained: one read and one sendmsg per request, no extra read
- * that would just say EAGAIN). Level-triggered epoll brings us back for anything left. */
-static void conn_event(struct worker *w, conn *c, uint32_t events)
-{
-    if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
-        conn_close(w, c);
-        return;
-    }
-    bool drained = false;
-    for (int round = 0; round < 16; round++) {
-        if (c->sent < c->out_bytes) {    /* earlier replies first */
-            int wr = conn_write(c);
-            if (wr < 0) { conn_close(w, c); return; }
-            if (wr == 0) { watch(w, c, EPOLLOUT, EPOLL_CTL_MOD); c->want_out = true; return; }
-            if (c->want_out) { watch(w, c, EPOLLIN, EPOLL_CTL_MOD); c->want_out = false; }
-        }
-        int r = proto_process(c);        /* also leftovers, e.g. after a high-water stop */
-        if (r < 0) {                     /* quit or a protocol violation: flush what we can */
-            conn_write(c);
-            conn_close(w, c);
-            return;
-        }
-        if (c->out_bytes > 0)
-            continue;                    /* write it at the top of the loop */
-        if (drained || (events & EPOLLOUT && !(events & EPOLLIN) && round == 0))
-            return;
-        int rd = conn_read(c);
-        if (rd == 0 || rd == -2) { conn_close(w, c); return; }
-        if (rd == -1)
-            return;
-        drained = c->rlen < c->rsize;
-    }
-}
-
 static void accept_queued(struct worker *w)
 {
     uint64_t v;
@@ -100,7 +49,10 @@ static void accept_queued(struct worker *w)
         int one = 1;
         setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         conn *c = conn_new_buffers(fds[i]);
-        watch(w, c, EPOLLIN, EPOLL_CTL_ADD);
+        if (conn_watch_new(w->epfd, c) != 0) {
+            perror("epoll_ctl");
+            conn_close(w->epfd, c);
+        }
     }
 }
 
@@ -133,7 +85,7 @@ static void *worker_main(void *arg)
             else if (evs[i].data.ptr == &w->rpcfd)
                 shard_serve();
             else
-                conn_event(w, evs[i].data.ptr, evs[i].events);
+                conn_event(w->epfd, evs[i].data.ptr, evs[i].events);
         }
         if (qsbr)
             qsbr_quiescent();

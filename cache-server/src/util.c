@@ -18,7 +18,7 @@ bool safe_strtoull(const char *s, uint64_t *out)
     errno = 0;
     *out = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || !ends_ok(s, end))
+    if (errno == ERANGE || end == s || !ends_ok(s, end))   /* no digits is not 0 */
         return false;
     if ((long long)v < 0 && memchr(s, '-', (size_t)(end - s)) != NULL)
         return false;

@@ -65,6 +65,14 @@ SCRIPTS = [
     b"set g 5 0 1\r\nx\r\ngat 100 g b\r\ngats 100 g\r\ngat\r\ngat 10\r\ngat x g\r\ngat 10 g noreply\r\n",
     b"gat -1 g\r\nget g\r\ngats 0 " + K251 + b"\r\n",
     b"version\r\nget zz\r\nget " + K251 + b"\r\nget zz\r\nversion\r\nget " + K251 + b"\r\n",
+    # values and tokens without digits are not 0 (issue 12, item 4)
+    b"set ws 0 0 1\r\n \r\nincr ws 1\r\ndecr ws 1\r\nget ws\r\nset wt 0 0 2\r\n\t \r\nincr wt 1\r\nget wt\r\n",
+    b"set wp 0 0 1\r\n+\r\nincr wp 1\r\nset wm 0 0 1\r\n-\r\ndecr wm 1\r\nget wp wm\r\n",
+    b"set n 0 0 1\r\n5\r\nincr n \t\r\nincr n +\r\ndecr n \x0b\r\nget n\r\n",
+    b"set c 0 0 1\r\nx\r\ncas c 0 0 1 \t\r\ny\r\ncas c 0 0 1 +\r\ny\r\ncas c 0 0 1 \t noreply\r\ny\r\nget c\r\n",
+    # a shortening decr pipelined after a get of the same key (its reply still holds the item)
+    b"set s 0 0 2\r\n10\r\nget s\r\ndecr s 1\r\nget s\r\ndecr s 1\r\nget s\r\n",
+    b"set s 0 0 3\r\n100\r\ngets s\r\ndecr s 91\r\ngets s\r\nincr s 1\r\ngets s\r\n",
 ]
 
 

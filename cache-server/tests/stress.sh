@@ -2,7 +2,7 @@
 # Sanitizer runs: the ASan+UBSan and TSan builds of the server, in every lock mode, under a
 # concurrent mixed load (get/set/delete/incr) with a small -m so that eviction runs all along.
 # Passes when the load generator saw no wrong reply and the sanitizer printed nothing.
-#   tests/stress.sh BUILD_DIR [SECONDS]
+#   tests/stress.sh BUILD_DIR [SECONDS]      (STRESS_MODES="sharded ..." narrows the lock modes)
 set -euo pipefail
 build=$1 secs=${2:-3}
 tmp=$(mktemp -d)
@@ -23,7 +23,7 @@ stat_of() {  # port name
 
 fails=0
 for san in asan tsan; do
-  for mode in global striped rwlock optimistic sharded; do
+  for mode in ${STRESS_MODES:-global striped rwlock optimistic sharded}; do
     rm -f "$tmp/port"
     # TSan wants a low-entropy address space on recent kernels: setarch -R where available
     run=(); [[ $san == tsan ]] && command -v setarch > /dev/null && run=(setarch "$(uname -m)" -R)

@@ -26,6 +26,10 @@ check("exit 0 and a header", p.returncode == 0 and p.stdout.startswith("metric,v
 check("rate from 'Response rate'", got.get("ops_per_s") == (80000.0, "1/s") and got.get("get_per_s") == (80000.0, "1/s"))
 check("latency avg/max/p99 in ms", got.get("latency_avg") == (0.05, "ms") and got.get("latency_max") == (3.2, "ms")
       and got.get("latency_p99") == (2.0, "ms"))
+check("percentiles within one 1 ms bin of zero are omitted, each with a note on stderr",
+      "latency_p50" not in got and "latency_p95" not in got and "latency_p50 omitted" in p.stderr
+      and "latency_p95 omitted" in p.stderr and "latency_p99 omitted" not in p.stderr)
+check("a percentile above one bin is kept (p999 4 ms)", got.get("latency_p999") == (4.0, "ms"))
 check("hit ratio from value vs end", abs(got.get("get_hit_ratio", (0,))[0] - 39998 / 40000) < 1e-6)
 check("error lines count as errors", got.get("errors") == (1.0, "count"))
 check("client CPU and connections", got.get("client_cpu_share") == (98.0, "%") and got.get("client_conns") == (4.0, "count"))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# One measured point of the cache experiment: start a server (ours in a lock mode, or real
+# One measured point of the cache experiment (the sweep's per-point driver): start a server (ours in a lock mode, or real
 # memcached) pinned to the placement's CPUs, drive it with loadgen from the other CPUs, print
 # tidy CSV (metric,value,unit) on stdout. With --perf=1, `perf record -g` covers the server
 # during the measured window only. The server is always stopped (trap).
 #
-#   cache-server/bench.sh --variant=global-lock|striped|rwlock|optimistic|sharded|memcached --threads=N \
+#   cache-server/point.sh --variant=global|striped|rwlock|optimistic|sharded|memcached --threads=N \
 #       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [--driver=loadgen|mcperf] [knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
 #          --keys=N --value-size=B --get-ratio=F --memory=MB; with mcperf: --requests=N (GETs in all)
@@ -14,6 +14,9 @@
 # the keys (its warm-up), then a `get` pass of --requests GETs is the measured window. mcperf counts
 # requests, not seconds, so --duration does not apply to it.
 # Every option defaults to the sweep engine's LAB_* variable of the same meaning.
+# Exit: 0 a measured point; 1 a failed point (the server did not start, or the load generator
+# reported a failed run: dead connections, errors or timeouts, an incomplete load phase); 2 bad
+# arguments (ours, or ones loadgen refused).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,8 +27,9 @@ other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_
 duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
 driver=loadgen requests=200000
 
-die() { echo "bench.sh: $*" >&2; exit 2; }
-note() { echo "bench.sh: $*" >&2; }
+die() { echo "point.sh: $*" >&2; exit 2; }
+fail() { echo "point.sh: $*" >&2; exit 1; }
+note() { echo "point.sh: $*" >&2; }
 
 for arg in "$@"; do
   case $arg in
@@ -113,19 +117,19 @@ case $variant in
       wait "$spid" || true
       spid=""
     done
-    [[ -n $spid ]] || { echo "bench.sh: memcached did not start" >&2; exit 1; }
+    [[ -n $spid ]] || fail "memcached did not start"
     ;;
-  global-lock|global|striped|rwlock|optimistic|sharded)
-    mode=${variant%-lock}
+  global|striped|rwlock|optimistic|sharded)
+    mode=$variant
     [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
     "${pin[@]}" "$build/cache-server" -t "$threads" -p 0 --port-file "$tmp/port" -m "$memory" \
       -c 4096 --lock-mode "$mode" &
     spid=$!
     for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
-    [[ -s $tmp/port ]] || { echo "bench.sh: cache-server did not start" >&2; exit 1; }
+    [[ -s $tmp/port ]] || fail "cache-server did not start"
     port=$(< "$tmp/port")
     ;;
-  *) die "unknown variant '$variant' (global-lock, striped, rwlock, optimistic, sharded, memcached)" ;;
+  *) die "unknown variant '$variant' (global, striped, rwlock, optimistic, sharded, memcached)" ;;
 esac
 note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
 
@@ -150,10 +154,10 @@ else
 fi
 lpid=$!
 
-# the measured window starts when loadgen creates the file (after loading and warm-up)
-for _ in $(seq 2400); do
-  [[ -e $tmp/measuring ]] && break
-  kill -0 "$lpid" 2> /dev/null || break
+# the measured window starts when loadgen creates the file (after loading and warm-up); loadgen
+# bounds its load phase (--load-timeout) and fails when it does not finish, so wait as long as it
+# runs: a point never measures a window that did not start
+while [[ ! -e $tmp/measuring ]] && kill -0 "$lpid" 2> /dev/null; do
   sleep 0.05
 done
 t0=$(cpu_ticks "$spid") s0=$(date +%s.%N)
@@ -172,7 +176,9 @@ rc=0
 wait "$lpid" || rc=$?
 t1=$(cpu_ticks "$spid") s1=$(date +%s.%N)
 if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see $raw/perf-record.log)"; ppid_perf=""; fi
-[[ $rc == 0 ]] || { echo "bench.sh: $driver failed (exit $rc)" >&2; exit 1; }
+# loadgen exits 2 on arguments it refuses (ours to fix), 1 on a failed run (a failed point)
+[[ $rc == 2 && $driver == loadgen ]] && die "loadgen refused its arguments (exit 2)"
+[[ $rc == 0 ]] || fail "$driver failed (exit $rc): not a measured point"
 
 cat "$tmp/loadgen.csv"
 hz=$(getconf CLK_TCK)

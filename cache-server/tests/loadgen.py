@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The load generator never hides a failed run (issue 12, items 6 and 7): a server frozen at
+the end of the window shows up as timeouts (their age in latency_max) and exit 1; a server
+killed mid-window, or a load phase that does not store every key, is exit 1; bad host names,
+unavailable CPUs, a failed allocation and EMFILE each get their own message; point.sh turns a
+failed run into a failed point.
+
+  loadgen.py BUILD_DIR      prints ok/FAIL lines; exit 1 on any failure
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(cond)
+    print(("ok - " if cond else "FAIL - ") + "loadgen: " + name + ("" if cond else f" ({detail})"), flush=True)
+
+
+def rows(out):
+    d = {}
+    for line in out.splitlines()[1:]:
+        p = line.split(",")
+        if len(p) == 3:
+            d[p[0]] = float(p[1])
+    return d
+
+
+def server(build, *extra):
+    tmp = tempfile.mkdtemp()
+    pf = os.path.join(tmp, "port")
+    p = subprocess.Popen([os.path.join(build, "cache-server"), "-p", "0", "--port-file", pf, "-t", "1", *extra])
+    for _ in range(200):
+        if os.path.exists(pf):
+            break
+        time.sleep(0.05)
+    return p, open(pf).read().strip()
+
+
+def loadgen(build, port, *args, timeout=30):
+    return subprocess.Popen([os.path.join(build, "loadgen"), "-p", port, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(p, timeout=30):
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return "timeout", out, err
+    return p.returncode, out, err
+
+
+def main():
+    build = sys.argv[1]
+    srv, port = server(build)
+    try:
+        rc, out, err = finish(loadgen(build, port, "-d", "1", "-w", "0.2", "-k", "2000"))
+        r = rows(out)
+        check("a healthy run exits 0 with no errors, timeouts or dead connections",
+              rc == 0 and r.get("errors") == 0 and r.get("timeouts") == 0 and r.get("conn_deaths") == 0
+              and r.get("get_hit_ratio") == 1, f"rc {rc}, {err[-200:]!r}")
+
+        # frozen for the last 1.5 s of a 2.5 s window: the requests in flight are timeouts
+        lg = loadgen(build, port, "-d", "2.5", "-w", "0.2", "-k", "2000", "--timeout", "0.5")
+        time.sleep(0.2 + 1.2)
+        srv.send_signal(signal.SIGSTOP)
+        rc, out, err = finish(lg)
+        srv.send_signal(signal.SIGCONT)
+        r = rows(out)
+        check("a server frozen at the end of the window: timeouts counted, their age in latency_max, exit 1",
+              rc == 1 and r.get("timeouts", 0) > 0 and r.get("latency_max", 0) >= 1500 and "timeouts" in err,
+              f"rc {rc}, timeouts {r.get('timeouts')}, max {r.get('latency_max')} ms")
+
+        lg = loadgen(build, port, "-d", "2", "-w", "0.2", "-k", "2000")
+        time.sleep(1.0)
+        srv.kill()
+        srv.wait()
+        rc, out, err = finish(lg)
+        r = rows(out)
+        check("a server killed mid-window: exit 1, dead connections reported",
+              rc == 1 and r.get("conn_deaths", 0) > 0 and "died" in err, f"rc {rc}, {err[-200:]!r}")
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+        srv.wait()
+
+    srv, port = server(build, "-I", "1k")
+    try:
+        rc, out, err = finish(loadgen(build, port, "-V", "2000", "-k", "100", "-d", "0.5"))
+        check("a load phase that does not store every key: exit 1 before measuring",
+              rc == 1 and "the load phase stored 0 of 100 keys" in err and out == "", f"rc {rc}, {err[-200:]!r}")
+        for args, code, needle, what in [
+            (["-s", "localhost"], 2, "-s wants an IPv4 address", "-s localhost"),
+            (["--cpus", "4095"], 2, "CPU 4095 of --cpus is not available", "--cpus beyond this host"),
+            (["-V", str(64 << 20), "-D", "65536"], 1, "cannot allocate the buffers", "a failed allocation"),
+        ]:
+            rc, out, err = finish(loadgen(build, port, *args, "-d", "0.5"))
+            check(f"{what}: its own message, exit {code}", rc == code and needle in err, f"rc {rc}, {err[-200:]!r}")
+        p = subprocess.Popen(["prlimit", "--nofile=12:12", os.path.join(build, "loadgen"), "-p", port, "-c", "20",
+                              "-d", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        rc, out, err = finish(p)
+        check("EMFILE: its own message, exit 1", rc == 1 and "out of file descriptors" in err, f"rc {rc}, {err[-200:]!r}")
+    finally:
+        srv.kill()
+        srv.wait()
+    rc, out, err = finish(loadgen(build, "1", "-d", "0.5", "--wait-ready", "0.1"))
+    check("nothing listening: 'cannot connect' with the reason, exit 1",
+          rc == 1 and "cannot connect to 127.0.0.1:1: Connection refused" in err, f"rc {rc}, {err[-200:]!r}")
+
+    # the sweep's per-point driver turns a failed run into a failed point (1), bad input into 2
+    point = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "point.sh")
+    env = dict(os.environ, CACHE_BUILD=os.path.abspath(build))
+    p = subprocess.run([point, "--variant=striped", "--pinned=0", "--duration=0.5", "--warmup=0",
+                        "--value-size=2000000", "--keys=50"], capture_output=True, text=True, env=env, timeout=60)
+    check("point.sh: a load phase the server refuses is a failed point (exit 1, no rows)",
+          p.returncode == 1 and "not a measured point" in p.stderr and p.stdout == "", f"rc {p.returncode}, {p.stderr[-200:]!r}")
+    p = subprocess.run([point, "--variant=global-lock", "--pinned=0"], capture_output=True, text=True, env=env, timeout=60)
+    check("point.sh: variant global-lock is gone (global): exit 2", p.returncode == 2 and "unknown variant" in p.stderr,
+          f"rc {p.returncode}")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
