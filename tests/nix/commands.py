@@ -238,7 +238,9 @@ def shell_commands(text):
             i += 1
             while i < len(toks) and toks[i] not in SEPARATORS:
                 w = toks[i]
-                if w.startswith("-") and skip == WRAPPERS.get(t):
+                if w.startswith("-") and t in WRAPPERS:
+                    if t == "taskset" and w in ("-c", "--cpu-list"):
+                        skip = 0          # the CPU list is -c's value, not a mask operand
                     i += 2 if w in WRAPPER_VALUE_OPTS else 1
                     continue
                 if t == "env" and "=" in w:
@@ -288,8 +290,9 @@ def python_commands(path):
 
 def sources(root):
     """Every file the commands are read from, by kind."""
+    # Not ./lab: it is the Debian path's installer (apt, dpkg); under the Nix shell it only runs just.
     sh = sorted(set(glob.glob(os.path.join(root, "scripts", "*.sh")) + glob.glob(os.path.join(root, "*", "*.sh"))
-                    + glob.glob(os.path.join(root, "*", "tests", "*.sh")) + [os.path.join(root, "lab")]))
+                    + glob.glob(os.path.join(root, "*", "tests", "*.sh"))))
     just = [os.path.join(root, "justfile")] + sorted(glob.glob(os.path.join(root, "*", "lab.just")))
     py = sorted(glob.glob(os.path.join(root, "scripts", "*.py")) + glob.glob(os.path.join(root, "*", "*.py"))
                 + glob.glob(os.path.join(root, "*", "tests", "*.py")))

@@ -6,6 +6,7 @@ let
   nixpkgs = import ./stand-in.nix { inherit system; };
   self = flake.outputs { inherit self nixpkgs; };
   plain = d: builtins.removeAttrs d.args [ "src" "meta" "passthru" "cargoLock" ] // {
+    mainProgram = d.args.meta.mainProgram or null;
     standIn = d.standIn;
     src = if d.args ? src then builtins.removeAttrs d.args.src [ "outPath" ] else null;
     hasPassthru = d.args ? passthru;

@@ -1,0 +1,131 @@
+"""Each package.nix built the way the Nix sandbox sees it, on this host's toolchain (this host cannot
+reach the Nix cache): only the package's src, as the flake evaluates it, copied into a fresh folder; its
+makeFlags split as stdenv splits them; its build, check and install phases run. The facts come from
+evaluating flake.nix itself (tests/nix/eval-flake.nix), never from a copy of them here."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "nix"))
+import flake_eval  # noqa: E402
+
+PHASES = os.path.join(ROOT, "tests", "nix", "phases.sh")
+MAKE_PACKAGES = ["c-probes", "cache-server"]
+
+pytestmark = pytest.mark.skipif(flake_eval.NIX is None,
+                                reason="nix-instantiate not installed (./lab test installs nix-bin)")
+
+
+def package(name):
+    return flake_eval.flake_outputs(ROOT)["packages"][name]
+
+
+def sandbox_env(pkg, out, make_flags=None):
+    """The variables stdenv's builder would see for this derivation (no structuredAttrs)."""
+    ph = flake_eval.flake_outputs(ROOT)["placeholderOut"]
+    flags = make_flags if make_flags is not None else [f.replace(ph, out) for f in pkg.get("makeFlags", [])]
+    env = {"PATH": os.environ["PATH"], "HOME": "/homeless-shelter", "TZ": "UTC", "SHELL": shutil.which("bash"),
+           "NIX_BUILD_CORES": "2", "out": out, "prefix": out, "CC": "gcc",
+           "makeFlags": " ".join(flags), "installTargets": " ".join(pkg.get("installTargets", []))}
+    if pkg.get("doCheck"):
+        env["doCheck"] = "1"
+    if pkg.get("checkPhase"):
+        env["checkPhase"] = pkg["checkPhase"]
+    if pkg.get("enableParallelBuilding"):
+        env["enableParallelBuilding"] = "1"
+    return env
+
+
+def run_phases(pkg, tmp_path, make_flags=None):
+    out = str(tmp_path / "out")
+    src = flake_eval.copy_src(pkg["src"], str(tmp_path / "build"))
+    p = subprocess.run([PHASES], cwd=src, env=sandbox_env(pkg, out, make_flags), capture_output=True,
+                       text=True, timeout=600)
+    return p, src, out
+
+
+@pytest.mark.parametrize("name", MAKE_PACKAGES)
+def test_make_package_builds_checks_and_installs_in_the_sandbox_layout(name, tmp_path):
+    pkg = package(name)
+    p, src, out = run_phases(pkg, tmp_path)
+    assert p.returncode == 0, f"{name}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    main = os.path.join(out, "bin", pkg["mainProgram"])
+    assert os.access(main, os.X_OK), f"{name}: no {main} after the install phase: {os.listdir(out)}"
+
+
+@pytest.mark.parametrize("name", MAKE_PACKAGES)
+def test_nix_and_debian_paths_build_with_the_same_compiler_and_flags(name, tmp_path):
+    """The package's source copy, with its makeFlags, and the checkout (what `just build-*` runs)
+    print the same build: compiler, version and every flag."""
+    pkg = package(name)
+    src = flake_eval.copy_src(pkg["src"], str(tmp_path / "build"))
+    env = sandbox_env(pkg, str(tmp_path / "out"))
+    flags = env["makeFlags"].split()
+    nix = subprocess.run(["make", "-s", *flags, "print-build"], cwd=src, env=env, capture_output=True, text=True)
+    deb = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, name), "print-build"], capture_output=True,
+                         text=True)
+    assert nix.returncode == 0 and deb.returncode == 0, nix.stderr + deb.stderr
+    assert nix.stdout == deb.stdout and "cflags=" in deb.stdout
+
+
+def test_the_replay_splits_make_flags_as_stdenv_does(tmp_path):
+    """Guards the test itself: the flag that broke `nix build .#cache-server` ("CFLAGS=-O2 -g") fails
+    here as it did under Nix, so the builds above would have caught it."""
+    pkg = package("c-probes")
+    p, _, _ = run_phases(pkg, tmp_path, make_flags=["CFLAGS=-O2 -g", "BUILD=build"])
+    assert p.returncode != 0 and "invalid option -- 'g'" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", MAKE_PACKAGES)
+def test_make_flags_leave_the_build_to_build_env(name):
+    pkg = package(name)
+    for flag in pkg["makeFlags"]:
+        assert not any(c.isspace() for c in flag), f"{name}: makeFlags entry {flag!r}: stdenv splits it on spaces"
+        assert flag.split("=")[0] not in ("CC", "CFLAGS", "LDFLAGS"), \
+            f"{name}: {flag!r} in package.nix: the build definition is {name}/build.env"
+    assert {"Makefile", "build.env"} <= set(pkg["src"]["files"])
+    makefile = open(os.path.join(ROOT, name, "Makefile")).read()
+    assert "build.env" in makefile.split("include", 1)[1].splitlines()[0]
+
+
+@pytest.fixture(scope="module")
+def cargo_env():
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo not installed")
+    # The runner's own target folder: the dependencies built here are the ones `just test-runner` reuses,
+    # so the sandbox replay costs one compile of the runner crate, not of its 170 dependencies.
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "rust-runner", "target"), NIX_BUILD_CORES="2")
+    for k in ("RUNNER_IT", "LAB_RAW", "RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"):
+        env.pop(k, None)
+    return env
+
+
+def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(cargo_env, tmp_path):
+    """buildRustPackage's phases (cargo build, cargo test, install) in the package's src and sourceRoot,
+    offline with the locked crates. The check phase runs tests/interrupt.rs, which needs the workloads."""
+    pkg = package("runner")
+    assert pkg["buildType"] == "release"
+    # A fixed folder (wiped and refilled each run): cargo's cache of the crate stays valid between runs.
+    top = os.path.dirname(flake_eval.copy_src(pkg["src"], os.path.join(ROOT, ".work", "nix-sandbox", "runner")))
+    here = os.path.join(top, pkg["sourceRoot"])
+    assert open(os.path.join(here, "Cargo.lock")).read() == open(pkg["cargoLockFile"]).read()
+    flags = ["-j", "2", "--offline", "--locked", "--profile", pkg["buildType"]]
+    for step in (["cargo", "build", *flags], ["cargo", "test", *flags, "--", "--test-threads=2"]):
+        p = subprocess.run(step, cwd=here, env=cargo_env, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, f"{' '.join(step)} in {here}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-4000:]}"
+    built = os.path.join(cargo_env["CARGO_TARGET_DIR"], pkg["buildType"], pkg["mainProgram"])
+    os.makedirs(tmp_path / "out" / "bin")
+    installed = shutil.copy2(built, tmp_path / "out" / "bin")
+    v = subprocess.run([installed, "--version"], capture_output=True, text=True)
+    assert v.returncode == 0 and v.stdout.startswith("runner "), v.stdout + v.stderr
+
+
+def test_phases_replay_passes_shellcheck():
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed")
+    p = subprocess.run(["shellcheck", "-S", "warning", PHASES], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout
