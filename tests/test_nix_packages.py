@@ -92,32 +92,59 @@ def test_make_flags_leave_the_build_to_build_env(name):
     assert "build.env" in makefile.split("include", 1)[1].splitlines()[0]
 
 
-@pytest.fixture(scope="module")
-def cargo_env():
+# Runs a command where the checkout's folder shows only the package's src (a private mount namespace;
+# the runner's target folder is mounted back in): the tree the Nix sandbox sees, at the checkout's own
+# path, so cargo's build of it is the very one `just test-runner` reuses, not a second compile.
+VIEW = """set -e
+mount --bind "$1" "$2"
+mount --rbind "$3" "$4"
+cd "$5"
+shift 5
+exec "$@"
+"""
+
+
+def private_mounts():
+    """The unshare prefix that can mount here: as root plainly, else in a user namespace."""
+    if shutil.which("unshare") is None:
+        return None
+    for prefix in (["unshare", "-m", "--propagation", "private"], ["unshare", "-rm", "--propagation", "private"]):
+        if subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
+            return prefix
+    return None
+
+
+def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(tmp_path):
+    """buildRustPackage's phases (cargo build, cargo test, install) over the package's src only, in its
+    sourceRoot, offline with the locked crates. The check phase runs tests/interrupt.rs, which reads
+    ../workloads/empty.rn: a src without it fails here as it failed under Nix."""
     if shutil.which("cargo") is None:
         pytest.skip("cargo not installed")
-    # The runner's own target folder: the dependencies built here are the ones `just test-runner` reuses,
-    # so the sandbox replay costs one compile of the runner crate, not of its 170 dependencies.
-    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "rust-runner", "target"), NIX_BUILD_CORES="2")
-    for k in ("RUNNER_IT", "LAB_RAW", "RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"):
-        env.pop(k, None)
-    return env
-
-
-def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(cargo_env, tmp_path):
-    """buildRustPackage's phases (cargo build, cargo test, install) in the package's src and sourceRoot,
-    offline with the locked crates. The check phase runs tests/interrupt.rs, which needs the workloads."""
+    prefix = private_mounts()
+    if prefix is None:
+        pytest.skip("no private mount namespace here (unshare -m and unshare -rm both refused)")
     pkg = package("runner")
-    assert pkg["buildType"] == "release"
-    # A fixed folder (wiped and refilled each run): cargo's cache of the crate stays valid between runs.
-    top = os.path.dirname(flake_eval.copy_src(pkg["src"], os.path.join(ROOT, ".work", "nix-sandbox", "runner")))
-    here = os.path.join(top, pkg["sourceRoot"])
-    assert open(os.path.join(here, "Cargo.lock")).read() == open(pkg["cargoLockFile"]).read()
+    top = flake_eval.copy_src(pkg["src"], str(tmp_path / "view"))
+    crate = pkg["sourceRoot"].split("/", 1)[1]
+    assert pkg["sourceRoot"].split("/", 1)[0] == pkg["src"]["name"]
+    assert open(os.path.join(top, crate, "Cargo.lock")).read() == open(pkg["cargoLockFile"]).read()
+    target = os.path.join(ROOT, crate, "target")
+    os.makedirs(target, exist_ok=True)
+    os.makedirs(os.path.join(top, crate, "target"))
+    env = dict(os.environ)
+    for k in ("RUNNER_IT", "LAB_RAW", "RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS",
+              "CARGO_TARGET_DIR"):
+        env.pop(k, None)
     flags = ["-j", "2", "--offline", "--locked", "--profile", pkg["buildType"]]
-    for step in (["cargo", "build", *flags], ["cargo", "test", *flags, "--", "--test-threads=2"]):
-        p = subprocess.run(step, cwd=here, env=cargo_env, capture_output=True, text=True, timeout=900)
+    here = os.path.join(ROOT, crate)
+    for step in (["cargo", "build", *flags], ["cargo", "test", *flags, "--", "--test-threads=2"],
+                 ["ls", "-A", ROOT]):
+        p = subprocess.run([*prefix, "bash", "-c", VIEW, "view", target, os.path.join(top, crate, "target"),
+                            top, ROOT, here, *step], env=env, capture_output=True, text=True, timeout=1800)
         assert p.returncode == 0, f"{' '.join(step)} in {here}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-4000:]}"
-    built = os.path.join(cargo_env["CARGO_TARGET_DIR"], pkg["buildType"], pkg["mainProgram"])
+    # what the build saw at the checkout's place: the src, nothing else
+    assert sorted(p.stdout.split()) == sorted({f.split("/")[0] for f in pkg["src"]["files"]})
+    built = os.path.join(target, pkg["buildType"], pkg["mainProgram"])
     os.makedirs(tmp_path / "out" / "bin")
     installed = shutil.copy2(built, tmp_path / "out" / "bin")
     v = subprocess.run([installed, "--version"], capture_output=True, text=True)
