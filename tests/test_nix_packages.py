@@ -1,7 +1,9 @@
 """Each package.nix built the way the Nix sandbox sees it, on this host's toolchain (this host cannot
-reach the Nix cache): only the package's src, as the flake evaluates it, copied into a fresh folder; its
-makeFlags split as stdenv splits them; its build, check and install phases run. The facts come from
-evaluating flake.nix itself (tests/nix/eval-flake.nix), never from a copy of them here."""
+reach the Nix cache): only the package's src, as the flake evaluates it, copied into a fresh folder (for
+the runner, shown at the checkout's own path in a private mount namespace, so that cargo's build is
+shared with `just test-runner`); its makeFlags split as stdenv splits them; its build, check and install
+phases run. The facts come from evaluating flake.nix itself (tests/nix/eval-flake.nix), never from a
+copy of them here."""
 import os
 import shutil
 import subprocess
