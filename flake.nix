@@ -28,6 +28,8 @@
           hash = "sha256-ZEYtI3v8/xcxMWSPmhR7qHyPy7s/bHeODMudBSnYUwg=";
         };
         nativeBuildInputs = [ pkgs.autoreconfHook ];
+        # The load generator of the cross-check: built as our own instruments are, without hardening.
+        hardeningDisable = [ "all" ];
         meta.mainProgram = "mcperf";
       };
     in
@@ -42,22 +44,27 @@
       devShells = forAll (pkgs:
         let
           own = self.packages.${pkgs.stdenv.hostPlatform.system};
+          shell = import ./nix/shell.nix { inherit pkgs own; };
+          # The C instruments' compiler, from their build.env (the Makefiles include it too); both
+          # must name the same one, which the shell then makes the default CC.
+          cc = (import ./nix/read-env.nix ./c-probes/build.env).CC;
         in
+        assert lib.assertMsg (cc == (import ./nix/read-env.nix ./cache-server/build.env).CC)
+          "c-probes/build.env and cache-server/build.env name different compilers";
         {
           default = pkgs.mkShell {
-            packages = with pkgs; [
-              just hyperfine linuxPackages.perf numactl hwloc gnuplot util-linux
-              jdk17_headless maven memcached own.mcperf
-              cargo rustc clippy rustfmt
-              gcc clang llvm gnumake pkg-config
-              shellcheck git (python3.withPackages (ps: [ ps.pytest ]))
-            ];
+            packages = map (p: p.pkg) shell.packages;
+            # Benchmark binaries built in the shell are the code build.env asks for, as on Debian:
+            # none of nixpkgs' hardening flags from the compiler wrappers.
+            hardeningDisable = [ "all" ];
             # Cassandra's locked jar set, fetched by Nix instead of by the Maven step of ./lab;
-            # cassandra/cassandra.sh reads CASSANDRA_LIB and JAVA.
+            # cassandra/cassandra.sh reads CASSANDRA_LIB and JAVA. CC: clang's setup hook runs after
+            # gcc's and would make clang the default; the shellHook runs after every setup hook.
             shellHook = lib.optionalString (own ? cassandra-jars) ''
               export CASSANDRA_LIB=${own.cassandra-jars}
             '' + ''
               export JAVA=${pkgs.jdk17_headless}/bin/java
+              export CC=${cc}
               export LAB_NIX_PINNED_NIXPKGS=${versions.NIXPKGS_REV}
             '';
           };

@@ -82,6 +82,29 @@ versions() {
   fi
 }
 
+# How each instrument is built here: compiler, its version and the exact flags, one line per instrument
+# (the C ones print it from their Makefile, which includes their build.env), so that two runs, on the
+# Debian and the Nix path or on two hosts, say when they measured differently built code.
+builds() {
+  local d cc
+  for d in c-probes cache-server; do
+    [[ -f $root/$d/Makefile ]] || continue
+    printf '%s: %s\n' "$d" "$(make -s --no-print-directory -C "$root/$d" print-build 2>&1 | head -n 1)"
+  done
+  if [[ -f $root/rust-runner/Cargo.toml ]]; then
+    printf 'rust-runner: %s | profile.release: %s| rustflags=%s\n' "$(rustc --version 2>&1 | head -n 1)" \
+      "$(awk '/^\[profile\.release\]/ { on = 1; next } /^\[/ { on = 0 } on && /=/ && !/^#/ { gsub(/ /, ""); printf "%s ", $0 }' \
+        "$root/rust-runner/Cargo.toml")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
+  fi
+  # What a compiler wrapper adds by itself (nixpkgs' cc-wrapper; unset on Debian), and the compiler's
+  # built-in defaults that change the code (PIE, stack protector, fortify, CET).
+  echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"
+  cc=$(sed -n 's/^CC=//p' "$root/c-probes/build.env" 2>/dev/null)
+  if [[ -n $cc ]] && command -v "$cc" > /dev/null; then
+    echo "$cc defaults: $("$cc" -O2 -dM -E -x c /dev/null 2>/dev/null | grep -oE '__(pie|PIE|SSP[A-Z_]*|FORTIFY_SOURCE|CET)__ [0-9]+' | sort | tr '\n' ' ')"
+  fi
+}
+
 capture uname.txt uname -a
 copy cmdline.txt /proc/cmdline
 copy cpuinfo.txt /proc/cpuinfo
@@ -98,6 +121,7 @@ git_state > "$dir/git.txt"
 capture git-diff.patch git -C "$root" diff HEAD
 [[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
 versions > "$dir/versions.txt"
+builds > "$dir/build.txt"
 cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: versions.env missing" > "$dir/versions.env"
 if [[ -f $root/flake.lock ]]; then cp "$root/flake.lock" "$dir/flake.lock"; else echo "unavailable: no flake.lock" > "$dir/flake.lock"; fi
 if [[ -n ${IN_NIX_SHELL:-} ]]; then

@@ -33,11 +33,15 @@ def test_lock_pins_nixpkgs_of_the_design():
 
 
 def test_flake_names_every_tool_of_the_dev_shell():
+    """By name, as a reader sees them (tests/test_nix_shell.py checks them against the code's commands)."""
     text = open(os.path.join(ROOT, "flake.nix")).read()
+    shell = open(os.path.join(ROOT, "nix", "shell.nix")).read()
     assert 'inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.11"' in text
-    for tool in ("just", "hyperfine", "linuxPackages.perf", "numactl", "hwloc", "gnuplot", "jdk17_headless",
-                 "memcached", "cargo", "rustc", "clang", "shellcheck", "autoreconfHook"):
-        assert tool in text, tool
+    assert "import ./nix/shell.nix" in text and "autoreconfHook" in text
+    for tool in ("just", "hyperfine", "perf", "numactl", "hwloc", "gnuplot", "jdk17_headless", "memcached",
+                 "cargo", "rustc", "gcc", "clang", "shellcheck", "hostname-debian", "getconf"):
+        assert f"pkgs.{tool};" in shell, tool
+    assert "linuxPackages" not in text + shell   # deprecated alias: a warning at every evaluation
 
 
 nix = shutil.which("nix-instantiate")
@@ -45,7 +49,8 @@ nix = shutil.which("nix-instantiate")
 
 @pytest.mark.skipif(nix is None, reason="nix-instantiate not installed (./lab test installs nix-bin)")
 def test_flake_and_package_expressions_parse():
-    exprs = ["flake.nix", "nix/versions.nix"] + [p for p in ("c-probes/package.nix", "cache-server/package.nix",
+    exprs = ["flake.nix", "nix/versions.nix", "nix/read-env.nix", "nix/shell.nix", "tests/nix/stand-in.nix",
+             "tests/nix/eval-flake.nix"] + [p for p in ("c-probes/package.nix", "cache-server/package.nix",
                                                            "rust-runner/package.nix", "cassandra/jars.nix")
                                                  if os.path.exists(os.path.join(ROOT, p))]
     for e in exprs:
@@ -93,3 +98,19 @@ in import {ROOT}/cassandra/jars.nix {{
             url = f"https://repo1.maven.org/maven2/{group.replace('.', '/')}/{artifact}/{version}/{file}"
             want.add((file, sha, url))
     assert len(want) >= 50 and got == want
+
+
+@pytest.mark.skipif(nix is None, reason="nix-instantiate not installed (./lab test installs nix-bin)")
+@pytest.mark.parametrize("folder", ["c-probes", "cache-server"])
+def test_nix_reads_build_env_as_make_does(folder):
+    """package.nix and the shell read build.env with nix/read-env.nix; make includes the same file."""
+    path = os.path.join(ROOT, folder, "build.env")
+    p = subprocess.run([nix, "--eval", "--strict", "--json", "--expr", f"import {ROOT}/nix/read-env.nix {path}"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    made = subprocess.run(["make", "-s", "--no-print-directory", "-C", os.path.join(ROOT, folder), "-f", "Makefile",
+                           "-f", "-", "show"], input="show:\n\t@echo \"$(CC)|$(CFLAGS)\"\n",
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == f"{got['CC']}|{got['CFLAGS']}"

@@ -1,0 +1,42 @@
+# The dev shell's packages, each with the commands the lab's recipes and drivers call from it.
+# flake.nix puts `packages` in the shell; tests/test_nix_shell.py derives the commands from the code
+# (justfiles, drivers, specs, subprocess calls) and checks that this file provides every one, so a
+# command that only leaks in from the host (`nix develop -i`, a minimal container) fails a test.
+{ pkgs, own }:
+{
+  # Already in every mkShell: stdenv's own path (coreutils, findutils, diffutils, gnused, gnugrep,
+  # gawk, gnutar, gzip, bzip2, xz, gnumake, bash, patch, file).
+  stdenv = [
+    "awk" "basename" "bash" "cat" "cp" "cut" "date" "dirname" "du" "env" "find" "grep" "head" "id"
+    "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
+    "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "wc" "xargs"
+  ];
+  packages = [
+    { pkg = pkgs.just; commands = [ "just" ]; }
+    { pkg = pkgs.hyperfine; commands = [ "hyperfine" ]; }
+    { pkg = pkgs.perf; commands = [ "perf" ]; }
+    { pkg = pkgs.numactl; commands = [ "numactl" ]; }
+    { pkg = pkgs.hwloc; commands = [ "lstopo-no-graphics" "lstopo" "hwloc-ls" ]; }
+    { pkg = pkgs.gnuplot; commands = [ "gnuplot" ]; }
+    { pkg = pkgs.util-linux; commands = [ "lscpu" "taskset" "setsid" "setarch" "flock" ]; }
+    { pkg = pkgs.hostname-debian; commands = [ "hostname" ]; }
+    { pkg = pkgs.getconf; commands = [ "getconf" ]; }
+    { pkg = pkgs.dmidecode; commands = [ "dmidecode" ]; }
+    { pkg = pkgs.jdk17_headless; commands = [ "java" ]; }
+    { pkg = pkgs.maven; commands = [ "mvn" ]; }
+    { pkg = pkgs.memcached; commands = [ "memcached" ]; }
+    { pkg = own.mcperf; commands = [ "mcperf" ]; }
+    { pkg = pkgs.cargo; commands = [ "cargo" ]; }
+    { pkg = pkgs.rustc; commands = [ "rustc" ]; }
+    { pkg = pkgs.clippy; commands = [ "cargo-clippy" ]; }
+    { pkg = pkgs.rustfmt; commands = [ "rustfmt" ]; }
+    { pkg = pkgs.gcc; commands = [ "gcc" "cc" ]; }
+    { pkg = pkgs.clang; commands = [ "clang" ]; }
+    { pkg = pkgs.llvm; commands = [ "llvm-symbolizer" ]; }
+    { pkg = pkgs.gnumake; commands = [ "make" ]; }
+    { pkg = pkgs.pkg-config; commands = [ "pkg-config" ]; }
+    { pkg = pkgs.shellcheck; commands = [ "shellcheck" ]; }
+    { pkg = pkgs.git; commands = [ "git" ]; }
+    { pkg = pkgs.python3.withPackages (ps: [ ps.pytest ]); commands = [ "python3" "pytest" ]; }
+  ];
+}
