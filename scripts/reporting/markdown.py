@@ -12,8 +12,11 @@ def environment(m):
             kind, _, rest = v.partition(" ")
             v = f"**{kind}** {rest}"
         lines.append(f"| {k} | {v} |")
-    lines += [f"| build | {'see env/build.txt' if h['build'] else 'not recorded'} |",
-              "", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
+    # One line per instrument (compiler, version, flags): two runs built differently show it here.
+    builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    lines += [f"| build: {name} | `{how}` |" for name, how in builds
+              if name in ("c-probes", "cache-server", "rust-runner")] or ["| build | not recorded |"]
+    lines += ["", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
     return lines
 
 
