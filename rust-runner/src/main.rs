@@ -73,10 +73,10 @@ struct ScriptArgs {
     #[arg(long, default_value = "LOCAL_QUORUM")]
     consistency: String,
     /// Client-side timeout of one request.
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
     request_timeout: Duration,
-    /// Timeout for opening a connection.
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    /// Timeout for opening the session: TCP connect and the CQL handshake with every contact point.
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
     connect_timeout: Duration,
     /// Retries of a failed request (timeouts, overload, lost connections).
     #[arg(long, default_value_t = 3)]
@@ -117,8 +117,8 @@ struct RunArgs {
     /// Warmup before measuring: cycles or time. Default 1s for `run`, none for `load`.
     #[arg(short, long)]
     warmup: Option<Span>,
-    /// Sampling period for the time series and the throughput error bar.
-    #[arg(long, value_parser = duration)]
+    /// Sampling period for the time series and the throughput error bar (at least 1ms).
+    #[arg(long, value_parser = positive_duration)]
     sampling: Option<Duration>,
     /// Function to call, NAME[:WEIGHT] (repeatable); default `run`.
     #[arg(short = 'f', long = "function", value_name = "NAME[:WEIGHT]")]
@@ -150,6 +150,15 @@ fn duration(s: &str) -> Result<Duration, String> {
     sys::parse_duration(s).ok_or_else(|| format!("'{s}' is not a duration (e.g. 500ms, 10s, 2m)"))
 }
 
+/// A duration of at least 1 ms: a zero sampling period would spin, a zero timeout fails everything.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d < Duration::from_millis(1) {
+        return Err(format!("'{s}' is too short (at least 1ms)"));
+    }
+    Ok(d)
+}
+
 fn boolish(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "yes" => Ok(true),
@@ -157,6 +166,12 @@ fn boolish(s: &str) -> Result<bool, String> {
         _ => Err(format!("'{s}' is not 0/1")),
     }
 }
+
+/// More workers than any host here has CPUs by far; past this, thread stacks and sessions only add load.
+const MAX_THREADS: usize = 1024;
+
+/// At most this many sampling periods in a timed run: each one keeps a compressed histogram in memory.
+const MAX_PERIODS: u128 = 100_000;
 
 /// A failure with the exit code the lab's sweep engine understands: 2 = bad input, 1 = failed
 /// (130 = interrupted, a partial report saved).
@@ -294,6 +309,11 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
     if threads == 0 {
         return Err(input("--threads must be at least 1"));
     }
+    if threads > MAX_THREADS {
+        return Err(input(format!(
+            "--threads {threads}: at most {MAX_THREADS} workers (each is an OS thread with its own runtime and Cassandra session)"
+        )));
+    }
     let pinned = match (&cpus, a.pin) {
         (Some(list), true) => {
             if list.len() != threads {
@@ -343,6 +363,11 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
         Span::Time(d) if d < Duration::from_secs(10) => (d / 10).max(Duration::from_millis(10)),
         _ => Duration::from_secs(1),
     });
+    if let Span::Time(d) = span {
+        if d.as_nanos() / sampling.as_nanos().max(1) > MAX_PERIODS {
+            return Err(input(format!("--sampling {sampling:?} over {d:?} makes more than {MAX_PERIODS} periods")));
+        }
+    }
     let spec = PhaseSpec {
         functions: FnMix::new(&specs),
         span,
@@ -351,6 +376,8 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
         concurrency: a.concurrency,
         sampling,
         max_errors: a.max_errors,
+        // A call still running this long after the phase ended is abandoned (a request times out before).
+        drain: sa.request_timeout * (sa.retries + 1) + Duration::from_secs(1),
     };
     let placement = Placement { threads, cpus: pinned.clone() };
     drop(rt);
@@ -368,6 +395,7 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
         elapsed_s,
         cycles: collector.cycles,
         errors: collector.errors,
+        abandoned: collector.abandoned,
         calls_per_s: Throughput { value: collector.cycles as f64 / elapsed_s, ci95: per_sample.ci95(), per_sample },
         requests: collector.requests,
         requests_per_s: collector.requests as f64 / elapsed_s,
@@ -428,6 +456,13 @@ fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
     }
     if report.result.stopped_on_errors {
         return Err(failed(format!("stopped after more than {} errors", a.max_errors)));
+    }
+    if report.result.cycles == report.result.errors {
+        // Nothing measured succeeded: a throughput of failures must not pass for a result.
+        return Err(failed(format!(
+            "no cycle succeeded ({} failed, {} abandoned unfinished); the report is in {}",
+            report.result.errors, report.result.abandoned, path.display()
+        )));
     }
     Ok(())
 }

@@ -86,6 +86,7 @@ pub struct Collector {
     pub service_ns: Option<Histogram<u64>>,
     pub cycles: u64,
     pub errors: u64,
+    pub abandoned: u64,
     pub requests: u64,
     pub request_errors: u64,
     pub retries: u64,
@@ -95,6 +96,7 @@ pub struct Collector {
 fn merge(into: &mut Sample, s: Sample) {
     into.cycles += s.cycles;
     into.errors += s.errors;
+    into.abandoned += s.abandoned;
     into.req.requests += s.req.requests;
     into.req.errors += s.req.errors;
     into.req.retries += s.req.retries;
@@ -119,6 +121,7 @@ impl Collector {
             service_ns: with_service.then(h),
             cycles: 0,
             errors: 0,
+            abandoned: 0,
             requests: 0,
             request_errors: 0,
             retries: 0,
@@ -159,6 +162,7 @@ impl Collector {
         }
         self.cycles += s.cycles;
         self.errors += s.errors;
+        self.abandoned += s.abandoned;
         self.requests += s.req.requests;
         self.request_errors += s.req.errors;
         self.retries += s.req.retries;
@@ -259,6 +263,9 @@ pub struct RunResult {
     pub elapsed_s: f64,
     pub cycles: u64,
     pub errors: u64,
+    /// Calls still running when the phase ended (a stuck request, a script that never returns), dropped.
+    #[serde(default)]
+    pub abandoned: u64,
     pub calls_per_s: Throughput,
     pub requests: u64,
     pub requests_per_s: f64,
@@ -359,6 +366,7 @@ impl Report {
             row("rows", r.rows as f64, "count")?;
         }
         row("errors", r.errors as f64, "count")?;
+        row("abandoned", r.abandoned as f64, "count")?;
         row("cycles", r.cycles as f64, "count")?;
         row("client_cpu_per_op", r.client_cpu_per_op_us, "us")?;
         row("client_cpu", r.cpu_s, "s")?;
@@ -375,7 +383,8 @@ impl Report {
         line("threads", format!("{} on CPUs {}, {}, concurrency {}", self.threads,
             self.cpus.as_deref().unwrap_or("unpinned"), self.sharing, self.concurrency));
         line("elapsed", format!("{:.3} s{}", r.elapsed_s, if r.interrupted { " (interrupted: a partial run)" } else { "" }));
-        line("cycles", format!("{} ({} errors)", r.cycles, r.errors));
+        line("cycles", format!("{} ({} errors{})", r.cycles, r.errors,
+            if r.abandoned > 0 { format!(", {} abandoned unfinished", r.abandoned) } else { String::new() }));
         line("throughput", format!("{} ± {} calls/s", fmt_num(r.calls_per_s.value), fmt_num(r.calls_per_s.ci95)));
         if r.requests > 0 {
             line("requests", format!("{} ({} errors, {} retries, {} rows), {} req/s", r.requests, r.request_errors,
