@@ -16,8 +16,8 @@ use hdrhistogram::Histogram;
 use rune::runtime::{RuntimeContext, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
-use crate::context::{error_message, Context, ContextSeed, RequestStats};
-use crate::script::{Program, Sharing};
+use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
+use crate::scripting::{Program, Sharing};
 
 /// How long a phase lasts: a number of cycles (split over workers) or a time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,7 +66,7 @@ impl FnMix {
             return self.hashes[0];
         }
         let total = *self.cumulative.last().unwrap();
-        let x = crate::functions::mix64(cycle) % total;
+        let x = crate::scripting::functions::mix64(cycle) % total;
         let idx = self.cumulative.iter().position(|&c| x < c).unwrap_or(0);
         self.hashes[idx]
     }

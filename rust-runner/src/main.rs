@@ -1,12 +1,9 @@
 //! `runner`: a Cassandra benchmarking client whose workloads are Rune scripts (Latte-compatible).
 //! See README.md for the commands and the script API.
 
-mod bind;
-mod context;
 mod exec;
-mod functions;
 mod report;
-mod script;
+mod scripting;
 mod stats;
 mod sys;
 
@@ -19,10 +16,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use scylla::statement::Consistency;
 
-use crate::context::{Context, CqlConfig};
+use crate::scripting::context::{Context, CqlConfig};
 use crate::exec::{FnMix, PhaseSpec, Placement, Span};
 use crate::report::{Collector, Report, RunResult, Throughput};
-use crate::script::{Program, Sharing};
+use crate::scripting::{Program, Sharing};
 use crate::stats::Mean;
 
 #[derive(Parser)]

@@ -23,7 +23,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
-use crate::bind::{to_cql, Plain};
+use crate::scripting::bind::{to_cql, Plain};
 
 /// Connection settings shared (read-only) by every worker.
 #[derive(Debug, Clone)]
