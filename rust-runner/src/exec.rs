@@ -198,6 +198,23 @@ impl Worker {
         })
     }
 
+    /// The warmup: the same loop, nothing recorded (the requests' statistics are dropped too).
+    async fn warm_up(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) {
+        if let Some(warm) = spec.warmup {
+            if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
+                self.run_loop(spec, warm, false, tx, shared).await;
+            }
+        }
+    }
+
+    /// The measured span, one sample per sampling period sent to the main thread; its elapsed time.
+    async fn measure(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+        if shared.stop.load(Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        self.run_loop(spec, spec.span, true, tx, shared).await
+    }
+
     /// Runs cycles until the span is over (or a stop), sending samples when `measure` is set.
     async fn run_loop(&self, spec: &PhaseSpec, span: Span, measure: bool, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
         let start = Instant::now();
@@ -493,17 +510,9 @@ pub fn run_phase(
                     fns: spec.functions.clone(),
                 };
                 ready.wait();
-                if let Some(warm) = spec.warmup {
-                    if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
-                        worker.run_loop(&spec, warm, false, &tx, &shared).await;
-                    }
-                }
+                worker.warm_up(&spec, &tx, &shared).await;
                 go.wait();
-                let elapsed = if shared.stop.load(Ordering::Relaxed) {
-                    Duration::ZERO
-                } else {
-                    worker.run_loop(&spec, spec.span, true, &tx, &shared).await
-                };
+                let elapsed = worker.measure(&spec, &tx, &shared).await;
                 let _ = tx.send(Msg::Done { elapsed });
             });
         })?;
