@@ -16,8 +16,8 @@ use hdrhistogram::Histogram;
 use rune::runtime::{RuntimeContext, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
-use crate::context::{error_message, Context, ContextSeed, RequestStats};
-use crate::script::{Program, Sharing};
+use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
+use crate::scripting::{Program, Sharing};
 
 /// How long a phase lasts: a number of cycles (split over workers) or a time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,7 +66,7 @@ impl FnMix {
             return self.hashes[0];
         }
         let total = *self.cumulative.last().unwrap();
-        let x = crate::functions::mix64(cycle) % total;
+        let x = crate::scripting::functions::mix64(cycle) % total;
         let idx = self.cumulative.iter().position(|&c| x < c).unwrap_or(0);
         self.hashes[idx]
     }
@@ -112,6 +112,9 @@ pub struct PhaseSpec {
     pub concurrency: usize,
     pub sampling: Duration,
     pub max_errors: u64,
+    /// How long calls still in flight may run after the phase ends (span over, stop, error limit)
+    /// before they are abandoned; on Ctrl-C they are abandoned at once.
+    pub drain: Duration,
 }
 
 /// Where the workers run: a CPU each (pinned) or unbound.
@@ -126,6 +129,8 @@ pub struct Sample {
     pub index: u64,
     pub cycles: u64,
     pub errors: u64,
+    /// Calls still running when the phase ended, dropped unfinished (not counted in `cycles`).
+    pub abandoned: u64,
     pub req: RequestStats,
     pub cycle_ns: Histogram<u64>,
     pub service_ns: Option<Histogram<u64>>,
@@ -142,6 +147,7 @@ impl Sample {
             index,
             cycles: 0,
             errors: 0,
+            abandoned: 0,
             req: RequestStats::new(),
             cycle_ns: Histogram::new(3).expect("histogram"),
             service_ns: with_service.then(|| Histogram::new(3).expect("histogram")),
@@ -184,12 +190,29 @@ impl Worker {
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
         Box::pin(async move {
-            let r = match vm.async_call(hash, (ctx, cycle as i64)).await {
+            let r = match call_sliced(&mut vm, hash, (ctx, cycle as i64)).await {
                 Ok(v) => check_result(v),
                 Err(e) => Err(e.to_string()),
             };
             (r, origin, started)
         })
+    }
+
+    /// The warmup: the same loop, nothing recorded (the requests' statistics are dropped too).
+    async fn warm_up(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) {
+        if let Some(warm) = spec.warmup {
+            if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
+                self.run_loop(spec, warm, false, tx, shared).await;
+            }
+        }
+    }
+
+    /// The measured span, one sample per sampling period sent to the main thread; its elapsed time.
+    async fn measure(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+        if shared.stop.load(Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        self.run_loop(spec, spec.span, true, tx, shared).await
     }
 
     /// Runs cycles until the span is over (or a stop), sending samples when `measure` is set.
@@ -216,6 +239,8 @@ impl Worker {
         let mut k = 0u64;
         let mut now = start;
         let mut last_end = start;
+        // Set when the phase is over: calls still in flight after this are abandoned.
+        let mut abandon_at: Option<Instant> = None;
 
         let record = |sample: &mut Sample, r: Result<(), String>, origin: Instant, started: Instant, end: Instant| {
             sample.cycles += 1;
@@ -239,6 +264,9 @@ impl Worker {
 
         std::future::poll_fn(|cx| {
             let mut spins = 0u32;
+            // Calls that never complete (a script in `loop {}` yields every slice) must still let the
+            // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
+            now = Instant::now();
             loop {
                 // Completed calls first, so their latency is taken as soon as we know of them.
                 // (An empty set is skipped: polling it would still register the waker, an atomic op.)
@@ -269,11 +297,28 @@ impl Worker {
                     if inflight.is_empty() {
                         return Poll::Ready(());
                     }
-                    if let Some(d) = deadline {
-                        // A stuck request must not keep the phase alive forever: wake up to re-check.
-                        if timer.deadline() != (d + Duration::from_secs(1)).into() {
-                            timer.as_mut().reset((d + Duration::from_secs(1)).into());
+                    // A stuck request or a script that never returns (`loop {}`) must not keep the phase
+                    // alive forever: after the drain time (at once on Ctrl-C) its calls are dropped.
+                    let now_ = Instant::now();
+                    let limit = *abandon_at.get_or_insert(now_ + spec.drain);
+                    if crate::sys::interrupted() || now_ >= limit {
+                        let n = inflight.len() as u64;
+                        inflight.clear();
+                        sample.abandoned += n;
+                        if !crate::sys::interrupted() {
+                            eprintln!(
+                                "worker {}: abandoned {n} calls still running {:?} after the end of the phase",
+                                self.index, spec.drain
+                            );
                         }
+                        return Poll::Ready(());
+                    }
+                    if timer.deadline() != limit.into() {
+                        timer.as_mut().reset(limit.into());
+                    }
+                    // Polled so that the timer registers this task's waker.
+                    if timer.as_mut().poll(cx).is_ready() {
+                        continue;
                     }
                     return Poll::Pending;
                 }
@@ -329,6 +374,70 @@ impl Worker {
             let _ = std::mem::take(&mut *c.stats.borrow_mut());
         }
         last_end - start
+    }
+}
+
+/// Instructions a call may run per poll before it yields to the worker's loop (about a millisecond of
+/// VM work), so that a script stuck in `loop {}` still lets the loop see the deadline and Ctrl-C.
+const SLICE: usize = 100_000;
+
+/// Calls a script function, giving control back to the executor every `SLICE` instructions.
+async fn call_sliced(vm: &mut Vm, hash: Hash, args: (Value, i64)) -> Result<Value, rune::runtime::VmError> {
+    use rune::runtime::GeneratorState;
+    let mut exec = vm.execute(hash, args)?;
+    loop {
+        let mut exhausted = false;
+        // Pinned on this future's own frame: no allocation per call.
+        let fut = std::pin::pin!(exec.async_resume());
+        match (Sliced { fut, exhausted: &mut exhausted }).await.into_result() {
+            Ok(GeneratorState::Complete(v)) => return Ok(v),
+            Ok(GeneratorState::Yielded(_)) => return Err(rune::runtime::VmError::panic("a workload function must not `yield`")),
+            // The VM stopped before an instruction because the slice was used up: resume it later.
+            Err(e) if exhausted && e.to_string().contains("`limited`") => YieldNow(false).await,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Polls a VM future with a fresh instruction budget per poll and notes whether it ran out.
+struct Sliced<'a, F> {
+    fut: Pin<&'a mut F>,
+    exhausted: &'a mut bool,
+}
+
+impl<F, T> Future for Sliced<'_, F>
+where
+    F: Future<Output = rune::runtime::VmResult<T>>,
+{
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let fut = this.fut.as_mut();
+        let exhausted = &mut *this.exhausted;
+        rune::runtime::budget::with(SLICE, move || {
+            let p = fut.poll(cx);
+            if let Poll::Ready(rune::runtime::VmResult::Err(_)) = &p {
+                // A budget left at zero: the VM halted for the budget, not for an error of the script.
+                *exhausted = !rune::runtime::budget::acquire().take();
+            }
+            p
+        })
+        .call()
+    }
+}
+
+/// Returns `Pending` once (waking itself), so the worker's loop and the connection tasks get a turn.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
@@ -401,17 +510,9 @@ pub fn run_phase(
                     fns: spec.functions.clone(),
                 };
                 ready.wait();
-                if let Some(warm) = spec.warmup {
-                    if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
-                        worker.run_loop(&spec, warm, false, &tx, &shared).await;
-                    }
-                }
+                worker.warm_up(&spec, &tx, &shared).await;
                 go.wait();
-                let elapsed = if shared.stop.load(Ordering::Relaxed) {
-                    Duration::ZERO
-                } else {
-                    worker.run_loop(&spec, spec.span, true, &tx, &shared).await
-                };
+                let elapsed = worker.measure(&spec, &tx, &shared).await;
                 let _ = tx.send(Msg::Done { elapsed });
             });
         })?;

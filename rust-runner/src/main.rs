@@ -1,16 +1,14 @@
 //! `runner`: a Cassandra benchmarking client whose workloads are Rune scripts (Latte-compatible).
 //! See README.md for the commands and the script API.
 
-mod bind;
-mod context;
 mod exec;
-mod functions;
+mod run;
 mod report;
-mod script;
+mod scripting;
 mod stats;
 mod sys;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,11 +17,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use scylla::statement::Consistency;
 
-use crate::context::{Context, CqlConfig};
-use crate::exec::{FnMix, PhaseSpec, Placement, Span};
-use crate::report::{Collector, Report, RunResult, Throughput};
-use crate::script::{Program, Sharing};
-use crate::stats::Mean;
+use crate::scripting::context::{Context, CqlConfig};
+use crate::exec::Span;
+use crate::scripting::{Program, Sharing};
 
 #[derive(Parser)]
 #[command(name = "runner", version, about = "Rune-scripted Cassandra benchmark (Latte-compatible workloads)")]
@@ -73,10 +69,10 @@ struct ScriptArgs {
     #[arg(long, default_value = "LOCAL_QUORUM")]
     consistency: String,
     /// Client-side timeout of one request.
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
     request_timeout: Duration,
-    /// Timeout for opening a connection.
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    /// Timeout for opening the session: TCP connect and the CQL handshake with every contact point.
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
     connect_timeout: Duration,
     /// Retries of a failed request (timeouts, overload, lost connections).
     #[arg(long, default_value_t = 3)]
@@ -117,8 +113,8 @@ struct RunArgs {
     /// Warmup before measuring: cycles or time. Default 1s for `run`, none for `load`.
     #[arg(short, long)]
     warmup: Option<Span>,
-    /// Sampling period for the time series and the throughput error bar.
-    #[arg(long, value_parser = duration)]
+    /// Sampling period for the time series and the throughput error bar (at least 1ms).
+    #[arg(long, value_parser = positive_duration)]
     sampling: Option<Duration>,
     /// Function to call, NAME[:WEIGHT] (repeatable); default `run`.
     #[arg(short = 'f', long = "function", value_name = "NAME[:WEIGHT]")]
@@ -150,6 +146,15 @@ fn duration(s: &str) -> Result<Duration, String> {
     sys::parse_duration(s).ok_or_else(|| format!("'{s}' is not a duration (e.g. 500ms, 10s, 2m)"))
 }
 
+/// A duration of at least 1 ms: a zero sampling period would spin, a zero timeout fails everything.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d < Duration::from_millis(1) {
+        return Err(format!("'{s}' is too short (at least 1ms)"));
+    }
+    Ok(d)
+}
+
 fn boolish(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "yes" => Ok(true),
@@ -157,6 +162,12 @@ fn boolish(s: &str) -> Result<bool, String> {
         _ => Err(format!("'{s}' is not 0/1")),
     }
 }
+
+/// More workers than any host here has CPUs by far; past this, thread stacks and sessions only add load.
+const MAX_THREADS: usize = 1024;
+
+/// At most this many sampling periods in a timed run: each one keeps a compressed histogram in memory.
+const MAX_PERIODS: u128 = 100_000;
 
 /// A failure with the exit code the lab's sweep engine understands: 2 = bad input, 1 = failed
 /// (130 = interrupted, a partial report saved).
@@ -173,8 +184,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Schema(a) => cmd_schema(&a),
-        Command::Load(a) => cmd_run(&a, "load"),
-        Command::Run(a) => cmd_run(&a, "run"),
+        Command::Load(a) => run::cmd_run(&a, "load"),
+        Command::Run(a) => run::cmd_run(&a, "run"),
         Command::Show { report, baseline } => report::show(&report, baseline.as_deref()).map_err(|e| input(format!("{e:#}"))),
         Command::List { dir } => report::list(&dir).map_err(failed),
         Command::Hdr { report, output } => report::hdr(&report, output.as_deref()).map_err(|e| input(format!("{e:#}"))),
@@ -254,180 +265,5 @@ fn cmd_schema(a: &ScriptArgs) -> Result<(), Fail> {
     let ctx = rune::to_value(Context::new(cfg)).map_err(failed)?;
     exec::call_once(&rt, &program, &ctx, "schema").map_err(|e| failed(format!("{e:#}")))?;
     eprintln!("schema created");
-    Ok(())
-}
-
-fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
-    let (program, params) = compile(&a.script)?;
-    let sa = &a.script;
-
-    // Functions and their weights.
-    let mut specs = Vec::new();
-    if command == "load" {
-        specs.push(("load".to_string(), 1));
-    } else if a.functions.is_empty() {
-        specs.push(("run".to_string(), 1));
-    }
-    if command == "run" {
-        for f in &a.functions {
-            let (name, w) = match f.split_once(':') {
-                Some((n, w)) => (n, w.parse::<u64>().map_err(|_| input(format!("-f {f}: weight must be a whole number")))?),
-                None => (f.as_str(), 1),
-            };
-            if w > 0 {
-                specs.push((name.to_string(), w));
-            }
-        }
-    }
-    for (name, _) in &specs {
-        if !program.has_function(name) {
-            return Err(input(format!("{} has no function `{name}`", sa.script.display())));
-        }
-    }
-    if specs.is_empty() {
-        return Err(input("every -f function has weight 0"));
-    }
-
-    // Placement: one pinned worker per --cpus entry, or unbound workers.
-    let cpus = a.cpus.as_deref().map(sys::parse_cpu_list).transpose().map_err(|e| input(format!("--cpus: {e}")))?;
-    let threads = a.threads.or(cpus.as_ref().map(Vec::len)).unwrap_or(1);
-    if threads == 0 {
-        return Err(input("--threads must be at least 1"));
-    }
-    let pinned = match (&cpus, a.pin) {
-        (Some(list), true) => {
-            if list.len() != threads {
-                return Err(input(format!("--threads {threads} but --cpus lists {} CPUs (one worker per CPU)", list.len())));
-            }
-            Some(list.clone())
-        }
-        _ => None,
-    };
-    if a.concurrency == 0 {
-        return Err(input("--concurrency must be at least 1"));
-    }
-    if let Some(r) = a.rate {
-        if !(r > 0.0) {
-            return Err(input("--rate must be positive"));
-        }
-    }
-
-    let cfg = Arc::new(cql_config(sa)?);
-    let rt = runtime()?;
-    let ctx_value = rune::to_value(Context::new(cfg)).map_err(failed)?;
-    if program.has_function("prepare") {
-        exec::call_once(&rt, &program, &ctx_value, "prepare").map_err(|e| failed(format!("{e:#}")))?;
-    }
-    let (seed, load_count) = {
-        let ctx = ctx_value.borrow_ref::<Context>().map_err(failed)?;
-        (ctx.seed().map_err(failed)?, ctx.load_cycle_count)
-    };
-    let span = match (command, a.duration) {
-        (_, Some(d)) => d,
-        ("load", None) => {
-            if load_count <= 0 {
-                return Err(input("nothing to load: the script's prepare() leaves ctx.load_cycle_count at 0"));
-            }
-            Span::Cycles(load_count as u64)
-        }
-        _ => Span::Time(Duration::from_secs(60)),
-    };
-    let warmup = match (command, a.warmup) {
-        (_, Some(Span::Cycles(0))) => None,
-        (_, Some(w)) => Some(w),
-        ("load", None) => None,
-        _ => Some(Span::Time(Duration::from_secs(1))),
-    };
-    // At least ~10 periods in short timed runs, so the error bar has something to work with.
-    let sampling = a.sampling.unwrap_or(match span {
-        Span::Time(d) if d < Duration::from_secs(10) => (d / 10).max(Duration::from_millis(10)),
-        _ => Duration::from_secs(1),
-    });
-    let spec = PhaseSpec {
-        functions: FnMix::new(&specs),
-        span,
-        warmup,
-        rate: a.rate,
-        concurrency: a.concurrency,
-        sampling,
-        max_errors: a.max_errors,
-    };
-    let placement = Placement { threads, cpus: pinned.clone() };
-    drop(rt);
-
-    // Ctrl-C from here on stops the workers and saves what was measured (a second one kills).
-    sys::stop_on_interrupt();
-    let mut collector = Collector::new(threads, sampling, a.rate.is_some());
-    let outcome = exec::run_phase(&program, a.program_sharing, &seed, &spec, &placement, |w, s| collector.add(w, s))
-        .map_err(|e| failed(format!("{e:#}")))?;
-    collector.finish(outcome.elapsed);
-
-    let elapsed_s = outcome.elapsed.as_secs_f64().max(1e-9);
-    let per_sample = Mean::of(&collector.throughputs());
-    let result = RunResult {
-        elapsed_s,
-        cycles: collector.cycles,
-        errors: collector.errors,
-        calls_per_s: Throughput { value: collector.cycles as f64 / elapsed_s, ci95: per_sample.ci95(), per_sample },
-        requests: collector.requests,
-        requests_per_s: collector.requests as f64 / elapsed_s,
-        request_errors: collector.request_errors,
-        retries: collector.retries,
-        rows: collector.rows_read,
-        latency_us: report::Percentiles::of(&collector.cycle_ns),
-        request_latency_us: report::Percentiles::of(&collector.request_ns),
-        service_time_us: collector.service_ns.as_ref().map(report::Percentiles::of),
-        cpu_s: outcome.cpu_s,
-        user_s: outcome.user_s,
-        system_s: outcome.system_s,
-        client_cpu_per_op_us: if collector.cycles > 0 { outcome.cpu_s / collector.cycles as f64 * 1e6 } else { f64::NAN },
-        peak_rss_bytes: outcome.max_rss_bytes,
-        stopped_on_errors: outcome.stopped_on_errors,
-        interrupted: sys::interrupted(),
-    };
-    let span_text = |s: Option<Span>| match s {
-        Some(Span::Cycles(n)) => format!("{n} cycles"),
-        Some(Span::Time(d)) => format!("{:?}", d),
-        None => "none".into(),
-    };
-    let report = Report {
-        runner_version: env!("CARGO_PKG_VERSION").into(),
-        command: command.into(),
-        workload: sa.script.display().to_string(),
-        functions: specs.iter().map(|(n, w)| format!("{n}:{w}")).collect(),
-        params: params.into_iter().collect::<BTreeMap<_, _>>(),
-        tags: a.tags.clone(),
-        timestamp: report::chrono_like_now(),
-        unix_time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        threads,
-        cpus: pinned.map(|_| a.cpus.clone().unwrap_or_default()),
-        sharing: a.program_sharing.variant().into(),
-        variant: a.variant.clone().unwrap_or_else(|| a.program_sharing.variant().into()),
-        concurrency: a.concurrency,
-        rate: a.rate,
-        duration: span_text(Some(span)),
-        warmup: span_text(warmup),
-        sampling_s: sampling.as_secs_f64(),
-        nodes: seed.cfg.nodes.clone(),
-        result,
-        samples: std::mem::take(&mut collector.rows),
-    };
-    let path = a.output.clone().unwrap_or_else(|| report::default_report_path(&sa.script, command));
-    report.save(&path).map_err(|e| failed(format!("{e:#}")))?;
-    if !a.quiet {
-        eprint!("{}", report.summary());
-        eprintln!("{:>22}  {}", "report", path.display());
-    }
-    if !a.no_csv {
-        let stdout = std::io::stdout();
-        report.write_csv(&mut stdout.lock()).map_err(failed)?;
-    }
-    if report.result.interrupted {
-        // 130: the shell's code for a run ended by Ctrl-C; the sweep engine counts it as not measured
-        return Err(Fail(130, format!("interrupted: the partial report is in {}", path.display())));
-    }
-    if report.result.stopped_on_errors {
-        return Err(failed(format!("stopped after more than {} errors", a.max_errors)));
-    }
     Ok(())
 }

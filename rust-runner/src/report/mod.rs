@@ -7,13 +7,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+mod codec;
+mod commands;
+
+pub use codec::{decode_histogram, encode_histogram};
+pub use commands::{hdr, list, show};
+
 use crate::exec::Sample;
-use crate::stats::{welch, Mean};
+use crate::stats::Mean;
 
 /// Percentiles of a latency histogram, in microseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -86,6 +90,7 @@ pub struct Collector {
     pub service_ns: Option<Histogram<u64>>,
     pub cycles: u64,
     pub errors: u64,
+    pub abandoned: u64,
     pub requests: u64,
     pub request_errors: u64,
     pub retries: u64,
@@ -95,6 +100,7 @@ pub struct Collector {
 fn merge(into: &mut Sample, s: Sample) {
     into.cycles += s.cycles;
     into.errors += s.errors;
+    into.abandoned += s.abandoned;
     into.req.requests += s.req.requests;
     into.req.errors += s.req.errors;
     into.req.retries += s.req.retries;
@@ -119,6 +125,7 @@ impl Collector {
             service_ns: with_service.then(h),
             cycles: 0,
             errors: 0,
+            abandoned: 0,
             requests: 0,
             request_errors: 0,
             retries: 0,
@@ -159,6 +166,7 @@ impl Collector {
         }
         self.cycles += s.cycles;
         self.errors += s.errors;
+        self.abandoned += s.abandoned;
         self.requests += s.req.requests;
         self.request_errors += s.req.errors;
         self.retries += s.req.retries;
@@ -193,56 +201,6 @@ impl Collector {
     }
 }
 
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut buf = Vec::new();
-    if V2DeflateSerializer::new().serialize(h, &mut buf).is_err() {
-        return String::new();
-    }
-    base64_encode(&buf)
-}
-
-pub fn decode_histogram(s: &str) -> Result<Histogram<u64>> {
-    let bytes = base64_decode(s).context("bad base64 in report")?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| anyhow::anyhow!("bad histogram: {e:?}"))
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in s.bytes().filter(|c| !c.is_ascii_whitespace()) {
-        if c == b'=' {
-            break;
-        }
-        let v = B64.iter().position(|&x| x == c)? as u32;
-        acc = acc << 6 | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 /// Throughput with its error bar.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Throughput {
@@ -259,6 +217,9 @@ pub struct RunResult {
     pub elapsed_s: f64,
     pub cycles: u64,
     pub errors: u64,
+    /// Calls still running when the phase ended (a stuck request, a script that never returns), dropped.
+    #[serde(default)]
+    pub abandoned: u64,
     pub calls_per_s: Throughput,
     pub requests: u64,
     pub requests_per_s: f64,
@@ -359,6 +320,7 @@ impl Report {
             row("rows", r.rows as f64, "count")?;
         }
         row("errors", r.errors as f64, "count")?;
+        row("abandoned", r.abandoned as f64, "count")?;
         row("cycles", r.cycles as f64, "count")?;
         row("client_cpu_per_op", r.client_cpu_per_op_us, "us")?;
         row("client_cpu", r.cpu_s, "s")?;
@@ -375,7 +337,8 @@ impl Report {
         line("threads", format!("{} on CPUs {}, {}, concurrency {}", self.threads,
             self.cpus.as_deref().unwrap_or("unpinned"), self.sharing, self.concurrency));
         line("elapsed", format!("{:.3} s{}", r.elapsed_s, if r.interrupted { " (interrupted: a partial run)" } else { "" }));
-        line("cycles", format!("{} ({} errors)", r.cycles, r.errors));
+        line("cycles", format!("{} ({} errors{})", r.cycles, r.errors,
+            if r.abandoned > 0 { format!(", {} abandoned unfinished", r.abandoned) } else { String::new() }));
         line("throughput", format!("{} ± {} calls/s", fmt_num(r.calls_per_s.value), fmt_num(r.calls_per_s.ci95)));
         if r.requests > 0 {
             line("requests", format!("{} ({} errors, {} retries, {} rows), {} req/s", r.requests, r.request_errors,
@@ -417,92 +380,6 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-/// `show REPORT [--baseline OTHER]`.
-pub fn show(path: &Path, baseline: Option<&Path>) -> Result<()> {
-    let a = Report::load(path)?;
-    let Some(bpath) = baseline else {
-        print!("{}", a.summary());
-        return Ok(());
-    };
-    let b = Report::load(bpath)?;
-    println!("{:>24}  {:>16}  {:>16}  {:>9}  {:>9}", "metric", "this", "baseline", "change", "p (Welch)");
-    let series = |r: &Report, f: fn(&SampleRow) -> f64| -> Mean {
-        let half = r.sampling_s / 2.0;
-        Mean::of(&r.samples.iter().filter(|s| s.duration_s >= half).map(f).collect::<Vec<_>>())
-    };
-    let metrics: [(&str, fn(&SampleRow) -> f64); 4] = [
-        ("calls_per_s", |s| s.calls_per_s),
-        ("latency_mean_us", |s| s.latency_mean_us),
-        ("latency_p50_us", |s| s.latency_p50_us),
-        ("latency_p99_us", |s| s.latency_p99_us),
-    ];
-    for (name, f) in metrics {
-        let (ma, mb) = (series(&a, f), series(&b, f));
-        let p = welch(&ma, &mb).map(|w| format!("{:.4}", w.p)).unwrap_or_else(|| "-".into());
-        let change = if mb.mean != 0.0 { format!("{:+.1}%", (ma.mean / mb.mean - 1.0) * 100.0) } else { "-".into() };
-        println!("{name:>24}  {:>16}  {:>16}  {change:>9}  {p:>9}", fmt_num(ma.mean), fmt_num(mb.mean));
-    }
-    for (name, va, vb) in [
-        ("client_cpu_per_op_us", a.result.client_cpu_per_op_us, b.result.client_cpu_per_op_us),
-        ("peak_rss_MiB", a.result.peak_rss_bytes as f64 / 1048576.0, b.result.peak_rss_bytes as f64 / 1048576.0),
-        ("errors", a.result.errors as f64, b.result.errors as f64),
-    ] {
-        let change = if vb != 0.0 { format!("{:+.1}%", (va / vb - 1.0) * 100.0) } else { "-".into() };
-        println!("{name:>24}  {:>16}  {:>16}  {change:>9}  {:>9}", fmt_num(va), fmt_num(vb), "-");
-    }
-    Ok(())
-}
-
-/// `list [DIR]`: saved reports, oldest first.
-pub fn list(dir: &Path) -> Result<()> {
-    let mut reports = Vec::new();
-    if dir.is_dir() {
-        for entry in std::fs::read_dir(dir)? {
-            let p = entry?.path();
-            if p.extension().is_some_and(|e| e == "json") {
-                if let Ok(r) = Report::load(&p) {
-                    reports.push((p, r));
-                }
-            }
-        }
-    }
-    reports.sort_by_key(|(_, r)| r.unix_time);
-    println!("{:<20} {:<8} {:<28} {:>7} {:<10} {:>14} {:>10}  file", "time", "command", "workload", "threads", "sharing", "calls/s", "p99 us");
-    for (p, r) in reports {
-        let workload = Path::new(&r.workload).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-        println!("{:<20} {:<8} {:<28} {:>7} {:<10} {:>14} {:>10.1}  {}", r.timestamp, r.command, workload, r.threads,
-            r.sharing, fmt_num(r.result.calls_per_s.value), r.result.latency_us.p99, p.display());
-    }
-    Ok(())
-}
-
-/// `hdr REPORT [-o FILE]`: the per-period cycle-latency histograms as an HdrHistogram interval log.
-pub fn hdr(path: &Path, out: Option<&Path>) -> Result<()> {
-    let r = Report::load(path)?;
-    let mut buf = Vec::new();
-    {
-        let mut ser = V2DeflateSerializer::new();
-        let start = std::time::UNIX_EPOCH + Duration::from_secs(r.unix_time);
-        let mut w = IntervalLogWriterBuilder::new()
-            .add_comment(&format!("runner {} {}", r.command, r.workload))
-            .with_start_time(start)
-            .with_base_time(start)
-            .with_max_value_divisor(1000.0) // values are ns; the log's max column in us
-            .begin_log_with(&mut buf, &mut ser)?;
-        let tag = Tag::new("cycle").expect("tag");
-        for s in &r.samples {
-            let h = decode_histogram(&s.histogram)?;
-            w.write_histogram(&h, Duration::from_secs_f64(s.t_s), Duration::from_secs_f64(s.duration_s), Some(tag))
-                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-        }
-    }
-    match out {
-        Some(p) => std::fs::write(p, &buf).with_context(|| format!("cannot write {}", p.display()))?,
-        None => std::io::stdout().write_all(&buf)?,
-    }
-    Ok(())
-}
-
 /// Where a report goes when `-o` is not given: the sweep's raw folder, else `runner-reports/`.
 pub fn default_report_path(workload: &Path, command: &str) -> PathBuf {
     if let Ok(raw) = std::env::var("LAB_RAW") {
@@ -536,26 +413,6 @@ pub fn chrono_like_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_round_trip() {
-        for data in [&b""[..], b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar"] {
-            assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
-        }
-        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
-        assert_eq!(base64_encode(b"fo"), "Zm8=");
-    }
-
-    #[test]
-    fn histogram_round_trip() {
-        let mut h = Histogram::<u64>::new(3).unwrap();
-        for v in [1000, 2000, 3000, 1_000_000] {
-            h.record(v).unwrap();
-        }
-        let back = decode_histogram(&encode_histogram(&h)).unwrap();
-        assert_eq!(back.len(), 4);
-        assert_eq!(back.max(), h.max());
-    }
 
     #[test]
     fn collector_merges_workers_by_period() {

@@ -1,6 +1,11 @@
 //! Compiling a workload script (and the `lib.rn` beside it) into a Rune unit, and handing out the
 //! compiled program to workers either shared (one set of `Arc`s) or as per-worker deep copies.
 
+pub mod bind;
+pub mod context;
+pub mod functions;
+pub mod resources;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -56,15 +61,15 @@ impl Program {
         let fail = |m: String| CompileFailed(m);
         let base = path.parent().map(Path::to_path_buf);
         let mut context = rune::Context::with_default_modules().map_err(|e| fail(e.to_string()))?;
-        let mut latte = crate::functions::latte_module().map_err(|e| fail(e.to_string()))?;
+        let mut latte = crate::scripting::functions::latte_module().map_err(|e| fail(e.to_string()))?;
         let params = Arc::new(params.clone());
         latte
             .macro_(["param"], move |cx, stream| param_macro(cx, stream, &params))
             .map_err(|e| fail(e.to_string()))?;
-        crate::context::install(&mut latte).map_err(|e| fail(e.to_string()))?;
+        crate::scripting::context::install(&mut latte).map_err(|e| fail(e.to_string()))?;
         context.install(latte).map_err(|e| fail(e.to_string()))?;
         context
-            .install(crate::functions::fs_module(base.clone()).map_err(|e| fail(e.to_string()))?)
+            .install(crate::scripting::resources::fs_module(base.clone()).map_err(|e| fail(e.to_string()))?)
             .map_err(|e| fail(e.to_string()))?;
 
         let mut sources = Sources::new();

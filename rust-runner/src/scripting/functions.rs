@@ -1,7 +1,5 @@
-//! The `latte` and `fs` Rune modules: deterministic data generators and conversions, with the names and
+//! The `latte` Rune module: deterministic data generators and conversions, with the names and
 //! semantics of Latte's so that Latte workloads run unchanged.
-
-use std::path::PathBuf;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -164,12 +162,12 @@ fn join(collection: &RuneVec, separator: &str) -> VmResult<String> {
         if n > 0 {
             out.push_str(separator);
         }
-        match crate::bind::Plain::from_value(v) {
-            Ok(crate::bind::Plain::Text(s)) => out.push_str(&s),
-            Ok(crate::bind::Plain::Int(i)) => out.push_str(&i.to_string()),
-            Ok(crate::bind::Plain::Float(f)) => out.push_str(&f.to_string()),
-            Ok(crate::bind::Plain::Uuid(u)) => out.push_str(&u.to_string()),
-            Ok(crate::bind::Plain::Bool(b)) => out.push_str(&b.to_string()),
+        match crate::scripting::bind::Plain::from_value(v) {
+            Ok(crate::scripting::bind::Plain::Text(s)) => out.push_str(&s),
+            Ok(crate::scripting::bind::Plain::Int(i)) => out.push_str(&i.to_string()),
+            Ok(crate::scripting::bind::Plain::Float(f)) => out.push_str(&f.to_string()),
+            Ok(crate::scripting::bind::Plain::Uuid(u)) => out.push_str(&u.to_string()),
+            Ok(crate::scripting::bind::Plain::Bool(b)) => out.push_str(&b.to_string()),
             _ => return VmResult::panic(format!("join: cannot join a {}", v.type_info())),
         }
     }
@@ -279,44 +277,6 @@ pub fn latte_module() -> Result<Module, ContextError> {
     for f in [float_to_i64, int_to_i64, int_to_f64, float_to_f64] {
         m.function_meta(f)?;
     }
-    Ok(m)
-}
-
-/// Files are looked up relative to the working directory, then to the workload's folder.
-fn resolve(path: &str, base: &Option<PathBuf>) -> PathBuf {
-    let p = PathBuf::from(path);
-    match base {
-        Some(dir) if !p.exists() && p.is_relative() => dir.join(p),
-        _ => p,
-    }
-}
-
-/// The `fs` module: reading data files into scripts (`fs::read_lines`, `read_words`, `read_to_string`).
-pub fn fs_module(base: Option<PathBuf>) -> Result<Module, ContextError> {
-    let mut m = Module::with_crate("fs")?;
-    let b1 = base.clone();
-    m.function("read_to_string", move |path: &str| -> VmResult<String> {
-        match std::fs::read_to_string(resolve(path, &b1)) {
-            Ok(s) => VmResult::Ok(s),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
-    let b2 = base.clone();
-    m.function("read_lines", move |path: &str| -> VmResult<Vec<String>> {
-        match std::fs::read_to_string(resolve(path, &b2)) {
-            Ok(s) => VmResult::Ok(s.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
-    m.function("read_words", move |path: &str| -> VmResult<Vec<String>> {
-        match std::fs::read_to_string(resolve(path, &base)) {
-            Ok(s) => VmResult::Ok(s.split_whitespace().map(str::to_string).collect()),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
     Ok(m)
 }
 

@@ -23,7 +23,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
-use crate::bind::{to_cql, Plain};
+use crate::scripting::bind::{to_cql, Plain};
 
 /// Connection settings shared (read-only) by every worker.
 #[derive(Debug, Clone)]
@@ -278,9 +278,17 @@ pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
     if let Some((u, p)) = &cfg.user {
         b = b.user(u, p);
     }
-    b.build()
-        .await
-        .map_err(|e| CassError(format!("cannot connect to Cassandra at {}: {e}", cfg.nodes.join(","))))
+    // The driver's own timeout covers the TCP connect only: a peer that accepts and never answers the
+    // CQL handshake would hang the session forever, so the whole set-up is bounded too.
+    let nodes = cfg.nodes.join(",");
+    match tokio::time::timeout(cfg.connect_timeout, b.build()).await {
+        Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) => Err(CassError(format!("cannot connect to Cassandra at {nodes}: {e}"))),
+        Err(_) => Err(CassError(format!(
+            "cannot connect to Cassandra at {nodes}: no CQL session within --connect-timeout {:?}",
+            cfg.connect_timeout
+        ))),
+    }
 }
 
 /// `ctx.execute(cql)`: runs an unprepared statement.

@@ -13,7 +13,7 @@ use scylla::value::{
     Counter, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlTimeuuid, CqlValue, CqlVarint,
 };
 
-use crate::functions::{Float32, Int16, Int32, Int8, Uuid};
+use crate::scripting::functions::{Float32, Int16, Int32, Int8, Uuid};
 
 /// A Rune value taken apart into what binding needs (owned, so it outlives the borrow of the value).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,256 @@
+//! `runner load` / `runner run`: plan the phase from the flags, connect (and run the script's
+//! `prepare`), measure (each worker warms up, then measures: see `exec`), save the report.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::exec::{self, FnMix, PhaseSpec, Placement, Span};
+use crate::report::{self, Collector, Report, RunResult, Throughput};
+use crate::scripting::context::{Context, ContextSeed};
+use crate::scripting::Program;
+use crate::stats::Mean;
+use crate::sys;
+use crate::{compile, cql_config, failed, input, runtime, Fail, RunArgs, MAX_PERIODS, MAX_THREADS};
+
+pub fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
+    let (program, params) = compile(&a.script)?;
+    let specs = functions(a, command, &program)?;
+    let (threads, pinned) = placement(a)?;
+    let (seed, load_count) = connect(a, &program)?;
+    let (spec, span, warmup, sampling) = phase(a, command, &specs, load_count)?;
+    let placement = Placement { threads, cpus: pinned.clone() };
+    let (collector, result) = measure(a, &program, &seed, &spec, &placement)?;
+    save(a, command, SaveInput { params, specs, threads, pinned, span, warmup, sampling, seed, collector, result })
+}
+
+/// The functions to call and their weights (`-f name:weight`; `load` for the load command).
+fn functions(a: &RunArgs, command: &str, program: &Program) -> Result<Vec<(String, u64)>, Fail> {
+    let sa = &a.script;
+    let mut specs = Vec::new();
+    if command == "load" {
+        specs.push(("load".to_string(), 1));
+    } else if a.functions.is_empty() {
+        specs.push(("run".to_string(), 1));
+    }
+    if command == "run" {
+        for f in &a.functions {
+            let (name, w) = match f.split_once(':') {
+                Some((n, w)) => (n, w.parse::<u64>().map_err(|_| input(format!("-f {f}: weight must be a whole number")))?),
+                None => (f.as_str(), 1),
+            };
+            if w > 0 {
+                specs.push((name.to_string(), w));
+            }
+        }
+    }
+    for (name, _) in &specs {
+        if !program.has_function(name) {
+            return Err(input(format!("{} has no function `{name}`", sa.script.display())));
+        }
+    }
+    if specs.is_empty() {
+        return Err(input("every -f function has weight 0"));
+    }
+
+    Ok(specs)
+}
+
+/// Workers and where they run: one pinned worker per --cpus entry, or unbound workers.
+fn placement(a: &RunArgs) -> Result<(usize, Option<Vec<usize>>), Fail> {
+    let cpus = a.cpus.as_deref().map(sys::parse_cpu_list).transpose().map_err(|e| input(format!("--cpus: {e}")))?;
+    let threads = a.threads.or(cpus.as_ref().map(Vec::len)).unwrap_or(1);
+    if threads == 0 {
+        return Err(input("--threads must be at least 1"));
+    }
+    if threads > MAX_THREADS {
+        return Err(input(format!(
+            "--threads {threads}: at most {MAX_THREADS} workers (each is an OS thread with its own runtime and Cassandra session)"
+        )));
+    }
+    let pinned = match (&cpus, a.pin) {
+        (Some(list), true) => {
+            if list.len() != threads {
+                return Err(input(format!("--threads {threads} but --cpus lists {} CPUs (one worker per CPU)", list.len())));
+            }
+            Some(list.clone())
+        }
+        _ => None,
+    };
+    if a.concurrency == 0 {
+        return Err(input("--concurrency must be at least 1"));
+    }
+    if let Some(r) = a.rate {
+        if !(r > 0.0) {
+            return Err(input("--rate must be positive"));
+        }
+    }
+
+    Ok((threads, pinned))
+}
+
+/// Runs the script's `prepare` on the main thread (connecting if it uses CQL): what every worker's
+/// context is then built from.
+fn connect(a: &RunArgs, program: &Program) -> Result<(ContextSeed, i64), Fail> {
+    let cfg = Arc::new(cql_config(&a.script)?);
+    let rt = runtime()?;
+    let ctx_value = rune::to_value(Context::new(cfg)).map_err(failed)?;
+    if program.has_function("prepare") {
+        exec::call_once(&rt, &program, &ctx_value, "prepare").map_err(|e| failed(format!("{e:#}")))?;
+    }
+    let (seed, load_count) = {
+        let ctx = ctx_value.borrow_ref::<Context>().map_err(failed)?;
+        (ctx.seed().map_err(failed)?, ctx.load_cycle_count)
+    };
+    Ok((seed, load_count))
+}
+
+/// The measured span, the warmup and the sampling period from the flags and the script's load count.
+fn phase(a: &RunArgs, command: &str, specs: &[(String, u64)], load_count: i64) -> Result<(PhaseSpec, Span, Option<Span>, Duration), Fail> {
+    let sa = &a.script;
+    let span = match (command, a.duration) {
+        (_, Some(d)) => d,
+        ("load", None) => {
+            if load_count <= 0 {
+                return Err(input("nothing to load: the script's prepare() leaves ctx.load_cycle_count at 0"));
+            }
+            Span::Cycles(load_count as u64)
+        }
+        _ => Span::Time(Duration::from_secs(60)),
+    };
+    let warmup = match (command, a.warmup) {
+        (_, Some(Span::Cycles(0))) => None,
+        (_, Some(w)) => Some(w),
+        ("load", None) => None,
+        _ => Some(Span::Time(Duration::from_secs(1))),
+    };
+    // At least ~10 periods in short timed runs, so the error bar has something to work with.
+    let sampling = a.sampling.unwrap_or(match span {
+        Span::Time(d) if d < Duration::from_secs(10) => (d / 10).max(Duration::from_millis(10)),
+        _ => Duration::from_secs(1),
+    });
+    if let Span::Time(d) = span {
+        if d.as_nanos() / sampling.as_nanos().max(1) > MAX_PERIODS {
+            return Err(input(format!("--sampling {sampling:?} over {d:?} makes more than {MAX_PERIODS} periods")));
+        }
+    }
+    let spec = PhaseSpec {
+        functions: FnMix::new(&specs),
+        span,
+        warmup,
+        rate: a.rate,
+        concurrency: a.concurrency,
+        sampling,
+        max_errors: a.max_errors,
+        // A call still running this long after the phase ended is abandoned (a request times out before).
+        drain: sa.request_timeout * (sa.retries + 1) + Duration::from_secs(1),
+    };
+    Ok((spec, span, warmup, sampling))
+}
+
+/// Runs the phase on the workers (each warms up, then measures) and gathers their samples.
+fn measure(a: &RunArgs, program: &Program, seed: &ContextSeed, spec: &PhaseSpec, placement: &Placement) -> Result<(Collector, RunResult), Fail> {
+    // Ctrl-C from here on stops the workers and saves what was measured (a second one kills).
+    sys::stop_on_interrupt();
+    let mut collector = Collector::new(placement.threads, spec.sampling, a.rate.is_some());
+    let outcome = exec::run_phase(program, a.program_sharing, seed, spec, placement, |w, s| collector.add(w, s))
+        .map_err(|e| failed(format!("{e:#}")))?;
+    collector.finish(outcome.elapsed);
+
+    let elapsed_s = outcome.elapsed.as_secs_f64().max(1e-9);
+    let per_sample = Mean::of(&collector.throughputs());
+    let result = RunResult {
+        elapsed_s,
+        cycles: collector.cycles,
+        errors: collector.errors,
+        abandoned: collector.abandoned,
+        calls_per_s: Throughput { value: collector.cycles as f64 / elapsed_s, ci95: per_sample.ci95(), per_sample },
+        requests: collector.requests,
+        requests_per_s: collector.requests as f64 / elapsed_s,
+        request_errors: collector.request_errors,
+        retries: collector.retries,
+        rows: collector.rows_read,
+        latency_us: report::Percentiles::of(&collector.cycle_ns),
+        request_latency_us: report::Percentiles::of(&collector.request_ns),
+        service_time_us: collector.service_ns.as_ref().map(report::Percentiles::of),
+        cpu_s: outcome.cpu_s,
+        user_s: outcome.user_s,
+        system_s: outcome.system_s,
+        client_cpu_per_op_us: if collector.cycles > 0 { outcome.cpu_s / collector.cycles as f64 * 1e6 } else { f64::NAN },
+        peak_rss_bytes: outcome.max_rss_bytes,
+        stopped_on_errors: outcome.stopped_on_errors,
+        interrupted: sys::interrupted(),
+    };
+    Ok((collector, result))
+}
+
+struct SaveInput {
+    params: HashMap<String, String>,
+    specs: Vec<(String, u64)>,
+    threads: usize,
+    pinned: Option<Vec<usize>>,
+    span: Span,
+    warmup: Option<Span>,
+    sampling: Duration,
+    seed: ContextSeed,
+    collector: Collector,
+    result: RunResult,
+}
+
+/// Builds the report, saves it, prints the summary and the CSV, and turns the outcome into an exit code.
+fn save(a: &RunArgs, command: &str, i: SaveInput) -> Result<(), Fail> {
+    let sa = &a.script;
+    let SaveInput { params, specs, threads, pinned, span, warmup, sampling, seed, mut collector, result } = i;
+    let span_text = |s: Option<Span>| match s {
+        Some(Span::Cycles(n)) => format!("{n} cycles"),
+        Some(Span::Time(d)) => format!("{:?}", d),
+        None => "none".into(),
+    };
+    let report = Report {
+        runner_version: env!("CARGO_PKG_VERSION").into(),
+        command: command.into(),
+        workload: sa.script.display().to_string(),
+        functions: specs.iter().map(|(n, w)| format!("{n}:{w}")).collect(),
+        params: params.into_iter().collect::<BTreeMap<_, _>>(),
+        tags: a.tags.clone(),
+        timestamp: report::chrono_like_now(),
+        unix_time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        threads,
+        cpus: pinned.map(|_| a.cpus.clone().unwrap_or_default()),
+        sharing: a.program_sharing.variant().into(),
+        variant: a.variant.clone().unwrap_or_else(|| a.program_sharing.variant().into()),
+        concurrency: a.concurrency,
+        rate: a.rate,
+        duration: span_text(Some(span)),
+        warmup: span_text(warmup),
+        sampling_s: sampling.as_secs_f64(),
+        nodes: seed.cfg.nodes.clone(),
+        result,
+        samples: std::mem::take(&mut collector.rows),
+    };
+    let path = a.output.clone().unwrap_or_else(|| report::default_report_path(&sa.script, command));
+    report.save(&path).map_err(|e| failed(format!("{e:#}")))?;
+    if !a.quiet {
+        eprint!("{}", report.summary());
+        eprintln!("{:>22}  {}", "report", path.display());
+    }
+    if !a.no_csv {
+        let stdout = std::io::stdout();
+        report.write_csv(&mut stdout.lock()).map_err(failed)?;
+    }
+    if report.result.interrupted {
+        // 130: the shell's code for a run ended by Ctrl-C; the sweep engine counts it as not measured
+        return Err(Fail(130, format!("interrupted: the partial report is in {}", path.display())));
+    }
+    if report.result.stopped_on_errors {
+        return Err(failed(format!("stopped after more than {} errors", a.max_errors)));
+    }
+    if report.result.cycles == report.result.errors {
+        // Nothing measured succeeded: a throughput of failures must not pass for a result.
+        return Err(failed(format!(
+            "no cycle succeeded ({} failed, {} abandoned unfinished); the report is in {}",
+            report.result.errors, report.result.abandoned, path.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Hostile input (issue 12, item 8): each case once hung, panicked or passed a failure off as a result.
+//! None needs Cassandra: the CQL peer of the connect test is a real socket that never answers.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(root())
+        .env_remove("LAB_RAW")
+        .env_remove("RUNNER_NODES")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runner")
+}
+
+/// Runs the runner to its end, failing the test if it outlives `limit` (a liveness bound).
+fn run_bounded(args: &[&str], limit: Duration) -> (Output, Duration) {
+    let t0 = Instant::now();
+    let mut child = spawn(args);
+    common::wait_bounded(&mut child, limit, &format!("runner {args:?} did not end"));
+    (child.wait_with_output().unwrap(), t0.elapsed())
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn script(name: &str, text: &str) -> String {
+    let p = tmp(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn a_huge_thread_count_is_bad_input() {
+    let (o, _) = run_bounded(&["run", "workloads/empty.rn", "-t", "100000", "-d", "1000", "--no-csv", "-q"], Duration::from_secs(30));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--threads 100000"), "{err}");
+}
+
+#[test]
+fn a_zero_sampling_period_is_bad_input() {
+    let (o, _) = run_bounded(&["run", "workloads/empty.rn", "--sampling", "0s", "-d", "1s", "--no-csv", "-q"], Duration::from_secs(30));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--sampling"), "{err}");
+}
+
+#[test]
+fn a_script_that_never_returns_still_ends_with_the_duration() {
+    let s = script("spin.rn", "pub fn run(ctx, i) { loop {} }\n");
+    let out = tmp("spin.json");
+    let (o, took) = run_bounded(
+        &["run", &s, "-d", "1s", "-w", "0", "-c", "4", "--request-timeout", "1s", "--retries", "0", "--no-csv", "-o", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&o);
+    // Nothing completed: that is a failure, not a throughput.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no cycle succeeded"), "{err}");
+    assert!(took < Duration::from_secs(20), "ended after {took:?}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["result"]["cycles"], 0);
+    assert_eq!(r["result"]["abandoned"], 4);
+}
+
+#[test]
+fn a_script_that_never_returns_stops_on_the_first_sigterm() {
+    let s = script("spin-term.rn", "pub fn run(ctx, i) { loop {} }\n");
+    let out = tmp("spin-term.json");
+    let mut child = spawn(&["run", &s, "-d", "300s", "-w", "0", "-c", "2", "--no-csv", "-o", out.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signals our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    common::wait_bounded(&mut child, Duration::from_secs(20), "the spinning runner did not stop on SIGTERM");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["result"]["interrupted"], true);
+}
+
+#[test]
+fn a_peer_that_never_speaks_cql_fails_within_the_connect_timeout() {
+    // A real listening socket: the kernel accepts the TCP connection, nobody ever answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (o, took) = run_bounded(
+        &["schema", "workloads/basic_write.rn", "--nodes", &addr, "--connect-timeout", "1s"],
+        Duration::from_secs(60),
+    );
+    drop(listener);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot connect to Cassandra"), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?} with --connect-timeout 1s");
+}
+
+#[test]
+fn a_workload_whose_every_cycle_fails_exits_1() {
+    let s = script("fail.rn", "pub fn run(ctx, i) { Err(\"always\") }\n");
+    let out = tmp("fail.json");
+    let (o, _) = run_bounded(
+        &["run", &s, "-d", "500", "-w", "0", "--max-errors", "100000", "--no-csv", "-o", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no cycle succeeded (500 failed"), "{err}");
+    // What was measured is still saved.
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["result"]["errors"], 500);
+}
