@@ -18,22 +18,22 @@ default:
 sweep *args:
     scripts/sweep.sh "$@"
 
-# Print this host's topology: packages, NUMA nodes, dies, L3 domains, cores, PUs, SMT (or of a fixture: just topology topologies/X.xml)
+# Print this host's topology: packages, NUMA nodes (per package), dies, L3 domains, shared L2, cores, PUs, SMT, CPU kinds (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
 topology topo="":
     scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} summary
 
-# Print the ordered CPU list of a placement for N threads (policies: unpinned compact cores scatter smt same-l3 cross-l3 cross-die cross-package)
+# Print the ordered CPU list of a placement for N threads (policies: unpinned compact cores scatter smt same-l2 same-l3 cross-l3 cross-die cross-numa cross-package cross-kind; hybrid CPUs: LAB_KIND=p|e|all)
 [group('lab')]
 plan policy n topo="":
     scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} plan {{ policy }} {{ n }}
 
-# Print every CPU pair with a relation (smt same-l3 cross-l3 cross-die cross-package)
+# Print every CPU pair with a relation (smt same-l2 same-l3 cross-l3 cross-die cross-numa cross-package cross-kind)
 [group('lab')]
 pairs policy topo="":
     scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} pairs {{ policy }}
 
-# Print the relation of two CPUs: smt, same-l3, cross-l3, cross-die or cross-package
+# Print the relation of two CPUs: smt, same-l2, same-l3, cross-l3, cross-die, cross-numa, cross-package or cross-kind
 [group('lab')]
 relation a b topo="":
     scripts/topo.py {{ if topo == "" { "" } else { "--topology '" + topo + "'" } }} relation {{ a }} {{ b }}
