@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# relation-pairs.sh RELATION K: up to K CPU pairs with that hwloc relation (smt, same-l3, cross-l3,
-# cross-die, cross-package), spread evenly over the full list, in c2c's --pairs form "a:b,c:d".
+# relation-pairs.sh RELATION K: up to K CPU pairs with that hwloc relation (smt, same-l2, same-l3, cross-l3,
+# cross-die, cross-numa, cross-package, cross-kind), spread evenly over the full list, in c2c's --pairs form "a:b,c:d".
 # One pair per relation says little on a big host; every pair takes long: K is the middle way.
 set -euo pipefail
 [[ $# -eq 2 && $2 =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 RELATION K" >&2; exit 2; }
