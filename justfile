@@ -7,6 +7,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 import? 'c-probes/lab.just'
 import? 'cache-server/lab.just'
 import? 'rust-runner/lab.just'
+import? 'vm/lab.just'
 
 # List every recipe
 default:
