@@ -89,22 +89,14 @@ git_state() {
 }
 
 versions() {
-  local t tmp
-  tmp=$(mktemp -d)
-  # Concurrently, printed in this order: each is a process start, and mvn/java take seconds (tens
-  # of seconds in an emulated guest).
+  local t
   for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java mvn cargo rustc gcc clang python3 nix; do
     if command -v "$t" >/dev/null 2>&1; then
-      printf '%s: %s\n' "$t" "$("$t" --version 2>&1 </dev/null | head -n 1 || "$t" -V 2>&1 | head -n 1)" > "$tmp/$t" &
+      printf '%s: %s\n' "$t" "$("$t" --version 2>&1 </dev/null | head -n 1 || "$t" -V 2>&1 | head -n 1)"
     else
-      printf '%s: unavailable: not installed\n' "$t" > "$tmp/$t"
+      printf '%s: unavailable: not installed\n' "$t"
     fi
   done
-  wait
-  for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java mvn cargo rustc gcc clang python3 nix; do
-    cat "$tmp/$t"
-  done
-  rm -rf "$tmp"
   if command -v dpkg-query >/dev/null; then
     echo "--- Debian packages"
     dpkg-query -W hwloc numactl gnuplot-nox linux-perf hyperfine memcached openjdk-17-jre-headless 2>/dev/null
