@@ -7,6 +7,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 import? 'c-probes/lab.just'
 import? 'cache-server/lab.just'
 import? 'rust-runner/lab.just'
+import? 'vm/lab.just'
 
 # List every recipe
 default:
@@ -18,25 +19,25 @@ default:
 sweep *args:
     scripts/sweep.py "$@"
 
-# Print this host's topology: packages, NUMA nodes, dies, L3 domains, cores, PUs, SMT (or of a fixture: just topology topologies/X.xml)
+# Print this host's topology: packages, NUMA nodes (per package), dies, L3 domains, shared L2, cores, PUs, SMT, CPU kinds (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
 [positional-arguments]
 topology topo="":
     scripts/topo.py ${1:+--topology "$1"} summary
 
-# Print the ordered CPU list of a placement for N threads (policies: unpinned compact cores scatter smt same-l3 cross-l3 cross-die cross-package)
+# Print the ordered CPU list of a placement for N threads (policies: unpinned compact cores scatter smt same-l2 same-l3 cross-l3 cross-die cross-numa cross-package cross-kind; hybrid CPUs: LAB_KIND=p|e|all)
 [group('lab')]
 [positional-arguments]
 plan policy n topo="":
     scripts/topo.py ${3:+--topology "$3"} plan "$1" "$2"
 
-# Print every CPU pair with a relation (smt same-l3 cross-l3 cross-die cross-package)
+# Print every CPU pair with a relation (smt same-l2 same-l3 cross-l3 cross-die cross-numa cross-package cross-kind)
 [group('lab')]
 [positional-arguments]
 pairs policy topo="":
     scripts/topo.py ${2:+--topology "$2"} pairs "$1"
 
-# Print the relation of two CPUs: smt, same-l3, cross-l3, cross-die or cross-package
+# Print the relation of two CPUs: smt, same-l2, same-l3, cross-l3, cross-die, cross-numa, cross-package or cross-kind
 [group('lab')]
 [positional-arguments]
 relation a b topo="":

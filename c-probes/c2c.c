@@ -7,24 +7,49 @@
 #include "arch.h"
 #include "cli.h"
 #include "pin.h"
+#include "ranon.h"
 #include "stats.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum mode { CAS, RW };
 static const char *mode_name[] = {"cas", "rw"};
 
+/* Where the bounced lines live: the node of CPU a or b (allocated and first touched by a thread
+ * on that CPU, bound there with mbind), a NUMA node given by number, or none (first touch by the
+ * unpinned main thread, no binding). */
+enum { HOME_A = -1, HOME_B = -2, HOME_NONE = -3 };
+#define MAX_HOMES 8
+
 static struct {
 	uint64_t round_trips, min_samples, max_samples, check_every, preheat_ms, warmup_ms;
 	double tolerance;
-	int numa;
-} opt = {250, 100, 2000, 50, 200, 5, 0.01, 1};
+	int homes[MAX_HOMES], nhomes;
+} opt = {250, 100, 2000, 50, 200, 5, 0.01, {HOME_A}, 1};
+
+static int several_homes;
+
+/* "cas" with one home; "cas home=a", "cas home=b", "cas home=1" … when several are measured, so
+ * the rows of each home stay apart (the variant is the knob under study). */
+static void variant_name(char *buf, size_t n, int m, int home)
+{
+	if (!several_homes)
+		snprintf(buf, n, "%s", mode_name[m]);
+	else if (home == HOME_A || home == HOME_B)
+		snprintf(buf, n, "%s home=%s", mode_name[m], home == HOME_A ? "a" : "b");
+	else if (home == HOME_NONE)
+		snprintf(buf, n, "%s home=none", mode_name[m]);
+	else
+		snprintf(buf, n, "%s home=%d", mode_name[m], home);
+}
 
 #define STOP UINT64_MAX  /* odd, and never a value of the ping-pong sequences */
 
@@ -39,6 +64,7 @@ struct pair_run {
 	uint64_t max_n;  /* sample cap of this run */
 	struct lines *l;
 	_Atomic int pong_ready;
+	int first[2], last[2];  /* sched_getcpu of thread a and b after pinning and at the end */
 	uint64_t warm_ns;
 	double *xs, *tmp;
 	size_t n;
@@ -51,13 +77,14 @@ static void *pong(void *arg)
 	int e = pin_self(r->b);
 	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
 		fail("cannot pin to CPU %d: %s", r->b, strerror(e));
+	r->first[1] = sched_getcpu();
 	atomic_store(&r->pong_ready, 1);
 	if (r->mode == CAS) {
 		for (uint64_t k = 0;; k++) {
 			uint64_t exp = 2 * k + 1;
 			while (!atomic_compare_exchange_strong(&r->l->ping, &exp, 2 * k + 2)) {
 				if (exp == STOP)
-					return NULL;
+					goto out;
 				exp = 2 * k + 1;
 			}
 		}
@@ -66,9 +93,12 @@ static void *pong(void *arg)
 		uint64_t v;
 		while ((v = atomic_load_explicit(&r->l->ping, memory_order_acquire)) != k)
 			if (v == STOP)
-				return NULL;
+				goto out;
 		atomic_store_explicit(&r->l->pong, k, memory_order_release);
 	}
+out:
+	r->last[1] = sched_getcpu();
+	return NULL;
 }
 
 /* One batch of n round trips starting at sequence *k; returns elapsed ns. */
@@ -98,6 +128,7 @@ static void *ping(void *arg)
 	int e = pin_self(r->a);
 	if (e)
 		fail("cannot pin to CPU %d: %s", r->a, strerror(e));
+	r->first[0] = sched_getcpu();
 	while (!atomic_load(&r->pong_ready))
 		;
 	uint64_t k = 0, start = now_ns();
@@ -122,28 +153,96 @@ static void *ping(void *arg)
 		while (atomic_load(&r->l->ping) != 2 * k)
 			;
 	atomic_store(&r->l->ping, STOP);
+	r->last[0] = sched_getcpu();
 	return NULL;
 }
 
 static int warned_numa;
 
-static void measure(enum mode m, int a, int b, uint64_t warm_ms, int adaptive, uint64_t max_n,
-		    struct summary *s, double *xs, double *tmp)
+/* Allocation and first touch of the lines, on the home's CPU when the home is a or b. */
+struct toucher {
+	int cpu, node, bound;
+	struct lines *l;
+};
+
+static void *touch_lines(void *arg)
 {
-	int node = opt.numa ? cpu_node(a) : -1, bound;
-	struct lines *l = alloc_lines(sizeof *l, node, &bound);
-	if (node >= 0 && !bound && !warned_numa++)
-		fprintf(stderr, "%s: note: mbind to node %d failed (%s); pages placed by first touch\n",
-			prog, node, strerror(errno));
-	struct pair_run r = {.mode = m, .a = a, .b = b, .l = l, .warm_ns = warm_ms * 1000000,
+	struct toucher *t = arg;
+	int e = t->cpu >= 0 ? pin_self(t->cpu) : 0;
+	if (e)
+		fail("cannot pin to CPU %d: %s", t->cpu, strerror(e));
+	t->l = alloc_lines(sizeof *t->l, t->node, &t->bound);
+	return NULL;
+}
+
+/* One pair with one home; *home_node = the node the lines' page is on, as the kernel reports it. */
+static void measure(enum mode m, int a, int b, int home, uint64_t warm_ms, int adaptive,
+		    uint64_t max_n, int preheat, struct summary *s, int *home_node, double *xs,
+		    double *tmp)
+{
+	struct toucher t = {.cpu = home == HOME_A ? a : home == HOME_B ? b : -1};
+	t.node = home == HOME_NONE ? -1 : t.cpu >= 0 ? cpu_node(t.cpu) : home;
+	pthread_t th;
+	if (pthread_create(&th, NULL, touch_lines, &t))
+		fail("pthread_create");
+	pthread_join(th, NULL);
+	if (t.node >= 0 && !t.bound) {
+		if (home >= 0)  /* a node asked by number must be honoured */
+			fail("cannot bind the lines to NUMA node %d: %s", home, strerror(errno));
+		if (!warned_numa++)
+			fprintf(stderr, "%s: note: mbind to node %d failed (%s); pages placed by first touch\n",
+				prog, t.node, strerror(errno));
+	}
+	*home_node = page_node(t.l);
+	struct pair_run r = {.mode = m, .a = a, .b = b, .l = t.l, .warm_ns = warm_ms * 1000000,
 			     .xs = xs, .tmp = tmp, .sampling = adaptive, .max_n = max_n};
 	pthread_t tp, tq;
 	if (pthread_create(&tq, NULL, pong, &r) || pthread_create(&tp, NULL, ping, &r))
 		fail("pthread_create");
 	pthread_join(tp, NULL);
 	pthread_join(tq, NULL);
-	free_lines(l, sizeof *l);
+	free_lines(t.l, sizeof *t.l);
 	summarize(xs, r.n, s);
+	if (!preheat) {
+		char cpus[32], variant[32];
+		snprintf(cpus, sizeof cpus, "%d,%d", a, b);
+		variant_name(variant, sizeof variant, m, home);
+		for (int i = 0; i < 2; i++)
+			ran_on_note("c2c", variant, cpus, i, i ? b : a, r.first[i], r.last[i], *home_node);
+	}
+}
+
+/* "a", "b,a", "0,1", "none" → opt.homes; anything else is bad input. */
+static void parse_homes(const char *arg)
+{
+	char buf[256];
+	if (strlen(arg) >= sizeof buf || !*arg)
+		bad_input("--home: want a, b, a NUMA node number or none (comma list), not '%s'", arg);
+	strcpy(buf, arg);
+	opt.nhomes = 0;
+	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int h;
+		if (!strcmp(t, "a")) h = HOME_A;
+		else if (!strcmp(t, "b")) h = HOME_B;
+		else if (!strcmp(t, "none")) h = HOME_NONE;
+		else {
+			if (strspn(t, "0123456789") != strlen(t))
+				bad_input("--home: want a, b, a NUMA node number or none, not '%s'", t);
+			h = (int)parse_count("--home", t, 0, 1023);
+			char path[64];
+			snprintf(path, sizeof path, "/sys/devices/system/node/node%d", h);
+			if (access(path, F_OK))
+				bad_input("--home: NUMA node %d does not exist here (%s)", h, path);
+		}
+		for (int i = 0; i < opt.nhomes; i++)
+			if (opt.homes[i] == h)
+				bad_input("--home: '%s' given twice", t);
+		if (opt.nhomes == MAX_HOMES)
+			bad_input("--home: at most %d homes", MAX_HOMES);
+		opt.homes[opt.nhomes++] = h;
+	}
+	if (!opt.nhomes)
+		bad_input("--home: want a, b, a NUMA node number or none, not '%s'", arg);
 }
 
 static void usage(void)
@@ -153,8 +252,9 @@ static void usage(void)
 "\n"
 "One-way core-to-core latency in ns (= round trip / 2) of a cache line bounced between\n"
 "two pinned threads. Tidy CSV on stdout, one row per pair per statistic:\n"
-"  variant (mode), cpus (\"a,b\"), metric one_way_ns (median), one_way_ns_min,\n"
-"  one_way_ns_p10, one_way_ns_p90, samples; unit ns (samples: count).\n"
+"  variant (mode, plus \" home=H\" when several homes), cpus (\"a,b\"), metric one_way_ns\n"
+"  (median), one_way_ns_min, one_way_ns_p10, one_way_ns_p90 (ns), samples (count),\n"
+"  home_node (node, when the kernel reports it).\n"
 "\n"
 "  --mode M          cas: one line, compare-and-swap ping-pong (as core-to-core-latency)\n"
 "                    rw: each side stores to its own line, spins loading the other's (as c2clat)\n"
@@ -170,8 +270,15 @@ static void usage(void)
 "  --fixed           no adaptive stop: always --max-samples\n"
 "  --preheat-ms N    busy ping-pong before the first pair, to raise clocks (default %llu)\n"
 "  --warmup-ms N     discarded ping-pong before each pair (default %llu)\n"
-"  --no-numa         do not bind the lines to the NUMA node of the pair's first CPU\n"
-"  --raw DIR         write c2c-matrix-MODE.csv there (default: $LAB_RAW, if set)\n"
+"  --home H          where the lines are allocated and first touched (comma list: each\n"
+"                    pair is measured once per home; default a):\n"
+"                    a, b: by a thread on the pair's first / second CPU, bound (mbind) to its node\n"
+"                    N: bound to NUMA node N (exit 1 if the kernel refuses); none: first touch\n"
+"                    by the unpinned main thread, no binding. Rows carry home_node: the node the\n"
+"                    lines' page is on, as the kernel reports it (get_mempolicy)\n"
+"  --no-numa         same as --home none\n"
+"  --raw DIR         write c2c-matrix-MODE.csv and ran-on.csv (the CPUs each thread ran on,\n"
+"                    sched_getcpu) there (default: $LAB_RAW, if set)\n"
 "  --help\n"
 "Exit codes: 0 measured, 2 bad input, 1 failure.\n",
 	prog, (unsigned long long)opt.round_trips, (unsigned long long)opt.min_samples,
@@ -245,13 +352,13 @@ int main(int argc, char **argv)
 	int nc = 0, np = 0, (*pairs)[2] = NULL, modes[2] = {CAS, -1}, adaptive = 1, matrix = 0;
 	const char *raw = getenv("LAB_RAW"), *cpus_arg = NULL, *pairs_arg = NULL;
 	prog = "c2c";
-	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS };
+	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS, O_HOME };
 	static const struct option lo[] = {
 		{"mode", 1, 0, 'm'}, {"cpus", 1, 0, 'c'}, {"pairs", 1, 0, O_PAIRS},
 		{"matrix", 0, 0, 'M'}, {"round-trips", 1, 0, O_RT}, {"min-samples", 1, 0, O_MIN},
 		{"max-samples", 1, 0, O_MAX}, {"tolerance", 1, 0, O_TOL}, {"fixed", 0, 0, O_FIXED},
 		{"preheat-ms", 1, 0, O_PRE}, {"warmup-ms", 1, 0, O_WARM}, {"no-numa", 0, 0, O_NONUMA},
-		{"raw", 1, 0, O_RAW}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"raw", 1, 0, O_RAW}, {"home", 1, 0, O_HOME}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "hm:c:M", lo, NULL)) != -1;) {
 		switch (c) {
 		case 'h': usage(); return 0;
@@ -272,12 +379,15 @@ int main(int argc, char **argv)
 		case O_FIXED: adaptive = 0; break;
 		case O_PRE: opt.preheat_ms = parse_count("--preheat-ms", optarg, 0, 600000); break;
 		case O_WARM: opt.warmup_ms = parse_count("--warmup-ms", optarg, 0, 600000); break;
-		case O_NONUMA: opt.numa = 0; break;
+		case O_NONUMA: opt.homes[0] = HOME_NONE, opt.nhomes = 1; break;
+		case O_HOME: parse_homes(optarg); break;
 		case O_RAW: raw = optarg; break;
 		default: bad_input("unknown option");
 		}
 	}
 	no_operands(argc, argv);
+	several_homes = opt.nhomes > 1;
+	ran_on_dir(raw);
 	if (!!cpus_arg + !!pairs_arg + matrix > 1)
 		bad_input("give only one of --cpus, --pairs, --matrix");
 	if (opt.min_samples > opt.max_samples)
@@ -332,22 +442,29 @@ int main(int argc, char **argv)
 		enum mode m = modes[mi];
 		struct summary s;
 		/* Preheat: time-bound ping-pong on the first pair; its few samples are dropped. */
-		measure(m, pairs[0][0], pairs[0][1], opt.preheat_ms, 0, 1, &s, xs, tmp);
+		int hn;
+		measure(m, pairs[0][0], pairs[0][1], opt.homes[0], opt.preheat_ms, 0, 1, 1, &s, &hn, xs, tmp);
 		for (int p = 0; p < np; p++) {
-			measure(m, pairs[p][0], pairs[p][1], opt.warmup_ms, adaptive, opt.max_samples,
-				&s, xs, tmp);
-			med[p] = s.median;
-			const char *v = mode_name[m];
+			char v[32];
 			int a = pairs[p][0], b = pairs[p][1];
-			printf("%s,\"%d,%d\",one_way_ns,%.3f,ns\n", v, a, b, s.median);
-			printf("%s,\"%d,%d\",one_way_ns_min,%.3f,ns\n", v, a, b, s.min);
-			printf("%s,\"%d,%d\",one_way_ns_p10,%.3f,ns\n", v, a, b, s.p10);
-			printf("%s,\"%d,%d\",one_way_ns_p90,%.3f,ns\n", v, a, b, s.p90);
-			printf("%s,\"%d,%d\",samples,%zu,count\n", v, a, b, s.n);
+			for (int h = 0; h < opt.nhomes; h++) {
+				measure(m, a, b, opt.homes[h], opt.warmup_ms, adaptive, opt.max_samples,
+					0, &s, &hn, xs, tmp);
+				if (h == 0)  /* the matrix file holds the first home's medians */
+					med[p] = s.median;
+				variant_name(v, sizeof v, m, opt.homes[h]);
+				printf("%s,\"%d,%d\",one_way_ns,%.3f,ns\n", v, a, b, s.median);
+				printf("%s,\"%d,%d\",one_way_ns_min,%.3f,ns\n", v, a, b, s.min);
+				printf("%s,\"%d,%d\",one_way_ns_p10,%.3f,ns\n", v, a, b, s.p10);
+				printf("%s,\"%d,%d\",one_way_ns_p90,%.3f,ns\n", v, a, b, s.p90);
+				printf("%s,\"%d,%d\",samples,%zu,count\n", v, a, b, s.n);
+				if (hn >= 0)
+					printf("%s,\"%d,%d\",home_node,%d,node\n", v, a, b, hn);
+			}
 			fflush(stdout);
 			if (now_ns() - t_note > 5000000000u) {
 				t_note = now_ns();
-				fprintf(stderr, "%s: %s %d/%d pairs, %.0f s\n", prog, v, p + 1, np,
+				fprintf(stderr, "%s: %s %d/%d pairs, %.0f s\n", prog, mode_name[m], p + 1, np,
 					(double)(t_note - t_start) / 1e9);
 			}
 		}

@@ -5,10 +5,12 @@
 #include "arch.h"
 #include "cli.h"
 #include "pin.h"
+#include "ranon.h"
 #include "ring.h"
 
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@ static struct {
 
 struct stage {
 	pthread_t t;
-	int id, cpu;
+	int id, cpu, first, last, node;  /* sched_getcpu after pinning and at the end; node of its ring */
 	struct ring *in, *out;
 	_Atomic int *ready, *go;
 	uint64_t t_end;
@@ -45,6 +47,7 @@ static void *stage_main(void *arg)
 	int e = opt.pinned ? pin_self(s->cpu) : 0;
 	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
 		fail("cannot pin to CPU %d: %s", s->cpu, strerror(e));
+	s->first = sched_getcpu();
 	atomic_fetch_add(s->ready, 1);
 	while (!atomic_load_explicit(s->go, memory_order_acquire))
 		cpu_relax();
@@ -60,6 +63,8 @@ static void *stage_main(void *arg)
 			ring_push(s->out, m);
 	}
 	s->t_end = now_ns();
+	s->last = sched_getcpu();
+	s->node = page_node(s->out ? s->out->slots : s->in->slots);
 	__asm__ __volatile__("" ::"r"(sink));
 	return NULL;
 }
@@ -84,8 +89,13 @@ static uint64_t run(int padded, const int *cpus, int nc)
 		sched_yield();
 	uint64_t t0 = now_ns();
 	atomic_store_explicit(&go, 1, memory_order_release);
-	for (int i = 0; i < opt.stages; i++)
+	char list[4096];
+	cpu_list_str(list, sizeof list, cpus, nc);
+	for (int i = 0; i < opt.stages; i++) {
 		pthread_join(st[i].t, NULL);
+		ran_on_note("channel", layout_name[padded], list, i, opt.pinned ? st[i].cpu : -1,
+			    st[i].first, st[i].last, st[i].node);
+	}
 	for (int i = 0; i + 1 < opt.stages; i++)
 		ring_free(&rings[i]);
 	return st[opt.stages - 1].t_end - t0;

@@ -8,9 +8,11 @@
 #include "arch.h"
 #include "cli.h"
 #include "pin.h"
+#include "ranon.h"
 
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,7 @@ static struct {
 
 struct worker {
 	pthread_t t;
-	int id, cpu, pinned;
+	int id, cpu, pinned, first, last, node;  /* sched_getcpu after pinning and at the end; node of c */
 	enum variant v;
 	uint64_t ops, t_end;
 	struct arc *own;
@@ -69,6 +71,7 @@ static void *work(void *arg)
 	int e = w->pinned ? pin_self(w->cpu) : 0;
 	if (e)  /* the CPUs were checked: this is the host refusing, not bad input */
 		fail("cannot pin to CPU %d: %s", w->cpu, strerror(e));
+	w->first = sched_getcpu();
 	if (w->v == ARC_PRIVATE) {  /* allocated by its thread, so first-touched on its node */
 		if (posix_memalign((void **)&w->own, LINE, sizeof *w->own))
 			fail("out of memory");
@@ -92,6 +95,8 @@ static void *work(void *arg)
 			atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 	}
 	w->t_end = now_ns();
+	w->last = sched_getcpu();
+	w->node = page_node(w->v == ARC_SHARED || w->v == ARC_PRIVATE ? (void *)a : (void *)c);
 	return NULL;
 }
 
@@ -110,8 +115,12 @@ static uint64_t run(enum variant v, const int *cpus, int nc, int n, uint64_t m, 
 		cpu_relax();
 	uint64_t t0 = now_ns(), t_end = t0;
 	atomic_store_explicit(&g.go, 1, memory_order_release);
+	char list[4096];
+	cpu_list_str(list, sizeof list, cpus, nc);
 	for (int i = 0; i < n; i++) {
 		pthread_join(w[i].t, NULL);
+		ran_on_note("counters", variant_name[v], list, i, pinned ? w[i].cpu : -1, w[i].first,
+			    w[i].last, w[i].node);
 		if (w[i].t_end > t_end)
 			t_end = w[i].t_end;
 		if (w[i].own) {

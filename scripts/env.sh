@@ -62,6 +62,27 @@ cpu_state() {
   echo "allowed=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')"
 }
 
+# The kernel's own NUMA view, independent of numactl: per node its CPUs, the packages they sit in,
+# its memory and its distance row; then the SNC/NPS shape (NUMA nodes with CPUs per package).
+numa_nodes() {
+  local d n cpus pkgs c shape
+  [[ -d /sys/devices/system/node/node0 ]] || { echo "unavailable: no /sys/devices/system/node (kernel without NUMA)"; return; }
+  declare -A per_pkg=()
+  for d in /sys/devices/system/node/node[0-9]*; do
+    n=${d##*node}
+    cpus=$(cat "$d/cpulist" 2>/dev/null)
+    pkgs=""
+    for c in "$d"/cpu[0-9]*; do
+      [[ -r $c/topology/physical_package_id ]] && pkgs+="$(cat "$c/topology/physical_package_id") "
+    done
+    pkgs=$(tr ' ' '\n' <<< "$pkgs" | sed '/^$/d' | sort -un | paste -sd, -)
+    echo "node$n cpus=${cpus:-none} packages=${pkgs:-none} mem_kb=$(awk '/MemTotal/ {print $4}' "$d/meminfo" 2>/dev/null) distance=$(tr ' ' ',' < "$d/distance" 2>/dev/null)"
+    for c in ${pkgs//,/ }; do per_pkg[$c]=$(( ${per_pkg[$c]:-0} + 1 )); done
+  done
+  shape=$(for c in "${!per_pkg[@]}"; do echo "${per_pkg[$c]}"; done | sort -un | paste -sd/ -)
+  echo "numa_per_package=${shape:-unavailable: no node has CPUs}"
+}
+
 git_state() {
   git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
   git -C "$root" status --short 2>/dev/null
@@ -114,6 +135,7 @@ capture lscpu.txt lscpu
 capture lstopo.xml lstopo-no-graphics --of xml -
 capture topology.txt "$root/scripts/topo.py" summary
 capture numa.txt numactl --hardware
+numa_nodes > "$dir/numa-nodes.txt"
 capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"

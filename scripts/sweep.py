@@ -10,6 +10,7 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
                     arguments, else results/<UTC time>-<host>)
   dry=1             measure nothing: print every point, what is impossible and why, and the ETA
   topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
+  kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
 Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
 docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (nothing run),
 130 interrupted (run the same command again to resume).
@@ -32,7 +33,7 @@ from engine.sweep import Sweep, identity  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind")
 
 
 def die(msg):
@@ -158,7 +159,7 @@ def main(argv):
     except SpecError as e:
         die(str(e))
     try:
-        topo = Topology(keys.get("topology") or None)
+        topo = Topology(keys.get("topology") or None, kind=keys.get("kind") or None)
         plans = {r.name: plan(r, topo) for r in resolved}
     except PlacementError as e:
         die(f"placement: {e}")
@@ -171,7 +172,7 @@ def main(argv):
         return 0
 
     perf = int(keys.get("perf", "0"))
-    signature = (f"profile={profile} perf={perf} topology=host "
+    signature = (f"profile={profile} perf={perf} topology=host kind={keys.get('kind', '')} "
                  + " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
     ident = identity(ROOT)

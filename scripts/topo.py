@@ -7,12 +7,26 @@ with `lstopo --input X --of xml`. Nothing here assumes how CPUs are numbered.
   topo.py [--topology FILE|STRING] summary
   topo.py [--topology …] plan POLICY N        ordered CPU list, comma separated
   topo.py [--topology …] pairs POLICY         every CPU pair with that relation, one per line
-  topo.py [--topology …] relation A B         smt | same-l3 | cross-l3 | cross-die | cross-package
+  topo.py [--topology …] [--kind K] …        K = p | e | all | CoreType | rank (hybrid CPUs; default p)
+  topo.py [--topology …] relation A B         smt | same-l2 | same-l3 | cross-l3 | cross-die |
+                                              cross-numa | cross-package | cross-kind
   topo.py [--topology …] nodes CPUS           NUMA nodes of a CPU list
   topo.py [--topology …] others CPUS          the PUs not in CPUS
   topo.py [--topology …] pus                  every PU, in hwloc's logical order
 
 Exit code 2 with a message on stderr when a request cannot be satisfied.
+
+Relations, first match wins (docs/design.md says why in this order):
+  cross-package  different packages
+  smt            one core
+  cross-kind     different hwloc CPU kinds (hybrid: a P-core and an E-core)
+  cross-numa     one package, different NUMA nodes (AMD NPS>1, Intel SNC, Naples/Opteron dies)
+  same-l2        two cores under one L2 (E-core clusters)
+  same-l3        two cores under one L3
+  cross-die      one NUMA node, different hwloc Die objects
+  cross-l3       one package (and die), different L3 domains
+Hybrid CPUs: spread placements (compact, cores, scatter) never mix CPU kinds unless asked with
+--kind all (or LAB_KIND=all); by default they use the most performant kind ("p", hwloc's highest rank).
 """
 import os
 import subprocess
@@ -21,7 +35,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 SPREAD = ("unpinned", "compact", "cores", "scatter")
-PAIRS = ("smt", "same-l3", "cross-l3", "cross-die", "cross-package")
+PAIRS = ("smt", "same-l2", "same-l3", "cross-l3", "cross-die", "cross-numa", "cross-package", "cross-kind")
 POLICIES = SPREAD + PAIRS
 
 
@@ -38,6 +52,8 @@ class PU:
     core: int
     smt: int       # rank of this PU among its core's PUs
     nodes: tuple   # NUMA nodes (OS indexes) local to this PU
+    l2: int = -1   # logical index of the L2 above the PU's core, -1 when none
+    kind: int = 0  # hwloc CPU kind rank: 0 = least performant (E-cores); all 0 when hwloc has no kinds
 
 
 def bitmap(mask):
@@ -61,17 +77,28 @@ def load_xml(topology):
     return ET.fromstring(out)
 
 
+KIND_ALIASES = {"p": "performance", "e": "efficiency"}
+
+
 class Topology:
-    def __init__(self, topology=None):
+    def __init__(self, topology=None, kind=None):
         root = load_xml(topology)
         self.pus = []
         self.numa = sorted({int(o.get("os_index")) for o in root.iter("object")
                             if o.get("type") == "NUMANode"})
-        counters = {"Package": 0, "Die": 0, "L3Cache": 0, "Core": 0}
-        self._walk(root, {"Package": -1, "Die": -1, "L3Cache": -1, "Core": -1}, counters)
+        # hwloc exports CPU kinds ranked from least to most performant (its own ranking, from the OS's
+        # or the hardware's efficiency, else CoreType, else frequency): the element order is the rank.
+        self.kinds = []
+        for k in root.findall("cpukind"):
+            info = {i.get("name"): i.get("value") for i in k.findall("info")}
+            self.kinds.append({"cpus": bitmap(k.get("cpuset", "0x0")),
+                               "type": info.get("CoreType") or info.get("FrequencyMaxMHz", "")})
+        counters = {"Package": 0, "Die": 0, "L3Cache": 0, "L2Cache": 0, "Core": 0}
+        self._walk(root, {"Package": -1, "Die": -1, "L3Cache": -1, "L2Cache": -1, "Core": -1}, counters)
         if not self.pus:
             raise PlacementError("hwloc reports no PU in this topology")
         self.by_os = {p.os: p for p in self.pus}
+        self.kind = self.select_kind(kind)
 
     def _walk(self, elem, anc, counters):
         for child in elem.findall("object"):
@@ -83,26 +110,77 @@ class Topology:
             if kind == "PU":
                 core = here["Core"] if here["Core"] >= 0 else 10**6 + int(child.get("os_index"))
                 smt = sum(1 for p in self.pus if p.core == core)
-                self.pus.append(PU(int(child.get("os_index")), here["Package"], here["Die"],
+                os_index = int(child.get("os_index"))
+                rank = next((i for i, k in enumerate(self.kinds) if os_index in k["cpus"]), 0)
+                self.pus.append(PU(os_index, here["Package"], here["Die"],
                                    here["L3Cache"], core, smt,
-                                   tuple(sorted(bitmap(child.get("nodeset", "0x0"))))))
+                                   tuple(sorted(bitmap(child.get("nodeset", "0x0")))),
+                                   here["L2Cache"], rank))
             self._walk(child, here, counters)
+
+    # --- CPU kinds (hybrid CPUs) -----------------------------------------------------------------
+    def select_kind(self, kind):
+        """None → hwloc's most performant kind on a hybrid host (no filter elsewhere); "all" → no filter."""
+        self.kind_asked = kind not in (None, "")
+        k = (kind or "p").strip()
+        if k == "all":
+            return None
+        top = len(self.kinds) - 1
+        if k.lower() in ("p", "performance"):
+            return top if top > 0 else None
+        if k.lower() in ("e", "efficiency"):
+            if top < 1:
+                raise PlacementError("kind e is impossible here: hwloc reports one CPU kind (not a hybrid CPU)")
+            return 0
+        for i, info in enumerate(self.kinds):
+            if k.lower() == info["type"].lower():
+                return i
+        if k.isdigit() and int(k) <= top:
+            return int(k)
+        names = " ".join(["p", "e", "all"] + [i["type"] for i in self.kinds if i["type"]])
+        raise PlacementError(f"unknown CPU kind {kind!r}; known here: {names} or a rank 0..{max(top, 0)}")
+
+    def kind_name(self, rank):
+        if len(self.kinds) < 2:
+            return "all"
+        return self.kinds[rank]["type"] or f"kind{rank}"
+
+    def usable(self):
+        """The PUs spread placements may use: the selected CPU kind, in hwloc's logical order."""
+        return [p for p in self.pus if self.kind is None or p.kind == self.kind]
 
     # --- facts -------------------------------------------------------------------------------------
     def count(self, attr):
         return len({getattr(p, attr) for p in self.pus if getattr(p, attr) >= 0})
 
+    def numa_per_package(self):
+        """NUMA nodes with CPUs in each package: the SNC/NPS shape (1 = one node per package)."""
+        per = {}
+        for p in self.pus:
+            per.setdefault(p.package, set()).update(p.nodes)
+        return [max(len(n), 1) for _, n in sorted(per.items())]
+
     def summary(self):
         cores = len({p.core for p in self.pus})
         smt = max(p.smt for p in self.pus) + 1
+        npp = sorted(set(self.numa_per_package()))
+        l2_cores = {}
+        for p in self.pus:
+            if p.l2 >= 0:
+                l2_cores.setdefault(p.l2, set()).add(p.core)
+        kinds = [f"{self.kind_name(r)}:{cpulist(p.os for p in self.pus if p.kind == r)}"
+                 for r in reversed(range(len(self.kinds)))] if len(self.kinds) > 1 else []
         return {
             "packages": max(self.count("package"), 1),
             "numa_nodes": max(len(self.numa), 1),
+            "numa_per_package": "/".join(str(n) for n in npp),
             "dies": self.count("die"),
             "l3_domains": self.count("l3"),
+            "shared_l2": sum(1 for c in l2_cores.values() if len(c) > 1),
             "cores": cores,
             "pus": len(self.pus),
             "smt_per_core": smt,
+            "cpu_kinds": ";".join(kinds) if kinds else "1",
             "pu_list": ",".join(str(p.os) for p in self.pus),
         }
 
@@ -113,6 +191,7 @@ class Topology:
         return self.by_os[os_index]
 
     def relation(self, a, b):
+        """The closest level the two CPUs do not share; the order is explained in docs/design.md."""
         x, y = self.pu(a), self.pu(b)
         if a == b:
             raise PlacementError(f"CPU {a} paired with itself")
@@ -120,6 +199,12 @@ class Topology:
             return "cross-package"
         if x.core == y.core:
             return "smt"
+        if x.kind != y.kind:
+            return "cross-kind"
+        if x.nodes != y.nodes and x.nodes and y.nodes:
+            return "cross-numa"
+        if x.l2 == y.l2 and x.l2 >= 0:
+            return "same-l2"
         if x.l3 == y.l3 and x.l3 >= 0:
             return "same-l3"
         if x.die != y.die and x.die >= 0:
@@ -142,47 +227,67 @@ class Topology:
             self.cores() if policy == "cores" else self.scatter()
         if n > len(order):
             what = "cores" if policy == "cores" else "PUs"
-            raise PlacementError(f"{policy} needs {n} {what} but this host has {len(order)}")
+            kind = "" if self.kind is None else \
+                f" of kind {self.kind_name(self.kind)} (hybrid CPU: --kind all / kind=all mixes kinds)"
+            raise PlacementError(f"{policy} needs {n} {what} but this host has {len(order)}{kind}")
         return order[:n]
 
     def compact(self):
-        # hwloc's logical order already walks package → die → L3 → core → SMT sibling.
-        return [p.os for p in self.pus]
+        # hwloc's logical order already walks package → die → NUMA → L3 → L2 → core → SMT sibling.
+        return [p.os for p in self.usable()]
 
     def cores(self):
-        return [p.os for p in self.pus if p.smt == 0]
+        return [p.os for p in self.usable() if p.smt == 0]
 
     def scatter(self):
-        """Round-robin over packages, inside each over its L3 domains; one PU per core before siblings."""
+        """Round-robin over packages, inside each over its NUMA nodes, then L3 domains, then L2
+        clusters; one PU per core before any SMT sibling."""
         out = []
-        for level in range(max(p.smt for p in self.pus) + 1):
-            per_pkg = []
-            for pkg in sorted({p.package for p in self.pus}):
-                domains = {}
-                for p in self.pus:
-                    if p.package == pkg and p.smt == level:
-                        domains.setdefault((p.die, p.l3), []).append(p.os)
-                per_pkg.append(interleave(list(domains.values())))
-            out += interleave(per_pkg)
+        levels = (lambda p: p.package, lambda p: p.nodes, lambda p: (p.die, p.l3), lambda p: p.l2)
+        for sibling in range(max(p.smt for p in self.pus) + 1):
+            out += spread([p for p in self.usable() if p.smt == sibling], levels)
         return out
 
     def pairs(self, policy):
         if policy not in PAIRS:
             raise PlacementError(f"{policy!r} is not a pair placement; pairs: {' '.join(PAIRS)}")
-        found = [(a.os, b.os) for i, a in enumerate(self.pus) for b in self.pus[i + 1:]
+        # A pair never mixes kinds unless its relation is cross-kind; an explicit kind keeps both in it.
+        pool = self.usable() if self.kind_asked else self.pus
+        found = [(a.os, b.os) for i, a in enumerate(pool) for b in pool[i + 1:]
                  if self.relation(a.os, b.os) == policy]
         if not found:
-            s = self.summary()
-            why = {
-                "smt": f"no core has two PUs (SMT is off or absent: {s['smt_per_core']} PU per core)",
-                "same-l3": f"no L3 domain holds two cores ({s['l3_domains']} L3, {s['cores']} cores)",
-                "cross-l3": f"no package holds two L3 domains on one die ({s['l3_domains']} L3 in "
-                            f"{s['packages']} package(s))",
-                "cross-die": f"hwloc reports {s['dies']} dies per host, not two in one package",
-                "cross-package": f"this host has {s['packages']} package",
-            }[policy]
-            raise PlacementError(f"{policy} is impossible here: {why}")
+            raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
         return found
+
+    def why_not(self, policy):
+        s = self.summary()
+        npp = s["numa_per_package"]
+        if self.kind_asked and self.kind is not None and len(self.kinds) > 1:
+            if policy == "cross-kind":
+                return f"kind {self.kind_name(self.kind)} was asked, so no pair has two kinds"
+            where = f" among the {self.kind_name(self.kind)} CPUs"
+        else:
+            where = ""
+        if policy == "cross-die" and s["dies"] and npp != "1":
+            numa = f"every two dies of a package are on different NUMA nodes ({npp} per package): " \
+                   "that crossing is named cross-numa"
+        elif policy == "cross-die" and npp != "1":
+            numa = f"hwloc reports 0 dies, but {npp} NUMA nodes per package: cross-numa crosses them"
+        else:
+            numa = f"hwloc reports {s['dies']} dies per host, not two in one NUMA node of a package"
+        return {
+            "smt": f"no core{where} has two PUs" if where else
+                   f"no core has two PUs (SMT is off or absent: {s['smt_per_core']} PU per core)",
+            "same-l2": f"no L2 is shared by two cores{where} (each core has its own L2, or hwloc shows no L2)",
+            "same-l3": f"no L3 domain holds two cores{where} ({s['l3_domains']} L3, {s['cores']} cores)",
+            "cross-l3": f"no package holds two L3 domains on one die and NUMA node{where} "
+                        f"({s['l3_domains']} L3 in {s['packages']} package(s))",
+            "cross-die": numa,
+            "cross-numa": f"no package holds two NUMA nodes with CPUs{where} ({npp} per package)",
+            "cross-package": f"this host has {s['packages']} package",
+            "cross-kind": f"hwloc reports {max(len(self.kinds), 1)} CPU kind (not a hybrid CPU)",
+        }[policy] + ("" if policy in ("cross-package", "cross-kind") or not where else
+                     " (--kind all / kind=all pairs across kinds)")
 
     def nodes(self, cpus):
         return sorted({n for c in cpus for n in self.pu(c).nodes})
@@ -190,6 +295,32 @@ class Topology:
     def others(self, cpus):
         taken = {self.pu(c).os for c in cpus}
         return [p.os for p in self.pus if p.os not in taken]
+
+
+def spread(pus, levels):
+    """Group PUs by the first level (in hwloc order), spread each group over the next levels, then
+    take one from each group in turn."""
+    if not levels or len(pus) < 2:
+        return [p.os for p in pus]
+    groups = {}
+    for p in pus:
+        groups.setdefault(levels[0](p), []).append(p)
+    return interleave([spread(g, levels[1:]) for g in groups.values()])
+
+
+def cpulist(cpus):
+    """[0, 1, 2, 5] → "0-2,5" """
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c == run[-1] + 1:
+            run.append(c)
+        else:
+            if run:
+                out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+            run = [c]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+    return ",".join(out)
 
 
 def interleave(lists):
@@ -221,14 +352,19 @@ def parse_cpus(text):
 
 def main(argv):
     topology = os.environ.get("LAB_TOPOLOGY") or None
-    if argv[:1] == ["--topology"]:
+    kind = os.environ.get("LAB_KIND") or None
+    while argv[:1] in (["--topology"], ["--kind"]):
         if len(argv) < 2:
-            raise PlacementError("--topology needs a file or a synthetic string")
-        topology, argv = argv[1], argv[2:]
+            raise PlacementError(f"{argv[0]} needs a value")
+        if argv[0] == "--topology":
+            topology = argv[1]
+        else:
+            kind = argv[1]
+        argv = argv[2:]
     if not argv:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    t = Topology(topology)
+    t = Topology(topology, kind)
     cmd, args = argv[0], argv[1:]
     join = lambda xs: ",".join(str(x) for x in xs)  # noqa: E731
     if cmd == "summary":

@@ -61,6 +61,9 @@ rejects "c2c: pair list 0:1," "cannot parse" $b/c2c --pairs 0:1,
 rejects "c2c: pair with offline CPU" "not online" $b/c2c --pairs 0:$offline
 rejects "c2c: one CPU" "at least two" $b/c2c --cpus 0
 rejects "c2c: mode" "--mode" $b/c2c --mode xchg
+rejects "c2c: --home x" "want a, b, a NUMA node number or none" $b/c2c --cpus 0,1 --home x
+rejects "c2c: --home a,a" "given twice" $b/c2c --cpus 0,1 --home a,a
+rejects "c2c: --home on a node that does not exist" "NUMA node 1023 does not exist" $b/c2c --cpus 0,1 --home 1023
 rejects "counters: --ops 0" "out of range" $b/counters --ops 0
 rejects "counters: --threads 0" "out of range" $b/counters --threads 0
 rejects "counters: variant" "unknown variant" $b/counters --variant shared
@@ -88,6 +91,33 @@ if $b/c2c --matrix --mode cas,rw --raw "$out" --preheat-ms 50 > "$out/c2c.csv" 2
       "$(awk -F, -v m="$m" '$1 == m && $2 == "\"0" && $4 == "one_way_ns" { print $5 }' "$out/c2c.csv")"
   done
 else bad "c2c --matrix runs" "$out/c2c.err"; fi
+
+# The line's home and where threads ran, as the probes report them from inside (ran-on.csv).
+# node_of CPU: the kernel's NUMA node of a CPU (sysfs), the answer --home a|b must match.
+node_of() { local d; for d in /sys/devices/system/cpu/cpu"$1"/node[0-9]*; do [[ -e $d ]] && { echo "${d##*node}"; return; }; done; echo -1; }
+if [[ $ncpu -ge 2 ]] && mkdir -p "$out/home" && $b/c2c --cpus 0,1 --home a,b,none --raw "$out/home" \
+    --min-samples 10 --max-samples 40 --preheat-ms 10 > "$out/home.csv" 2> "$out/home.err"; then
+  homes=$(awk -F, '$4 == "home_node" { print $1 "=" $5 }' "$out/home.csv" | sort | paste -sd' ')
+  want="cas home=a=$(node_of 0) cas home=b=$(node_of 1) cas home=none=$(node_of 0)"
+  # home=none is first touch by the unpinned main thread: only its presence is checked.
+  if [[ $(cut -d' ' -f1-4 <<< "$homes") == "$(cut -d' ' -f1-4 <<< "$want")" ]] && grep -q '^cas home=none,"0,1",one_way_ns,' "$out/home.csv"; then
+    ok "c2c --home a,b,none: a row per home, home_node = the home CPU's node ($homes)"
+  else bad "c2c --home: home_node rows '$homes', want '$want'" "$out/home.csv"; fi
+  # (the quoted cpus field holds commas: it is blanked before splitting)
+  if awk -F, 'NR > 1 { gsub(/"[^"]*"/, "-"); n++; if ($5 != $6 || $6 != $7) exit 1 } END { exit n != 6 }' "$out/home/ran-on.csv"; then
+    ok "c2c: both threads of every pair ran on their CPUs (sched_getcpu, ran-on.csv)"
+  else bad "c2c: ran-on.csv" "$out/home/ran-on.csv"; fi
+else bad "c2c --home a,b,none runs" "$out/home.err"; fi
+if [[ $ncpu -ge 2 ]] && mkdir -p "$out/ran" && LAB_RAW="$out/ran" $b/counters --cpus 1,0 --threads 2 --ops 10000 > /dev/null 2>&1 \
+    && LAB_RAW="$out/ran" $b/channel --cpus 1,0 --stages 3 --messages 10000 > /dev/null 2>&1 \
+    && LAB_RAW="$out/ran" $b/counters --pinned 0 --threads 2 --ops 10000 > /dev/null 2>&1; then
+  # pinned threads: first and last CPU = the one they were given; unpinned: -1, any CPU.
+  if awk -F, -v n0="$(node_of 0)" 'NR > 1 { gsub(/"[^"]*"/, "-"); n++; if ($5 >= 0 && ($6 != $5 || $7 != $5)) exit 1
+        if ($5 < 0) u++; if (n0 >= 0 && $8 != n0) exit 1 }
+      END { exit !(n == 5 * 2 + 2 * 3 + 5 * 2 && u == 10) }' "$out/ran/ran-on.csv"; then
+    ok "counters, channel: every pinned thread ran on its CPU; memory on node $(node_of 0) (ran-on.csv)"
+  else bad "counters, channel: ran-on.csv" "$out/ran/ran-on.csv"; fi
+else bad "counters, channel with LAB_RAW run" "$out/ran/ran-on.csv"; fi
 
 # The contract with the sweep engine: the lab's own tidy checker accepts every probe's output.
 $b/counters --ops 200000 > "$out/counters.csv" 2> /dev/null

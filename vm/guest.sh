@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs inside the test guest (vm/boot.sh): the C instruments' sweeps in the light `guest` profile,
+# through the lab's own CLI, into /vmout/run. Timings in here are meaningless (TCG); what matters is
+# where threads and memory went, which the checker (vm/check.py) reads afterwards on the host.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 1
+# just from the lab's tool folder (./lab made it on the host): ./lab's apt checks would only cost
+# process starts, which are 16-50x slower under TCG.
+export PATH=$root/.work/tools/bin:$PATH
+echo "guest: $(nproc) CPUs, kernel $(uname -r), $(date -u +%H:%M:%S)"
+just sweep profile=guest run=/vmout/run \
+  experiments/c2c.spec experiments/c2c-matrix.spec experiments/counters.spec \
+  experiments/channel.spec experiments/pipeline.spec
+rc=$?
+echo "guest: sweep exit $rc at $(date -u +%H:%M:%S)"
+exit "$rc"
