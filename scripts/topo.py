@@ -29,6 +29,7 @@ Hybrid CPUs: spread placements (compact, cores, scatter) never mix CPU kinds unl
 --kind all (or LAB_KIND=all); by default they use the most performant kind ("p", hwloc's highest rank).
 """
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -64,9 +65,27 @@ def bitmap(mask):
     return {i for i in range(value.bit_length()) if value >> i & 1}
 
 
+MAX_PUS = 65536   # far above any machine; a bigger synthetic string is a typo that would take minutes
+
+
+def synthetic_pus(text):
+    """PUs of an hwloc synthetic string ("pack:2 [numa] core:8 pu:2" → 32), or None for a file."""
+    if os.path.exists(text) or ":" not in text:
+        return None
+    n = 1
+    for word in text.split():
+        m = re.match(r"^[A-Za-z0-9]+:(\d+)", word)
+        if m:
+            n *= int(m.group(1))
+    return n
+
+
 def load_xml(topology):
     cmd = ["lstopo-no-graphics", "--no-io", "--of", "xml", "-"]
     if topology:
+        pus = synthetic_pus(topology)
+        if pus is not None and pus > MAX_PUS:
+            raise PlacementError(f"synthetic topology {topology!r} has {pus} PUs; at most {MAX_PUS} are read")
         cmd[1:1] = ["--input", topology]
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -96,3 +96,8 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
     (run / "sweep" / "identity.json").write_text(json.dumps(dict(ident, commit="0" * 40)))
     p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results, check=False)
     assert p.returncode == 2 and "was measured with other code" in p.stderr
+
+
+def test_a_huge_synthetic_topology_is_refused_at_once():
+    p = sh("scripts/topo.py", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
+    assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
