@@ -105,6 +105,8 @@ class Sweep:
         return max(cis) if cis and all(c == c for c in cis) else float("inf")
 
     def progress(self, point, repeat):
+        # Adaptive repeats can need more than the minimum the total was counted with.
+        self.total = max(self.total, self.done_now + 1)
         elapsed = time.monotonic() - self.started
         eta = human(elapsed * (self.total - self.done_now) / self.done_now) if self.done_now else "?"
         print(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
