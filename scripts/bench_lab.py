@@ -2,6 +2,7 @@
 """Benchmark of the lab itself: can it repeat its own numbers, and what does its engine cost?
 
   bench_lab.py [KEY=VALUE…]     (default: the cache experiment, default profile, placements=compact)
+  bench_lab.py --summary RUN_A RUN_B     the same summary of two runs made before
 
 Runs the same sweep twice, back to back, into two run folders, then prints: the largest ratio between
 the two runs' medians over points neither run marked suspect (goal ≤ 1.15), how many repeats were
@@ -16,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import journal as jr  # noqa: E402
+from engine.spec import spec_charts  # noqa: E402
 from engine.sweep import NOISE_METRICS  # noqa: E402
 from stats import median  # noqa: E402
 from sweep import hostname, results_dir  # noqa: E402
@@ -44,15 +46,22 @@ def main(argv):
     args = [a for a in args if not a.endswith(".spec")]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     runs = [os.path.join(results_dir(), f"{stamp}-bench-lab-{i}-{hostname()}") for i in (1, 2)]
+    if len(argv) == 3 and argv[0] == "--summary":   # summarise two existing runs again
+        return summarise(argv[1:], [], [])
     for run in runs:
         print(f"bench-lab: sweep into {run}", file=sys.stderr)
         rc = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *args, *specs]).returncode
         if rc not in (0, 1):
             print(f"bench-lab: the sweep stopped (exit {rc})", file=sys.stderr)
             return rc
+    return summarise(runs, specs, args)
+
+
+def summarise(runs, specs, args):
     events = [jr.read(os.path.join(r, "sweep", "journal.jsonl")) for r in runs]
     exps = sorted({e["experiment"] for ev in events for e in ev if e["event"] == "done"})
-    print(f"# bench-lab: {' '.join(specs)} {' '.join(args)}, twice back to back on {hostname()}")
+    what = f"{' '.join(specs)} {' '.join(args)}, twice back to back" if specs else f"summary of {' and '.join(runs)}"
+    print(f"# bench-lab: {what} on {hostname()}")
     worst = []
     for exp in exps:
         (a, sa), (b, sb) = medians(runs[0], exp), medians(runs[1], exp)
@@ -62,11 +71,18 @@ def main(argv):
             ratio = max(a[k], b[k]) / min(a[k], b[k])
             worst.append((ratio, exp, k, a[k], b[k]))
     worst.sort(reverse=True)
-    print(f"points compared (neither run suspect): {len(worst)}")
-    for ratio, exp, k, x, y in worst[:5]:
-        print(f"  ratio {ratio:.3f}  {exp} {k[0]} {k[1]} threads={k[2]} {k[4]}: {x:.4g} vs {y:.4g}")
-    if worst:
-        print(f"largest ratio between the two runs' medians: {worst[0][0]:.3f} (goal <= 1.15)")
+    charted = set()
+    for exp in exps:
+        spec = os.path.join(runs[0], "sweep", "specs", f"{exp}.spec")
+        charted |= {(exp, m) for _kind, m in spec_charts(spec)[1]}
+    headline = [w for w in worst if (w[1], w[2][4]) in charted]
+    print(f"point-metrics compared (neither run suspect): {len(worst)}, of them charted: {len(headline)}")
+    for title, rows in (("charted metrics", headline), ("every metric", worst)):
+        if not rows:
+            continue
+        print(f"largest ratio between the two runs' medians, {title}: {rows[0][0]:.3f} (goal <= 1.15)")
+        for ratio, exp, k, x, y in rows[:4]:
+            print(f"  ratio {ratio:.3f}  {exp} {k[0]} {k[1]} threads={k[2]} {k[4]}: {x:.4g} vs {y:.4g}")
     for i, ev in enumerate(events, 1):
         reasons = collections.Counter(e["reason"].split(" ")[0] for e in ev if e["event"] in ("remeasured", "suspect"))
         again = sum(1 for e in ev if e["event"] == "remeasured")
