@@ -8,7 +8,7 @@ write side is closed and the reply read to EOF.
 """
 import os
 import shutil
-import socket
+from net import free_port, talk, wait_port
 import subprocess
 import sys
 import tempfile
@@ -76,40 +76,10 @@ SCRIPTS = [
 ]
 
 
-def talk(port, data):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-    out = b""
-    try:
-        while True:
-            d = s.recv(1 << 20)
-            if not d:
-                break
-            out += d
-    except (socket.timeout, ConnectionResetError):
-        out += b"<timeout/reset>"
-    s.close()
-    return out
 
 
-def wait_port(port, deadline=5.0):
-    t = time.time() + deadline
-    while time.time() < t:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def norm(b):

@@ -12,7 +12,8 @@ import os
 import random
 import re
 import shutil
-import socket
+import net
+from net import free_port, wait_port
 import subprocess
 import sys
 import tempfile
@@ -104,42 +105,15 @@ def unpad(m):
 
 
 def talk(port, data):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-    out = b""
-    try:
-        while True:
-            d = s.recv(1 << 20)
-            if not d:
-                break
-            out += d
-    except (socket.timeout, ConnectionResetError):
-        out += b"<timeout/reset>"
-    s.close()
+    out = net.talk(port, data)
     out = b"\r\n".join(b"VERSION x" if l.startswith(b"VERSION ") else l for l in out.split(b"\r\n"))
     # whether memcached pads a shortened incr/decr result in place or stores it short depends on
     # whether one of its background threads holds the item at that moment: compare the digits
     return PADDED.sub(unpad, out)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
-def wait_port(port, secs=5.0):
-    t = time.time() + secs
-    while time.time() < t:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def main():
