@@ -10,6 +10,7 @@
     "awk" "basename" "bash" "cat" "cp" "cut" "date" "dirname" "du" "env" "find" "grep" "head" "id"
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
     "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "wc" "xargs"
+    "gzip" "xz" "install"
   ];
   packages = [
     { pkg = pkgs.just; commands = [ "just" ]; }
@@ -22,6 +23,11 @@
     { pkg = pkgs.hostname-debian; commands = [ "hostname" ]; }
     { pkg = pkgs.getconf; commands = [ "getconf" ]; }
     { pkg = pkgs.dmidecode; commands = [ "dmidecode" ]; }
+    # vm/initramfs.sh builds the simulated hosts' initramfs (test-multisocket).
+    { pkg = pkgs.kmod; commands = [ "modinfo" ]; }
+    { pkg = pkgs.glibc.bin; commands = [ "ldd" ]; }
+    { pkg = pkgs.cpio; commands = [ "cpio" ]; }
+    { pkg = pkgs.zstd; commands = [ "zstd" ]; }
     { pkg = pkgs.jdk17_headless; commands = [ "java" ]; }
     { pkg = pkgs.maven; commands = [ "mvn" ]; }
     { pkg = pkgs.memcached; commands = [ "memcached" ]; }

@@ -79,9 +79,10 @@ let
   pkgs = lib.genAttrs [
     "just" "hyperfine" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
-    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook"
+    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd"
   ] tool // {
     inherit lib callPackage gcc;
+    glibc = tool "glibc" // { bin = tool "glibc-bin"; };
     stdenv = {
       cc = gcc;
       hostPlatform.system = system;
