@@ -97,7 +97,9 @@ def host(run):
         "rows": [
             ("host kind", f"{kind} (vm: {virt.get('vm', '?')}, container: {virt.get('container', '?')})"),
             ("CPU", model),
-            ("topology", f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA node(s), "
+            ("topology", f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA node(s) "
+                         f"({topo.get('numa_per_package', '?')} per package: the SNC/NPS shape), "
+                         f"{topo.get('cpu_kinds', '?')} CPU kind(s), "
                          f"{topo.get('dies', '?')} dies, {topo.get('l3_domains', '?')} L3, "
                          f"{topo.get('cores', '?')} cores, {topo.get('pus', '?')} PUs, "
                          f"SMT {topo.get('smt_per_core', '?')}/core"),
