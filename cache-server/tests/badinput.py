@@ -12,6 +12,8 @@ import sys
 import tempfile
 import time
 
+from net import ask, rss_kb, stat
+
 results = []
 
 
@@ -24,20 +26,6 @@ def conn(port, timeout=5):
     return socket.create_connection(("127.0.0.1", port), timeout=timeout)
 
 
-def ask(port, data, until=b"\r\n", timeout=5):
-    s = conn(port, timeout)
-    s.sendall(data)
-    out = b""
-    try:
-        while not out.endswith(until):
-            d = s.recv(65536)
-            if not d:
-                break
-            out += d
-    except socket.timeout:
-        pass
-    s.close()
-    return out
 
 
 def closed_by_server(s, timeout=3):
@@ -55,20 +43,8 @@ def alive(port):
     return ask(port, b"version\r\n").startswith(b"VERSION ")
 
 
-def stat(port, name):
-    for line in ask(port, b"stats\r\n", b"END\r\n").split(b"\r\n"):
-        p = line.split(b" ")
-        if len(p) == 3 and p[1] == name.encode():
-            return int(p[2].split(b".")[0])
-    return -1
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 
 def main():

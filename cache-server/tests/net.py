@@ -38,3 +38,38 @@ def free_port():
     p = s.getsockname()[1]
     s.close()
     return p
+
+
+def ask(port, data, until=b"\r\n", timeout=5):
+    """Send data on a new connection and read until the reply ends with `until` (or timeout s)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while not out.endswith(until) and time.monotonic() < deadline:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        out += d
+    s.close()
+    return out
+
+
+def stat(port, name):
+    """One numeric `stats` value of a running server, -1 when absent."""
+    for line in ask(port, b"stats\r\n", b"END\r\n").split(b"\r\n"):
+        p = line.split(b" ")
+        if len(p) == 3 and p[1] == name.encode():
+            return int(p[2].split(b".")[0])
+    return -1
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from net import ask, rss_kb, stat
+
 results = []
 # bytes a server may hold beyond -m for values being received: the per-thread overshoot of one
 # item while eviction catches up, plus allocator slack (documented in the README)
@@ -42,37 +44,10 @@ def read_exactly(s, n, deadline):
     return bytes(out)
 
 
-def ask(port, data, until, timeout=5):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(data)
-    out = b""
-    deadline = time.monotonic() + timeout
-    while not out.endswith(until) and time.monotonic() < deadline:
-        try:
-            d = s.recv(65536)
-        except socket.timeout:
-            break
-        if not d:
-            break
-        out += d
-    s.close()
-    return out
 
 
-def stat(port, name):
-    for line in ask(port, b"stats\r\n", b"END\r\n").split(b"\r\n"):
-        p = line.split(b" ")
-        if len(p) == 3 and p[1] == name.encode():
-            return int(p[2].split(b".")[0])
-    return -1
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
 
 
 def start(binary, mode, tmp, *extra):
