@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from topo import PAIRS, PlacementError
 
-from .spec import KEYS
 
 
 @dataclass
@@ -72,7 +71,3 @@ def plan(resolved, topo):
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
                                  topo.others(cpus), topo.nodes(cpus), pairs))
     return out
-
-
-def default_of(key):
-    return KEYS[key][1]

@@ -47,7 +47,7 @@ def identity(root):
 
 class Sweep:
     def __init__(self, root, run, specs, topo, opts, out=sys.stderr):
-        self.root, self.run, self.topo, self.opts, self.out = root, run, topo, opts, out
+        self.root, self.run, self.topo, self.out = root, run, topo, out
         self.specs = specs                       # resolved specs, in order
         self.run_id = os.path.basename(run)
         self.perf = opts["perf"]
