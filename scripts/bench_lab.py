@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import journal as jr  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
-from engine.sweep import NOISE_METRICS  # noqa: E402
+from engine.guard import NOISE_METRICS  # noqa: E402
 from stats import median  # noqa: E402
 from sweep import hostname, results_dir  # noqa: E402
 from tidy import read  # noqa: E402

@@ -30,6 +30,8 @@ b=build/gcc
 
 check "stats: percentiles" $b/test_stats
 check "stats: percentiles (ASan+UBSan)" build/asan/test_stats
+check "corun: share of a run threads ran together, on hand-made timelines" $b/test_corun
+check "corun: under ASan+UBSan" build/asan/test_corun
 check "ring: 1M messages once, in order" $b/test_ring 1000000
 check "ring: under ASan+UBSan" build/asan/test_ring 100000
 check "ring: under TSan, 200k messages per chain" build/tsan/test_ring 200000
@@ -119,6 +121,17 @@ if [[ $ncpu -ge 2 ]] && mkdir -p "$out/ran" && LAB_RAW="$out/ran" $b/counters --
   else bad "counters, channel: ran-on.csv" "$out/ran/ran-on.csv"; fi
 else bad "counters, channel with LAB_RAW run" "$out/ran/ran-on.csv"; fi
 
+# corun_pct: two threads pinned to one CPU can never run together; the probe must say so (< 60%:
+# each thread's CPU time covers about half the span), and a row must be there for every variant.
+corun() { awk -F, -v v="$2" '$1 == v && $(NF - 2) == "corun_pct" { print $(NF - 1) }' "$1"; }
+if $b/counters --cpus 0 --threads 2 --variant shared-atomic,padded --ops 3000000 > "$out/one.csv" 2> "$out/one.err" \
+    && $b/channel --cpus 0 --messages 300000 > "$out/chone.csv" 2>> "$out/one.err"; then
+  c1=$(corun "$out/one.csv" shared-atomic) c2=$(corun "$out/one.csv" padded) c3=$(corun "$out/chone.csv" padded)
+  if [[ -n $c1 && -n $c2 && -n $c3 ]] && awk -v a="$c1" -v b="$c2" -v c="$c3" 'BEGIN { exit !(a < 60 && b < 60 && c < 60) }'; then
+    ok "corun_pct: 2 threads on one CPU ran together < 60% (counters ${c1}%, ${c2}%; channel ${c3}%)"
+  else bad "corun_pct on one CPU: counters '$c1' '$c2', channel '$c3' (want < 60)" "$out/one.csv"; fi
+else bad "counters/channel on one CPU" "$out/one.err"; fi
+
 # The contract with the sweep engine: the lab's own tidy checker accepts every probe's output.
 $b/counters --ops 200000 > "$out/counters.csv" 2> /dev/null
 $b/channel --messages 100000 --stages 3 > "$out/channel.csv" 2> /dev/null
@@ -134,9 +147,10 @@ if [[ $ncpu -ge 2 ]] && $b/counters --cpus 0,1 --threads 2 --variant shared-atom
     --ops 2000000 > "$out/cnt.csv" 2> "$out/cnt.err"; then
   read -r shared padded < <(awk -F, '$3 == "ns_per_op" { v[$1] = $4 } END { print v["shared-atomic"], v["padded"] }' "$out/cnt.csv")
   ratio=$(awk -v s="$shared" -v p="$padded" 'BEGIN { printf "%.2f", s / p }')
+  together=$(corun "$out/cnt.csv" shared-atomic)
   if awk -v s="$shared" -v p="$padded" 'BEGIN { exit !(s > p) }'; then
-    ok "counters: shared atomic slower per op than padded at 2 threads (${shared} vs ${padded} ns/op, ${ratio}x)"
-  else bad "counters: shared atomic not slower than padded (${shared} vs ${padded} ns/op, ${ratio}x)" "$out/cnt.csv"; fi
+    ok "counters: shared atomic slower per op than padded at 2 threads (${shared} vs ${padded} ns/op, ${ratio}x; ran together ${together}%)"
+  else bad "counters: shared atomic not slower than padded (${shared} vs ${padded} ns/op, ${ratio}x; ran together ${together}%)" "$out/cnt.csv"; fi
 else bad "counters: 2-thread run" "$out/cnt.err"; fi
 
 echo "probes: $pass passed, $fail failed"

@@ -5,6 +5,10 @@ Read around every measured run:
 - getrusage(RUSAGE_CHILDREN): CPU time and involuntary context switches of the measured process tree
   (every descendant the command waited for, servers and load generators included);
 - the CPU frequency from cpufreq, where the host exposes it.
+And from the instrument itself, where it reports one: `corun_pct`, the share of the run during which
+all its threads were running (c-probes/corun.h). A hypervisor that runs two vCPUs one after the other
+leaves no trace in the guest's /proc/stat, but a "contention" run whose threads never overlapped
+measured none.
 
 foreign = busy time on the point's CPUs that the measured tree did not use. irq and softirq time is
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
@@ -17,6 +21,17 @@ from dataclasses import dataclass
 
 HZ = os.sysconf("SC_CLK_TCK")
 METRICS = (("noise_steal_pct", "%"), ("noise_foreign_pct", "%"), ("noise_invol_cs", "1/s"), ("cpu_mhz", "MHz"))
+# Rows an instrument reports about its own run: conditions of the measurement, not results.
+INSTRUMENT_METRICS = ("corun_pct",)
+NOISE_METRICS = tuple(m for m, _u in METRICS) + INSTRUMENT_METRICS
+
+
+def corun_short(rows, limit):
+    """Why the instrument's threads did not run together enough, or "" when they did (or it does not say)."""
+    vals = [float(r["value"]) for r in rows if r.get("metric") == "corun_pct"]
+    if vals and min(vals) < limit:
+        return f"threads ran together {min(vals):.0f}% of the run < {limit:g}%"
+    return ""
 
 
 def cpu_ticks():

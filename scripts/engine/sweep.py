@@ -21,10 +21,8 @@ from stats import ci_pct
 from . import journal as jr
 from . import point as pt
 from . import prefix
-from .guard import METRICS as NOISE
+from .guard import NOISE_METRICS, corun_short
 from .plan import plan
-
-NOISE_METRICS = {m for m, _u in NOISE}
 
 
 class Interrupted(Exception):
@@ -264,7 +262,7 @@ class Sweep:
         t_enter = time.monotonic()
         exp = p.experiment
         raw = os.path.join(self.run, "raw", exp, p.key(repeat))
-        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs")}
+        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
         command = pt.expand_args(spec["command"], spec["args"])
         shown = pt.display(command, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
@@ -289,7 +287,8 @@ class Sweep:
                                    f"{outcome.reason}", **self.fields(p, repeat), rc=outcome.rc,
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
-            why = outcome.reading.disturbed(limits)
+            why = "; ".join(w for w in (outcome.reading.disturbed(limits),
+                                        corun_short(outcome.rows, limits["min_corun"])) if w)
             if why and attempt <= int(spec["retries"]):
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",

@@ -11,6 +11,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from charts import spec_charts  # noqa: E402
+from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and instruments' corun_pct)
 from stats import summary  # noqa: E402
 from tidy import COLUMNS, read  # noqa: E402
 
@@ -20,8 +21,6 @@ from reporting.journal import Journal  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # Published names that differ from ours for the same quantity.
 METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
-# Guard rows the engine records around every repeat: how disturbed it was, not a result.
-NOISE_METRICS = ("noise_steal_pct", "noise_foreign_pct", "noise_invol_cs", "cpu_mhz")
 PERF_METRICS = ("mutex_cpu_share", "atomic_cpu_share", "top_symbol_share")
 POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
 
