@@ -15,7 +15,7 @@ from stats import group, summary  # noqa: E402
 from tidy import read  # noqa: E402
 from engine.spec import SpecError  # noqa: E402
 from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
-from topo import PlacementError, Topology  # noqa: E402
+from topo import POLICIES, PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -134,7 +134,7 @@ def bars(groups, metric, dat, suspects=None):
     variants.sort()
     with open(dat, "w") as f:
         f.write("category " + " ".join(f'"{v or metric}" lo hi suspect' for v in variants) + "\n")
-        for placement in sorted(cells):
+        for placement in sorted(cells, key=category_order):
             vals = []
             for v in variants:
                 xs = cells[placement].get(v)
@@ -145,6 +145,14 @@ def bars(groups, metric, dat, suspects=None):
             f.write(f'"{placement}" ' + " ".join(vals) + "\n")
     return {"n": len(variants), "unit": unit,
             "suspect": int(any(f for row in flagged.values() for f in row.values()))}
+
+
+def category_order(category):
+    """Placements in the lab's order (pairs from near to far: smt, same-l2, …, cross-package), then
+    thread counts; a placement the lab does not know goes last, alphabetically."""
+    placement, _, threads = category.partition(" t")
+    rank = POLICIES.index(placement) if placement in POLICIES else len(POLICIES)
+    return (rank, placement, int(threads) if threads.isdigit() else 0)
 
 
 def host_topology(run):
@@ -175,13 +183,13 @@ def heatmap(groups, metric, dat, run_dir=None):
         return None
     seen = {c for pair in cell for c in pair}
     # hwloc's logical order keeps each L3 domain contiguous (Intel numbers sockets interleaved),
-    # and a line is drawn where the L3 domain changes.
+    # and a line is drawn where the domain (package, NUMA node, die, L3) changes.
     topo = host_topology(run_dir)
     cpus = [p.os for p in topo.pus if p.os in seen] if topo else []
     cpus += sorted(seen - set(cpus))
     bounds = ""
     if topo:
-        domain = {p.os: (p.package, p.die, p.l3) for p in topo.pus}
+        domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
         bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
                           if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
     with open(dat, "w") as f:

@@ -1,4 +1,5 @@
-"""Charts from a tidy CSV: the heatmap orders CPUs by hwloc's logical order and marks L3 boundaries."""
+"""Charts from a tidy CSV: the heatmap orders CPUs by hwloc's logical order and marks domain boundaries;
+bars follow the lab's placement order."""
 import shutil
 import subprocess
 
@@ -80,3 +81,32 @@ def test_an_old_spec_the_parser_rejects_still_gives_its_charts(tmp_path):
     spec = tmp_path / "old.spec"
     spec.write_text("experiment = old\nsome_key_since_renamed = 1\nchart = bars x_per_s\n")   # test input
     assert charts.spec_charts(str(spec)) == ("old", [("bars", "x_per_s")])
+
+
+def test_bars_follow_the_relations_from_near_to_far_and_the_heatmap_marks_numa_nodes(tmp_path):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    # Test input, not measurements: rows in an order that is neither the lab's nor alphabetical.
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    for rel, pair in (("cross-package", "0,3"), ("smt", "0,1"), ("cross-numa", "1,2"), ("same-l3", "0,2")):
+        lines.append(f'r,rel,cas,{rel},2,"{pair}",1,one_way_ns,50,ns')
+    for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)):
+        lines.append(f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,50,ns')
+    (run / "data" / "rel.csv").write_text("\n".join(lines[:5]) + "\n")
+    (run / "data" / "hm.csv").write_text("\n".join(lines[:1] + lines[5:]) + "\n")
+    (run / "sweep" / "specs" / "rel.spec").write_text("experiment = rel\nchart = bars one_way_ns\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    # One package, one L3, two NUMA nodes (SNC/NPS2): only the node boundary separates CPUs 1 and 2.
+    xml = subprocess.run(["lstopo-no-graphics", "--input", "pack:1 l3:1 group:2 [numa] core:2 pu:1",
+                          "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
+    (run / "env" / "lstopo.xml").write_text(xml)
+    sh("scripts/charts.py", str(run))
+    bars = (run / "plots" / "rel-bars-one_way_ns.dat").read_text().splitlines()
+    assert [b.split()[0] for b in bars[1:]] == ['"smt"', '"same-l3"', '"cross-numa"', '"cross-package"']
+    assert (run / "plots" / "hm-heatmap-one_way_ns.png").exists()
+    import charts
+    groups = {("cas", "pairs", "2", f"{a},{b}", "one_way_ns", "ns"): [50.0]
+              for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))}
+    info = charts.heatmap(groups, "one_way_ns", str(tmp_path / "hm.dat"), str(run))
+    assert info["bounds"] == "1.5", info
