@@ -31,9 +31,9 @@ enum { HOME_A = -1, HOME_B = -2, HOME_NONE = -3 };
 
 static struct {
 	uint64_t round_trips, min_samples, max_samples, check_every, preheat_ms, warmup_ms;
-	double tolerance;
+	double tolerance, budget_s;  /* budget_s 0: none */
 	int homes[MAX_HOMES], nhomes;
-} opt = {250, 100, 2000, 50, 200, 5, 0.01, {HOME_A}, 1};
+} opt = {250, 100, 2000, 50, 200, 5, 0.01, 0, {HOME_A}, 1};
 
 static int several_homes;
 
@@ -62,6 +62,7 @@ struct pair_run {
 	enum mode mode;
 	int a, b, sampling;
 	uint64_t max_n;  /* sample cap of this run */
+	uint64_t budget_ns;  /* --budget's share for this pair (warm-up included), 0 = none */
 	struct lines *l;
 	_Atomic int pong_ready;
 	int first[2], last[2];  /* sched_getcpu of thread a and b after pinning and at the end */
@@ -140,6 +141,8 @@ static void *ping(void *arg)
 	int stable = 0;
 	for (r->n = 0; r->n < r->max_n;) {
 		r->xs[r->n++] = (double)batch(r, &k, opt.round_trips) / (2.0 * (double)opt.round_trips);
+		if (r->budget_ns && r->n >= opt.min_samples && now_ns() - start > r->budget_ns)
+			break;  /* the pair's share of --budget is spent: keep what it has */
 		if (!r->sampling || r->n < opt.min_samples || r->n % opt.check_every)
 			continue;
 		double med = median_of(r->xs, r->n, r->tmp);
@@ -177,8 +180,8 @@ static void *touch_lines(void *arg)
 
 /* One pair with one home; *home_node = the node the lines' page is on, as the kernel reports it. */
 static void measure(enum mode m, int a, int b, int home, uint64_t warm_ms, int adaptive,
-		    uint64_t max_n, int preheat, struct summary *s, int *home_node, double *xs,
-		    double *tmp)
+		    uint64_t max_n, uint64_t budget_ns, int preheat, struct summary *s, int *home_node,
+		    double *xs, double *tmp)
 {
 	struct toucher t = {.cpu = home == HOME_A ? a : home == HOME_B ? b : -1};
 	t.node = home == HOME_NONE ? -1 : t.cpu >= 0 ? cpu_node(t.cpu) : home;
@@ -194,8 +197,11 @@ static void measure(enum mode m, int a, int b, int home, uint64_t warm_ms, int a
 				prog, t.node, strerror(errno));
 	}
 	*home_node = page_node(t.l);
-	struct pair_run r = {.mode = m, .a = a, .b = b, .l = t.l, .warm_ns = warm_ms * 1000000,
-			     .xs = xs, .tmp = tmp, .sampling = adaptive, .max_n = max_n};
+	uint64_t warm_ns = warm_ms * 1000000;
+	if (budget_ns && warm_ns > budget_ns / 2)  /* a budget leaves at least half for sampling */
+		warm_ns = budget_ns / 2;
+	struct pair_run r = {.mode = m, .a = a, .b = b, .l = t.l, .warm_ns = warm_ns, .xs = xs,
+			     .tmp = tmp, .sampling = adaptive, .max_n = max_n, .budget_ns = budget_ns};
 	pthread_t tp, tq;
 	if (pthread_create(&tq, NULL, pong, &r) || pthread_create(&tp, NULL, ping, &r))
 		fail("pthread_create");
@@ -268,6 +274,9 @@ static void usage(void)
 "  --tolerance X     a pair stops when two successive medians, %llu samples apart, twice\n"
 "                    differ by <= X relative (default %g)\n"
 "  --fixed           no adaptive stop: always --max-samples\n"
+"  --budget S        seconds for the whole run (all pairs, modes and homes): each pair gets\n"
+"                    an equal share of what is left, warm-up included, and stops sampling\n"
+"                    when it is spent (never before --min-samples). Default: no budget\n"
 "  --preheat-ms N    busy ping-pong before the first pair, to raise clocks (default %llu)\n"
 "  --warmup-ms N     discarded ping-pong before each pair (default %llu)\n"
 "  --home H          where the lines are allocated and first touched (comma list: each\n"
@@ -352,13 +361,15 @@ int main(int argc, char **argv)
 	int nc = 0, np = 0, (*pairs)[2] = NULL, modes[2] = {CAS, -1}, adaptive = 1, matrix = 0;
 	const char *raw = getenv("LAB_RAW"), *cpus_arg = NULL, *pairs_arg = NULL;
 	prog = "c2c";
-	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS, O_HOME };
+	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS, O_HOME,
+	       O_BUDGET };
 	static const struct option lo[] = {
 		{"mode", 1, 0, 'm'}, {"cpus", 1, 0, 'c'}, {"pairs", 1, 0, O_PAIRS},
 		{"matrix", 0, 0, 'M'}, {"round-trips", 1, 0, O_RT}, {"min-samples", 1, 0, O_MIN},
 		{"max-samples", 1, 0, O_MAX}, {"tolerance", 1, 0, O_TOL}, {"fixed", 0, 0, O_FIXED},
 		{"preheat-ms", 1, 0, O_PRE}, {"warmup-ms", 1, 0, O_WARM}, {"no-numa", 0, 0, O_NONUMA},
-		{"raw", 1, 0, O_RAW}, {"home", 1, 0, O_HOME}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"raw", 1, 0, O_RAW}, {"home", 1, 0, O_HOME}, {"budget", 1, 0, O_BUDGET},
+		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "hm:c:M", lo, NULL)) != -1;) {
 		switch (c) {
 		case 'h': usage(); return 0;
@@ -377,6 +388,7 @@ int main(int argc, char **argv)
 		case O_MAX: opt.max_samples = parse_count("--max-samples", optarg, 1, 1u << 24); break;
 		case O_TOL: opt.tolerance = parse_real("--tolerance", optarg, 0, 1); break;
 		case O_FIXED: adaptive = 0; break;
+		case O_BUDGET: opt.budget_s = parse_real("--budget", optarg, 0.001, 1e7); break;
 		case O_PRE: opt.preheat_ms = parse_count("--preheat-ms", optarg, 0, 600000); break;
 		case O_WARM: opt.warmup_ms = parse_count("--warmup-ms", optarg, 0, 600000); break;
 		case O_NONUMA: opt.homes[0] = HOME_NONE, opt.nhomes = 1; break;
@@ -438,18 +450,28 @@ int main(int argc, char **argv)
 
 	printf("variant,cpus,metric,value,unit\n");
 	uint64_t t_start = now_ns(), t_note = t_start;
+	int nmodes = modes[1] >= 0 ? 2 : 1;
+	uint64_t runs_left = (uint64_t)np * (uint64_t)nmodes * (uint64_t)opt.nhomes;
+	double budget_ns = opt.budget_s * 1e9;
 	for (int mi = 0; mi < 2 && modes[mi] >= 0; mi++) {
 		enum mode m = modes[mi];
 		struct summary s;
 		/* Preheat: time-bound ping-pong on the first pair; its few samples are dropped. */
 		int hn;
-		measure(m, pairs[0][0], pairs[0][1], opt.homes[0], opt.preheat_ms, 0, 1, 1, &s, &hn, xs, tmp);
+		measure(m, pairs[0][0], pairs[0][1], opt.homes[0], opt.preheat_ms, 0, 1, 0, 1, &s, &hn, xs, tmp);
 		for (int p = 0; p < np; p++) {
 			char v[32];
 			int a = pairs[p][0], b = pairs[p][1];
 			for (int h = 0; h < opt.nhomes; h++) {
+				/* An equal share of what is left: pairs that overran shrink the later ones'. */
+				uint64_t share = 0;
+				if (budget_ns > 0) {
+					double left = budget_ns - (double)(now_ns() - t_start);
+					share = left > (double)runs_left ? (uint64_t)(left / (double)runs_left) : 1;
+				}
+				runs_left--;
 				measure(m, a, b, opt.homes[h], opt.warmup_ms, adaptive, opt.max_samples,
-					0, &s, &hn, xs, tmp);
+					share, 0, &s, &hn, xs, tmp);
 				if (h == 0)  /* the matrix file holds the first home's medians */
 					med[p] = s.median;
 				variant_name(v, sizeof v, m, opt.homes[h]);
@@ -471,6 +493,10 @@ int main(int argc, char **argv)
 		if (raw && *raw)
 			write_matrix(raw, m, cpus, nc, pairs, med, np);
 	}
+	if (opt.budget_s > 0)
+		fprintf(stderr, "%s: %llu pair runs in %.1f s (--budget %g s)\n", prog,
+			(unsigned long long)np * (unsigned long long)nmodes * (unsigned long long)opt.nhomes,
+			(double)(now_ns() - t_start) / 1e9, opt.budget_s);
 	if (!pairs_arg)
 		free(pairs);
 	free(xs);

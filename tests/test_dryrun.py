@@ -36,8 +36,16 @@ def test_epyc_fixture_prices_the_matrix_per_pair(results):
              "experiments/c2c-matrix.spec", "experiments/c2c.spec", env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert len(matrix) == 2 and matrix[0][6] == "0-127"           # every PU of 2 × 64 cores
-    assert float(matrix[0][5]) == 0.035 * 128 * 127 / 2            # cost is per pair
+    # cost is per pair (0.035 × 8128 pairs = 284 s), capped by the matrix's --budget (max 250)
+    assert float(matrix[0][5]) == 250
     assert "impossible: c2c smt threads=2: smt is impossible here" in out
+
+
+def test_a_per_pair_cost_below_its_cap_is_not_capped(results):
+    out = sh("scripts/sweep.py", "dry=1", "topology=pack:1 core:8 pu:1", "experiments/c2c-matrix.spec",
+             env=results).stdout
+    matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
+    assert matrix and abs(float(matrix[0][5]) - 0.035 * 8 * 7 / 2) < 1e-6
 
 
 def test_overrides_and_auto_repeats_give_a_range(results):

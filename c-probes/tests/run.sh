@@ -57,6 +57,7 @@ for p in c2c counters channel; do
 done
 rejects "c2c: --round-trips 0" "out of range" $b/c2c --round-trips 0
 rejects "c2c: --max-samples 0" "out of range" $b/c2c --max-samples 0
+rejects "c2c: --budget 0" "out of range" $b/c2c --budget 0
 rejects "c2c: pair list 0-1" "cannot parse" $b/c2c --pairs 0-1
 rejects "c2c: pair list 0:0" "cannot parse" $b/c2c --pairs 0:0
 rejects "c2c: pair list 0:1," "cannot parse" $b/c2c --pairs 0:1,
@@ -120,6 +121,15 @@ if [[ $ncpu -ge 2 ]] && mkdir -p "$out/ran" && LAB_RAW="$out/ran" $b/counters --
     ok "counters, channel: every pinned thread ran on its CPU; memory on node $(node_of 0) (ran-on.csv)"
   else bad "counters, channel: ran-on.csv" "$out/ran/ran-on.csv"; fi
 else bad "counters, channel with LAB_RAW run" "$out/ran/ran-on.csv"; fi
+
+# --budget: 10 pairs with --fixed (2000 samples each, ~20 ms at 20 ns) and 0.05 s for all of them must
+# stop sampling early, but never under --min-samples.
+if $b/c2c --pairs 0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1 --fixed --budget 0.05 --min-samples 10 --preheat-ms 0 \
+    > "$out/budget.csv" 2> "$out/budget.err"; then
+  read -r lo hi n < <(awk -F, '$4 == "samples" { if (!n || $5 < lo) lo = $5; if ($5 > hi) hi = $5; n++ } END { print lo, hi, n }' "$out/budget.csv")
+  if [[ $n == 10 && $lo -ge 10 && $hi -lt 2000 ]]; then ok "c2c --budget: sampling stopped early (samples $lo-$hi of 2000, never < 10)"
+  else bad "c2c --budget: samples $lo-$hi over $n pairs (want 10 pairs, 10 <= samples < 2000)" "$out/budget.csv"; fi
+else bad "c2c --budget runs" "$out/budget.err"; fi
 
 # corun_pct: two threads pinned to one CPU can never run together; the probe must say so (< 60%:
 # each thread's CPU time covers about half the span), and a row must be there for every variant.

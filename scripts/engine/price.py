@@ -36,13 +36,15 @@ def history(results, experiment, profile):
 def per_run(spec, point, measured):
     if measured is not None:
         return measured
-    cost = spec["cost"]
+    cost, _, most = spec["cost"].partition(" max ")
     n = len(point.cpus)
     if cost.endswith("/pair"):
-        return float(cost[:-5]) * n * (n - 1) / 2
-    if cost.endswith("/cpu"):
-        return float(cost[:-4]) * n
-    return float(cost)
+        secs = float(cost[:-5]) * n * (n - 1) / 2
+    elif cost.endswith("/cpu"):
+        secs = float(cost[:-4]) * n
+    else:
+        secs = float(cost)
+    return min(secs, float(most)) if most else secs
 
 
 def repeats(spec, seen_n):

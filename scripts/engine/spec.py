@@ -35,7 +35,7 @@ KEYS = {
     "pairs": ("count", "8", True, "{pairs}: how many CPU pairs of the placement's relation, spread over hwloc's list"),
     "chart": ("chart", None, False, "repeated: scaling METRIC, bars METRIC or heatmap METRIC"),
     "timeout": ("seconds", "600", True, "seconds per run before it is killed"),
-    "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}) until a run of this spec exists here"),
+    "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally `max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
@@ -78,8 +78,8 @@ def check(key, value, where):
                 raise ValueError
         except ValueError:
             bad = "a number, 0 or more"
-    elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?", value):
-        bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu"
+    elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?( max \d+(\.\d+)?)?", value):
+        bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
         bad = f"one of: {kind[7:]}"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
