@@ -26,11 +26,12 @@ INSTRUMENT_METRICS = ("corun_pct",)
 NOISE_METRICS = tuple(m for m, _u in METRICS) + INSTRUMENT_METRICS
 
 
-def corun_short(rows, limit):
+def corun_short(rows, limit, threads):
     """Why the instrument's threads did not run together enough, or "" when they did (or it does not say)."""
     vals = [float(r["value"]) for r in rows if r.get("metric") == "corun_pct"]
     if vals and min(vals) < limit:
-        return f"threads ran together {min(vals):.0f}% of the run < {limit:g}%"
+        who = "the thread ran" if str(threads) == "1" else "threads ran together"
+        return f"{who} {min(vals):.0f}% of the run < {limit:g}%"
     return ""
 
 
