@@ -40,7 +40,7 @@ KEYS = {
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
     "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second"),
-    "min_corun": ("percent", "80", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
+    "min_corun": ("percent", "70", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
     "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
