@@ -47,8 +47,8 @@ def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_pat
     sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     again = [e for e in events if e["event"] == "remeasured"]
-    assert len(again) == 1 and "ran together" in again[0]["reason"], again
+    assert len(again) == 1 and "all threads running" in again[0]["reason"], again
     data = rows(run / "data" / "turns.csv")
     corun = [float(r["value"]) for r in data if r["metric"] == "corun_pct"]
     assert corun and corun[0] < 70
-    assert all("ran together" in r["suspect"] for r in data)
+    assert all("all threads running" in r["suspect"] for r in data)

@@ -26,12 +26,12 @@ INSTRUMENT_METRICS = ("corun_pct",)
 NOISE_METRICS = tuple(m for m, _u in METRICS) + INSTRUMENT_METRICS
 
 
-def corun_short(rows, limit, threads):
-    """Why the instrument's threads did not run together enough, or "" when they did (or it does not say)."""
+def corun_short(rows, limit):
+    """Why the instrument's threads did not run together enough, or "" when they did (or it does not say).
+    Worded for any thread count: the command's threads need not be the point's `threads`."""
     vals = [float(r["value"]) for r in rows if r.get("metric") == "corun_pct"]
     if vals and min(vals) < limit:
-        who = "the thread ran" if str(threads) == "1" else "threads ran together"
-        return f"{who} {min(vals):.0f}% of the run < {limit:g}%"
+        return f"all threads running {min(vals):.0f}% of the run < {limit:g}%"
     return ""
 
 

@@ -288,7 +288,7 @@ class Sweep:
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
             why = "; ".join(w for w in (outcome.reading.disturbed(limits),
-                                        corun_short(outcome.rows, limits["min_corun"], p.threads)) if w)
+                                        corun_short(outcome.rows, limits["min_corun"])) if w)
             if why and attempt <= int(spec["retries"]):
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
