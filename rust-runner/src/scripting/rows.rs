@@ -44,7 +44,7 @@ impl Rows {
                 for (name, col) in names.iter().zip(row.columns) {
                     let v = match col {
                         Some(c) => cql_to_value(c)?,
-                        None => Value::empty(),
+                        None => unit()?,
                     };
                     obj.insert(astr(name)?, v).map_err(|e| e.to_string())?;
                 }
@@ -58,6 +58,11 @@ impl Rows {
 
 fn astr(s: &str) -> Result<rune::alloc::String, String> {
     rune::alloc::String::try_from(s).map_err(|e| e.to_string())
+}
+
+/// CQL null: Rune's unit `()`, so that `row.col == ()` tests for it.
+fn unit() -> Result<Value, String> {
+    val(())
 }
 
 fn val<T: rune::ToValue>(v: T) -> Result<Value, String> {
@@ -81,7 +86,7 @@ pub fn cql_to_value(c: CqlValue) -> Result<Value, String> {
         CqlValue::Double(f) => val(f),
         CqlValue::Float(f) => val(f as f64),
         CqlValue::Duration(d) => val(duration_text(d)),
-        CqlValue::Empty => Ok(Value::empty()),
+        CqlValue::Empty => unit(),
         CqlValue::Int(i) => val(i as i64),
         CqlValue::BigInt(i) => val(i),
         CqlValue::SmallInt(i) => val(i as i64),
@@ -128,7 +133,7 @@ pub fn cql_to_value(c: CqlValue) -> Result<Value, String> {
 }
 
 fn opt_to_value(c: Option<CqlValue>) -> Result<Value, String> {
-    c.map(cql_to_value).unwrap_or(Ok(Value::empty()))
+    c.map(cql_to_value).unwrap_or_else(unit)
 }
 
 fn inet_text(ip: IpAddr) -> String {
