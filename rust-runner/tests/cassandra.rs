@@ -137,7 +137,7 @@ async fn against_real_cassandra() {
     ok(&["run", api, "-f", "online", "-d", "50", "-w", "0", "-c", "4", "-o", &rep("api-online.json")]);
     let r = report(&tmp.join("api-online.json"));
     assert_eq!((r["result"]["cycles"].as_u64(), r["result"]["errors"].as_u64()), (Some(50), Some(0)));
-    assert_eq!(r["result"]["rows"], 100, "two SELECTs of one row per cycle");
+    assert_eq!(r["result"]["rows"], 150, "three SELECTs of one row per cycle");
     ok(&["run", api, "-f", "paging", "-P", "basic_rows=6000", "-d", "2", "-w", "0", "-c", "1", "-o", &rep("api-paging.json")]);
     let r = report(&tmp.join("api-paging.json"));
     assert_eq!(r["result"]["errors"], 0);

@@ -336,10 +336,31 @@ async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Resu
         .get(&*key)
         .cloned()
         .ok_or_else(|| CassError(format!("no prepared statement named '{}'", &*key)))?;
+    let args = struct_as_object(args, &stmt);
     let plain = Plain::from_value(&args).map_err(CassError)?;
     let values = stmt.bind(&plain).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
     let session = ctx.session().await?;
     ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &values, state)).await
+}
+
+/// Latte also binds a script `struct` by field name: it becomes an object keyed by the markers' names
+/// (a field the statement does not name is left out; a marker without a field is then an error).
+/// Lists, tuples and objects pass untouched, without a conversion attempt.
+fn struct_as_object(args: Value, stmt: &Statement) -> Value {
+    let h = args.type_hash();
+    if h == rune::runtime::Vec::HASH || h == rune::runtime::Object::HASH || h == rune::runtime::OwnedTuple::HASH {
+        return args;
+    }
+    let Ok(fields) = rune::from_value::<rune::runtime::DynamicStruct>(args.clone()) else { return args };
+    let mut obj = rune::runtime::Object::new();
+    for (name, _) in &stmt.columns {
+        if let (Some(v), Ok(k)) = (fields.get(name.as_str()), rune::alloc::String::try_from(name.as_str())) {
+            if obj.insert(k, v.clone()).is_err() {
+                return args;
+            }
+        }
+    }
+    rune::to_value(obj).unwrap_or(args)
 }
 
 /// `ctx.elapsed_secs()`: seconds since the current phase started.
