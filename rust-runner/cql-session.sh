@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Cassandra for a sweep of experiments/runner-cql.spec (its setup and teardown):
-#   rust-runner/cql-session.sh up ROWS   start Cassandra unless it already answers, then schema + load ROWS rows
-#   rust-runner/cql-session.sh down      stop Cassandra only if `up` started it
+#   rust-runner/cql-session.sh up ROWS   start Cassandra unless it already answers, then schema + load ROWS
+#                                        rows (`runner load` first runs the script's erase(), as Latte's)
+#   rust-runner/cql-session.sh down      stop Cassandra if `up` started it; else erase what `up` loaded
+#                                        (the script's erase(), where it defines one), leaving the node running
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 marker=${CASSANDRA_WORK:-$root/.work/cassandra}/started-by-sweep
 runner=rust-runner/target/release/runner
+script=workloads/basic_write.rn
+nodes=127.0.0.1:${CASSANDRA_PORT:-9042}
 case ${1:-} in
   up)
     rows=${2:-100000}
@@ -16,15 +20,16 @@ case ${1:-} in
       cassandra/cassandra.sh up
       mkdir -p "$(dirname "$marker")" && touch "$marker"
     fi
-    nodes=127.0.0.1:${CASSANDRA_PORT:-9042}
-    "$runner" schema workloads/basic_write.rn --nodes "$nodes"
-    "$runner" load workloads/basic_write.rn -P rows="$rows" --nodes "$nodes" --threads 1 --no-csv --quiet \
+    "$runner" schema "$script" --nodes "$nodes"
+    "$runner" load "$script" -P rows="$rows" --nodes "$nodes" --threads 1 --no-csv --quiet \
       --output "${LAB_RAW:-$root/.work}/runner-cql-load.json"
     ;;
   down)
     if [[ -f $marker ]]; then
       rm -f "$marker"
       cassandra/cassandra.sh down
+    elif cassandra/cassandra.sh status > /dev/null 2>&1; then
+      "$runner" erase "$script" --if-defined --nodes "$nodes"
     fi
     ;;
   *) echo "usage: $0 up ROWS | down" >&2; exit 2 ;;

@@ -192,7 +192,7 @@ impl Worker {
         Box::pin(async move {
             let r = match call_sliced(&mut vm, hash, (ctx, cycle as i64)).await {
                 Ok(v) => check_result(v),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(crate::scripting::describe_error(&e)),
             };
             (r, origin, started)
         })
@@ -573,7 +573,7 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     let r = rt.block_on(vm.async_call([name], (ctx.clone(),)));
     match r {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
-        Err(e) => Err(anyhow!("{name}: {e}")),
+        Err(e) => Err(anyhow!("{name}: {}", program.describe(&e))),
     }
 }
 

@@ -32,6 +32,14 @@ struct Cli {
 enum Command {
     /// Run the workload's `schema` function (create keyspaces and tables).
     Schema(ScriptArgs),
+    /// Run the workload's `erase` function (delete the data `load` wrote; exit 2 if it has none).
+    Erase {
+        #[command(flatten)]
+        script: ScriptArgs,
+        /// A script without `erase` is not an error: say so and exit 0 (for drivers of many scripts).
+        #[arg(long)]
+        if_defined: bool,
+    },
     /// Run `prepare`, then `load(ctx, i)` for i in 0..ctx.load_cycle_count.
     Load(RunArgs),
     /// Run `prepare`, a warmup, then the measured `run(ctx, i)` (or the -f functions).
@@ -183,7 +191,8 @@ fn failed(msg: impl std::fmt::Display) -> Fail {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.command {
-        Command::Schema(a) => cmd_schema(&a),
+        Command::Schema(a) => cmd_once(&a, "schema", false),
+        Command::Erase { script, if_defined } => cmd_once(&script, "erase", if_defined),
         Command::Load(a) => run::cmd_run(&a, "load"),
         Command::Run(a) => run::cmd_run(&a, "run"),
         Command::Show { report, baseline } => report::show(&report, baseline.as_deref()).map_err(|e| input(format!("{e:#}"))),
@@ -255,15 +264,20 @@ fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(failed)
 }
 
-fn cmd_schema(a: &ScriptArgs) -> Result<(), Fail> {
+/// `schema` / `erase`: one call of the script's function of that name on a fresh context.
+fn cmd_once(a: &ScriptArgs, name: &str, if_defined: bool) -> Result<(), Fail> {
     let (program, _) = compile(a)?;
-    if !program.has_function("schema") {
-        return Err(input(format!("{} has no `schema` function", a.script.display())));
+    if !program.has_function(name) {
+        if if_defined {
+            eprintln!("{} has no `{name}` function: nothing to do", a.script.display());
+            return Ok(());
+        }
+        return Err(input(format!("{} has no `{name}` function (`pub async fn {name}(ctx)`)", a.script.display())));
     }
     let cfg = Arc::new(cql_config(a)?);
     let rt = runtime()?;
     let ctx = rune::to_value(Context::new(cfg)).map_err(failed)?;
-    exec::call_once(&rt, &program, &ctx, "schema").map_err(|e| failed(format!("{e:#}")))?;
-    eprintln!("schema created");
+    exec::call_once(&rt, &program, &ctx, name).map_err(|e| failed(format!("{e:#}")))?;
+    eprintln!("{name}: done");
     Ok(())
 }

@@ -118,17 +118,35 @@ async fn against_real_cassandra() {
 
     let _node = Node::start();
 
-    // schema → load → the rows are really there.
+    // schema → load → the rows are really there. 6000 rows: more than one page (5000) for the paging check.
     ok(&["schema", "workloads/basic_write.rn"]);
-    let out = ok(&["load", "workloads/basic_write.rn", "-P", "rows=3000", "--threads", "2", "-o", &rep("load.json")]);
+    let out = ok(&["load", "workloads/basic_write.rn", "-P", "rows=6000", "--threads", "2", "-o", &rep("load.json")]);
     let csv = String::from_utf8_lossy(&out.stdout);
     assert!(csv.starts_with("variant,metric,value,unit\n"), "{csv}");
-    assert!(csv.contains("per-thread,cycles,3000,count"), "{csv}");
+    assert!(csv.contains("per-thread,cycles,6000,count"), "{csv}");
     let r = report(&tmp.join("load.json"));
     assert_eq!(r["result"]["errors"], 0);
-    assert_eq!(r["result"]["requests"], 3000);
+    assert_eq!(r["result"]["requests"], 6000);
     let rows = query("SELECT COUNT(*) FROM lab.basic").await;
-    assert_eq!(col(&rows[0], 0), CqlValue::BigInt(3000));
+    assert_eq!(col(&rows[0], 0), CqlValue::BigInt(6000));
+
+    // The script API's Cassandra half (README table): statements, argument forms, rows, CassError, and
+    // paging (every one of the 6000 rows, over two pages). Zero failed assertions.
+    let api = "rust-runner/tests/fixtures/api/latte_api.rn";
+    ok(&["schema", api]);
+    ok(&["run", api, "-f", "online", "-d", "50", "-w", "0", "-c", "4", "-o", &rep("api-online.json")]);
+    let r = report(&tmp.join("api-online.json"));
+    assert_eq!((r["result"]["cycles"].as_u64(), r["result"]["errors"].as_u64()), (Some(50), Some(0)));
+    assert_eq!(r["result"]["rows"], 150, "three SELECTs of one row per cycle");
+    ok(&["run", api, "-f", "paging", "-P", "basic_rows=6000", "-d", "2", "-w", "0", "-c", "1", "-o", &rep("api-paging.json")]);
+    let r = report(&tmp.join("api-paging.json"));
+    assert_eq!(r["result"]["errors"], 0);
+    assert_eq!(r["result"]["rows"], 12000);
+    assert_eq!(r["result"]["requests"], 4, "two pages per SELECT");
+    // runner erase: the script's erase() empties its table.
+    assert!(!query("SELECT id FROM lab_api.kv").await.is_empty());
+    ok(&["erase", api]);
+    assert!(query("SELECT id FROM lab_api.kv").await.is_empty(), "erase left rows");
     let rows = query("SELECT v FROM lab.basic WHERE id = 17").await;
     match col(&rows[0], 0) {
         CqlValue::Text(t) => assert_eq!(t.chars().count(), 16, "latte::text(i, 16)"),
@@ -147,6 +165,10 @@ async fn against_real_cassandra() {
     ok(&["schema", types]);
     ok(&["load", types, "-P", "rows=5", "-o", &rep("types-load.json")]);
     ok(&["run", types, "-d", "5", "-w", "0", "-o", &rep("types-run.json")]);
+    // …and every type read back into Rune values, asserted in the script (a failed assertion fails the cycle).
+    ok(&["run", types, "-f", "check", "-P", "rows=5", "-d", "5", "-w", "0", "-c", "1", "-o", &rep("types-check.json")]);
+    let r = report(&tmp.join("types-check.json"));
+    assert_eq!((r["result"]["cycles"].as_u64(), r["result"]["errors"].as_u64()), (Some(5), Some(0)));
     let rows = query("SELECT i, de, vi, du, tp, v, ad, m, d, tm, ip, si FROM lab_it.types WHERE id = 3").await;
     let row = &rows[0];
     assert_eq!(col(row, 0), CqlValue::Int(42));

@@ -18,12 +18,14 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::cluster::metadata::ColumnType;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::retry::FallthroughRetryPolicy;
-use scylla::response::query_result::QueryResult;
+use scylla::response::query_result::{QueryResult, QueryRowsResult};
+use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
 use crate::scripting::bind::{to_cql, Plain};
+use crate::scripting::rows::Rows;
 
 /// Connection settings shared (read-only) by every worker.
 #[derive(Debug, Clone)]
@@ -142,7 +144,7 @@ pub struct Context {
     pub stats: RefCell<RequestStats>,
     start: Cell<Instant>,
     /// Errors of requests that failed (kept for the first few messages).
-    #[rune(get, set, copy)]
+    #[rune(get, set, add_assign, copy)]
     pub load_cycle_count: i64,
     #[rune(get, set)]
     pub data: Value,
@@ -204,11 +206,11 @@ impl Context {
         self.session.get_or_try_init(|| Box::pin(async { connect(&self.cfg).await.map(Rc::new) })).await.cloned()
     }
 
-    /// Runs one request with the configured retries, recording latency, rows, errors and retries.
-    async fn request<F, Fut>(&self, what: &str, mut f: F) -> Result<QueryResult, CassError>
+    /// Runs one request (one page) with the configured retries, recording latency, errors and retries.
+    async fn request<F, Fut>(&self, what: &str, mut f: F) -> Result<(QueryResult, PagingStateResponse), CassError>
     where
         F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<QueryResult, ExecutionError>>,
+        Fut: std::future::Future<Output = Result<(QueryResult, PagingStateResponse), ExecutionError>>,
     {
         let mut attempt = 0u32;
         let mut delay = self.cfg.retry_min;
@@ -222,14 +224,7 @@ impl Context {
             st.requests += 1;
             let _ = st.latency_ns.record(ns.max(1));
             match result {
-                Ok(r) => {
-                    if r.is_rows() {
-                        if let Ok(rows) = r.clone().into_rows_result() {
-                            st.rows += rows.rows_num() as u64;
-                        }
-                    }
-                    return Ok(r);
-                }
+                Ok(r) => return Ok(r),
                 Err(e) => {
                     st.errors += 1;
                     if attempt >= self.cfg.retries || !retryable(&e) {
@@ -241,6 +236,29 @@ impl Context {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(self.cfg.retry_max);
                 }
+            }
+        }
+    }
+
+    /// Every page of a statement (the driver's page size, 5000 rows), as one `Rows` value. The rows
+    /// are counted here; they are converted to Rune values only if the script looks at them.
+    async fn all_pages<F, Fut>(&self, what: &str, mut page: F) -> Result<Rows, CassError>
+    where
+        F: FnMut(PagingState) -> Fut,
+        Fut: std::future::Future<Output = Result<(QueryResult, PagingStateResponse), ExecutionError>>,
+    {
+        let mut pages: Vec<QueryRowsResult> = Vec::new();
+        let mut state = PagingState::start();
+        loop {
+            let (result, next) = self.request(what, || page(state.clone())).await?;
+            if result.is_rows() {
+                let rows = result.into_rows_result().map_err(|e| CassError(format!("{what}: reading the result: {e}")))?;
+                self.stats.borrow_mut().rows += rows.rows_num() as u64;
+                pages.push(rows);
+            }
+            match next {
+                PagingStateResponse::HasMorePages { state: s } => state = s,
+                PagingStateResponse::NoMorePages => return Ok(Rows::new(pages)),
             }
         }
     }
@@ -291,12 +309,12 @@ pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
     }
 }
 
-/// `ctx.execute(cql)`: runs an unprepared statement.
+/// `ctx.execute(cql)`: runs an unprepared statement; its rows (every page) come back as `Rows`.
 #[rune::function(instance)]
-async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<(), CassError> {
+async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<Rows, CassError> {
     let session = ctx.session().await?;
     let text: &str = &cql;
-    ctx.request(text, || session.query_unpaged(text, ())).await.map(|_| ())
+    ctx.all_pages(text, |state| session.query_single_page(text, (), state)).await
 }
 
 /// `ctx.prepare(key, cql)`: prepares a statement for `execute_prepared(key, …)`.
@@ -308,19 +326,41 @@ async fn prepare(ctx: Ref<Context>, key: Ref<str>, cql: Ref<str>) -> Result<(), 
     Ok(())
 }
 
-/// `ctx.execute_prepared(key, args)`: args are a list (positional) or an object (named markers).
+/// `ctx.execute_prepared(key, args)`: args are a list (positional) or an object (named markers); the
+/// statement's rows (every page) come back as `Rows`.
 #[rune::function(instance)]
-async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<(), CassError> {
+async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<Rows, CassError> {
     let stmt = ctx
         .statements
         .borrow()
         .get(&*key)
         .cloned()
         .ok_or_else(|| CassError(format!("no prepared statement named '{}'", &*key)))?;
+    let args = struct_as_object(args, &stmt);
     let plain = Plain::from_value(&args).map_err(CassError)?;
     let values = stmt.bind(&plain).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
     let session = ctx.session().await?;
-    ctx.request(&key, || session.execute_unpaged(&stmt.prepared, &values)).await.map(|_| ())
+    ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &values, state)).await
+}
+
+/// Latte also binds a script `struct` by field name: it becomes an object keyed by the markers' names
+/// (a field the statement does not name is left out; a marker without a field is then an error).
+/// Lists, tuples and objects pass untouched, without a conversion attempt.
+fn struct_as_object(args: Value, stmt: &Statement) -> Value {
+    let h = args.type_hash();
+    if h == rune::runtime::Vec::HASH || h == rune::runtime::Object::HASH || h == rune::runtime::OwnedTuple::HASH {
+        return args;
+    }
+    let Ok(fields) = rune::from_value::<rune::runtime::DynamicStruct>(args.clone()) else { return args };
+    let mut obj = rune::runtime::Object::new();
+    for (name, _) in &stmt.columns {
+        if let (Some(v), Ok(k)) = (fields.get(name.as_str()), rune::alloc::String::try_from(name.as_str())) {
+            if obj.insert(k, v.clone()).is_err() {
+                return args;
+            }
+        }
+    }
+    rune::to_value(obj).unwrap_or(args)
 }
 
 /// `ctx.elapsed_secs()`: seconds since the current phase started.
@@ -343,6 +383,7 @@ pub fn install(m: &mut Module) -> Result<(), ContextError> {
     m.function_meta(prepare)?;
     m.function_meta(execute_prepared)?;
     m.function_meta(elapsed_secs)?;
+    crate::scripting::rows::install(m)?;
     Ok(())
 }
 

@@ -43,6 +43,16 @@ display!(display_i8, Int8);
 display!(display_f32, Float32);
 display!(display_uuid, Uuid);
 
+#[rune::function(instance, protocol = PARTIAL_EQ)]
+fn uuid_eq(a: &Uuid, b: &Uuid) -> bool {
+    a.0 == b.0
+}
+
+#[rune::function(instance, protocol = DEBUG_FMT)]
+fn uuid_debug(v: &Uuid, f: &mut Formatter) -> VmResult<()> {
+    vm_write!(f, "{}", v.0)
+}
+
 /// A fast 64-bit mix (splitmix64 finaliser): the same input always gives the same output.
 #[inline]
 pub fn mix64(mut z: u64) -> u64 {
@@ -64,23 +74,23 @@ fn hash2(a: i64, b: i64) -> i64 {
     (mix64(mix64(a as u64) ^ b as u64) & 0x7fff_ffff_ffff_ffff) as i64
 }
 
-/// Hash of `i` in `0..max`.
+/// Hash of `i` in `0..max`. Latte divides by `max` unchecked (a Rust panic at 0); here a script error.
 #[rune::function]
-fn hash_range(i: i64, max: i64) -> i64 {
+fn hash_range(i: i64, max: i64) -> VmResult<i64> {
     if max <= 0 {
-        return 0;
+        return VmResult::panic(format!("latte::hash_range: max must be positive, got {max}"));
     }
-    (mix64(i as u64) % max as u64) as i64
+    VmResult::Ok((mix64(i as u64) % max as u64) as i64)
 }
 
-/// An element of `collection` picked by the hash of `i`.
+/// An element of `collection` picked by the hash of `i` (an empty one is a script error, not a crash).
 #[rune::function]
-fn hash_select(i: i64, collection: &RuneVec) -> Value {
+fn hash_select(i: i64, collection: &RuneVec) -> VmResult<Value> {
     if collection.is_empty() {
-        return Value::empty();
+        return VmResult::panic("latte::hash_select: the collection is empty");
     }
     let idx = (mix64(i as u64) % collection.len() as u64) as usize;
-    collection[idx].clone()
+    VmResult::Ok(collection[idx].clone())
 }
 
 /// A UUID derived from `i` (version 4 layout, deterministic).
@@ -102,46 +112,68 @@ fn blob(seed: i64, len: usize) -> VmResult<Bytes> {
     VmResult::Ok(rune::vm_try!(Bytes::try_from(v)))
 }
 
-/// A pseudo-random string of `len` letters and digits seeded by `seed`.
+/// A pseudo-random string of `len` characters seeded by `seed`, from Latte's character set (letters,
+/// digits and ASCII punctuation).
 #[rune::function]
 fn text(seed: i64, len: usize) -> String {
-    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()_+-=[]{}|;:',.<>?/";
     let mut rng = SmallRng::seed_from_u64(seed as u64);
     (0..len).map(|_| CHARS[rng.random_range(0..CHARS.len())] as char).collect()
 }
 
-fn normal_sample(rng: &mut SmallRng, mean: f64, std_dev: f64) -> f64 {
-    match Normal::new(mean, std_dev) {
-        Ok(d) => d.sample(rng),
-        Err(_) => mean,
+/// The normal distribution, or Latte's error for a bad one (a NaN, a negative deviation). A zero
+/// deviation gives the mean (Latte's statrs rejects it; rand_distr's is well defined).
+fn normal_dist(mean: f64, std_dev: f64) -> Result<Normal<f64>, String> {
+    Normal::new(mean, std_dev).map_err(|e| format!("normal distribution (mean {mean}, std_dev {std_dev}): {e}"))
+}
+
+/// `[min, max)` as Latte accepts it: min < max (min == max gives min here); NaN or min > max is an error.
+fn uniform_range(min: f64, max: f64) -> Result<Option<std::ops::Range<f64>>, String> {
+    if min.is_nan() || max.is_nan() || min > max {
+        return Err(format!("uniform distribution: need min <= max, got [{min}, {max})"));
+    }
+    Ok(if min < max { Some(min..max) } else { None })
+}
+
+fn vm<T>(r: Result<T, String>) -> VmResult<T> {
+    match r {
+        Ok(v) => VmResult::Ok(v),
+        Err(e) => VmResult::panic(e),
     }
 }
 
 /// A normally distributed float seeded by `i`.
 #[rune::function]
-fn normal(i: i64, mean: f64, std_dev: f64) -> f64 {
-    normal_sample(&mut SmallRng::seed_from_u64(i as u64), mean, std_dev)
+fn normal(i: i64, mean: f64, std_dev: f64) -> VmResult<f64> {
+    let d = rune::vm_try!(vm(normal_dist(mean, std_dev)));
+    VmResult::Ok(d.sample(&mut SmallRng::seed_from_u64(i as u64)))
 }
 
 /// A uniformly distributed float in `[min, max)` seeded by `i`.
 #[rune::function]
-fn uniform(i: i64, min: f64, max: f64) -> f64 {
+fn uniform(i: i64, min: f64, max: f64) -> VmResult<f64> {
     let mut rng = SmallRng::seed_from_u64(i as u64);
-    if max > min { rng.random_range(min..max) } else { min }
+    VmResult::Ok(match rune::vm_try!(vm(uniform_range(min, max))) {
+        Some(r) => rng.random_range(r),
+        None => min,
+    })
 }
 
 /// `len` normally distributed floats seeded by `i`.
 #[rune::function]
-fn normal_vec(i: i64, len: usize, mean: f64, std_dev: f64) -> Vec<f64> {
+fn normal_vec(i: i64, len: usize, mean: f64, std_dev: f64) -> VmResult<Vec<f64>> {
+    let d = rune::vm_try!(vm(normal_dist(mean, std_dev)));
     let mut rng = SmallRng::seed_from_u64(i as u64);
-    (0..len).map(|_| normal_sample(&mut rng, mean, std_dev)).collect()
+    VmResult::Ok((0..len).map(|_| d.sample(&mut rng)).collect())
 }
 
-/// `len` uniformly distributed floats in `[min, max)` seeded by `i`.
+/// `len` uniformly distributed floats in `[min, max)` seeded by `i`. Latte's `gen_range` panics the
+/// process when min >= max; here min == max gives min and min > max is a script error.
 #[rune::function]
-fn uniform_vec(i: i64, len: usize, min: f64, max: f64) -> Vec<f64> {
+fn uniform_vec(i: i64, len: usize, min: f64, max: f64) -> VmResult<Vec<f64>> {
+    let range = rune::vm_try!(vm(uniform_range(min, max)));
     let mut rng = SmallRng::seed_from_u64(i as u64);
-    (0..len).map(|_| if max > min { rng.random_range(min..max) } else { min }).collect()
+    VmResult::Ok((0..len).map(|_| range.clone().map(|r| rng.random_range(r)).unwrap_or(min)).collect())
 }
 
 /// A vector of `len` elements made by calling `generator(index)`.
@@ -174,12 +206,13 @@ fn join(collection: &RuneVec, separator: &str) -> VmResult<String> {
     VmResult::Ok(out)
 }
 
-/// Milliseconds since the Unix epoch (a CQL `timestamp`).
+/// Seconds since the Unix epoch, as Latte's (`Utc::now().timestamp()`). A CQL `timestamp` binds
+/// milliseconds: multiply by 1000 for one.
 #[rune::function]
 fn now_timestamp() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
+        .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
 
@@ -200,27 +233,65 @@ fn clamp(v: Value, min: Value, max: Value) -> VmResult<Value> {
     }
 }
 
-macro_rules! conversions {
-    ($( $int_fn:ident, $float_fn:ident, $free_int:ident, $path:ident, $wrap:ident, $t:ty; )*) => {$(
+// Latte registers these as instance functions of i64 and f64 (`x.to_i32()`, `x.clamp(a, b)`). As in
+// Latte, an integer out of the target's range gives `None` (an `Option`, which binds as its content),
+// a float is cast (saturating). The free forms `latte::to_i32(x)` … are this runner's addition.
+macro_rules! int_conversions {
+    ($( $int_fn:ident, $float_fn:ident, $free:ident, $path:ident, $wrap:ident, $t:ty; )*) => {$(
         #[rune::function(instance, path = $path)]
-        fn $int_fn(v: i64) -> $wrap { $wrap(v as $t) }
+        fn $int_fn(v: i64) -> Option<$wrap> { <$t>::try_from(v).ok().map($wrap) }
         #[rune::function(instance, path = $path)]
         fn $float_fn(v: f64) -> $wrap { $wrap(v as $t) }
         #[rune::function(path = $path)]
-        fn $free_int(v: Value) -> VmResult<$wrap> {
-            let x = match v.as_integer::<i64>() {
-                Ok(i) => i as f64,
-                Err(_) => rune::vm_try!(v.as_float()),
-            };
-            VmResult::Ok($wrap(if v.type_hash() == i64::HASH { rune::vm_try!(v.as_integer::<i64>()) as $t } else { x as $t }))
+        fn $free(v: Value) -> VmResult<Option<$wrap>> {
+            if v.type_hash() == i64::HASH {
+                VmResult::Ok(<$t>::try_from(rune::vm_try!(v.as_integer::<i64>())).ok().map($wrap))
+            } else {
+                VmResult::Ok(Some($wrap(rune::vm_try!(v.as_float()) as $t)))
+            }
         }
     )*};
 }
-conversions! {
+int_conversions! {
     int_to_i32, float_to_i32, free_to_i32, to_i32, Int32, i32;
     int_to_i16, float_to_i16, free_to_i16, to_i16, Int16, i16;
     int_to_i8, float_to_i8, free_to_i8, to_i8, Int8, i8;
-    int_to_f32, float_to_f32, free_to_f32, to_f32, Float32, f32;
+}
+
+#[rune::function(instance, path = to_f32)]
+fn int_to_f32(v: i64) -> Float32 {
+    Float32(v as f32)
+}
+#[rune::function(instance, path = to_f32)]
+fn float_to_f32(v: f64) -> Float32 {
+    Float32(v as f32)
+}
+#[rune::function(path = to_f32)]
+fn free_to_f32(v: Value) -> VmResult<Float32> {
+    let x = match v.as_integer::<i64>() {
+        Ok(i) => i as f64,
+        Err(_) => rune::vm_try!(v.as_float()),
+    };
+    VmResult::Ok(Float32(x as f32))
+}
+
+/// `x.clamp(min, max)` on integers. Rust's (and so Latte's) panics the process when min > max: here
+/// it is a script error.
+#[rune::function(instance, path = clamp)]
+fn int_clamp(v: i64, min: i64, max: i64) -> VmResult<i64> {
+    if min > max {
+        return VmResult::panic(format!("clamp: min {min} > max {max}"));
+    }
+    VmResult::Ok(v.clamp(min, max))
+}
+
+/// `x.clamp(min, max)` on floats (NaN stays NaN); min > max or a NaN bound is a script error.
+#[rune::function(instance, path = clamp)]
+fn float_clamp(v: f64, min: f64, max: f64) -> VmResult<f64> {
+    if !(min <= max) {
+        return VmResult::panic(format!("clamp: need min <= max, got {min}, {max}"));
+    }
+    VmResult::Ok(v.clamp(min, max))
 }
 
 #[rune::function(instance, path = to_i64)]
@@ -253,6 +324,8 @@ pub fn latte_module() -> Result<Module, ContextError> {
     m.function_meta(display_i8)?;
     m.function_meta(display_f32)?;
     m.function_meta(display_uuid)?;
+    m.function_meta(uuid_eq)?;
+    m.function_meta(uuid_debug)?;
     m.function_meta(hash)?;
     m.function_meta(hash2)?;
     m.function_meta(hash_range)?;
@@ -274,7 +347,7 @@ pub fn latte_module() -> Result<Module, ContextError> {
     for f in [int_to_i8, float_to_i8, free_to_i8, int_to_f32, float_to_f32, free_to_f32] {
         m.function_meta(f)?;
     }
-    for f in [float_to_i64, int_to_i64, int_to_f64, float_to_f64] {
+    for f in [float_to_i64, int_to_i64, int_to_f64, float_to_f64, int_clamp, float_clamp] {
         m.function_meta(f)?;
     }
     Ok(m)

@@ -5,6 +5,7 @@ pub mod bind;
 pub mod context;
 pub mod functions;
 pub mod resources;
+pub mod rows;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -42,6 +43,65 @@ impl Sharing {
 pub struct Program {
     pub unit: Arc<Unit>,
     pub runtime: Arc<RuntimeContext>,
+    /// The script's text, to turn a runtime error's instruction into file:line:column.
+    pub sources: Arc<Scripts>,
+}
+
+/// The compiled sources and their text (rune keeps the text private), by source id.
+pub struct Scripts {
+    sources: Sources,
+    texts: Vec<(rune::SourceId, String)>,
+}
+
+/// The sources of the program this process compiled last: what `describe_error` reads, so that the
+/// workers need nothing more than the error to name its place (the runner compiles one script).
+static LAST_SOURCES: std::sync::Mutex<Option<Arc<Scripts>>> = std::sync::Mutex::new(None);
+
+/// A runtime error of a script as "file:line:column: error: MESSAGE (in fn NAME)" plus the callers,
+/// using the debug info of the unit it happened in (rune records the instruction pointer).
+pub fn describe_error(e: &rune::runtime::VmError) -> String {
+    let sources = LAST_SOURCES.lock().ok().and_then(|g| g.clone());
+    match sources {
+        Some(s) => describe_with(&s, e),
+        None => e.to_string(),
+    }
+}
+
+/// Where instruction `ip` of `unit` comes from: ("file:line:column", "fn name(args)", the line's text).
+fn place(scripts: &Scripts, unit: &Unit, ip: usize) -> Option<(String, String, String)> {
+    let sources = &scripts.sources;
+    let debug = unit.debug_info()?;
+    let inst = debug.instruction_at(ip)?;
+    let source = sources.get(inst.source_id)?;
+    let (line, col) = source.pos_to_utf8_linecol(inst.span.start.into_usize());
+    let file = source.path().map(|p| p.display().to_string()).unwrap_or_else(|| source.name().to_string());
+    // The function whose first instruction is the closest at or before `ip`.
+    let func = debug
+        .functions_rev
+        .iter()
+        .filter(|(start, _)| **start <= ip)
+        .max_by_key(|(start, _)| **start)
+        .and_then(|(_, h)| debug.functions.get(h))
+        .map(|sig| sig.to_string())
+        .unwrap_or_else(|| "?".into());
+    let text = scripts.texts.iter().find(|(id, _)| *id == inst.source_id).map(|(_, t)| t.as_str()).unwrap_or("");
+    let text = text.lines().nth(line).unwrap_or("").trim_end();
+    Some((format!("{file}:{}:{}", line + 1, col + 1), func, format!("{:>5} | {text}", line + 1)))
+}
+
+fn describe_with(sources: &Scripts, e: &rune::runtime::VmError) -> String {
+    let msg = e.to_string();
+    let Some(loc) = e.first_location() else { return msg };
+    let Some((at, func, text)) = place(sources, &loc.unit, loc.ip) else { return msg };
+    let mut out = format!("{at}: error: {msg} (in fn {func})\n{text}");
+    // Callers, innermost first; a frame keeps the instruction after its call.
+    for frame in loc.frames.iter().rev() {
+        let caller = place(sources, &loc.unit, frame.ip.saturating_sub(1)).or_else(|| place(sources, &loc.unit, frame.ip));
+        if let Some((at, func, _)) = caller {
+            out.push_str(&format!("\n    called from {at} (in fn {func})"));
+        }
+    }
+    out
 }
 
 /// A compile failure, already printed with file:line:column.
@@ -73,12 +133,18 @@ impl Program {
             .map_err(|e| fail(e.to_string()))?;
 
         let mut sources = Sources::new();
-        let source = Source::from_path(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-        sources.insert(source).map_err(|e| fail(e.to_string()))?;
+        let mut texts = Vec::new();
+        let mut add = |p: &Path| -> Result<(), CompileFailed> {
+            let text = std::fs::read_to_string(p).map_err(|e| fail(format!("{}: {e}", p.display())))?;
+            let source = Source::with_path(p.display().to_string(), &text, p).map_err(|e| fail(e.to_string()))?;
+            let id = sources.insert(source).map_err(|e| fail(e.to_string()))?;
+            texts.push((id, text));
+            Ok(())
+        };
+        add(path)?;
         // Latte loads a `lib.rn` that sits beside the workload: shared helpers for a family of scripts.
         if let Some(lib) = base.as_ref().map(|b| b.join("lib.rn")).filter(|l| l.is_file() && l != path) {
-            let source = Source::from_path(&lib).map_err(|e| fail(format!("{}: {e}", lib.display())))?;
-            sources.insert(source).map_err(|e| fail(e.to_string()))?;
+            add(&lib)?;
         }
 
         let mut diagnostics = Diagnostics::new();
@@ -107,7 +173,16 @@ impl Program {
         }
         let unit = result.map_err(|e| fail(e.to_string()))?;
         let runtime = context.runtime().map_err(|e| fail(e.to_string()))?;
-        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime) })
+        let sources = Arc::new(Scripts { sources, texts });
+        if let Ok(mut g) = LAST_SOURCES.lock() {
+            *g = Some(sources.clone());
+        }
+        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime), sources })
+    }
+
+    /// A runtime error of this program with its file:line:column and function (see `describe_error`).
+    pub fn describe(&self, e: &rune::runtime::VmError) -> String {
+        describe_with(&self.sources, e)
     }
 
     pub fn has_function(&self, name: &str) -> bool {

@@ -2,55 +2,52 @@
 
 use std::path::PathBuf;
 
-use rune::runtime::VmResult;
 use rune::{ContextError, Module};
 
-/// Files are looked up relative to the working directory, then to the workload's folder.
-fn resolve(path: &str, base: &Option<PathBuf>) -> PathBuf {
+/// A data file: the path as given (relative to the working directory, as Latte reads it), then relative
+/// to the workload's folder. A missing file is an `Err` naming both places (Latte's `expect` panics the
+/// whole process instead).
+fn read_data(path: &str, base: &Option<PathBuf>) -> Result<String, String> {
     let p = PathBuf::from(path);
-    match base {
-        Some(dir) if !p.exists() && p.is_relative() => dir.join(p),
-        _ => p,
+    let mut tried = vec![p.clone()];
+    if let (Some(dir), true) = (base, p.is_relative()) {
+        tried.push(dir.join(&p));
     }
+    for c in &tried {
+        if c.is_file() {
+            return std::fs::read_to_string(c).map_err(|e| format!("cannot read {}: {e}", c.display()));
+        }
+    }
+    let looked: Vec<String> = tried.iter().map(|t| t.display().to_string()).collect();
+    Err(format!("file {path} not found (looked at: {})", looked.join(", ")))
 }
 
-/// The `fs` module: reading data files into scripts (`fs::read_lines`, `read_words`, `read_to_string`).
+/// Lines as Latte's `BufRead::lines`: empty lines kept, no empty string after a final newline.
+pub fn data_lines(s: &str) -> Vec<String> {
+    s.lines().map(str::to_string).collect()
+}
+
+/// The `fs` module: data files (`fs::read_to_string`, `read_lines`, `read_words`) and resources
+/// (`fs::read_resource_*`). Each returns a `Result`, as Latte's (`io::Result`), so `?` works in scripts.
 pub fn fs_module(base: Option<PathBuf>) -> Result<Module, ContextError> {
     let mut m = Module::with_crate("fs")?;
-    let b1 = base.clone();
-    m.function("read_to_string", move |path: &str| -> VmResult<String> {
-        match std::fs::read_to_string(resolve(path, &b1)) {
-            Ok(s) => VmResult::Ok(s),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
-    let b2 = base.clone();
-    m.function("read_lines", move |path: &str| -> VmResult<Vec<String>> {
-        match std::fs::read_to_string(resolve(path, &b2)) {
-            Ok(s) => VmResult::Ok(s.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
-    let b3 = base.clone();
-    m.function("read_words", move |path: &str| -> VmResult<Vec<String>> {
-        match std::fs::read_to_string(resolve(path, &b3)) {
-            Ok(s) => VmResult::Ok(s.split_whitespace().map(str::to_string).collect()),
-            Err(e) => VmResult::panic(format!("cannot read {path}: {e}")),
-        }
-    })
-    .build()?;
-    let r1 = base.clone();
-    m.function("read_resource_to_string", move |name: &str| -> VmResult<String> { vm(read_resource(name, &r1)) })
+    let b = base.clone();
+    m.function("read_to_string", move |path: &str| -> Result<String, String> { read_data(path, &b) }).build()?;
+    let b = base.clone();
+    m.function("read_lines", move |path: &str| -> Result<Vec<String>, String> { read_data(path, &b).map(|s| data_lines(&s)) })
         .build()?;
-    let r2 = base.clone();
-    m.function("read_resource_lines", move |name: &str| -> VmResult<Vec<String>> {
-        vm(read_resource(name, &r2).map(|s| resource_lines(&s)))
+    let b = base.clone();
+    m.function("read_words", move |path: &str| -> Result<Vec<String>, String> { read_data(path, &b).map(|s| resource_words(&s)) })
+        .build()?;
+    let b = base.clone();
+    m.function("read_resource_to_string", move |name: &str| -> Result<String, String> { read_resource(name, &b) }).build()?;
+    let b = base.clone();
+    m.function("read_resource_lines", move |name: &str| -> Result<Vec<String>, String> {
+        read_resource(name, &b).map(|s| resource_lines(&s))
     })
     .build()?;
-    m.function("read_resource_words", move |name: &str| -> VmResult<Vec<String>> {
-        vm(read_resource(name, &base).map(|s| resource_words(&s)))
+    m.function("read_resource_words", move |name: &str| -> Result<Vec<String>, String> {
+        read_resource(name, &base).map(|s| resource_words(&s))
     })
     .build()?;
     Ok(m)
@@ -65,14 +62,6 @@ fn resource_dirs(base: &Option<PathBuf>) -> Vec<PathBuf> {
         dirs.push(PathBuf::from(d));
     }
     dirs
-}
-
-/// A script-visible failure (the cycle, or the compile-time `prepare`, fails with this message).
-fn vm<T>(r: Result<T, String>) -> VmResult<T> {
-    match r {
-        Ok(v) => VmResult::Ok(v),
-        Err(e) => VmResult::panic(e),
-    }
 }
 
 fn read_resource(name: &str, base: &Option<PathBuf>) -> Result<String, String> {
@@ -116,11 +105,12 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("names.txt"), "ann\nbob\n").unwrap();
         let p = d.join("w.rn");
-        std::fs::write(&p, "pub fn run() { let l = fs::read_resource_lines(\"names.txt\"); l[1] }\npub fn missing() { fs::read_resource_lines(\"nope.txt\") }\n").unwrap();
+        std::fs::write(&p, "pub fn run() { let l = fs::read_resource_lines(\"names.txt\")?; l[1] }\npub fn missing() { fs::read_resource_lines(\"nope.txt\") }\n").unwrap();
         let prog = crate::scripting::Program::compile(&p, &Default::default()).unwrap();
         let mut vm = rune::Vm::new(prog.runtime.clone(), prog.unit.clone());
         assert_eq!(vm.call(["run"], ()).unwrap().borrow_string_ref().unwrap().as_ref(), "bob");
-        let err = vm.call(["missing"], ()).unwrap_err().to_string();
-        assert!(err.contains("resource nope.txt not found"), "{err}");
+        let err = vm.call(["missing"], ()).unwrap();
+        let err = rune::from_value::<Result<Vec<String>, String>>(err).unwrap().unwrap_err();
+        assert!(err.contains("resource nope.txt not found") && err.contains(d.to_str().unwrap()), "{err}");
     }
 }

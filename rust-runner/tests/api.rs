@@ -1,0 +1,126 @@
+//! The script API without Cassandra (issue 11 items 1 and 3): the README's API table against the
+//! fixture script that calls each item, the fixture's offline half run for real, runtime errors with
+//! file:line:column and function, and `runner erase` on a script without `erase`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+const API: &str = "rust-runner/tests/fixtures/api/latte_api.rn";
+const RUNTIME_ERROR: &str = "rust-runner/tests/fixtures/runtime_error.rn";
+
+/// The folder `RUNNER_RESOURCES` names in the API runs: a resource found only through the variable.
+pub fn env_resources() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-resources");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("env_resource.txt"), "from the environment\n").unwrap();
+    d
+}
+
+fn runner(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(root())
+        .env("RUNNER_RESOURCES", env_resources())
+        .env_remove("LAB_RAW")
+        .args(args)
+        .output()
+        .expect("runner");
+    eprintln!("$ runner {}\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// The rows of the README's "Script API vs Latte 0.29" table: (item, the code that calls it, status).
+fn api_table() -> Vec<(String, Vec<String>, String)> {
+    let readme = std::fs::read_to_string(root().join("rust-runner/README.md")).unwrap();
+    let start = readme.find("### Script API vs Latte 0.29").expect("the README has the API table section");
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in readme[start..].lines().skip(1) {
+        if line.starts_with('|') {
+            in_table = true;
+            let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+            if cells.len() < 3 || cells[0] == "item" || cells[0].starts_with("---") {
+                continue;
+            }
+            // Every `code` span of the second cell must appear in the script.
+            // (A `|` inside a cell is written `\|` in Markdown.)
+            let calls: Vec<String> = cells[1].split('`').skip(1).step_by(2).map(|c| c.replace("\\|", "|")).collect();
+            rows.push((cells[0].to_string(), calls, cells[2].to_string()));
+        } else if in_table {
+            break;
+        }
+    }
+    rows
+}
+
+#[test]
+fn every_item_of_the_readme_table_is_called_by_the_fixture() {
+    let script = std::fs::read_to_string(root().join(API)).unwrap();
+    let rows = api_table();
+    // 46 rows cover Latte 0.29's items and argument forms, 14 this runner's additions: fewer means some
+    // went missing.
+    assert!(rows.len() >= 60, "the API table has only {} rows", rows.len());
+    for (item, calls, status) in &rows {
+        assert!(!calls.is_empty(), "README API table: `{item}` names no call");
+        assert!(
+            ["same", "differs", "fixed", "added"].iter().any(|s| status.starts_with(s)),
+            "README API table: `{item}` has status '{status}' (same / differs / fixed / added)"
+        );
+        for c in calls {
+            assert!(script.contains(c.as_str()), "README API table: `{item}` says the fixture calls `{c}`, it does not");
+        }
+    }
+}
+
+#[test]
+fn the_fixture_runs_every_offline_item_without_a_failed_assertion() {
+    let out_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-offline.json");
+    let out = runner(&[
+        "run", API, "-f", "offline", "-P", "cql=false", "-P", "n=7", "-P", "word=abc", "-P", "list=[1, 2]",
+        "-d", "3", "-w", "0", "-c", "1", "--no-csv", "-o", out_path.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    assert_eq!(r["result"]["cycles"], 3);
+    assert_eq!(r["result"]["errors"], 0, "{err}");
+
+    // The same run with a parameter the script asserts otherwise: the failed assertion fails the cycle.
+    let out = runner(&["run", API, "-f", "offline", "-P", "cql=false", "-P", "n=8", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out_path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("latte_api.rn:") && err.contains("assertion failed"), "{err}");
+}
+
+#[test]
+fn runtime_errors_name_file_line_column_and_function() {
+    let cases = [
+        ("run", ":4:5: error: ", "(in fn third(xs))", Some(":9:5 (in fn run(ctx, i))")),
+        ("missing_method", ":13:5: error: Missing instance function", "(in fn missing_method(ctx, i))", None),
+        ("type_error", ":17:13: error: Unsupported binary operation", "(in fn type_error(ctx, i))", None),
+    ];
+    for (f, at, func, caller) in cases {
+        let out = runner(&["run", RUNTIME_ERROR, "-f", f, "-d", "1", "-w", "0", "--no-csv", "-q", "-o", "/dev/null"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("runtime_error.rn{at}")), "{f}: want runtime_error.rn{at} in:\n{err}");
+        assert!(err.contains(func), "{f}: want {func} in:\n{err}");
+        if let Some(c) = caller {
+            assert!(err.contains(&format!("called from {RUNTIME_ERROR}{c}")), "{f}: want the caller {c} in:\n{err}");
+        }
+    }
+}
+
+#[test]
+fn erase_without_an_erase_function_is_bad_input() {
+    let out = runner(&["erase", RUNTIME_ERROR, "--nodes", "127.0.0.1:1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no `erase` function"), "{err}");
+    // --if-defined: nothing to do is a success (drivers call it on every script).
+    let out = runner(&["erase", RUNTIME_ERROR, "--if-defined", "--nodes", "127.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
