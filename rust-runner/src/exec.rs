@@ -17,6 +17,7 @@ use rune::runtime::{RuntimeContext, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
 use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
+use crate::corun::{corun_pct, Stamps};
 use crate::scripting::{Program, Sharing};
 
 /// How long a phase lasts: a number of cycles (split over workers) or a time.
@@ -157,7 +158,7 @@ impl Sample {
 
 pub enum Msg {
     Sample(usize, Sample),
-    Done { elapsed: Duration },
+    Done { elapsed: Duration, stamps: Option<Stamps> },
     Failed(usize, String),
 }
 
@@ -173,6 +174,8 @@ const PRINTED_ERRORS: u64 = 5;
 struct Worker {
     index: usize,
     count: usize,
+    /// The phase's common origin for the workers' corun stamps.
+    origin: Instant,
     unit: Arc<Unit>,
     runtime: Arc<RuntimeContext>,
     ctx: Value,
@@ -202,21 +205,27 @@ impl Worker {
     async fn warm_up(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) {
         if let Some(warm) = spec.warmup {
             if !shared.stop.load(Ordering::Relaxed) && !crate::sys::interrupted() {
-                self.run_loop(spec, warm, false, tx, shared).await;
+                self.run_loop(spec, warm, None, tx, shared).await;
             }
         }
     }
 
-    /// The measured span, one sample per sampling period sent to the main thread; its elapsed time.
-    async fn measure(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+    /// The measured span, one sample per sampling period sent to the main thread; its elapsed time
+    /// and this worker's corun stamps.
+    async fn measure(&self, spec: &PhaseSpec, tx: &mpsc::Sender<Msg>, shared: &Shared) -> (Duration, Option<Stamps>) {
         if shared.stop.load(Ordering::Relaxed) {
-            return Duration::ZERO;
+            return (Duration::ZERO, None);
         }
-        self.run_loop(spec, spec.span, true, tx, shared).await
+        let mut stamps = Stamps::begin(self.origin);
+        let elapsed = self.run_loop(spec, spec.span, Some(&mut stamps), tx, shared).await;
+        stamps.end();
+        (elapsed, Some(stamps))
     }
 
-    /// Runs cycles until the span is over (or a stop), sending samples when `measure` is set.
-    async fn run_loop(&self, spec: &PhaseSpec, span: Span, measure: bool, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+    /// Runs cycles until the span is over (or a stop); when measured (`stamps` given) it sends samples
+    /// and stamps whether the worker was running (corun.rs).
+    async fn run_loop(&self, spec: &PhaseSpec, span: Span, mut stamps: Option<&mut Stamps>, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
+        let measure = stamps.is_some();
         let start = Instant::now();
         self.ctx.borrow_ref::<Context>().map(|c| c.reset_start(start)).ok();
         let n = self.count as u64;
@@ -275,6 +284,9 @@ impl Worker {
                     now = Instant::now();
                     last_end = now;
                     record(&mut sample, r, origin, started, now);
+                }
+                if let Some(s) = stamps.as_deref_mut() {
+                    s.tick(now);
                 }
                 if now >= next_boundary {
                     if measure {
@@ -464,6 +476,7 @@ pub fn run_phase(
     mut on_sample: impl FnMut(usize, Sample),
 ) -> Result<PhaseOutcome> {
     let threads = placement.threads;
+    let origin = Instant::now();
     let shared = Arc::new(Shared { stop: AtomicBool::new(false), errors: AtomicU64::new(0), max_errors: spec.max_errors });
     // ready: every worker has its context (and connection); go: the measured phase starts.
     let ready = Arc::new(Barrier::new(threads + 1));
@@ -504,6 +517,7 @@ pub fn run_phase(
                 let worker = Worker {
                     index: w,
                     count: threads,
+                    origin,
                     unit,
                     runtime,
                     ctx: rune::to_value(ctx).expect("context value"),
@@ -512,8 +526,8 @@ pub fn run_phase(
                 ready.wait();
                 worker.warm_up(&spec, &tx, &shared).await;
                 go.wait();
-                let elapsed = worker.measure(&spec, &tx, &shared).await;
-                let _ = tx.send(Msg::Done { elapsed });
+                let (elapsed, stamps) = worker.measure(&spec, &tx, &shared).await;
+                let _ = tx.send(Msg::Done { elapsed, stamps });
             });
         })?;
         handles.push(h);
@@ -533,10 +547,14 @@ pub fn run_phase(
     shared.errors.store(0, Ordering::Relaxed);
     let t0 = Instant::now();
     let mut elapsed = Duration::ZERO;
+    let mut stamps = Vec::new();
     for msg in rx.iter() {
         match msg {
             Msg::Sample(w, s) => on_sample(w, s),
-            Msg::Done { elapsed: e, .. } => elapsed = elapsed.max(e),
+            Msg::Done { elapsed: e, stamps: st } => {
+                elapsed = elapsed.max(e);
+                stamps.extend(st);
+            }
             Msg::Failed(w, e) => failures.push(format!("worker {w}: {e}")),
         }
     }
@@ -555,6 +573,7 @@ pub fn run_phase(
         system_s: usage1.system_s - usage0.system_s,
         max_rss_bytes: usage1.max_rss_bytes,
         stopped_on_errors: shared.errors.load(Ordering::Relaxed) > spec.max_errors,
+        corun_pct: if stamps.len() == threads { corun_pct(&stamps) } else { None },
     })
 }
 
@@ -565,6 +584,9 @@ pub struct PhaseOutcome {
     pub system_s: f64,
     pub max_rss_bytes: u64,
     pub stopped_on_errors: bool,
+    /// % of the measured span during which every worker was running (corun.rs); None when a worker
+    /// did not measure (stopped before it began).
+    pub corun_pct: Option<f64>,
 }
 
 /// Calls one function once on the main thread (schema, erase, prepare), with the given context.

@@ -190,6 +190,7 @@ fn measure(a: &RunArgs, program: &Program, seed: &ContextSeed, spec: &PhaseSpec,
         system_s: outcome.system_s,
         client_cpu_per_op_us: if collector.cycles > 0 { outcome.cpu_s / collector.cycles as f64 * 1e6 } else { f64::NAN },
         peak_rss_bytes: outcome.max_rss_bytes,
+        corun_pct: outcome.corun_pct,
         stopped_on_errors: outcome.stopped_on_errors,
         interrupted: sys::interrupted(),
     };

@@ -126,3 +126,22 @@ fn a_workload_whose_every_cycle_fails_exits_1() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(r["result"]["errors"], 500);
 }
+
+/// Two workers pinned to one CPU take turns: at no moment do both run, so a "contention" figure from
+/// them is not one. The runner must say so (corun_pct, %; the estimate for turns finer than its 250 µs
+/// stamps is ~25%, for coarser ones ~0) rather than leave it to the reader.
+#[test]
+fn workers_that_take_turns_on_one_cpu_report_that_they_did_not_run_together() {
+    let out = tmp("turns.json");
+    let (o, _) = run_bounded(
+        &["run", "workloads/empty.rn", "--cpus", "0,0", "-d", "1s", "-w", "100ms", "-q", "-o", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = String::from_utf8_lossy(&o.stdout).into_owned();
+    let corun: f64 = csv
+        .lines()
+        .find_map(|l| l.split_once(",corun_pct,").map(|(_, rest)| rest.split(',').next().unwrap().parse().unwrap()))
+        .unwrap_or_else(|| panic!("no corun_pct row in\n{csv}"));
+    assert!((0.0..60.0).contains(&corun), "two workers on one CPU ran together {corun}% of the time");
+}

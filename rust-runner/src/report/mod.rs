@@ -237,6 +237,9 @@ pub struct RunResult {
     #[serde(deserialize_with = "crate::stats::null_as_nan")]
     pub client_cpu_per_op_us: f64,
     pub peak_rss_bytes: u64,
+    /// % of the measured span during which every worker was running (corun.rs); absent in old reports.
+    #[serde(default)]
+    pub corun_pct: Option<f64>,
     pub stopped_on_errors: bool,
     /// Stopped by Ctrl-C (or SIGTERM) before its span was over: a partial run.
     #[serde(default)]
@@ -325,6 +328,9 @@ impl Report {
         row("client_cpu_per_op", r.client_cpu_per_op_us, "us")?;
         row("client_cpu", r.cpu_s, "s")?;
         row("peak_rss", r.peak_rss_bytes as f64 / (1024.0 * 1024.0), "MiB")?;
+        if let Some(c) = r.corun_pct {
+            row("corun_pct", c, "%")?;
+        }
         Ok(())
     }
 
@@ -354,6 +360,9 @@ impl Report {
         }
         line("client CPU", format!("{:.3} s ({:.3} us per cycle)", r.cpu_s, r.client_cpu_per_op_us));
         line("peak RSS", format!("{:.1} MiB", r.peak_rss_bytes as f64 / 1048576.0));
+        if let Some(c) = r.corun_pct {
+            line("workers running", format!("all of them {c:.1}% of the measured span"));
+        }
         s
     }
 }
