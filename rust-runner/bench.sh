@@ -6,10 +6,10 @@
 #  - client CPU per CQL insert and peak RSS: bench/insert.rn (200k single-row inserts after 20k warmup,
 #    concurrency 128, 1 thread, the process pinned to one CPU with taskset), run by the runner and, when a
 #    Latte 0.29 binary is found (LATTE=path, else `latte` on PATH), by Latte on the same file, table and
-#    Cassandra, interleaved runner, Latte, runner, Latte… (RUNS each). Both are measured the same way,
-#    from outside: bench/rusage.py takes the child's user+system CPU and peak RSS from wait4(2), so the
-#    CPU per insert is the whole process (start, connect, warmup included) over all 220k calls. The
-#    host's noise during each run (steal %, 1-minute load) is printed with it.
+#    Cassandra: RUNS rounds after one unmeasured run, interleaved ABBA (runner, Latte, Latte, runner…).
+#    Both are measured the same way, from outside: bench/rusage.py takes the child's user+system CPU and
+#    peak RSS from wait4(2), so the CPU per insert is the whole process (start, connect, warmup
+#    included) over all 220k calls. The host's noise during each run (steal %, 1-minute load) is printed.
 # Starts the lab's Cassandra if it is not up (and stops it again if it started it).
 # Reports and logs go to rust-runner/target/bench/.
 set -euo pipefail
@@ -70,7 +70,8 @@ insert() {
     cmd=("$runner" run "$script" --threads 1 --concurrency 128 --duration "$measured" --warmup "$warmup"
       --output "$out/insert-runner-$i.json" --quiet --no-csv)
   else
-    cmd=("$latte" run "$script" --threads 1 --concurrency 128 --duration "$measured" --warmup "$warmup"
+    # (Latte writes a log file into LATTE_LOG_DIR, by default the working directory: the repo)
+    cmd=(env "LATTE_LOG_DIR=$out" "$latte" run "$script" --threads 1 --concurrency 128 --duration "$measured" --warmup "$warmup"
       --output "$out/insert-latte-$i.json" --quiet 127.0.0.1:9042)
   fi
   line=$(python3 rust-runner/bench/rusage.py "$out/insert-$tool-$i.log" taskset -c "$one" "${cmd[@]}")
@@ -91,9 +92,15 @@ if [[ -n $latte ]]; then
 fi
 declare -A cpu_of rss_of
 for t in "${tools[@]}"; do cpu_of[$t]="" rss_of[$t]=""; done
+# One unmeasured run first: a Cassandra just started is still compiling its hot paths (its JIT shares
+# these CPUs), which would weigh on whichever tool ran first.
+insert runner 0 > /dev/null
 noise=()
 for ((i = 1; i <= runs; i++)); do
-  for t in "${tools[@]}"; do
+  order=("${tools[@]}")
+  # ABBA: each tool goes first in every other round, so neither always follows the other.
+  if ((i % 2 == 0 && ${#tools[@]} == 2)); then order=("${tools[1]}" "${tools[0]}"); fi
+  for t in "${order[@]}"; do
     read -r cpu rss wall steal load <<< "$(insert "$t" "$i")"
     echo "insert run $i $t: ${cpu} us CPU/insert, peak RSS ${rss} MiB, ${wall} s wall, steal ${steal}%, load ${load}" >&2
     cpu_of[$t]+="$cpu "
