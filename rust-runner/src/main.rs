@@ -1,6 +1,7 @@
 //! `runner`: a Cassandra benchmarking client whose workloads are Rune scripts (Latte-compatible).
 //! See README.md for the commands and the script API.
 
+mod alloc;
 mod corun;
 mod exec;
 mod run;

@@ -4,11 +4,16 @@
 //! the `latte` wrappers); the prepared statement says what Cassandra expects, so the conversion is
 //! driven by the column type and reports a mismatch by column name.
 
+use std::cell::RefCell;
 use std::net::IpAddr;
 
 use rune::runtime::{Bytes, Object, OwnedTuple, TypeHash, Vec as RuneVec};
 use rune::Value;
 use scylla::cluster::metadata::{CollectionType, ColumnType, NativeType};
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::value::SerializeValue;
+use scylla::serialize::writers::{CellWriter, RowWriter};
+use scylla::serialize::SerializationError;
 use scylla::value::{
     Counter, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlTimeuuid, CqlValue, CqlVarint,
 };
@@ -213,6 +218,182 @@ pub fn to_cql(v: &Plain, t: &ColumnType<'_>) -> Result<Option<CqlValue>, String>
         _ => return mismatch(),
     };
     Ok(Some(value))
+}
+
+/// One statement's bound values, already in CQL wire form (`[i32 length][bytes]` per cell, length -1 for
+/// null), written straight from the script's values: no `Plain` tree, no `CqlValue`s, no per-call
+/// `Vec`. The driver copies the cells into its request frame (`SerializeRow`). Buffers are reused
+/// through a `RowPool`, so the steady state allocates nothing here.
+#[derive(Default)]
+pub struct BoundRow {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl BoundRow {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.count = 0;
+    }
+
+    /// The general path's values (`to_cql` per bind marker), serialized by the driver's own code.
+    pub fn fill(&mut self, values: &[Option<CqlValue>], columns: &[(String, ColumnType<'static>)]) -> Result<(), String> {
+        self.clear();
+        for (v, (name, t)) in values.iter().zip(columns) {
+            self.count += 1;
+            v.serialize(t, CellWriter::new(&mut self.bytes)).map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The driver and our bind disagree on the bind markers (should not happen: both read the statement).
+#[derive(Debug)]
+struct ColumnCountMismatch(usize, usize);
+
+impl std::fmt::Display for ColumnCountMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bound {} values for {} bind markers", self.0, self.1)
+    }
+}
+
+impl std::error::Error for ColumnCountMismatch {}
+
+impl SerializeRow for BoundRow {
+    fn serialize(&self, ctx: &RowSerializationContext<'_>, writer: &mut RowWriter) -> Result<(), SerializationError> {
+        if ctx.columns().len() != self.count {
+            return Err(SerializationError::new(ColumnCountMismatch(self.count, ctx.columns().len())));
+        }
+        let mut rest = self.bytes.as_slice();
+        for _ in 0..self.count {
+            let len = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+            rest = &rest[4..];
+            let cell = writer.make_cell_writer();
+            if len < 0 {
+                cell.set_null();
+            } else {
+                let (value, tail) = rest.split_at(len as usize);
+                cell.set_value(value).map_err(SerializationError::new)?;
+                rest = tail;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Spare `BoundRow`s of one worker: a call takes one, and gives it back when its request is done.
+#[derive(Default)]
+pub struct RowPool(RefCell<Vec<BoundRow>>);
+
+/// Rows kept for reuse (about the calls in flight) and the largest buffer kept (a huge blob's is freed).
+const POOL_ROWS: usize = 1024;
+const POOL_ROW_BYTES: usize = 64 * 1024;
+
+impl RowPool {
+    pub fn take(&self) -> BoundRow {
+        self.0.borrow_mut().pop().unwrap_or_default()
+    }
+
+    pub fn give(&self, mut row: BoundRow) {
+        let mut spare = self.0.borrow_mut();
+        if spare.len() < POOL_ROWS && row.bytes.capacity() <= POOL_ROW_BYTES {
+            row.clear();
+            spare.push(row);
+        }
+    }
+}
+
+/// Binds a script's arguments (a list/tuple by position, an object by bind-marker name) into `row`.
+/// `Err(())` means "not bound": the caller then takes the general path (`Plain` and `to_cql`), which
+/// also words the error exactly as before.
+pub fn bind_row(args: &Value, columns: &[(String, ColumnType<'static>)], row: &mut BoundRow) -> Result<(), ()> {
+    row.clear();
+    let h = args.type_hash();
+    if h == RuneVec::HASH {
+        let vec = args.borrow_ref::<RuneVec>().map_err(|_| ())?;
+        bind_positional(vec.iter(), vec.len(), columns, row)
+    } else if h == OwnedTuple::HASH {
+        let t = args.borrow_ref::<OwnedTuple>().map_err(|_| ())?;
+        bind_positional(t.iter(), t.len(), columns, row)
+    } else if h == Object::HASH {
+        let o = args.borrow_ref::<Object>().map_err(|_| ())?;
+        for (name, t) in columns {
+            bind_value(o.get(name.as_str()).ok_or(())?, t, row)?;
+        }
+        Ok(())
+    } else {
+        Err(())
+    }
+}
+
+fn bind_positional<'a>(
+    values: impl Iterator<Item = &'a Value>,
+    len: usize,
+    columns: &[(String, ColumnType<'static>)],
+    row: &mut BoundRow,
+) -> Result<(), ()> {
+    if len != columns.len() {
+        return Err(());
+    }
+    for (v, (_, t)) in values.zip(columns) {
+        bind_value(v, t, row)?;
+    }
+    Ok(())
+}
+
+/// Appends one cell. The common scalars are written directly (the same bytes the driver writes for the
+/// `CqlValue` that `to_cql` makes, checked by a test); every other value goes through `to_cql`
+/// and the driver's own serialization, so each type binds exactly as the general path binds it.
+fn bind_value(v: &Value, t: &ColumnType<'_>, row: &mut BoundRow) -> Result<(), ()> {
+    row.count += 1;
+    let buf = &mut row.bytes;
+    if let ColumnType::Native(n) = t {
+        let h = v.type_hash();
+        if h == i64::HASH {
+            let i = v.as_integer::<i64>().map_err(|_| ())?;
+            match n {
+                NativeType::BigInt | NativeType::Counter => return Ok(cell(buf, &i.to_be_bytes())),
+                NativeType::Int => return Ok(cell(buf, &i32::try_from(i).map_err(|_| ())?.to_be_bytes())),
+                NativeType::SmallInt => return Ok(cell(buf, &i16::try_from(i).map_err(|_| ())?.to_be_bytes())),
+                NativeType::TinyInt => return Ok(cell(buf, &i8::try_from(i).map_err(|_| ())?.to_be_bytes())),
+                NativeType::Double => return Ok(cell(buf, &(i as f64).to_be_bytes())),
+                NativeType::Float => return Ok(cell(buf, &(i as f32).to_be_bytes())),
+                _ => {}
+            }
+        } else if h == String::HASH && *n == NativeType::Text {
+            let s = v.borrow_string_ref().map_err(|_| ())?;
+            return cell_checked(buf, s.as_bytes());
+        } else if h == f64::HASH {
+            let f = v.as_float().map_err(|_| ())?;
+            match n {
+                NativeType::Double => return Ok(cell(buf, &f.to_be_bytes())),
+                NativeType::Float => return Ok(cell(buf, &(f as f32).to_be_bytes())),
+                _ => {}
+            }
+        } else if h == bool::HASH && *n == NativeType::Boolean {
+            return Ok(cell(buf, &[v.as_bool().map_err(|_| ())? as u8]));
+        } else if h == Bytes::HASH && *n == NativeType::Blob {
+            let b = v.borrow_ref::<Bytes>().map_err(|_| ())?;
+            return cell_checked(buf, b.as_slice());
+        }
+    }
+    let plain = Plain::from_value(v).map_err(|_| ())?;
+    let value = to_cql(&plain, t).map_err(|_| ())?;
+    value.serialize(t, CellWriter::new(buf)).map(|_| ()).map_err(|_| ())
+}
+
+fn cell(buf: &mut Vec<u8>, contents: &[u8]) {
+    buf.extend_from_slice(&(contents.len() as i32).to_be_bytes());
+    buf.extend_from_slice(contents);
+}
+
+/// A cell of variable length: over `i32::MAX` bytes is the driver's overflow error, via the general path.
+fn cell_checked(buf: &mut Vec<u8>, contents: &[u8]) -> Result<(), ()> {
+    CellWriter::new(buf).set_value(contents).map(|_| ()).map_err(|_| ())
 }
 
 fn required(v: &Plain, t: &ColumnType<'_>) -> Result<CqlValue, String> {
@@ -469,4 +650,105 @@ mod tests {
             fields: vec![("street".into(), None), ("no".into(), Some(CqlValue::Int(4)))],
         });
     }
+
+    fn cols(types: &[ColumnType<'static>]) -> Vec<(String, ColumnType<'static>)> {
+        types.iter().enumerate().map(|(i, t)| (format!("c{i}"), t.clone())).collect()
+    }
+
+    /// What the driver sends for a row: our `BoundRow`, or the general path's `Vec<Option<CqlValue>>`.
+    fn wire(row: &impl SerializeRow, columns: &[(String, ColumnType<'static>)]) -> Vec<u8> {
+        use scylla::frame::response::result::{ColumnSpec, TableSpec};
+        let specs: Vec<ColumnSpec<'_>> = columns
+            .iter()
+            .map(|(n, t)| ColumnSpec::borrowed(n, t.clone(), TableSpec::borrowed("ks", "t")))
+            .collect();
+        let mut buf = Vec::new();
+        row.serialize(&RowSerializationContext::from_specs(&specs), &mut RowWriter::new(&mut buf)).unwrap();
+        buf
+    }
+
+    fn general(args: &Value, columns: &[(String, ColumnType<'static>)]) -> Result<Vec<Option<CqlValue>>, String> {
+        let plain = Plain::from_value(args)?;
+        let xs = match plain {
+            Plain::List(xs) => xs,
+            other => panic!("test args must be a list, got {other:?}"),
+        };
+        xs.iter().zip(columns).map(|(x, (_, t))| to_cql(x, t)).collect()
+    }
+
+    #[test]
+    fn direct_binding_writes_the_bytes_of_the_general_path() {
+        use NativeType::*;
+        let v = |x: Value| x;
+        let s = |x: &str| rune::to_value(String::from(x)).unwrap();
+        let i = |x: i64| rune::to_value(x).unwrap();
+        let f = |x: f64| rune::to_value(x).unwrap();
+        let bytes = rune::to_value(Bytes::from_vec(rune::alloc::Vec::try_from(vec![1u8, 2, 255]).unwrap())).unwrap();
+        let list = ColumnType::Collection { frozen: false, typ: CollectionType::List(Box::new(native(Int))) };
+        let cases: Vec<(Value, ColumnType<'static>)> = vec![
+            (i(-5), native(BigInt)),
+            (i(i64::MAX), native(Counter)),
+            (i(123_456), native(Int)),
+            (i(-300), native(SmallInt)),
+            (i(-7), native(TinyInt)),
+            (i(3), native(Double)),
+            (i(3), native(Float)),
+            (f(1.25), native(Double)),
+            (f(0.1), native(Float)),
+            (v(rune::to_value(true).unwrap()), native(Boolean)),
+            (s("héllo"), native(Text)),
+            (s(""), native(Text)),
+            (bytes, native(Blob)),
+            // general path inside the direct one: text of a number, ascii, timestamp, date, a list
+            (i(42), native(Text)),
+            (s("abc"), native(Ascii)),
+            (i(1_700_000_000_000), native(Timestamp)),
+            (s("2024-02-29"), native(Date)),
+            (rune::to_value(vec![i(1), i(2)]).unwrap(), list),
+                    ];
+        let types: Vec<_> = cases.iter().map(|(_, t)| t.clone()).collect();
+        let columns = cols(&types);
+        let args = rune::to_value(cases.iter().map(|(x, _)| x.clone()).collect::<Vec<_>>()).unwrap();
+        let mut row = BoundRow::default();
+        bind_row(&args, &columns, &mut row).expect("direct bind");
+        let expected = general(&args, &columns).unwrap();
+        assert_eq!(wire(&row, &columns), wire(&expected, &columns));
+        assert_eq!(row.count, cases.len());
+
+        // By name: the same bytes, whatever the object's order; extra fields are not bound.
+        let mut obj = Object::new();
+        for (k, (x, _)) in columns.iter().zip(&cases).rev() {
+            obj.insert(rune::alloc::String::try_from(k.0.as_str()).unwrap(), x.clone()).unwrap();
+        }
+        obj.insert(rune::alloc::String::try_from("unused").unwrap(), i(1)).unwrap();
+        let mut named = BoundRow::default();
+        bind_row(&rune::to_value(obj).unwrap(), &columns, &mut named).expect("named bind");
+        assert_eq!(named.bytes, row.bytes);
+    }
+
+    #[test]
+    fn direct_binding_leaves_errors_to_the_general_path() {
+        let columns = cols(&[native(NativeType::Int)]);
+        let mut row = BoundRow::default();
+        let too_big = rune::to_value(vec![rune::to_value(1i64 << 40).unwrap()]).unwrap();
+        assert!(bind_row(&too_big, &columns, &mut row).is_err());
+        let wrong_count = rune::to_value(vec![rune::to_value(1i64).unwrap(); 2]).unwrap();
+        assert!(bind_row(&wrong_count, &columns, &mut row).is_err());
+        let missing = rune::to_value(Object::new()).unwrap();
+        assert!(bind_row(&missing, &columns, &mut row).is_err());
+        assert!(bind_row(&rune::to_value(7i64).unwrap(), &columns, &mut row).is_err());
+    }
+
+    #[test]
+    fn pooled_rows_are_reused_empty() {
+        let pool = RowPool::default();
+        let columns = cols(&[native(NativeType::BigInt)]);
+        let mut row = pool.take();
+        bind_row(&rune::to_value(vec![rune::to_value(9i64).unwrap()]).unwrap(), &columns, &mut row).unwrap();
+        let cap = row.bytes.capacity();
+        pool.give(row);
+        let again = pool.take();
+        assert_eq!((again.count, again.bytes.len(), again.bytes.capacity()), (0, 0, cap));
+    }
+
 }

@@ -24,7 +24,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
-use crate::scripting::bind::{to_cql, Plain};
+use crate::scripting::bind::{bind_row, to_cql, Plain, RowPool};
 use crate::scripting::rows::Rows;
 
 /// Connection settings shared (read-only) by every worker.
@@ -86,6 +86,8 @@ impl Default for RequestStats {
 pub struct Statement {
     pub prepared: PreparedStatement,
     pub columns: Vec<(String, ColumnType<'static>)>,
+    /// Reused buffers of bound values (one per call in flight).
+    rows: RowPool,
 }
 
 impl Statement {
@@ -95,7 +97,7 @@ impl Statement {
             .iter()
             .map(|c| (c.name().to_string(), c.typ().clone().into_owned()))
             .collect();
-        Statement { prepared, columns }
+        Statement { prepared, columns, rows: RowPool::default() }
     }
 
     /// Positional (list/tuple) or named (object) arguments → values in bind-marker order.
@@ -337,10 +339,18 @@ async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Resu
         .cloned()
         .ok_or_else(|| CassError(format!("no prepared statement named '{}'", &*key)))?;
     let args = struct_as_object(args, &stmt);
-    let plain = Plain::from_value(&args).map_err(CassError)?;
-    let values = stmt.bind(&plain).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
+    // Values are written straight into a reused buffer; anything that path does not bind (an error, a
+    // missing marker) takes the general path, which binds the same bytes or words the error as always.
+    let mut row = stmt.rows.take();
+    if bind_row(&args, &stmt.columns, &mut row).is_err() {
+        let plain = Plain::from_value(&args).map_err(CassError)?;
+        let values = stmt.bind(&plain).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
+        row.fill(&values, &stmt.columns).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
+    }
     let session = ctx.session().await?;
-    ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &values, state)).await
+    let result = ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &row, state)).await;
+    stmt.rows.give(row);
+    result
 }
 
 /// Latte also binds a script `struct` by field name: it becomes an object keyed by the markers' names
