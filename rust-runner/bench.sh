@@ -101,14 +101,14 @@ for ((i = 1; i <= runs; i++)); do
   # ABBA: each tool goes first in every other round, so neither always follows the other.
   if ((i % 2 == 0 && ${#tools[@]} == 2)); then order=("${tools[1]}" "${tools[0]}"); fi
   for t in "${order[@]}"; do
-    read -r cpu rss wall steal load <<< "$(insert "$t" "$i")"
+    read -r cpu rss wall steal load < <(insert "$t" "$i")
     echo "insert run $i $t: ${cpu} us CPU/insert, peak RSS ${rss} MiB, ${wall} s wall, steal ${steal}%, load ${load}" >&2
     cpu_of[$t]+="$cpu "
     rss_of[$t]+="$rss "
     noise+=("$steal $load")
   done
 done
-med() { tr ' ' '\n' <<< "$1" | grep . | median; }
+med() { local xs; read -ra xs <<< "$1"; printf '%s\n' "${xs[@]}" | median; }
 rc=$(med "${cpu_of[runner]}")
 rr=$(med "${rss_of[runner]}")
 steal_range=$(printf '%s\n' "${noise[@]}" | awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { printf "%.1f-%.1f%%", lo, hi }')
