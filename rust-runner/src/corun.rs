@@ -39,13 +39,17 @@ impl Stamps {
         s
     }
 
-    /// Called by the worker with a time it has read anyway; stamps when a period has passed (one
-    /// comparison otherwise: this runs once per script call).
+    /// Called by the worker with a time it has read anyway; stamps when a period has passed.
     #[inline]
     pub fn tick(&mut self, now: Instant) {
         if now >= self.next {
             self.stamp(now);
         }
+    }
+
+    /// When the next stamp is due (the worker's loop calls `tick` from then on).
+    pub fn due(&self) -> Instant {
+        self.next
     }
 
     /// The last stamp, at the worker's end.

@@ -243,6 +243,10 @@ impl Worker {
         let with_service = limiter.is_some();
         let mut sample = Sample::new(0, with_service);
         let mut next_boundary = start + spec.sampling;
+        // The earlier of the next sampling boundary and the next corun stamp: the loop compares the
+        // clock with this one instant per call, as it did before the stamps existed.
+        let due = |boundary: Instant, stamps: &Option<&mut Stamps>| stamps.as_ref().map_or(boundary, |s| s.due().min(boundary));
+        let mut next_event = due(next_boundary, &stamps);
         let mut inflight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
         let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
         let mut k = 0u64;
@@ -285,21 +289,24 @@ impl Worker {
                     last_end = now;
                     record(&mut sample, r, origin, started, now);
                 }
-                if let Some(s) = stamps.as_deref_mut() {
-                    s.tick(now);
-                }
-                if now >= next_boundary {
-                    if measure {
-                        let mut s = Sample::new(sample.index + 1, with_service);
-                        std::mem::swap(&mut s, &mut sample);
-                        if let Ok(c) = self.ctx.borrow_ref::<Context>() {
-                            s.req = std::mem::take(&mut *c.stats.borrow_mut());
+                if now >= next_event {
+                    if let Some(s) = stamps.as_deref_mut() {
+                        s.tick(now);
+                    }
+                    if now >= next_boundary {
+                        if measure {
+                            let mut s = Sample::new(sample.index + 1, with_service);
+                            std::mem::swap(&mut s, &mut sample);
+                            if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+                                s.req = std::mem::take(&mut *c.stats.borrow_mut());
+                            }
+                            let _ = tx.send(Msg::Sample(self.index, s));
                         }
-                        let _ = tx.send(Msg::Sample(self.index, s));
+                        while next_boundary <= now {
+                            next_boundary += spec.sampling;
+                        }
                     }
-                    while next_boundary <= now {
-                        next_boundary += spec.sampling;
-                    }
+                    next_event = due(next_boundary, &stamps);
                 }
                 let more = !shared.stop.load(Ordering::Relaxed)
                     && !crate::sys::interrupted()

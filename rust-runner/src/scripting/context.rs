@@ -88,6 +88,8 @@ pub struct Statement {
     pub columns: Vec<(String, ColumnType<'static>)>,
     /// Reused buffers of bound values (one per call in flight).
     rows: RowPool,
+    /// The statement has result columns (a SELECT): its rows come back page by page.
+    returns_rows: bool,
 }
 
 impl Statement {
@@ -97,7 +99,8 @@ impl Statement {
             .iter()
             .map(|c| (c.name().to_string(), c.typ().clone().into_owned()))
             .collect();
-        Statement { prepared, columns, rows: RowPool::default() }
+        let returns_rows = prepared.get_current_result_set_col_specs().get().len() > 0;
+        Statement { prepared, columns, rows: RowPool::default(), returns_rows }
     }
 
     /// Positional (list/tuple) or named (object) arguments → values in bind-marker order.
@@ -348,7 +351,17 @@ async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Resu
         row.fill(&values, &stmt.columns).map_err(|e| CassError(format!("{}: {e}", &*key)))?;
     }
     let session = ctx.session().await?;
-    let result = ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &row, state)).await;
+    let result = if !stmt.returns_rows {
+        // No result columns (INSERT, UPDATE, DELETE): no pages to follow, one unpaged request, as
+        // before rows came back to scripts (the paged call costs the write path more client CPU).
+        let once = || async {
+            let r = session.execute_unpaged(&stmt.prepared, &row).await?;
+            Ok((r, PagingStateResponse::NoMorePages))
+        };
+        ctx.all_pages(&key, |_| once()).await
+    } else {
+        ctx.all_pages(&key, |state| session.execute_single_page(&stmt.prepared, &row, state)).await
+    };
     stmt.rows.give(row);
     result
 }
