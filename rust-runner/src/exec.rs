@@ -171,6 +171,9 @@ pub struct Shared {
 
 const PRINTED_ERRORS: u64 = 5;
 
+/// How often a measuring worker stamps its CPU time for corun (when the sampling period is longer).
+const STAMP_EVERY: Duration = Duration::from_millis(10);
+
 struct Worker {
     index: usize,
     count: usize,
@@ -242,11 +245,10 @@ impl Worker {
         let mut limiter = spec.rate.map(|r| RateLimiter::new(start, r / n as f64, me as f64 / n as f64));
         let with_service = limiter.is_some();
         let mut sample = Sample::new(0, with_service);
-        let mut next_boundary = start + spec.sampling;
-        // The earlier of the next sampling boundary and the next corun stamp: the loop compares the
-        // clock with this one instant per call, as it did before the stamps existed.
-        let due = |boundary: Instant, stamps: &Option<&mut Stamps>| stamps.as_ref().map_or(boundary, |s| s.due().min(boundary));
-        let mut next_event = due(next_boundary, &stamps);
+        // Corun stamps are taken at sampling boundaries only: a check per call cost the empty
+        // workload ~10% here (3.54M vs 3.14M calls/s, interleaved), a stamp per period costs nothing.
+        let mut next_boundary = start + spec.sampling.min(STAMP_EVERY);
+        let mut next_sample = start + spec.sampling;
         let mut inflight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
         let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
         let mut k = 0u64;
@@ -289,11 +291,11 @@ impl Worker {
                     last_end = now;
                     record(&mut sample, r, origin, started, now);
                 }
-                if now >= next_event {
+                if now >= next_boundary {
                     if let Some(s) = stamps.as_deref_mut() {
                         s.tick(now);
                     }
-                    if now >= next_boundary {
+                    if now >= next_sample {
                         if measure {
                             let mut s = Sample::new(sample.index + 1, with_service);
                             std::mem::swap(&mut s, &mut sample);
@@ -302,11 +304,13 @@ impl Worker {
                             }
                             let _ = tx.send(Msg::Sample(self.index, s));
                         }
-                        while next_boundary <= now {
-                            next_boundary += spec.sampling;
+                        while next_sample <= now {
+                            next_sample += spec.sampling;
                         }
                     }
-                    next_event = due(next_boundary, &stamps);
+                    while next_boundary <= now {
+                        next_boundary += spec.sampling.min(STAMP_EVERY);
+                    }
                 }
                 let more = !shared.stop.load(Ordering::Relaxed)
                     && !crate::sys::interrupted()
