@@ -3,7 +3,9 @@
 //! file:line:column and function, and `runner erase` on a script without `erase`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -21,15 +23,7 @@ pub fn env_resources() -> PathBuf {
 }
 
 fn runner(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-        .current_dir(root())
-        .env("RUNNER_RESOURCES", env_resources())
-        .env_remove("LAB_RAW")
-        .args(args)
-        .output()
-        .expect("runner");
-    eprintln!("$ runner {}\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    out
+    common::runner_with(&[("RUNNER_RESOURCES", env_resources().display().to_string())], args)
 }
 
 /// The rows of the README's "Script API vs Latte 0.29" table: (item, the code that calls it, status).

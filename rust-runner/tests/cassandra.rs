@@ -61,15 +61,7 @@ impl Drop for Node {
 }
 
 fn runner(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-        .current_dir(root())
-        .env("RUNNER_NODES", format!("127.0.0.1:{PORT}"))
-        .env_remove("LAB_RAW")
-        .args(args)
-        .output()
-        .expect("runner");
-    eprintln!("$ runner {}\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    out
+    common::runner_with(&[("RUNNER_NODES", format!("127.0.0.1:{PORT}"))], args)
 }
 
 fn ok(args: &[&str]) -> Output {

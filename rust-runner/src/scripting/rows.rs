@@ -142,8 +142,17 @@ fn inet_text(ip: IpAddr) -> String {
 
 /// Days since 1970-01-01 → proleptic Gregorian "YYYY-MM-DD" (CQL's date is 2^31 + days).
 pub fn date_text(d: CqlDate) -> String {
-    let days = d.0 as i64 - (1i64 << 31);
-    // Civil date from a day count, by 400-year eras (146097 days each).
+    let (year, month, day) = civil_from_days(d.0 as i64 - (1i64 << 31));
+    if year < 0 {
+        format!("-{:04}-{month:02}-{day:02}", -year)
+    } else {
+        format!("{year:04}-{month:02}-{day:02}")
+    }
+}
+
+/// (year, month, day) of a day count since 1970-01-01, proleptic Gregorian, by 400-year eras
+/// (146097 days each). Also the report's timestamp.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -152,12 +161,7 @@ pub fn date_text(d: CqlDate) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    if year < 0 {
-        format!("-{:04}-{month:02}-{day:02}", -year)
-    } else {
-        format!("{year:04}-{month:02}-{day:02}")
-    }
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// A CQL duration literal that the binder (and cqlsh) read back: "1y2mo3d4h5m6s7ms8us9ns", zero parts
