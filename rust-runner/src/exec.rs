@@ -171,6 +171,9 @@ pub struct Shared {
 
 const PRINTED_ERRORS: u64 = 5;
 
+/// The grid of the loop's request-timeout timer (scripting/deadline.rs).
+const EXPIRY_TICK: Duration = Duration::from_millis(10);
+
 /// How often a measuring worker stamps its CPU time for corun (when the sampling period is longer).
 const STAMP_EVERY: Duration = Duration::from_millis(10);
 
@@ -230,7 +233,15 @@ impl Worker {
     async fn run_loop(&self, spec: &PhaseSpec, span: Span, mut stamps: Option<&mut Stamps>, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
         let measure = stamps.is_some();
         let start = Instant::now();
-        self.ctx.borrow_ref::<Context>().map(|c| c.reset_start(start)).ok();
+        // This loop sweeps the context's request deadlines while it runs (scripting/deadline.rs).
+        let deadlines = self.ctx.borrow_ref::<Context>().map(|c| {
+            c.reset_start(start);
+            c.deadlines.clone()
+        });
+        let deadlines = deadlines.ok();
+        if let Some(d) = &deadlines {
+            d.attach(true);
+        }
         let n = self.count as u64;
         let me = self.index as u64;
         // This worker's cycles: me, me + n, me + 2n, … (no shared counter to fight over).
@@ -251,6 +262,10 @@ impl Worker {
         let mut next_sample = start + spec.sampling;
         let mut inflight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
         let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
+        // Wakes the loop when the oldest request comes due: armed on a 10-ms grid, so that it is re-armed
+        // about a hundred times a second at most, not per request.
+        let mut expiry = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
+        let mut expiry_at: Option<Instant> = None;
         let mut k = 0u64;
         let mut now = start;
         let mut last_end = start;
@@ -282,6 +297,15 @@ impl Worker {
             // Calls that never complete (a script in `loop {}` yields every slice) must still let the
             // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
             now = Instant::now();
+            if let Some(due) = deadlines.as_ref().and_then(|d| d.sweep(now)) {
+                let tick = start + EXPIRY_TICK * ((due - start).as_nanos().div_ceil(EXPIRY_TICK.as_nanos()) as u32);
+                if expiry_at != Some(tick) {
+                    expiry.as_mut().reset(tick.into());
+                    expiry_at = Some(tick);
+                }
+                // Pending (the tick is after `due`, which is after `now`): registers this task's waker.
+                let _ = expiry.as_mut().poll(cx);
+            }
             loop {
                 // Completed calls first, so their latency is taken as soon as we know of them.
                 // (An empty set is skipped: polling it would still register the waker, an atomic op.)
@@ -386,6 +410,9 @@ impl Worker {
             }
         })
         .await;
+        if let Some(d) = &deadlines {
+            d.attach(false);
+        }
 
         if measure {
             if let Ok(c) = self.ctx.borrow_ref::<Context>() {

@@ -60,6 +60,31 @@ impl Drop for Node {
     }
 }
 
+/// The test node's PID, from `cassandra.sh status` ("running: PID 123, …").
+fn node_pid() -> i32 {
+    let out = cassandra("status");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let pid = text.split("PID ").nth(1).and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next());
+    pid.and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("no PID in `cassandra.sh status`: {text}"))
+}
+
+/// A process stopped with SIGSTOP until this is dropped (SIGCONT), however the test ends.
+struct Frozen(i32);
+
+impl Frozen {
+    fn new(pid: i32) -> Frozen {
+        // SAFETY: plain signals to the test's own Cassandra.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0, "SIGSTOP {pid}");
+        Frozen(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
 fn runner(args: &[&str]) -> Output {
     common::runner_with(&[("RUNNER_NODES", format!("127.0.0.1:{PORT}"))], args)
 }
@@ -208,6 +233,37 @@ async fn against_real_cassandra() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("basic_read.rn"));
     let out = ok(&["hdr", &rep("read.json")]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Tag=cycle"));
+
+    // A node that stops answering (its JVM frozen with SIGSTOP for 3 s): the requests in flight fail
+    // after --request-timeout (the runner's own deadline queue, scripting/deadline.rs), are counted
+    // and printed, and the run goes on once the node answers again.
+    let pid = node_pid();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(root())
+        .env("RUNNER_NODES", format!("127.0.0.1:{PORT}"))
+        .env_remove("LAB_RAW")
+        .args(["run", "workloads/basic_read.rn", "-P", "rows=3000", "-d", "7s", "-w", "0", "-c", "4"])
+        .args(["--request-timeout", "1s", "--retries", "0", "--max-errors", "1000000000", "-o", &rep("frozen.json")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runner");
+    std::thread::sleep(Duration::from_secs(2));
+    {
+        let _frozen = Frozen::new(pid);
+        std::thread::sleep(Duration::from_secs(3));
+    }
+    common::wait_bounded(&mut child, Duration::from_secs(60), "the runner did not end after its node was frozen");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("$ runner run (node frozen from 2 s to 5 s)\n{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("no response within --request-timeout 1s"), "{err}");
+    let r = report(&tmp.join("frozen.json"));
+    let errors = r["result"]["errors"].as_u64().unwrap();
+    assert!((4..=24).contains(&errors), "the 4 requests in flight time out once a second while frozen: {errors}");
+    assert!(r["result"]["cycles"].as_u64().unwrap() > 10 * errors, "reads before and after the freeze succeeded");
+    assert_eq!(r["result"]["abandoned"], 0);
 
     // The node lost mid-run (stopped under load): failed cycles are counted and the first printed,
     // the run ends by itself with its report, no panic. Last, as it takes the node away.

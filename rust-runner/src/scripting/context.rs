@@ -25,6 +25,7 @@ use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
 use crate::scripting::bind::{bind_row, to_cql, Plain, RowPool};
+use crate::scripting::deadline::{Deadlines, TimedOut};
 use crate::scripting::rows::Rows;
 
 /// Connection settings shared (read-only) by every worker.
@@ -147,6 +148,8 @@ pub struct Context {
     session: tokio::sync::OnceCell<Rc<Session>>,
     statements: RefCell<HashMap<String, Rc<Statement>>>,
     pub stats: RefCell<RequestStats>,
+    /// The request timeout, swept by the worker's loop (deadline.rs).
+    pub deadlines: Rc<Deadlines>,
     start: Cell<Instant>,
     /// Errors of requests that failed (kept for the first few messages).
     #[rune(get, set, add_assign, copy)]
@@ -158,6 +161,7 @@ pub struct Context {
 impl Context {
     pub fn new(cfg: Arc<CqlConfig>) -> Context {
         Context {
+            deadlines: Rc::new(Deadlines::new(cfg.request_timeout)),
             cfg,
             session: tokio::sync::OnceCell::new(),
             statements: RefCell::new(HashMap::new()),
@@ -221,27 +225,28 @@ impl Context {
         let mut delay = self.cfg.retry_min;
         loop {
             let t0 = Instant::now();
-            // The driver's futures are large: boxing here keeps ours small, so that Rune's boxing of
-            // the native async call does not copy kilobytes per request.
-            let result = Box::pin(f()).await;
+            // The driver's future (~3.9 KB) goes to the heap from a plain function: built here, in
+            // the async fn, its temporary would take that room in our future too (rustc keeps space
+            // for moved-out locals), and Rune copies our future to the heap on every call.
+            let result = self.deadlines.bound(t0, boxed(&mut f)).await;
             let ns = t0.elapsed().as_nanos() as u64;
             let mut st = self.stats.borrow_mut();
             st.requests += 1;
             let _ = st.latency_ns.record(ns.max(1));
-            match result {
-                Ok(r) => return Ok(r),
-                Err(e) => {
-                    st.errors += 1;
-                    if attempt >= self.cfg.retries || !retryable(&e) {
-                        return Err(CassError(format!("{what}: {e}")));
-                    }
-                    st.retries += 1;
-                    drop(st);
-                    attempt += 1;
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(self.cfg.retry_max);
-                }
+            let (message, retry) = match result {
+                Ok(Ok(r)) => return Ok(r),
+                Ok(Err(e)) => (e.to_string(), retryable(&e)),
+                Err(TimedOut(d)) => (format!("no response within --request-timeout {d:?}"), true),
+            };
+            st.errors += 1;
+            if attempt >= self.cfg.retries || !retry {
+                return Err(CassError(format!("{what}: {message}")));
             }
+            st.retries += 1;
+            drop(st);
+            attempt += 1;
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(self.cfg.retry_max);
         }
     }
 
@@ -269,6 +274,14 @@ impl Context {
     }
 }
 
+/// `f()` on the heap. A plain function, so that the future's temporary lives on this stack frame and
+/// not in the caller's async state; written into memory allocated first, so that the compiler can build
+/// it in place instead of copying it.
+fn boxed<Fut>(f: impl FnOnce() -> Fut) -> std::pin::Pin<Box<Fut>> {
+    let b = Box::<Fut>::new_uninit();
+    Box::into_pin(Box::write(b, f()))
+}
+
 /// Errors worth retrying: timeouts, overload, lost connections. A bad statement never is.
 fn retryable(e: &ExecutionError) -> bool {
     match e {
@@ -290,7 +303,9 @@ fn retryable(e: &ExecutionError) -> bool {
 pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
     let profile = ExecutionProfile::builder()
         .consistency(cfg.consistency)
-        .request_timeout(Some(cfg.request_timeout))
+        // The timeout is ours (deadline.rs): the driver's costs a timer and a copy of its future per
+        // request.
+        .request_timeout(None)
         // Retries are ours (counted and backed off); the driver must not retry behind our back.
         .retry_policy(Arc::new(FallthroughRetryPolicy))
         .build();
@@ -317,6 +332,12 @@ pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
 /// `ctx.execute(cql)`: runs an unprepared statement; its rows (every page) come back as `Rows`.
 #[rune::function(instance)]
 async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<Rows, CassError> {
+    boxed(move || unprepared_request(ctx, cql)).await
+}
+
+// Rune copies a native async function's future twice per call (into its own async block, then to the
+// heap): the functions scripts call hold only their arguments and a pointer to the request's future.
+async fn unprepared_request(ctx: Ref<Context>, cql: Ref<str>) -> Result<Rows, CassError> {
     let session = ctx.session().await?;
     let text: &str = &cql;
     ctx.all_pages(text, |state| session.query_single_page(text, (), state)).await
@@ -326,7 +347,12 @@ async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<Rows, CassError> {
 #[rune::function(instance)]
 async fn prepare(ctx: Ref<Context>, key: Ref<str>, cql: Ref<str>) -> Result<(), CassError> {
     let session = ctx.session().await?;
-    let prepared = session.prepare(&*cql).await.map_err(|e| CassError(format!("prepare {}: {e}", &*cql)))?;
+    let prepared = match tokio::time::timeout(ctx.cfg.request_timeout, session.prepare(&*cql)).await {
+        Ok(r) => r.map_err(|e| CassError(format!("prepare {}: {e}", &*cql)))?,
+        Err(_) => {
+            return Err(CassError(format!("prepare {}: no response within --request-timeout {:?}", &*cql, ctx.cfg.request_timeout)))
+        }
+    };
     ctx.statements.borrow_mut().insert(key.to_string(), Rc::new(Statement::new(prepared)));
     Ok(())
 }
@@ -335,6 +361,10 @@ async fn prepare(ctx: Ref<Context>, key: Ref<str>, cql: Ref<str>) -> Result<(), 
 /// statement's rows (every page) come back as `Rows`.
 #[rune::function(instance)]
 async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<Rows, CassError> {
+    boxed(move || prepared_request(ctx, key, args)).await
+}
+
+async fn prepared_request(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<Rows, CassError> {
     let stmt = ctx
         .statements
         .borrow()

@@ -3,6 +3,7 @@
 
 pub mod bind;
 pub mod context;
+pub mod deadline;
 pub mod functions;
 pub mod resources;
 pub mod rows;
