@@ -10,6 +10,11 @@
 #    Both are measured the same way, from outside: bench/rusage.py takes the child's user+system CPU and
 #    peak RSS from wait4(2), so the CPU per insert is the whole process (start, connect, warmup
 #    included) over all 220k calls. The host's noise during each run (steal %, 1-minute load) is printed.
+#    During the insert runs Cassandra's threads are moved off the client's CPU (to all the others; put
+#    back after), so that the server never runs on the CPU being measured. Both the ratio of the medians
+#    and the median of each round's own ratio are printed: a round's two runs are minutes apart at
+#    most, so a slow phase of the server (its client CPU per insert follows the server's pace) weighs
+#    on both sides of that round.
 # Starts the lab's Cassandra if it is not up (and stops it again if it started it).
 # Reports and logs go to rust-runner/target/bench/.
 set -euo pipefail
@@ -56,7 +61,18 @@ if ! cassandra/cassandra.sh status > /dev/null 2>&1; then
   cassandra/cassandra.sh up
   started=1
 fi
-stop() { if [[ $started == 1 ]]; then cassandra/cassandra.sh down; fi; }
+cass_pid=$(cassandra/cassandra.sh status 2> /dev/null | sed -n 's/.*PID \([0-9][0-9]*\).*/\1/p')
+others=$(lscpu -p=CPU | grep -v '^#' | grep -vx "$one" | paste -sd, || true)
+cass_mask=""
+if [[ -n $cass_pid && -n $others ]]; then
+  cass_mask=$(taskset -p "$cass_pid" | awk '{ print $NF }')
+  taskset -a -p -c "$others" "$cass_pid" > /dev/null
+  echo "Cassandra (PID $cass_pid) moved to CPUs $others for the insert runs; the client runs on CPU $one" >&2
+fi
+stop() {
+  if [[ -n $cass_mask ]]; then taskset -a -p "$cass_mask" "$cass_pid" > /dev/null || true; fi
+  if [[ $started == 1 ]]; then cassandra/cassandra.sh down; fi
+}
 trap stop EXIT
 
 script=rust-runner/bench/insert.rn
@@ -116,7 +132,10 @@ load_range=$(printf '%s\n' "${noise[@]}" | awk 'NR == 1 { lo = hi = $2 } { if ($
 if [[ -n $latte ]]; then
   lc=$(med "${cpu_of[latte]}")
   lr=$(med "${rss_of[latte]}")
-  latte_cpu="Latte 0.29: $lc us (runner/Latte $(ratio "$rc" "$lc"); goal <= 0.85x)"
+  # each round's runner/Latte, then their median and range
+  paired=$(paste -d' ' <(tr ' ' '\n' <<< "${cpu_of[runner]}" | grep .) <(tr ' ' '\n' <<< "${cpu_of[latte]}" | grep .) |
+    awk '{ printf "%.3f\n", $1 / $2 }' | sort -g | awk '{ x[NR] = $1 } END { m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2; printf "%.2fx (rounds %.2f-%.2fx)", m, x[1], x[NR] }')
+  latte_cpu="Latte 0.29: $lc us (runner/Latte $(ratio "$rc" "$lc"), per round $paired; goal <= 0.85x)"
   latte_rss="Latte 0.29: $lr MiB (goal <= 27 MB)"
 else
   latte_cpu="Latte not found: install it with \`cargo install latte-cli --version 0.29.0 --locked --root DIR\` and pass LATTE=DIR/bin/latte"
