@@ -10,6 +10,15 @@
 #[global_allocator]
 static GLOBAL: jemallocator::Jemalloc = jemallocator::Jemalloc;
 
+/// `f()` on the heap, for the large futures of the request path. A plain function, so that the value's
+/// temporary lives on this stack frame and not in the caller's async state (rustc keeps room in an
+/// `async fn` for a temporary moved out before an `.await`); written into memory allocated first, so
+/// that the compiler can build it in place instead of copying it there.
+pub fn boxed<T>(f: impl FnOnce() -> T) -> std::pin::Pin<Box<T>> {
+    let b = Box::<T>::new_uninit();
+    Box::into_pin(Box::write(b, f()))
+}
+
 /// jemalloc's compile-time options (its `malloc_conf` string; `_RJEM_MALLOC_CONF` in the environment
 /// still overrides them, as jemalloc documents).
 pub const MALLOC_CONF: &str = "tcache_nslots_small_min:256,tcache_nslots_small_max:1024";

@@ -54,6 +54,10 @@ impl Plain {
         } else if h == RuneVec::HASH {
             let vec = v.borrow_ref::<RuneVec>().map_err(err)?;
             Plain::List(vec.iter().map(Plain::from_value).collect::<Result<_, _>>()?)
+        } else if v.into_unit().is_ok() {
+            // `()` has the empty tuple's type hash but is no `OwnedTuple` (its borrow error read
+            // "expected Tuple, found Tuple").
+            Plain::Null
         } else if h == OwnedTuple::HASH {
             let t = v.borrow_ref::<OwnedTuple>().map_err(err)?;
             Plain::List(t.iter().map(Plain::from_value).collect::<Result<_, _>>()?)
@@ -75,12 +79,12 @@ impl Plain {
         } else if h == Float32::HASH {
             Plain::Float(v.borrow_ref::<Float32>().map_err(err)?.0 as f64)
         } else if h == <Option<Value>>::HASH {
-            match rune::from_value::<Option<Value>>(v.clone()).map_err(err)? {
-                Some(inner) => Plain::from_value(&inner)?,
+            // Borrowed: `from_value` would take the option out of the script's variable, which then
+            // reads as moved (binding must leave the script's values as they were).
+            match &*v.borrow_ref::<Option<Value>>().map_err(err)? {
+                Some(inner) => Plain::from_value(inner)?,
                 None => Plain::Null,
             }
-        } else if v.into_unit().is_ok() {
-            Plain::Null
         } else {
             return Err(format!("cannot bind a value of type {}", v.type_info()));
         })
@@ -316,6 +320,8 @@ pub fn bind_row(args: &Value, columns: &[(String, ColumnType<'static>)], row: &m
     if h == RuneVec::HASH {
         let vec = args.borrow_ref::<RuneVec>().map_err(|_| ())?;
         bind_positional(vec.iter(), vec.len(), columns, row)
+    } else if args.into_unit().is_ok() {
+        bind_positional(std::iter::empty(), 0, columns, row)
     } else if h == OwnedTuple::HASH {
         let t = args.borrow_ref::<OwnedTuple>().map_err(|_| ())?;
         bind_positional(t.iter(), t.len(), columns, row)
@@ -408,7 +414,7 @@ fn narrow<T: TryFrom<i64>>(i: i64, name: &str) -> Result<T, String> {
     T::try_from(i).map_err(|_| format!("{i} does not fit in a CQL {name}"))
 }
 
-fn describe(v: &Plain) -> String {
+pub fn describe(v: &Plain) -> String {
     match v {
         Plain::Null => "null".into(),
         Plain::Bool(b) => format!("bool {b}"),
@@ -674,6 +680,31 @@ mod tests {
             other => panic!("test args must be a list, got {other:?}"),
         };
         xs.iter().zip(columns).map(|(x, (_, t))| to_cql(x, t)).collect()
+    }
+
+    #[test]
+    fn binding_an_option_leaves_the_scripts_value_in_place() {
+        // A script's variable and the bound argument share one value; binding must only read it.
+        let some = rune::to_value(Some(rune::to_value(42i64).unwrap())).unwrap();
+        let script_var = some.clone();
+        let cols = vec![("id".to_string(), native(NativeType::BigInt))];
+        let args = rune::to_value(rune::runtime::Vec::try_from(vec![some]).unwrap()).unwrap();
+        for _ in 0..2 {
+            let mut row = BoundRow::default();
+            bind_row(&args, &cols, &mut row).unwrap();
+            assert_eq!(Plain::from_value(&args).unwrap(), Plain::List(vec![Plain::Int(42)]));
+        }
+        let still = script_var.borrow_ref::<Option<Value>>().expect("the script's option is still there");
+        assert_eq!(Option::as_ref(&*still).map(|v| v.as_integer::<i64>().unwrap()), Some(42));
+    }
+
+    #[test]
+    fn unit_binds_as_no_values() {
+        let unit = rune::to_value(()).unwrap();
+        assert_eq!(Plain::from_value(&unit).unwrap(), Plain::Null);
+        let mut row = BoundRow::default();
+        assert!(bind_row(&unit, &[], &mut row).is_ok(), "no markers, no values");
+        assert!(bind_row(&unit, &[("id".to_string(), native(NativeType::BigInt))], &mut row).is_err());
     }
 
     #[test]

@@ -125,7 +125,11 @@ impl Statement {
                 })
                 .collect(),
             Plain::Null if self.columns.is_empty() => Ok(Vec::new()),
-            other => Err(format!("arguments must be a list or an object, not {other:?}")),
+            Plain::Null => Err(format!(
+                "the statement has {} bind markers: pass their values as a list or an object, not ()",
+                self.columns.len()
+            )),
+            other => Err(format!("arguments must be a list or an object, not {}", crate::scripting::bind::describe(other))),
         }
     }
 }
@@ -228,7 +232,7 @@ impl Context {
             // The driver's future (~3.9 KB) goes to the heap from a plain function: built here, in
             // the async fn, its temporary would take that room in our future too (rustc keeps space
             // for moved-out locals), and Rune copies our future to the heap on every call.
-            let result = self.deadlines.bound(t0, boxed(&mut f)).await;
+            let result = self.deadlines.bound(t0, crate::alloc::boxed(&mut f)).await;
             let ns = t0.elapsed().as_nanos() as u64;
             let mut st = self.stats.borrow_mut();
             st.requests += 1;
@@ -272,14 +276,6 @@ impl Context {
             }
         }
     }
-}
-
-/// `f()` on the heap. A plain function, so that the future's temporary lives on this stack frame and
-/// not in the caller's async state; written into memory allocated first, so that the compiler can build
-/// it in place instead of copying it.
-fn boxed<Fut>(f: impl FnOnce() -> Fut) -> std::pin::Pin<Box<Fut>> {
-    let b = Box::<Fut>::new_uninit();
-    Box::into_pin(Box::write(b, f()))
 }
 
 /// Errors worth retrying: timeouts, overload, lost connections. A bad statement never is.
@@ -332,7 +328,7 @@ pub async fn connect(cfg: &CqlConfig) -> Result<Session, CassError> {
 /// `ctx.execute(cql)`: runs an unprepared statement; its rows (every page) come back as `Rows`.
 #[rune::function(instance)]
 async fn execute(ctx: Ref<Context>, cql: Ref<str>) -> Result<Rows, CassError> {
-    boxed(move || unprepared_request(ctx, cql)).await
+    crate::alloc::boxed(move || unprepared_request(ctx, cql)).await
 }
 
 // Rune copies a native async function's future twice per call (into its own async block, then to the
@@ -361,7 +357,7 @@ async fn prepare(ctx: Ref<Context>, key: Ref<str>, cql: Ref<str>) -> Result<(), 
 /// statement's rows (every page) come back as `Rows`.
 #[rune::function(instance)]
 async fn execute_prepared(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<Rows, CassError> {
-    boxed(move || prepared_request(ctx, key, args)).await
+    crate::alloc::boxed(move || prepared_request(ctx, key, args)).await
 }
 
 async fn prepared_request(ctx: Ref<Context>, key: Ref<str>, args: Value) -> Result<Rows, CassError> {
