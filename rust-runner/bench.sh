@@ -108,16 +108,27 @@ if [[ -n $latte ]]; then
 fi
 declare -A cpu_of rss_of
 for t in "${tools[@]}"; do cpu_of[$t]="" rss_of[$t]=""; done
-# One unmeasured run first: a Cassandra just started is still compiling its hot paths (its JIT shares
-# these CPUs), which would weigh on whichever tool ran first.
-insert runner 0 > /dev/null
+# Unmeasured runs first, until two in a row take about as long (within 15%, at most 8 runs): a Cassandra
+# just started ran these inserts 5x slower for its first few minutes here (its JIT on its own CPU),
+# which weighs on the first rounds whichever tool runs in them.
+prev="" wall=""
+for ((w = 1; w <= 8; w++)); do
+  line=$(insert runner 0) # a failed run ends the script
+  read -r _ _ wall _ _ <<< "$line"
+  if [[ -n $prev ]] && awk -v a="$wall" -v b="$prev" 'BEGIN { exit !(a > 0.85 * b && a < 1.15 * b) }'; then
+    break
+  fi
+  prev=$wall
+done
+echo "Cassandra warmed up: $((w > 8 ? 8 : w)) unmeasured runs, the last ${wall} s" >&2
 noise=()
 for ((i = 1; i <= runs; i++)); do
   order=("${tools[@]}")
   # ABBA: each tool goes first in every other round, so neither always follows the other.
   if ((i % 2 == 0 && ${#tools[@]} == 2)); then order=("${tools[1]}" "${tools[0]}"); fi
   for t in "${order[@]}"; do
-    read -r cpu rss wall steal load < <(insert "$t" "$i")
+    line=$(insert "$t" "$i") # a failed run ends the script (a process substitution would hide it)
+    read -r cpu rss wall steal load <<< "$line"
     echo "insert run $i $t: ${cpu} us CPU/insert, peak RSS ${rss} MiB, ${wall} s wall, steal ${steal}%, load ${load}" >&2
     cpu_of[$t]+="$cpu "
     rss_of[$t]+="$rss "

@@ -198,7 +198,7 @@ impl Worker {
         let mut vm = Vm::new(self.runtime.clone(), self.unit.clone());
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
-        crate::alloc::boxed(move || async move {
+        Box::pin(async move {
             let r = match call_sliced(&mut vm, hash, (ctx, cycle as i64)).await {
                 Ok(v) => check_result(v),
                 Err(e) => Err(crate::scripting::describe_error(&e)),
