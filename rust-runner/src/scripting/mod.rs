@@ -6,6 +6,7 @@ pub mod context;
 pub mod deadline;
 pub mod functions;
 pub mod resources;
+pub mod routing;
 pub mod rows;
 
 use std::collections::HashMap;
