@@ -176,8 +176,10 @@ for ((i = 1; i <= rounds; i++)); do
   for t in "${order[@]}"; do insert "$i" "$t"; done
 done
 
-vm=$(systemd-detect-virt --vm 2> /dev/null || true)
-if [[ -z $vm ]]; then vm=$(grep -qw hypervisor /proc/cpuinfo && echo "a hypervisor" || echo "unknown"); fi
+# VM or bare metal: systemd-detect-virt where there is one (not in the Nix shell), else the CPU's flag.
+vm=""
+if command -v systemd-detect-virt > /dev/null; then vm=$(systemd-detect-virt --vm 2> /dev/null || true); fi
+if [[ -z $vm ]]; then vm=$(grep -qw hypervisor /proc/cpuinfo && echo "yes (hypervisor flag)" || echo "none"); fi
 echo "host: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), virtual machine: $vm; runs and logs: $out/"
 if [[ -n ${RUNNER_BEFORE:-} ]]; then echo "runner before: $RUNNER_BEFORE"; fi
 python3 rust-runner/bench/summary.py "$runs_csv" --one "$one" --pair "$pair"
