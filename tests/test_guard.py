@@ -52,3 +52,42 @@ def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_pat
     corun = [float(r["value"]) for r in data if r["metric"] == "corun_pct"]
     assert corun and corun[0] < 70
     assert all("all threads running" in r["suspect"] for r in data)
+
+
+def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_path, results):
+    # A busy process on the point's CPU, standing in for a server the command talks to (the lab's
+    # Cassandra in runner-cql): foreign load while the spec does not name it, the measurement's own
+    # once its pidfile is the spec's `server`. Only the foreign guard may fire here.
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    pidfile = os.path.join(".work", "tests", f"server-{os.getpid()}.pid")
+    os.makedirs(os.path.join(ROOT, os.path.dirname(pidfile)), exist_ok=True)
+    server = subprocess.Popen(["taskset", "-c", cpu, "bash", "-c", "while :; do :; done"], cwd=ROOT,
+                              start_new_session=True)
+    foreign = {}
+    try:
+        with open(os.path.join(ROOT, pidfile), "w") as f:
+            f.write(f"{server.pid}\n")
+        for named in (False, True):
+            spec = tmp_path / f"served{int(named)}.spec"
+            spec.write_text(f"experiment = served{int(named)}\ncommand = tests/fixtures/spin.sh 1 60000\n"
+                            "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
+                            "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
+                            + (f"server = {pidfile}\n" if named else ""))
+            run = tmp_path / f"run{int(named)}"
+            sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
+            data = rows(run / "data" / f"served{int(named)}.csv")
+            foreign[named] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
+            assert all(("foreign" in r["suspect"]) == (not named) for r in data), (named, data)
+    finally:
+        os.killpg(server.pid, 9)
+        server.wait()
+        os.remove(os.path.join(ROOT, pidfile))
+    assert foreign[False] > 10 and foreign[True] < 10, foreign
+
+
+def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):
+    spec = tmp_path / "bad.spec"
+    spec.write_text("experiment = bad\ncommand = true\nserver = ../elsewhere.pid\n")
+    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr
+    assert not (tmp_path / "run").exists()

@@ -13,6 +13,11 @@ measured none.
 foreign = busy time on the point's CPUs that the measured tree did not use. irq and softirq time is
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
 process. A lower bound, then: it catches a competing process, not interrupt storms.
+
+A spec's `server` (a pidfile) names a process the command talks to without having started it, such as
+the lab's Cassandra: its CPU time counts as the measured tree's, and the CPUs it may run on join the
+ones watched, so that a competing process is still seen while the server's own work is not mistaken
+for one.
 """
 import os
 import resource
@@ -87,11 +92,40 @@ class Reading:
                 "invol_cs": round(self.invol_cs, 1), "mhz": self.mhz}
 
 
+def server_pid(root, pidfile):
+    """The PID in a spec's `server` pidfile when that process runs, else None."""
+    if not pidfile:
+        return None
+    try:
+        with open(os.path.join(root, pidfile)) as f:
+            pid = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if os.path.exists(f"/proc/{pid}") else None
+
+
+def process_ticks(pid):
+    """User + system clock ticks of a process, all its threads; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of proc(5)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Window:
     """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
-    measured tree may use)."""
+    measured tree may use, and the server's)."""
 
-    def __init__(self, cpus, span):
+    def __init__(self, cpus, span, server=None):
+        self.server = server
+        self.server0 = process_ticks(server) if server else None
+        if self.server0 is not None:
+            try:
+                span = set(span) | os.sched_getaffinity(server)
+            except OSError:
+                pass
         self.cpus, self.span = list(cpus), sorted(set(span))
         self.t0 = time.monotonic()
         self.ticks0 = cpu_ticks()
@@ -107,6 +141,9 @@ class Window:
         total = delta(self.cpus, 2)
         steal = delta(self.cpus, 1) / total * 100 if total > 0 else 0.0
         tree = (ru1.ru_utime - self.ru0.ru_utime + ru1.ru_stime - self.ru0.ru_stime) * HZ
+        server1 = process_ticks(self.server) if self.server0 is not None else None
+        if server1 is not None:
+            tree += server1 - self.server0
         span_total = delta(self.span, 2) - delta(self.span, 1)
         foreign = max(0.0, delta(self.span, 0) - tree) / span_total * 100 if span_total > 0 else 0.0
         invol = (ru1.ru_nivcsw - self.ru0.ru_nivcsw) / seconds if seconds > 0 else 0.0

@@ -38,6 +38,7 @@ KEYS = {
     "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally `max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
+    "server": ("path", "", False, "pidfile (from the project root) of a server the command talks to but did not start, such as the lab's Cassandra: its CPU time is the measurement's, not foreign load, and the CPUs it may use are watched too"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
     "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second"),
     "min_corun": ("percent", "70", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
@@ -82,6 +83,9 @@ def check(key, value, where):
         bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
         bad = f"one of: {kind[7:]}"
+    elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
+                             or ".." in value.split("/")):
+        bad = "a path inside the project, relative to its root"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)}"
     if bad:
