@@ -1,4 +1,5 @@
 """Shared helpers of the lab's own tests. Nothing here reads ../shared: the fixtures are the project's."""
+import contextlib
 import csv
 import os
 import subprocess
@@ -31,3 +32,15 @@ def results(tmp_path):
     d = tmp_path / "results"
     d.mkdir()
     return {"LAB_RESULTS": str(d)}
+
+
+@contextlib.contextmanager
+def burner(cpu):
+    """A real disturbance: a busy loop pinned to `cpu`, bounded in time, stopped on leaving."""
+    p = subprocess.Popen(["timeout", "120", "taskset", "-c", cpu, "bash", "-c", "while :; do :; done"],
+                         cwd=ROOT, start_new_session=True)
+    try:
+        yield
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()

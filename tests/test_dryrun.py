@@ -2,7 +2,7 @@
 hwloc's reason, and `N points, ETA H:MM:SS`, on this host, on fixtures and on synthetic strings."""
 import os
 
-from conftest import TOPO, sh
+from conftest import TOPO, burner, sh
 
 SPEC = "tests/fixtures/spin.spec"
 
@@ -57,3 +57,17 @@ def test_overrides_and_auto_repeats_give_a_range(results):
 def test_a_sweep_never_runs_on_a_topology_that_is_not_the_host(results):
     p = sh("scripts/sweep.py", "topology=pack:2 core:2 pu:1", SPEC, env=results, check=False)
     assert p.returncode == 2 and "use it with dry=1" in p.stderr
+
+
+def test_the_last_runs_remeasurements_are_priced(tmp_path, results):
+    spec = tmp_path / "guarded.spec"
+    spec.write_text("experiment = guarded\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = compact\n"
+                    "threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\nretries = 1\nretry_pause = 3\n")
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    with burner(cpu):                   # every attempt disturbed: one re-measured, then kept as suspect
+        sh("scripts/sweep.py", str(spec), env=results)
+    out = sh("scripts/sweep.py", "dry=1", str(spec), env=results).stdout
+    assert "guarded: seconds per run from the newest run here; repeats 1; 1 re-measured per repeat" in out
+    eta = out.rstrip().splitlines()[-1]          # two runs and a 3-s pause, against one run at best
+    h, m, sec = (int(x) for x in eta.split("ETA ")[1].split()[0].split(":"))
+    assert h * 3600 + m * 60 + sec >= 3 and "(range 0:00:0" in eta

@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 
-from conftest import ROOT, rows, sh
+from conftest import ROOT, burner, rows, sh
 
 
 def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, results):
@@ -12,15 +12,9 @@ def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, r
     spec.write_text("experiment = guarded\ncommand = tests/fixtures/spin.sh 1 60000\nplacements = compact\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n")
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
-    # The disturbance: a busy loop pinned to the point's CPU, bounded in time, stopped by the test.
-    burner = subprocess.Popen(["timeout", "120", "taskset", "-c", cpu, "bash", "-c", "while :; do :; done"],
-                              cwd=ROOT, start_new_session=True)
-    try:
-        run = tmp_path / "run"
+    run = tmp_path / "run"
+    with burner(cpu):
         sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
-    finally:
-        os.killpg(burner.pid, 9)
-        burner.wait()
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "foreign" in again[0]["reason"] and again[0]["noise"]["foreign_pct"] > 10
@@ -72,6 +66,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
             spec.write_text(f"experiment = served{int(named)}\ncommand = tests/fixtures/spin.sh 1 60000\n"
                             "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
+                            "max_foreign = 30\n"
                             + (f"server = {pidfile}\n" if named else ""))
             run = tmp_path / f"run{int(named)}"
             sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
@@ -82,7 +77,8 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
         os.killpg(server.pid, 9)
         server.wait()
         os.remove(os.path.join(ROOT, pidfile))
-    assert foreign[False] > 10 and foreign[True] < 10, foreign
+    # The busy process takes about half the CPU from the spin loop; 30% leaves room for a busy host.
+    assert foreign[False] > 30 and foreign[True] < 30, foreign
 
 
 def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):

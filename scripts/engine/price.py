@@ -2,7 +2,9 @@
 
 Seconds per run come from the newest earlier run of the same experiment and profile on this host
 (its journal's `done` events), else from the spec's `cost`. Adaptive repeats count by the number the
-last run needed (else min_repeats), and the range from min_repeats to max_repeats is printed too.
+last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
+repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
+max_repeats at that rate.
 """
 import glob
 import os
@@ -15,8 +17,8 @@ from . import journal as jr
 
 
 def history(results, experiment, profile):
-    """(seconds per run, mean repeats per point) of the newest run of this host that measured
-    experiment in profile, or (None, None)."""
+    """(seconds per run, mean repeats per point, re-measured attempts per kept repeat) of the newest
+    run of this host that measured experiment in profile, or (None, None, 0.0)."""
     host = socket.gethostname().split(".")[0]
     for run in sorted(glob.glob(os.path.join(results, f"*-{host}*")), reverse=True):
         try:
@@ -29,8 +31,9 @@ def history(results, experiment, profile):
         if not secs:
             continue
         ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment]
-        return median(secs), (sum(ns) / len(ns) if ns else None)
-    return None, None
+        again = sum(1 for e in events if e["event"] == "remeasured" and e.get("experiment") == experiment)
+        return median(secs), (sum(ns) / len(ns) if ns else None), again / len(secs)
+    return None, None, 0.0
 
 
 def per_run(spec, point, measured):
@@ -83,8 +86,8 @@ def price(specs, plans, profile, results, on_host, out):
     out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
               f"{'s/run':>8}  cpus\n")
     for spec in specs:
-        measured, seen_n = history(results, spec.name, profile) if on_host else (None, None)
-        source = "measured here" if measured is not None else "spec cost"
+        measured, seen_n, again = history(results, spec.name, profile) if on_host else (None, None, 0.0)
+        source = "newest run here" if measured is not None else "spec's cost"
         e, lo, hi = repeats(spec, seen_n)
         setup = float(spec["setup_cost"])
         live = [p for p in plans[spec.name] if not p.skip]
@@ -97,13 +100,16 @@ def price(specs, plans, profile, results, on_host, out):
                 skipped.append(f"{spec.name} {p.placement} threads={p.threads}: {p.skip}")
                 continue
             s = per_run(spec, p, measured)
+            retried = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
             points += 1
-            expect, fewest, most = expect + e * s, fewest + lo * s, most + hi * s
+            expect, fewest, most = expect + e * retried, fewest + lo * s, most + hi * retried
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
             out.write(f"{spec.name:<18} {p.variant or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
                       f"{s:>8.5g}  {ranges(p.cpus)}\n")
-        out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e}"
-                  + (f" expected ({lo}–{hi})" if lo != hi else "") + f"; build and setup {setup:g} s\n")
+        out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
+                  + (f" expected ({lo}–{hi})" if lo != hi else "")
+                  + (f"; {again:.2g} re-measured per repeat last run" if again else "")
+                  + f"; build and setup {setup:g} s\n")
     for s in skipped:
         out.write(f"impossible: {s}\n")
     for name, tool in missing.items():
