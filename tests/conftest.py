@@ -36,11 +36,12 @@ def results(tmp_path):
 
 @contextlib.contextmanager
 def burner(cpu):
-    """A real disturbance: a busy loop pinned to `cpu`, bounded in time, stopped on leaving."""
-    p = subprocess.Popen(["timeout", "120", "taskset", "-c", cpu, "bash", "-c", "while :; do :; done"],
-                         cwd=ROOT, start_new_session=True)
+    """A real disturbance: a busy loop pinned to `cpu`, stopped on leaving (and after 120 s by itself,
+    should the test die first). Yields its process, whose PID is the loop's own (taskset execs bash)."""
+    loop = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
+    p = subprocess.Popen(["taskset", "-c", cpu, "bash", "-c", loop], cwd=ROOT, start_new_session=True)
     try:
-        yield
+        yield p
     finally:
         os.killpg(p.pid, 9)
         p.wait()

@@ -1,8 +1,8 @@
 """The interference guard: a repeat measured while another process burns its CPU is measured again,
 and kept as suspect, with the reason, when the disturbance does not go away."""
+import contextlib
 import json
 import os
-import subprocess
 
 from conftest import ROOT, burner, rows, sh
 
@@ -55,10 +55,9 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
     pidfile = os.path.join(".work", "tests", f"server-{os.getpid()}.pid")
     os.makedirs(os.path.join(ROOT, os.path.dirname(pidfile)), exist_ok=True)
-    server = subprocess.Popen(["taskset", "-c", cpu, "bash", "-c", "while :; do :; done"], cwd=ROOT,
-                              start_new_session=True)
     foreign = {}
-    try:
+    with burner(cpu) as server, contextlib.ExitStack() as cleanup:
+        cleanup.callback(os.remove, os.path.join(ROOT, pidfile))
         with open(os.path.join(ROOT, pidfile), "w") as f:
             f.write(f"{server.pid}\n")
         for named in (False, True):
@@ -73,10 +72,6 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
             data = rows(run / "data" / f"served{int(named)}.csv")
             foreign[named] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
             assert all(("foreign" in r["suspect"]) == (not named) for r in data), (named, data)
-    finally:
-        os.killpg(server.pid, 9)
-        server.wait()
-        os.remove(os.path.join(ROOT, pidfile))
     # The busy process takes about half the CPU from the spin loop; 30% leaves room for a busy host.
     assert foreign[False] > 30 and foreign[True] < 30, foreign
 

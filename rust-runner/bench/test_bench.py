@@ -63,8 +63,9 @@ def test_malformed_runs_name_their_line(tmp_path):
         summary.load(p)
 
 
-def rusage(tmp_path, *cmd):
-    out = subprocess.run([sys.executable, os.path.join(HERE, "rusage.py"), str(tmp_path / "log"), *cmd],
+def rusage(tmp_path, *cmd, server=None):
+    opt = ["--server", str(server)] if server else []
+    out = subprocess.run([sys.executable, os.path.join(HERE, "rusage.py"), *opt, str(tmp_path / "log"), *cmd],
                          capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), int(out[1]), float(out[2]), float(out[3]), float(out[4]), int(out[5])
 
@@ -75,3 +76,17 @@ def test_rusage_measures_the_child_and_passes_its_status(tmp_path):
     assert cpu >= 0.29 and wall >= cpu * 0.9 and rss_kb > 1000 and code == 0
     assert 0 <= steal <= 100 and 0 <= foreign <= 100
     assert rusage(tmp_path, sys.executable, "-c", "raise SystemExit(3)")[-1] == 3
+
+
+def test_rusage_counts_a_busy_process_as_foreign_unless_it_is_the_server(tmp_path):
+    # A busy loop beside a child that sleeps: on this host the loop's whole CPU is other processes'
+    # time (1/ncpu of the host), and none once it is named the server (the benchmark's Cassandra).
+    loop = subprocess.Popen(["bash", "-c", "end=$((SECONDS + 30)); while ((SECONDS < end)); do :; done"])
+    try:
+        share = 100 / os.cpu_count()
+        other = rusage(tmp_path, "sleep", "1")[4]
+        own = rusage(tmp_path, "sleep", "1", server=loop.pid)[4]
+    finally:
+        loop.kill()
+        loop.wait()
+    assert other > share / 2 and own < share / 4, (other, own)
