@@ -98,7 +98,8 @@ class Sweep:
         groups = {}
         for r in rows:
             if r["metric"] in present:
-                groups.setdefault((r["metric"], r["cpus"]), []).append(float(r["value"]))
+                # per variant too: one command may measure several cells on the same CPUs (mem's nodes)
+                groups.setdefault((r["metric"], r["cpus"], r["variant"]), []).append(float(r["value"]))
         cis = [ci_pct(xs) for xs in groups.values()]
         return max(cis) if cis and all(c == c for c in cis) else float("inf")
 

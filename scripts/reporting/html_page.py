@@ -9,7 +9,7 @@ from html import escape as E
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from charts import host_topology  # noqa: E402
 
-from reporting import svg  # noqa: E402
+from reporting import numa, svg  # noqa: E402
 from reporting.fmt import ci, fmt, spread  # noqa: E402
 
 CSS = """
@@ -152,6 +152,11 @@ def draw(run_label_sets, kind, metric, title, run=None):
     if kind == "heatmap":
         _prefix, e, _d = run_label_sets[0]
         hrefs = chart_points(e)
+        nodes = numa.matrix([(p["variant"], p["threads"], p["metric"], (p, hrefs[id(p)])) for p in e["points"]], metric)
+        if nodes:
+            order = sorted({n for cell in nodes for n in cell})
+            unit = next(iter(nodes.values()))[0]["unit"]
+            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", unit, nodes, order, mirror=False)
         cells, first = {}, None
         for p in e["points"]:
             parts = p["cpus"].split(",")
@@ -319,6 +324,7 @@ def experiment_html(m, e):
     body = [head, marks(e)]
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
+    body.append(numa_html(e.get("numa")))
     if not e["points"]:
         return section(e, "".join(body) + "<p>No measured rows.</p>")
     if e["glance"]:
@@ -336,6 +342,18 @@ def experiment_html(m, e):
     if e["spec"]:
         body.append("<details><summary>spec as run</summary><pre>" + E("\n".join(e["spec"])) + "</pre></details>")
     return section(e, "".join(body))
+
+
+def numa_html(n):
+    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    if not n:
+        return ""
+    out = "".join(f"<p>{E(line)}</p>" for line in n["lines"])
+    if n["distances"]:
+        head, rows = numa.distance_table(n["distances"])
+        out += ("<p class=\"mute\">Firmware distances (<code>numactl --hardware</code>, env/numa.txt; 10 = local):</p>"
+                + table([E(h) for h in head], [[E(c) for c in r] for r in rows], sortable=False))
+    return out
 
 
 def section(e, html):

@@ -1,6 +1,7 @@
 """report.md from the run model (model.py): the same numbers as report.html, as text."""
 import os
 
+from reporting import numa
 from reporting.fmt import ci, fmt, spread
 
 
@@ -126,6 +127,19 @@ def published(e):
     return out
 
 
+def numa_notes(n):
+    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    if not n:
+        return []
+    out = [line + "\n" for line in n["lines"]]
+    if n["distances"]:
+        head, rows = numa.distance_table(n["distances"])
+        out += ["Firmware distances (`numactl --hardware`, env/numa.txt; 10 = local):", "",
+                "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+        out += ["| " + " | ".join(r) + " |" for r in rows] + [""]
+    return out
+
+
 def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
@@ -147,6 +161,7 @@ def render(m):
         for kind, metric, base in e["chart_files"]:
             lines += [f"![{e['name']}-{kind}-{metric}]({base}.png)", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
+        lines += numa_notes(e.get("numa"))
         if not e["points"]:
             lines += ["No measured rows.", ""]
             continue

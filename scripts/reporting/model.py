@@ -15,6 +15,7 @@ from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and inst
 from stats import summary  # noqa: E402
 from tidy import COLUMNS, read  # noqa: E402
 
+from reporting import numa  # noqa: E402
 from reporting import verdict as V  # noqa: E402
 from reporting.journal import Journal  # noqa: E402
 
@@ -351,6 +352,7 @@ def experiment(run, data, journal, pub, vmap):
         "beside": beside(exp, pts, pub),
         "shapes": shapes(exp, pts, pub),
         "ratios": ratios(exp, pts, pub, vmap),
+        "numa": numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
     }
 
 
