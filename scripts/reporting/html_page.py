@@ -387,6 +387,7 @@ def report(m):
     body = [f'<h1>Scaling lab run {E(m["name"])}</h1>',
             f'<p class="host">{E(m["host"]["one_line"])}</p>',
             f'<p class="badge">{E(tally)}</p>',
+            "".join(f'<p class="warn">⚠ {E(w)}.</p>' for w in m["host"].get("warnings", [])),
             disturbed(exps),
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else

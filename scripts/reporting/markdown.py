@@ -144,6 +144,7 @@ def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
              f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", ""]
+    lines += [f"**Warning:** {w}.\n" for w in m["host"].get("warnings", [])]
     lines += stories(m)
     lines += environment(m)
     for e in m["experiments"]:
