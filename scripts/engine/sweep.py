@@ -22,6 +22,7 @@ from . import journal as jr
 from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
+from .placement import misplaced
 from .plan import plan
 
 
@@ -289,7 +290,8 @@ class Sweep:
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
             why = "; ".join(w for w in (outcome.reading.disturbed(limits),
-                                        corun_short(outcome.rows, limits["min_corun"])) if w)
+                                        corun_short(outcome.rows, limits["min_corun"]),
+                                        misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
             if why and attempt <= int(spec["retries"]):
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
