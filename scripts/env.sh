@@ -83,32 +83,37 @@ numa_nodes() {
   echo "numa_per_package=${shape:-unavailable: no node has CPUs}"
 }
 
+# sysval KEY FILE: "KEY=first line of FILE", or why it cannot be read.
+sysval() { if [[ -r $2 ]]; then echo "$1=$(tr -d '\n' < "$2" | sed 's/ *$//')"; else echo "$1=unavailable: $2 does not exist here"; fi; }
+
+# idle_states CPUDIR: its cpuidle states as name:exit latency in us, ",off" when disabled.
+idle_states() {
+  local s out="" off
+  for s in "$1"/cpuidle/state[0-9]*; do
+    [[ -r $s/name ]] || continue
+    off=""
+    [[ $(cat "$s/disable" 2>/dev/null) == 1 ]] && off=",off"
+    out+="$(cat "$s/name"):$(cat "$s/latency")us$off "
+  done
+  echo "${out% }"
+}
+
 # What moves memory or time behind the lab's back, one key=value a line (compare flags any difference):
 # NUMA balancing migrates pages during a run, THP changes the TLB cost of every access, the clocksource
 # is every timer's, deep idle states add wake-up latency, IRQs on a measured CPU steal its time.
 # numa_per_package repeats numa-nodes.txt's SNC/NPS shape (nodes per package) so that one file says it all.
 memory_time() {
   local f v cpu0 same=yes c line
-  sysval() { if [[ -r $2 ]]; then echo "$1=$(tr -d '\n' < "$2" | sed 's/ *$//')"; else echo "$1=unavailable: $2 does not exist here"; fi; }
   sysval numa_balancing /proc/sys/kernel/numa_balancing
   for f in enabled defrag; do  # "always [madvise] never": the bracketed word is the setting
     v=/sys/kernel/mm/transparent_hugepage/$f
-    if [[ -r $v ]]; then echo "thp_$f=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$v")"; else echo "thp_$f=unavailable: $v does not exist here"; fi
+    if [[ -r $v ]]; then echo "thp_$f=$(awk -F'[][]' '{ print $2 }' "$v")"; else echo "thp_$f=unavailable: $v does not exist here"; fi
   done
   sysval clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
   sysval clocksource_available /sys/devices/system/clocksource/clocksource0/available_clocksource
   sysval cpuidle_driver /sys/devices/system/cpu/cpuidle/current_driver
   if [[ -r /sys/devices/system/cpu/cpuidle/current_governor_ro ]]; then sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor_ro
   else sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor; fi
-  # name:exit latency in us, "(off)" when disabled; per CPU, cpu0's shown and whether all CPUs agree
-  idle_states() {
-    local s out=""
-    for s in "$1"/cpuidle/state[0-9]*; do
-      [[ -r $s/name ]] || continue
-      out+="$(cat "$s/name"):$(cat "$s/latency")us$([[ $(cat "$s/disable" 2>/dev/null) == 1 ]] && echo "(off)") "
-    done
-    echo "${out% }"
-  }
   cpu0=$(idle_states /sys/devices/system/cpu/cpu0)
   for c in /sys/devices/system/cpu/cpu[0-9]*; do [[ $(idle_states "$c") == "$cpu0" ]] || same=no; done
   echo "cpuidle_states=${cpu0:-unavailable: no cpuidle states in /sys (idle=poll, or none exposed)}"
