@@ -51,7 +51,7 @@ ver="not known here: no dpkg"
 if command -v dpkg-query > /dev/null; then ver=$(dpkg-query -W -f='${Version}' likwid 2> /dev/null || true); fi
 echo "likwid-bench kernels: $kload, $kupdate; CPUs on node 0: $ncpu; likwid $ver"
 # (aligned by awk: column(1) is not in every Debian base system)
-awk -F, '{ for (i = 1; i <= NF; i++) printf "%-*s", length($i) > 8 ? length($i) + 2 : 10, $i; print "" }' "$out/rounds.csv"
+awk -F, '{ for (i = 1; i <= NF; i++) printf "%-16s", $i; print "" }' "$out/rounds.csv"
 # Medians over rounds, and per round ours ÷ likwid's (median, min–max). With one CPU on node 0 the
 # all-CPU columns are empty (mem prints no separate row then).
 awk -F, 'NR > 1 { for (i = 3; i <= NF; i++) col[i, NR] = $i; n = NR - 1 }
