@@ -124,7 +124,7 @@ memory_time() {
   # IRQ count per CPU list they may fire on (the effective list where the kernel has one)
   line=$(for f in /proc/irq/[0-9]*; do
       if [[ -r $f/effective_affinity_list ]]; then cat "$f/effective_affinity_list"; else cat "$f/smp_affinity_list" 2>/dev/null; fi
-    done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, $2, $1; sep = "; " }')
+    done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, NF > 1 ? $2 : "none", $1; sep = "; " }')
   echo "irq_affinity=${line:-unavailable: /proc/irq not readable}"
   echo "numa_per_package=$(sed -n 's/^numa_per_package=//p' "$dir/numa-nodes.txt" 2>/dev/null | grep . || echo "unavailable: see numa-nodes.txt")"
 }
