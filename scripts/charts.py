@@ -16,6 +16,7 @@ from tidy import read  # noqa: E402
 from engine.spec import SpecError  # noqa: E402
 from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
 from topo import POLICIES, PlacementError, Topology  # noqa: E402
+from c2c_published import imported_charts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -246,6 +247,11 @@ def main(argv):
             png = render(run, exp, kind, metric)
             if png:
                 made.append(png)
+    # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
+    for exp, kind, metric in imported_charts(run):
+        png = render(run, exp, kind, metric)
+        if png:
+            made.append(png)
     print(f"charts: {len(made)} chart(s) in {os.path.join(run, 'plots')}", file=sys.stderr)
     return 0
 

@@ -81,6 +81,11 @@ def synthetic_pus(text):
 
 
 def load_xml(topology):
+    return ET.fromstring(xml_text(topology))
+
+
+def xml_text(topology):
+    """hwloc's XML of the host (None), a topology file or a synthetic string, as lstopo writes it."""
     cmd = ["lstopo-no-graphics", "--no-io", "--of", "xml", "-"]
     if topology:
         pus = synthetic_pus(topology)
@@ -93,7 +98,7 @@ def load_xml(topology):
         raise PlacementError("lstopo-no-graphics not found: install hwloc (./lab does)")
     except subprocess.CalledProcessError as e:
         raise PlacementError(f"hwloc cannot read topology {topology!r}: {e.stderr.strip()}")
-    return ET.fromstring(out)
+    return out
 
 
 KIND_ALIASES = {"p": "performance", "e": "efficiency"}

@@ -10,6 +10,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+from c2c_published import imported, imported_charts  # noqa: E402
 from charts import spec_charts  # noqa: E402
 from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and instruments' corun_pct)
 from stats import summary  # noqa: E402
@@ -90,6 +91,18 @@ def host(run):
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = os.path.join(env, "build.txt")
+    rec = imported(run)
+    if rec:     # a published matrix: the CPU and the source are what the import recorded
+        src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
+        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
+                "kind": "published", "imported": rec, "build": None,
+                "rows": [("host kind", f"published (imported by import-c2c; {src})"),
+                         ("CPU", rec.get("cpu", "?")),
+                         ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
+                                                   if rec.get(k)) or "not catalogued"),
+                         ("topology", f"{rec.get('topology', '?')}: {shape}"),
+                         ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
+                                    f"{str(rec.get('sha256', '?'))[:16]}…")]}
     return {
         "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
         "kind": kind,
@@ -316,7 +329,8 @@ def tried(run, exp, e):
 def experiment(run, data, journal, pub, vmap):
     exp = os.path.basename(data)[:-4]
     spec = os.path.join(run, "sweep", "specs", f"{exp}.spec")
-    charts = spec_charts(spec)[1] if os.path.exists(spec) else []
+    charts = spec_charts(spec)[1] if os.path.exists(spec) else \
+        [(k, m) for x, k, m in imported_charts(run) if x == exp]
     all_pts = points(run, exp, read_rows(data), journal)
     for p in all_pts:
         p["noise"] = p["metric"] in NOISE_METRICS
