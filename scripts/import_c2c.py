@@ -51,7 +51,7 @@ def main(argv):
         for e in entries:
             if wanted and e["name"] not in wanted:
                 continue
-            rows = import_one(e["path"], e["topology"], e["cpu"], C.cite(e), None, e)
+            rows = import_one(e["path"], e["topology"], e["cpu"], C.cite(e), new_dest(e["name"]), e)
             sys.stdout.write(f"# {e['name']}: {e['cpu']} ({C.cite(e)})\n" + C.summary_csv(rows))
         return 0
     files = [a for a in argv if "=" not in a]

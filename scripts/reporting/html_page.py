@@ -289,6 +289,35 @@ def published_html(e):
     return "".join(out)
 
 
+def relations_html(e):
+    """Per relation, the home-socket split in words, and the catalogued published machines beside."""
+    r = e.get("relations")
+    if not r:
+        return ""
+    body = [f"<h3>Per relation ({E(r['variant'])}, one_way_ns over pairs)</h3>" + table(
+        ["relation", "pairs", "median ns", "p10", "p90"],
+        [[E(x["relation"]), num(x["pairs"], str(x["pairs"])), num(x["median_ns"]), num(x["p10_ns"]), num(x["p90_ns"])]
+         for x in r["rows"]])]
+    body.append(f'<p class="mute">Home-node split: {E(r["home_note"])}.</p>')
+    if r["split"]:
+        body.append("<ul>" + "".join(f"<li>{E(x['relation'])}: do the halves differ? {E(x['words'])}</li>"
+                                     for x in r["split"]) + "</ul>")
+    b = r["beside"]
+    if b.get("error"):
+        body.append(f'<p class="warn">{E(b["error"])}</p>')
+    elif b["machines"]:
+        ms = b["machines"]
+        cell = lambda x: num(x["median_ns"], f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})") if x else "–"  # noqa: E731
+        body.append("<h3>Beside the published machines</h3>" + table(
+            ["relation", "this run"] + [f'{E(m["cpu"])}<br><span class="badge">{E(m["uarch"])}'
+                                        + (f" · same {E(m['same'])}" if m["same"] else "") + "</span>" for m in ms],
+            [[E(rel), cell(b["here"].get(rel))] + [cell(m["rows"].get(rel)) for m in ms] for rel in b["relations"]],
+            sortable=False))
+        body.append('<p class="mute">Median ns (p10–p90) over pairs; same vendor and family first. Sources: '
+                    + "; ".join(f"{E(m['cpu'])}: {E(m['cite'])}" for m in ms) + " (CAS ping-pong, mean over samples).</p>")
+    return "".join(body)
+
+
 def marks(e):
     items = []
     for p, metrics in e["suspect_points"]:
@@ -324,6 +353,7 @@ def experiment_html(m, e):
     if e["glance"]:
         body.append("<h3>At a glance</h3>" + glance_table(e["glance"]) +
                     '<p class="mute">Median over repeats (95% CI of the median as ±%); ⚠ = a suspect repeat.</p>')
+    body.append(relations_html(e))
     body.append(published_html(e))
     body.append(f'<details{" open" if len(e["table"]) <= 12 else ""}><summary>every point: median, min–max, n, '
                 f'95% CI, raw folders and commands ({len(e["table"])} rows)</summary>' + points_table(e) + "</details>")

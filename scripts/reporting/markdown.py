@@ -126,6 +126,34 @@ def published(e):
     return out
 
 
+def relations(e):
+    """Per-relation medians, the home-socket split and the catalogued machines beside them."""
+    r = e.get("relations")
+    if not r:
+        return []
+    out = ["", f"#### Per relation ({r['variant']}, one_way_ns over pairs)", "",
+           "| relation | pairs | median | p10 | p90 |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {x['relation']} | {x['pairs']} | {fmt(x['median_ns'])} ns | {fmt(x['p10_ns'])} | {fmt(x['p90_ns'])} |"
+            for x in r["rows"]]
+    out += ["", f"Home-node split: {r['home_note']}."]
+    out += [f"- {x['relation']}: do the halves differ? **{x['words'].split(':', 1)[0]}**:{x['words'].split(':', 1)[1]}"
+            for x in r["split"]]
+    b = r["beside"]
+    if b.get("error"):
+        out += ["", b["error"]]
+    elif b["machines"]:
+        ms = b["machines"]
+        out += ["", "#### Beside the published machines (median ns, p10–p90; same vendor and family first)", "",
+                "| relation | this run | " + " | ".join(f"{m['cpu']} ({m['uarch']})" for m in ms) + " |",
+                "|---|---:|" + "---:|" * len(ms)]
+        cell = lambda x: f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})" if x else "–"  # noqa: E731
+        for rel in b["relations"]:
+            out.append(f"| {rel} | {cell(b['here'].get(rel))} | " + " | ".join(cell(m["rows"].get(rel)) for m in ms) + " |")
+        out += [""] + [f"- {m['cpu']}: {m['cite']} (CAS, mean over samples)" +
+                       (f"; same {m['same']} as this run's CPU" if m["same"] else "") for m in ms]
+    return out
+
+
 def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
@@ -160,6 +188,7 @@ def render(m):
             lines += full
         lines += noise_table(e)
         lines += perf_tables(m["run"], e)
+        lines += relations(e)
         lines += published(e)
         lines.append("")
     if m["not_measured"]:

@@ -16,6 +16,7 @@ from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and inst
 from stats import summary  # noqa: E402
 from tidy import COLUMNS, read  # noqa: E402
 
+from reporting import relations  # noqa: E402
 from reporting import verdict as V  # noqa: E402
 from reporting.journal import Journal  # noqa: E402
 
@@ -339,7 +340,7 @@ def experiment(run, data, journal, pub, vmap):
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
     # A full pair matrix goes to the heatmap and the CSV, not into the table.
     pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
-    return {
+    e = {
         "name": exp,
         "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
         "charts": charts,
@@ -366,6 +367,8 @@ def experiment(run, data, journal, pub, vmap):
         "shapes": shapes(exp, pts, pub),
         "ratios": ratios(exp, pts, pub, vmap),
     }
+    e["relations"] = relations.of_experiment(run, e)    # c2c, c2c-matrix: per relation, beside published
+    return e
 
 
 def story_rows(exps, pub):
@@ -386,6 +389,11 @@ def story_rows(exps, pub):
             for r in e["ratios"]:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
+            claim = (e.get("relations") or {}).get("seed004")
+            if st["source"] == "seed-004" and claim and claim["ratio"] is not None:
+                checks.append((f"{claim['claim']}: ×{claim['ratio']:.2f} (95% CI ×{claim['ci'][0]:.2f}–"
+                               f"×{claim['ci'][1]:.2f}; {claim['spread']}; published ×{claim['published']:.2f}, "
+                               f"{claim['pub_where']})", claim["verdict"], claim["why"]))
         verdicts = [c[1] for c in checks]
         if not checks:
             word = "not compared"
