@@ -19,6 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from c2c_published import imported  # noqa: E402
 from engine.spec import Spec, SpecError, spec_dir  # noqa: E402
 from sweep import ENGINE_KEYS, hostname, results_dir  # noqa: E402
 
@@ -84,6 +85,10 @@ def replay(archive):
     work = tempfile.mkdtemp()
     try:
         old = safe_extract(archive, work)
+        rec = imported(old)
+        if rec:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+            die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
+                "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")
         args_path = os.path.join(old, "sweep", "args.json")
         if os.path.exists(args_path):
             args = json.load(open(args_path))

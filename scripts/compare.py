@@ -36,6 +36,13 @@ def render_md(ma, mb, cmp):
         left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
                    f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
+    if cmp["relations"]:
+        cell = lambda x: f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)" if x else "–"  # noqa: E731
+        r0 = cmp["relations"][0]
+        out += ["", f"## Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", "",
+                "| relation | A median (p10–p90, pairs) | B median (p10–p90, pairs) | B / A |", "|---|---:|---:|---:|"]
+        out += [f"| {r['relation']} | {cell(r['a'])} | {cell(r['b'])} | "
+                f"{'–' if r['ratio'] is None else format(r['ratio'], '.2f')} |" for r in cmp["relations"]]
     out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
             "(placements one host cannot satisfy, or experiments one run did not include).", ""]
     if cmp["noise"]:

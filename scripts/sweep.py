@@ -25,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from c2c_published import imported  # noqa: E402
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_quoting, expand_args  # noqa: E402
@@ -101,6 +102,8 @@ def choose_run(keys, signature, ident):
     resume skips runs that are locked or were measured with other code, saying why."""
     if keys.get("run"):
         run = os.path.abspath(keys["run"])
+        if imported(run):
+            die(f"{run} is an imported published matrix: it has no spec and takes no measurement; omit run=")
         if os.path.isdir(os.path.join(run, "sweep")):
             before = read(os.path.join(run, "sweep", "identity.json"))
             if before and json.loads(before) != ident:

@@ -8,6 +8,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from stats import summary, welch  # noqa: E402
 
+from reporting import relations  # noqa: E402
+
 
 def by_key(model):
     """{(experiment, variant, placement, threads, metric, unit): {"all": [v], "clean": [v], "noise": bool}}."""
@@ -31,6 +33,10 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
+    pub = [x for x, run in (("A", a_run), ("B", b_run)) if relations.C.imported(run)]
+    if pub:     # a published matrix has no build and no spec: say what it is instead
+        return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "
+                f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: compare them by relation"]
     ba, bb = read_text(os.path.join(a_run, "env", "build.txt")), read_text(os.path.join(b_run, "env", "build.txt"))
     if ba is None or bb is None:
         missing = " and ".join(x for x, t in (("A", ba), ("B", bb)) if t is None)
@@ -68,5 +74,5 @@ def compare(ma, mb):
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             "warnings": warnings(ma["run"], mb["run"])}

@@ -447,6 +447,15 @@ def compare(ma, mb, cmp):
     body.append(f'<h2 style="border:0">The two hosts</h2><table><tr><th></th><th>A: <a href="{E(ma["run"])}/report.html">{E(na)}</a></th>'
                 f'<th>B: <a href="{E(mb["run"])}/report.html">{E(nb)}</a></th></tr>{rows}'
                 f'<tr><th>build</th><td>{bld(ma["host"])}</td><td>{bld(mb["host"])}</td></tr></table>')
+    if cmp.get("relations"):
+        cell = lambda x: num(x["median_ns"], f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") if x else "–"  # noqa: E731
+        r0 = cmp["relations"][0]
+        body.append(f'<h2 id="relations">Core-to-core latency by relation</h2><p class="mute">A: {E(r0["exp_a"])}, '
+                    f'B: {E(r0["exp_b"])}; median over pairs (p10–p90). The matrices differ in size: compared by '
+                    'relation, not by CPU pair.</p>' + table(
+                        ["relation", "A", "B", "B / A"],
+                        [[E(r["relation"]), cell(r["a"]), cell(r["b"]),
+                          num(r["ratio"], "–" if r["ratio"] is None else f"{r['ratio']:.2f}")] for r in cmp["relations"]]))
     exps_b = {e["name"]: e for e in mb["experiments"]}
     for ea in ma["experiments"]:
         eb = exps_b.get(ea["name"])

@@ -223,3 +223,25 @@ def of_experiment(run, e):
                                 "the c2c-home experiment measures both homes directly")
     return {"variant": variant, "rows": rows, "split": split, "home_note": home_note,
             "beside": beside(run, rows), "seed004": seed004(groups, cpu_name(run)), "imported": rec}
+
+
+def of_model(m):
+    """(experiment name, relations) of a run model's fullest c2c experiment: the matrix, else c2c."""
+    found = {e["name"]: e["relations"] for e in m["experiments"] if e.get("relations")}
+    for name in ("c2c-matrix", "c2c"):
+        if name in found:
+            return name, found[name]
+    return None, None
+
+
+def compare(ma, mb):
+    """Relation medians of two runs side by side (two hosts' matrices differ in size: compare by relation,
+    not by CPU pair); [] when either run has no c2c experiment."""
+    ea, ra = of_model(ma)
+    eb, rb = of_model(mb)
+    if not ra or not rb:
+        return []
+    a, b = {x["relation"]: x for x in ra["rows"]}, {x["relation"]: x for x in rb["rows"]}
+    return [{"relation": r, "a": a.get(r), "b": b.get(r), "exp_a": f"{ea} {ra['variant']}", "exp_b": f"{eb} {rb['variant']}",
+             "ratio": b[r]["median_ns"] / a[r]["median_ns"] if r in a and r in b else None}
+            for r in PAIRS if r in a or r in b]
