@@ -84,7 +84,7 @@ def load_topology(spec, n, matrix_path):
         xml = xml_text(spec)
         topo = Topology(spec)
     except PlacementError as e:
-        raise C2CError(f"topology: {e}") from None
+        raise C2CError(f"topology: {e}".replace("\n", "; ")) from None   # hwloc may say it in two lines
     pus = sorted(p.os for p in topo.pus)
     if len(pus) != n:
         raise C2CError(f"{matrix_path}:{n}: the matrix has {n} CPUs (rows) but the topology has {len(pus)} PUs")
@@ -167,7 +167,7 @@ def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spe
     for d in ("env", "data", os.path.join("raw", EXPERIMENT), "plots", "sweep"):
         os.makedirs(os.path.join(run, d))
     rows = [{"run_id": run_id, "experiment": EXPERIMENT, "variant": VARIANT, "placement": relations[(i, j)],
-             "threads": "2", "cpus": f"{j},{i}", "repeat": "1", "metric": METRIC, "value": f"{v:.6g}",
+             "threads": "2", "cpus": f"{j},{i}", "repeat": "1", "metric": METRIC, "value": f"{v:.10g}",
              "unit": UNIT, "suspect": ""} for (i, j), v in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
     write_atomic(os.path.join(run, "data", f"{EXPERIMENT}.csv"), rows)
     shutil.copyfile(matrix_path, os.path.join(run, "raw", EXPERIMENT, "published-matrix.csv"))

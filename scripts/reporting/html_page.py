@@ -94,8 +94,9 @@ def pid(exp, i):
 def chart_points(e):
     """{id(point): href} for chart markers: the point's row in the table (or its raw folder)."""
     out = {}
+    in_table = {id(p) for p in e["table"]}     # by identity: `p in list` of dicts is quadratic
     for i, p in enumerate(e["points"]):
-        if p in e["table"]:
+        if id(p) in in_table:
             out[id(p)] = f"#{pid(e['name'], i)}"
         else:
             raw = next((r["raw"] for r in p["repeats"] if r["raw"]), None)
@@ -209,8 +210,9 @@ def repeats_cell(p):
 
 def points_table(e):
     rows = []
+    in_table = {id(p) for p in e["table"]}
     for i, p in enumerate(e["points"]):
-        if p not in e["table"]:
+        if id(p) not in in_table:
             continue
         s = p["s"]
         bad = sum(1 for r in p["repeats"] if r["suspect"])

@@ -145,7 +145,7 @@ def beside(run, rows):
     mine = identity(run)
     cat = sorted((c for c in cat if c[2] != rec.get("sha256")), key=lambda c: similarity(mine, c[0]))
     machines = [{"name": e["name"], "cpu": e["cpu"], "uarch": e["uarch"], "cite": C.cite(e),
-                 "same": " ".join(w for w, ok in (("vendor", not similarity(mine, e)[0]),
+                 "same": " and ".join(w for w, ok in (("vendor", not similarity(mine, e)[0]),
                                                   ("family", not similarity(mine, e)[1])) if ok),
                  "rows": {r["relation"]: r for r in s}} for e, s, _sha in cat]
     rels = [r for r in PAIRS if any(r in m["rows"] for m in machines) or any(x["relation"] == r for x in rows)]
