@@ -186,13 +186,13 @@ def stories_table(m):
                 'c2c…): nothing to set beside the published effects.</p>')
     rows = []
     for s in m["stories"]:
-        measured = "<br>".join(f"{E(c[0])} {badge(c[1], c[2])}" for c in s["checks"]) or \
-            '<span class="mute">no published figure matches a measured point</span>'
-        why = "; ".join(f"{c[0]} — {c[1]}: {c[2]}" for c in s["checks"])
-        rows.append([f"{E(s['source'])}<br>{E(s['title'])}", E(s["effect"]), measured,
-                     badge(s["verdict"], why) + (f'<br><span class="badge">{E(s["tally"])}</span>' if s["tally"] else ""),
+        details = "<br>".join(f"{E(c[0])} {badge(c[1], c[2])}" for c in s["checks"])
+        rows.append([f"{E(s['source'])}<br>{E(s['title'])}", E(s["claim"]), E(s["published"] or "–"),
+                     E(s["measured"] or "–") + (f'<details><summary>per-point comparisons</summary>{details}</details>'
+                                                 if details else ""),
+                     badge(s["verdict"], s["why"]) + f'<br><span class="badge">{E(s["why"])}</span>',
                      " ".join(f'<a href="#exp-{E(x)}">{E(x)} →</a>' for x in s["experiments"])])
-    return ('<table class="stories" id="verdicts"><thead><tr><th>story</th><th>published effect</th>'
+    return ('<table class="stories" id="verdicts"><thead><tr><th>story</th><th>claim</th><th>published</th>'
             '<th>measured here</th><th>verdict</th><th>details</th></tr></thead><tbody>'
             + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</tbody></table>")
 
@@ -406,7 +406,7 @@ def report(m):
              if m["state"] == "complete" else
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '
              f'command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'),
-            "<h2 style=\"border:0;margin-top:14px\">Does each published effect reproduce here?</h2>", stories_table(m),
+            "<h2 style=\"border:0;margin-top:14px\">Does each story's claim hold here?</h2>", stories_table(m),
             '<p class="mute">yes / no compare the measured word (near-linear, flat, higher…) with the published one. '
             '<b>inconclusive</b>: a compared median\'s 95% CI straddles the threshold, a point has fewer than 3 '
             'repeats, or a point is suspect (disturbed by steal or other processes). Hover a verdict for why.</p>',

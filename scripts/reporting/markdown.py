@@ -23,13 +23,16 @@ def environment(m):
 def stories(m):
     if not m["stories"]:
         return []
-    out = ["## Does each published effect reproduce here?", "",
-           "| story | published | measured here | verdict |", "|---|---|---|---|"]
+    out = ["## Does each story's claim hold here?", "",
+           "| story | claim | published | measured here | verdict |", "|---|---|---|---|---|"]
     for s in m["stories"]:
-        measured = "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"]) or \
-            "no published figure matches a measured point"
-        out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['effect']} | {measured} | "
-                   f"**{s['verdict']}**{' (' + s['tally'] + ')' if s['tally'] else ''} |")
+        out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['claim']} | "
+                   f"{s['published'] or '–'} | {s['measured'] or '–'} | **{s['verdict']}** ({s['why']}) |")
+    details = [f"- {s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
+               for s in m["stories"] if s["checks"]]
+    if details:
+        out += ["", "Per-point comparisons with the published figures (details in each experiment; they do not "
+                "decide the claim):", ""] + details
     return out + ["", "A verdict is *inconclusive* when a compared median's 95% CI straddles the threshold, "
                   "a point has fewer than 3 repeats, or a point is suspect (see docs/design.md).", ""]
 

@@ -16,7 +16,7 @@ from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and inst
 from stats import summary  # noqa: E402
 from tidy import COLUMNS, read  # noqa: E402
 
-from reporting import relations  # noqa: E402
+from reporting import claims, relations  # noqa: E402
 from reporting import verdict as V  # noqa: E402
 from reporting.journal import Journal  # noqa: E402
 
@@ -374,7 +374,9 @@ def experiment(run, data, journal, pub, vmap):
 
 
 def story_rows(exps, pub):
-    """One row per seed story with an experiment in this run: published effect, measured, verdict."""
+    """One row per seed story with an experiment in this run: its claim, the published figure of that
+    claim, what was measured, and the verdict on the claim (reporting/claims.py). The per-point checks
+    (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
     present = {e["name"]: e for e in exps}
     out = []
     for st in stories():
@@ -391,23 +393,12 @@ def story_rows(exps, pub):
             for r in e["ratios"]:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
-            claim = (e.get("relations") or {}).get("seed004")
-            if st["source"] == "seed-004" and claim and claim["ratio"] is not None:
-                checks.append((f"{claim['claim']}: ×{claim['ratio']:.2f} (95% CI ×{claim['ci'][0]:.2f}–"
-                               f"×{claim['ci'][1]:.2f}; {claim['spread']}; published ×{claim['published']:.2f}, "
-                               f"{claim['pub_where']})", claim["verdict"], claim["why"]))
-        verdicts = [c[1] for c in checks]
-        if not checks:
-            word = "not compared"
-        elif len(set(verdicts)) == 1:
-            word = verdicts[0]
-        elif "no" not in verdicts:
-            word = "inconclusive"
-        else:
-            word = "mixed"
-        tally = ", ".join(f"{verdicts.count(v)} {v}" for v in ("yes", "no", "inconclusive") if v in verdicts)
-        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"],
-                    "experiments": names, "checks": checks, "verdict": word, "tally": tally})
+        c = claims.judge(st["source"], present, pub, merged) or \
+            {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
+             "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it"}
+        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
+                    "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
+                    "verdict": c["verdict"], "why": c["why"], "tally": ""})
     return out
 
 
