@@ -38,10 +38,6 @@ def _pub(pub, source, experiment, variant, metric, host=None):
     return out
 
 
-def _doubt(summaries):
-    return V._doubt(summaries)
-
-
 def seed000(exps, pub, merged):
     e = exps.get("runner-empty")
     if not e:
@@ -71,7 +67,7 @@ def seed000(exps, pub, merged):
     measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)]['median'] / s[('per-thread', lo)]['median']:.2f}, "
                 f"shared-arc ×{s[('shared-arc', hi)]['median'] / s[('shared-arc', lo)]['median']:.2f}: gap ×{gap_lo:.2f} → "
                 f"×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
-    doubt = _doubt([(f"{v} {t} threads", x) for (v, t), x in s.items()])
+    doubt = V._doubt([(f"{v} {t} threads", x) for (v, t), x in s.items()])
     if doubt:
         return {"verdict": "inconclusive", "measured": measured, "published": published, "why": doubt}
     # growth of the gap at the worst ends of the four medians' 95% CIs
@@ -82,7 +78,7 @@ def seed000(exps, pub, merged):
     return {"verdict": verdict, "measured": measured, "published": published, "why": why}
 
 
-def seed004(exps):
+def seed004(exps, merged):
     rel = next((exps[n]["relations"] for n in ("c2c-matrix", "c2c") if n in exps and exps[n].get("relations")), None)
     claim = rel and rel.get("seed004")
     if claim and claim.get("ratio") is not None:
@@ -100,7 +96,6 @@ def seed004(exps):
     if not same or not cross:
         return {"verdict": "not measurable here", "published": "", "measured": "",
                 "why": "no same-l3 and cross-l3 pair measured (one L3 domain: no CCX to cross)"}
-    from reporting.model import merged      # noqa: E402  (late: model imports this module)
     ratio, _w, verdict, why = V.ratio_verdict("higher", merged(cross), merged(same), ("cross-l3", "same-l3"))
     return {"verdict": verdict, "published": "", "measured": f"channel unpadded cross-l3 ÷ same-l3 ×{ratio:.2f}",
             "why": why}
@@ -115,21 +110,26 @@ def seed001(exps, pub, merged):
     ts = sorted(tp)
     knee_pub = _pub(pub, "seed-001", "cache-get", "global", "best_thread_count")
     kp = next(iter(knee_pub.values()), None)
-    if len(ts) >= 3 and kp is not None and ts[-1] > kp:
+    if len(ts) >= 3:
+        # a knee: the best thread count is not the last one, its GET/s above the last one's beyond both CIs
         best = max(ts, key=lambda t: merged(tp[t])["median"])
-        verdict = "yes" if best < ts[-1] else "no"
+        if best == ts[-1]:
+            verdict, why = "no", "GET/s highest at the most threads measured"
+        else:
+            doubt = V._doubt([(f"{best} threads", merged(tp[best])), (f"{ts[-1]} threads", merged(tp[ts[-1]]))])
+            verdict, why = ("inconclusive", doubt) if doubt else \
+                V.claim_above(*V.quotient_range(merged(tp[best]), merged(tp[ts[-1]])), 1.0)
         verdicts.append(verdict)
-        parts.append(f"knee: best at {best} of {ts[0]}–{ts[-1]} threads ({verdict})")
+        parts.append(f"knee: GET/s best at {best} of {ts[0]}–{ts[-1]} threads: {verdict} ({why})")
     else:
-        parts.append(f"knee: not measurable here (measured {ts[0] if ts else '?'}–{ts[-1] if ts else '?'} threads; "
-                     f"published best {kp:g} of up to 16)" if kp else "knee: no published figure")
+        parts.append(f"knee: not measurable here (global lock measured at {len(ts)} thread count(s); 3 needed)")
     ms = _by_threads(e["points"], "mutex_cpu_share", "global")
     mt = sorted(ms)
     share_pub = _pub(pub, "seed-001", "cache-get", "global", "mutex_cpu_share")
     published = ", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)" if share_pub else ""
     if len(mt) >= 2:
         lo, hi = merged(ms[mt[0]]), merged(ms[mt[-1]])
-        doubt = _doubt([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
+        doubt = V._doubt([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
         if doubt:
             verdicts.append("inconclusive")
             parts.append(f"mutex share {lo['median']:.1f}% → {hi['median']:.1f}%: inconclusive ({doubt})")
@@ -152,7 +152,7 @@ def seed001(exps, pub, merged):
 
 def judge(source, exps, pub, merged):
     """The claim's row for a story, or None when no experiment of it is in the run."""
-    f = {"seed-000": lambda: seed000(exps, pub, merged), "seed-004": lambda: seed004(exps),
+    f = {"seed-000": lambda: seed000(exps, pub, merged), "seed-004": lambda: seed004(exps, merged),
          "seed-001": lambda: seed001(exps, pub, merged)}.get(source)
     out = f() if f else None
     if out:
