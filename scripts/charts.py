@@ -15,7 +15,7 @@ from stats import group, summary  # noqa: E402
 from tidy import read  # noqa: E402
 from engine.spec import SpecError  # noqa: E402
 from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
-from topo import POLICIES, PlacementError, Topology  # noqa: E402
+from topo import POLICIES, PlacementError, Topology, borders  # noqa: E402
 from c2c_published import imported_charts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -190,9 +190,7 @@ def heatmap(groups, metric, dat, run_dir=None):
     cpus += sorted(seen - set(cpus))
     bounds = ""
     if topo:
-        domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
-        bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
-                          if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
+        bounds = " ".join(f"{i + 0.5}" for i in borders(topo, cpus))
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):

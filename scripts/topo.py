@@ -321,6 +321,13 @@ class Topology:
         return [p.os for p in self.pus if p.os not in taken]
 
 
+def borders(topo, cpus):
+    """Indexes i where cpus[i] and cpus[i + 1] lie in different domains (package, NUMA node, die, L3):
+    where a heatmap in hwloc's order draws a line."""
+    domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
+    return [i for i in range(len(cpus) - 1) if domain.get(cpus[i]) != domain.get(cpus[i + 1])]
+
+
 def spread(pus, levels):
     """Group PUs by the first level (in hwloc order), spread each group over the next levels, then
     take one from each group in turn."""

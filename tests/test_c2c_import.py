@@ -154,12 +154,14 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
     assert os.path.exists(os.path.join(run, "env", "lstopo.xml"))
     md = open(os.path.join(run, "report.md")).read()
     assert "published matrix from nviennot/core-to-core-latency" in md
+    assert "Published numbers, not measured here: nviennot/core-to-core-latency results/ (file 2x-xeon-e5-2690.csv)" in md
     cross = statistics.median(by["cross-package"])
     assert re.search(rf"\| cross-package \| 256 \| {cross:.3g} ns \|", md), md
     assert "Beside the published machines" in md and "Ice Lake-SP" in md
     html = open(os.path.join(run, "report.html")).read()
     assert "Per relation" in html and "Dual Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz.csv" not in html  # itself left out
     assert "Platinum 8375C CPU @ 2.90GHz.csv" in html
+    assert html.count('class="border"') == 2      # the socket boundary, across and down
 
 
 def test_seed004_verdict_on_its_own_cpu(tmp_path):

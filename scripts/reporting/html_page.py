@@ -8,6 +8,7 @@ from html import escape as E
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from charts import host_topology  # noqa: E402
+from topo import borders  # noqa: E402
 
 from reporting import svg  # noqa: E402
 from reporting.fmt import ci, fmt, spread  # noqa: E402
@@ -175,7 +176,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
                 data = base64.b64encode(f.read()).decode()
             return (f'<img class="chart" alt="{E(title)} heatmap, {len(order)} CPUs" '
                     f'src="data:image/png;base64,{data}">')
-        return svg.heatmap(f"{title} ({first})", unit, cells, order)
+        return svg.heatmap(f"{title} ({first})", unit, cells, order, borders(topo, order) if topo else [])
     return ""
 
 
@@ -350,6 +351,10 @@ def experiment_html(m, e):
     body = [head, marks(e)]
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
+    rec = (e.get("relations") or {}).get("imported")
+    if rec:     # every published number shown names where it was published
+        body.append(f'<p class="warn">Published numbers, not measured here: {E(str(rec.get("source", "?")))} '
+                    f'(file {E(str(rec.get("file", "?")))}).</p>')
     if not e["points"]:
         return section(e, "".join(body) + "<p>No measured rows.</p>")
     if e["glance"]:
@@ -357,8 +362,9 @@ def experiment_html(m, e):
                     '<p class="mute">Median over repeats (95% CI of the median as ±%); ⚠ = a suspect repeat.</p>')
     body.append(relations_html(e))
     body.append(published_html(e))
-    body.append(f'<details{" open" if len(e["table"]) <= 12 else ""}><summary>every point: median, min–max, n, '
-                f'95% CI, raw folders and commands ({len(e["table"])} rows)</summary>' + points_table(e) + "</details>")
+    if e["table"]:      # a matrix's pairs are all in the heatmap: no empty table
+        body.append(f'<details{" open" if len(e["table"]) <= 12 else ""}><summary>every point: median, min–max, n, '
+                    f'95% CI, raw folders and commands ({len(e["table"])} rows)</summary>' + points_table(e) + "</details>")
     if e["pair_rows"]:
         body.append(f'<p class="mute">{e["pair_rows"]} per-pair rows are in the heatmap (hover a cell) and the CSV.</p>')
     body.append(noise_table(e))
@@ -404,6 +410,8 @@ def report(m):
             disturbed(exps),
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else
+             f'<p class="mute">Imported published matrix, not measured here · command <code>{E(m["command"])}</code></p>'
+             if m["state"] == "imported" else
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '
              f'command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'),
             "<h2 style=\"border:0;margin-top:14px\">Does each story's claim hold here?</h2>", stories_table(m),

@@ -177,6 +177,9 @@ def render(m):
         lines.append("")
         for kind, metric, base in e["chart_files"]:
             lines += [f"![{e['name']}-{kind}-{metric}]({base}.png)", ""]
+        rec = (e.get("relations") or {}).get("imported")
+        if rec:     # every published number shown names where it was published
+            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
         if not e["points"]:
             lines += ["No measured rows.", ""]
