@@ -20,7 +20,7 @@ import time
 
 from stats import percentile
 from tidy import write_atomic
-from topo import PAIRS, PlacementError, Topology, xml_text
+from topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATALOGUE = os.path.join(ROOT, "reference", "c2c", "catalogue.csv")
@@ -80,6 +80,9 @@ def read_matrix(path):
 
 def load_topology(spec, n, matrix_path):
     """(Topology, lstopo XML text) of a file or synthetic string whose PUs are exactly CPUs 0..n-1."""
+    pus = synthetic_pus(spec)
+    if pus is not None and pus != n:    # before hwloc builds it: a wrong string costs nothing
+        raise C2CError(f"{matrix_path}:{n}: the matrix has {n} CPUs (rows) but the topology has {pus} PUs")
     try:
         xml = xml_text(spec)
         topo = Topology(spec)

@@ -16,7 +16,7 @@ from conftest import ROOT, sh
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import c2c_published as C  # noqa: E402
-from reporting import model  # noqa: E402
+from reporting import markdown, model  # noqa: E402
 
 CAT = os.path.join(ROOT, "reference", "c2c")
 
@@ -185,7 +185,8 @@ def test_seed004_elsewhere_judges_the_direction_only(tmp_path):
 
 def test_home_socket_split_on_two_socket_epyc(tmp_path):
     run = imported(tmp_path, "2x-epyc-7r13")
-    rel = next(e for e in model.build(run)["experiments"] if e["name"] == "c2c-matrix")["relations"]
+    m = model.build(run)
+    rel = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]
     split = {x["relation"]: x for x in rel["split"]}
     e = next(x for x in entries() if x["name"] == "2x-epyc-7r13")
     _n, cells, _by = expected(e)
@@ -197,8 +198,10 @@ def test_home_socket_split_on_two_socket_epyc(tmp_path):
     assert split["cross-l3"]["differ"] is True
     assert split["cross-l3"]["ratio"] == pytest.approx(statistics.median(halves[1]) / statistics.median(halves[0]))
     assert split["same-l3"]["differ"] is False and split["smt"]["differ"] is False
-    md_words = split["cross-l3"]["words"]
-    assert md_words.startswith("yes") and "p10–p90" in md_words
+    assert "p10–p90" in split["cross-l3"]["words"]
+    md = markdown.render(m)
+    assert "- cross-l3: do the halves differ? **yes**: the other socket's cross-l3 pairs 200 ns" in md
+    assert "- same-l3: do the halves differ? **no**" in md
     assert "cross-package" not in split
 
 

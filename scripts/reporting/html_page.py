@@ -303,7 +303,8 @@ def relations_html(e):
          for x in r["rows"]])]
     body.append(f'<p class="mute">Home-node split: {E(r["home_note"])}.</p>')
     if r["split"]:
-        body.append("<ul>" + "".join(f"<li>{E(x['relation'])}: do the halves differ? {E(x['words'])}</li>"
+        body.append("<ul>" + "".join(f"<li>{E(x['relation'])}: do the halves differ? <b>{'yes' if x['differ'] else 'no'}</b>: "
+                                     f"{E(x['words'])}</li>"
                                      for x in r["split"]) + "</ul>")
     b = r["beside"]
     if b.get("error"):

@@ -139,7 +139,7 @@ def relations(e):
     out += [f"| {x['relation']} | {x['pairs']} | {fmt(x['median_ns'])} ns | {fmt(x['p10_ns'])} | {fmt(x['p90_ns'])} |"
             for x in r["rows"]]
     out += ["", f"Home-node split: {r['home_note']}."]
-    out += [f"- {x['relation']}: do the halves differ? **{x['words'].split(':', 1)[0]}**:{x['words'].split(':', 1)[1]}"
+    out += [f"- {x['relation']}: do the halves differ? **{'yes' if x['differ'] else 'no'}**: {x['words']}"
             for x in r["split"]]
     b = r["beside"]
     if b.get("error"):

@@ -12,14 +12,13 @@ imported from a published matrix) and for compare:
 """
 import csv
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import c2c_published as C  # noqa: E402
-from stats import percentile, summary  # noqa: E402
-from topo import PAIRS, PlacementError, Topology  # noqa: E402
+# scripts/ is on sys.path: the programs that import the reporting package put it there
+import c2c_published as C
+from stats import percentile, summary
+from topo import PAIRS, PlacementError, Topology
 
-from reporting import verdict as V  # noqa: E402
+from reporting import verdict as V
 
 EXPERIMENTS = ("c2c", "c2c-matrix")
 # The published figure for seed 004's claim on its own CPU: nviennot/core-to-core-latency's README,
@@ -88,7 +87,7 @@ def home_split(pairs, topo, home):
                    for k in ("home", "other"))
         differ = not (hs["p10"] <= os_["median"] <= hs["p90"]) or not (os_["p10"] <= hs["median"] <= os_["p90"])
         ratio = os_["median"] / hs["median"]
-        words = (f"{'yes' if differ else 'no'}: the other socket's {rel} pairs {os_['median']:.0f} ns "
+        words = (f"the other socket's {rel} pairs {os_['median']:.0f} ns "
                  f"(p10–p90 {os_['p10']:.0f}–{os_['p90']:.0f}, {os_['n']} pairs) vs {hs['median']:.0f} ns on the "
                  f"line's home socket (p10–p90 {hs['p10']:.0f}–{hs['p90']:.0f}, {hs['n']} pairs): ×{ratio:.2f}")
         out.append({"relation": rel, "home": hs, "other": os_, "differ": differ, "ratio": ratio, "words": words})
