@@ -268,3 +268,16 @@ def test_catalogue_recipe_imports_named_machines(results):
     assert len(os.listdir(results["LAB_RESULTS"])) == 1
     p = sh(sys.executable, "scripts/import_c2c.py", "catalogue", "nope", env=results, check=False)
     assert p.returncode == 2 and "no machine named 'nope'" in p.stderr
+
+
+def test_hostile_name_and_source_are_text_only(tmp_path, results):
+    f = tmp_path / "m.csv"
+    f.write_text(",,\n5,,\n6,7,\n")
+    marker = tmp_path / "pwned"
+    evil = f"x'; system('touch {marker}') #<script>alert(1)</script> $(touch {marker})"
+    run = str(tmp_path / "evil")
+    sh(sys.executable, "scripts/import_c2c.py", str(f), "topology=pack:1 core:3 pu:1", f"name={evil}",
+       f"source={evil}", f"run={run}", env=results)
+    assert not marker.exists()
+    html = open(os.path.join(run, "report.html")).read()
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
