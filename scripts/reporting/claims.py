@@ -62,6 +62,9 @@ def seed000(exps, pub, merged):
                      f"grows ×{g:.2f} (seed-000, {host})")
     else:
         published = "no published pair of figures at this span"
+    if min(x["median"] for x in s.values()) <= 0:
+        return {"verdict": "inconclusive", "measured": "a median of 0 calls/s", "published": published,
+                "why": "a run measured nothing"}
     gap_lo = s[("per-thread", lo)]["median"] / s[("shared-arc", lo)]["median"]
     gap_hi = s[("per-thread", hi)]["median"] / s[("shared-arc", hi)]["median"]
     measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)]['median'] / s[('per-thread', lo)]['median']:.2f}, "

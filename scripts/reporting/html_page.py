@@ -416,7 +416,7 @@ def report(m):
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '
              f'command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'),
             "<h2 style=\"border:0;margin-top:14px\">Does each story's claim hold here?</h2>", stories_table(m),
-            '<p class="mute">yes / no compare the measured word (near-linear, flat, higher…) with the published one. '
+            '<p class="mute">yes / no judge the story\'s claim at the spans measured here, from the 95% CIs of the medians involved. '
             '<b>inconclusive</b>: a compared median\'s 95% CI straddles the threshold, a point has fewer than 3 '
             'repeats, or a point is suspect (disturbed by steal or other processes). Hover a verdict for why.</p>',
             "<nav>" + "".join(f'<a href="#exp-{E(e["name"])}">{E(e["name"])}</a>' for e in m["experiments"])

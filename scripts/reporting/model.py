@@ -398,7 +398,7 @@ def story_rows(exps, pub):
              "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it"}
         out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
                     "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
-                    "verdict": c["verdict"], "why": c["why"], "tally": ""})
+                    "verdict": c["verdict"], "why": c["why"]})
     return out
 
 
