@@ -257,8 +257,13 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
     p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c-matrix.spec", f"run={a}", env=results, check=False)
     assert p.returncode == 2 and "imported published matrix" in p.stderr
     os.rename(a, os.path.join(results["LAB_RESULTS"], os.path.basename(a)))
+    a = os.path.join(results["LAB_RESULTS"], os.path.basename(a))
     p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c-matrix.spec", "dry=1", env=results)
     assert "ETA" in p.stdout and "spec's cost" in p.stdout
+    # and its topology prices a sweep of that published machine: the c2c sweep there has cross-package pairs
+    p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c.spec", "dry=1",
+           f"topology={os.path.join(a, 'env', 'lstopo.xml')}", env=results)
+    assert "cross-package" in p.stdout and re.search(r"^\d+ points, ETA", p.stdout, re.M)
     assert not glob.glob(os.path.join(results["LAB_RESULTS"], "*", "data", "points"))
 
 
