@@ -49,7 +49,7 @@ KEYS = {
 }
 CHART_KINDS = ("scaling", "bars", "heatmap")
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
