@@ -27,7 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
-from engine.point import check_quoting, expand_args  # noqa: E402
+from engine.point import check_program, check_quoting, expand_args  # noqa: E402
 from engine.spec import SpecError, default_specs, load, overrides_from  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
@@ -143,7 +143,8 @@ def choose_run(keys, signature, ident):
     return run, locked(run), "; ".join(notes + [f"new run {run}"])
 
 
-def main(argv):
+def main(argv, shown=None):
+    """shown: the command line to record in sweep/command, when another program (scale.py) runs the sweep."""
     keys, pairs, paths = parse_args(argv)
     profile = keys.get("profile", "default")
     dry = keys.get("dry") == "1"
@@ -157,7 +158,11 @@ def main(argv):
             die("no experiment to sweep (experiments/*.spec is empty)")
         resolved = [s.resolve(profile, overrides) for s in specs]
         for s, r in zip(specs, resolved):
-            check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
+            if r["exec"]:
+                if not dry:    # a host you have not booked need not have the program
+                    check_program(r, s.where("exec", profile), ROOT)
+            else:
+                check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
     except SpecError as e:
         die(str(e))
     try:
@@ -188,7 +193,7 @@ def main(argv):
         for f in files:
             if f.endswith(".tmp") or f.startswith(".tmp-"):
                 os.remove(os.path.join(d, f))
-    for name, text in (("signature", signature), ("command", "scripts/sweep.py " + " ".join(argv)),
+    for name, text in (("signature", signature), ("command", shown or "scripts/sweep.py " + " ".join(argv)),
                        ("state", "running"), ("identity.json", json.dumps(ident)),
                        ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
                                                  "experiments": [r.name for r in resolved]}))):
