@@ -15,6 +15,7 @@ from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and inst
 from stats import summary  # noqa: E402
 from tidy import COLUMNS, read  # noqa: E402
 
+from reporting import scaling  # noqa: E402
 from reporting import verdict as V  # noqa: E402
 from reporting.journal import Journal  # noqa: E402
 
@@ -394,6 +395,8 @@ def build(run):
     pub, vmap = published(), variant_map()
     state_file = os.path.join(run, "sweep", "state")
     exps = [experiment(run, d, journal, pub, vmap) for d in sorted(glob.glob(os.path.join(run, "data", "*.csv")))]
+    for e in exps:      # how a command scales, in words (an experiment with a speedup chart)
+        e["scaling"] = scaling.section(run, e)
     return {
         "run": run,
         "name": os.path.basename(run),
