@@ -19,6 +19,12 @@ default:
 sweep *args:
     scripts/sweep.py "$@"
 
+# How any command scales here: `just scale [threads="1 2 4"] [placements=…] [metric=NAME:REGEX[:UNIT[:higher|lower]]] [save=experiments/NAME.spec] [dry=1] -- CMD ARG…` ({threads} {cpus} {ncpus} inside words; never a shell)
+[group('lab')]
+[positional-arguments]
+scale *args:
+    scripts/scale.py "$@"
+
 # Print this host's topology: packages, NUMA nodes (per package), dies, L3 domains, shared L2, cores, PUs, SMT, CPU kinds (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
 [positional-arguments]

@@ -69,6 +69,9 @@ class Capped(threading.Thread):
                     tail_len += len(chunk)
                     while tail_len - len(tail[0]) >= self.half:
                         tail_len -= len(tail.popleft())
+            if tail_len > self.half and self.total > 2 * self.half:     # exactly the last half
+                tail[0] = tail[0][tail_len - self.half:]
+                tail_len = self.half
             self.dropped = self.total - (self.half - head_left) - tail_len
             if self.dropped > 0:
                 f.write(f"\n[engine: {self.dropped} bytes left out here: the lab keeps the first and the last "

@@ -138,9 +138,11 @@ class Spec:
             if value:
                 check(key, value, where)
             self.lines.setdefault((key, prof), []).append((value, where))
-        if ("experiment", None) not in self.lines or \
-                (("command", None) in self.lines) == (("exec", None) in self.lines):
-            raise SpecError(f"{path}:1: every spec needs experiment and either command or exec (not both)")
+        for key in ("experiment", "command"):
+            if (key, None) not in self.lines and (key != "command" or ("exec", None) not in self.lines):
+                raise SpecError(f"{path}:1: no {key!r} key (every spec needs experiment, and command or exec)")
+        if ("command", None) in self.lines and ("exec", None) in self.lines:
+            raise SpecError(f"{self.lines[('exec', None)][0][1]}: exec and command both set: a spec runs one of them")
         if ("metric", None) in self.lines and ("exec", None) not in self.lines:
             raise SpecError(f"{self.lines[('metric', None)][0][1]}: metric reads an exec command's stdout; "
                             "a command prints tidy CSV")
