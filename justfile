@@ -92,6 +92,12 @@ replay archive:
 bench-lab *args:
     scripts/bench_lab.py "$@"
 
+# Benchmark ./lab scale itself: the engine's 1-thread wall time of `sort --parallel=1` beside hyperfine's, interleaved, with the noise and the engine's overhead per repeat (args: rounds=5 runs=3 lines=400000 keep=DIR)
+[group('lab')]
+[positional-arguments]
+bench-scale *args:
+    scripts/bench_scale.py "$@"
+
 # Run every test: the lab's own, then each instrument's test-* recipe; ends with "N passed, N failed"
 [group('test')]
 test:
