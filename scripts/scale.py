@@ -13,6 +13,9 @@ Keys (before --):
   save=experiments/NAME.spec               write the spec too: `./lab sweep experiments/NAME.spec` reruns it
   threads="1 2 4"  placements="compact unpinned"  repeats=auto|N  membind=local  timeout=600  ci=5 …
                                            any spec key the command line may set (docs/instruments.md)
+  perf=stat                                count cycles, instructions, cache and LLC misses, context
+                                           switches, migrations (rows perf_*) where the PMU allows; the
+                                           report names those this host cannot count
   dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/sweep.py)
 Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
 host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.

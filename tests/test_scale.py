@@ -276,3 +276,16 @@ def test_words_from_synthetic_points():
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
     assert sc["words"]["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
         "\n".join(sc["sentences"])
+
+
+@pytest.mark.skipif(not __import__("shutil").which("perf"), reason="perf not installed (./lab installs linux-perf)")
+def test_perf_stat_counts_what_the_host_allows_and_says_what_it_cannot(results):
+    scale(results, "perf=stat", "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "sleep", "0.05")
+    run = only_run(results)
+    (ev,) = events(run, "perf_stat")
+    assert set(ev["counted"]) | set(ev["missing"]) == set(__import__("engine.perfstat").perfstat.EVENTS)
+    metrics = {r["metric"] for r in rows(glob.glob(os.path.join(run, "data", "*.csv"))[0])}
+    assert {"perf_" + e.replace("-", "_") for e in ev["counted"]} <= metrics
+    assert "perf_context_switches" in metrics            # a software event: every Linux counts it
+    words = "\n".join(scaling_of(run)["sentences"])
+    assert "perf stat counted" in words and all(e in words for e in ev["missing"])

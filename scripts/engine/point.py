@@ -14,7 +14,7 @@ import time
 import tidy
 
 from . import argv as av
-from . import child, guard, prefix
+from . import child, guard, perfstat, prefix
 from .spec import SpecError
 
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
@@ -114,7 +114,9 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     perf_by_engine = ctx.perf == 1 and spec["perf"] == "engine" and not discard
     words = exec_words(spec, values)
     command = "" if words is not None else expand_args(spec["command"], spec["args"])
-    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
+    counting = ctx.perf == "stat" and not discard
+    argv = (perfstat.prefix(raw) if counting else []) + \
+        prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
         (words if words is not None else ["bash", "-c", shell_text(command)])
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
@@ -149,6 +151,8 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
             rows = tidy.fill(fields, open(out).read())
         if os.path.exists(os.path.join(raw, "perf.data")):
             rows += perf_rows(ctx, raw, fields)
+        if counting:
+            rows += [dict(fields, **r) for r in perfstat.read(raw)[0]]
     except ValueError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")

@@ -49,7 +49,7 @@ class Sweep:
         self.specs = specs                       # resolved specs, in order
         self.run_id = os.path.basename(run)
         self.perf = opts["perf"]
-        self.perf_event = prefix.perf_event() if self.perf else ""
+        self.perf_event = prefix.perf_event() if self.perf == 1 else ""
         self.env = dict(os.environ, LAB_ROOT=root)
         self.all_cpus = [p.os for p in topo.pus]
         self.child = None

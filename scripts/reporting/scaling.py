@@ -21,6 +21,7 @@ import os
 import re
 
 from engine import argv as av
+from engine import journal as jr
 from engine.child import RESOURCE_METRICS
 from engine.spec import Spec, SpecError
 from topo import PlacementError, Topology
@@ -135,7 +136,7 @@ def best(series, better):
         key = (lambda p: here[p]["median"]) if better == "higher" else (lambda p: -here[p]["median"])
         top = max(here, key=key)
         ties = sorted(p for p in here if p != top and overlaps(here[p], here[top]))
-        out.append((t, top, ties))
+        out.append((t, top, ties, bool(doubt([(p, s) for p, s in here.items()]))))
     return out
 
 
@@ -238,9 +239,11 @@ def analyse(points, metric, better, topo, pus):
     pin = pinning(series, better)
     sentences = [s for _w, s in words]
     sentences += ["best placement " + "; ".join(
-        f"at {threads_word(t)}: " + (f"{top} by its median, {', '.join(ties)} within its 95% CI (no clear best)"
+        f"at {threads_word(t)}: " + (f"{top} by its median (inconclusive: a point here is suspect or has "
+                                     f"fewer than {V.MIN_REPEATS} repeats)" if doubtful else
+                                     f"{top} by its median, {', '.join(ties)} within its 95% CI (no clear best)"
                                      if ties else f"**{top}**")
-        for t, top, ties in best(series, better)) + "."] if best(series, better) else []
+        for t, top, ties, doubtful in best(series, better)) + "."] if best(series, better) else []
     sentences += pinning_sentences(pin)
     sentences += crossings(series, cpus, topo, better)
     return {"metric": metric, "unit": unit, "better": better, "threshold": THRESHOLD,
@@ -286,4 +289,21 @@ def section(run, e):
     pus = len(topo.pus) if topo else max((int(p["threads"]) for p in e["points"] if str(p["threads"]).isdigit()),
                                          default=1)
     better = better_of(os.path.join(run, "sweep", "specs", f"{e['name']}.spec"), metric, unit)
-    return analyse(e["points"], metric, better, topo, pus)
+    out = analyse(e["points"], metric, better, topo, pus)
+    if out:
+        out["sentences"] += perf_stat_sentence(run)
+    return out
+
+
+def perf_stat_sentence(run):
+    """What perf=stat could count on this host, from the sweep's journal (engine/perfstat.py)."""
+    try:
+        events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+    except (OSError, jr.JournalError):
+        return []
+    ev = next((e for e in events if e["event"] == "perf_stat"), None)
+    if not ev:
+        return []
+    return [f"perf stat counted {', '.join(ev.get('counted') or []) or 'nothing'} (rows perf_*)"
+            + (f"; this host could not count {', '.join(ev['missing'])} (a VM without a virtual PMU, or "
+               "kernel.perf_event_paranoid)" if ev.get("missing") else "") + "."]
