@@ -85,8 +85,11 @@ def main(argv):
     t0 = time.monotonic()
     for rnd_i in range(1, rounds + 1):
         def lab():
-            subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", f"repeats={rnd_i * runs}", spec],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", f"repeats={rnd_i * runs}",
+                                spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if p.returncode not in (0, 1):      # 1: a repeat failed, the others still count
+                die(f"the lab's sweep stopped (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}; "
+                    "the checkout must not change during the benchmark (a run is resumed only by the same code)")
 
         def hf():
             out = os.path.join(work, f"hyperfine-{rnd_i}.json")
