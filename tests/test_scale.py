@@ -289,3 +289,17 @@ def test_perf_stat_counts_what_the_host_allows_and_says_what_it_cannot(results):
     assert "perf_context_switches" in metrics            # a software event: every Linux counts it
     words = "\n".join(scaling_of(run)["sentences"])
     assert "perf stat counted" in words and all(e in words for e in ev["missing"])
+
+
+def test_a_saved_scale_run_is_archived_replayed_and_compared(tmp_path, results):
+    specs = tmp_path / "specs"
+    scale(results, f"save={specs}/rep.spec", "threads=1", "placements=unpinned", "repeats=3", *BASE, "--",
+          "sleep", "0.05")
+    run = only_run(results)
+    sh("scripts/archive.py", "pack", run, env=results)
+    env = dict(results, LAB_SPECS=str(specs))
+    p = sh("scripts/archive.py", "replay", run + ".tar.gz", env=env)
+    (new,) = [d for d in glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-*")) if os.path.isdir(d)]
+    assert "wall_s" in {r["metric"] for r in rows(os.path.join(new, "data", "rep.csv"))}
+    compared = glob.glob(os.path.join(new, "compare-with-*.md"))
+    assert compared and "wall_s" in open(compared[0]).read(), p.stderr
