@@ -40,7 +40,7 @@ from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OWN = ("metric", "save")
-MAX_THREAD_COUNTS, MAX_THREADS = 64, 4096
+MAX_THREAD_COUNTS, MAX_THREADS, MAX_METRICS = 64, 4096, 32
 
 
 def die(msg):
@@ -105,6 +105,8 @@ def main(argv):
                 f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
     if len({m.name for m in metrics}) != len(metrics):
         die("two metric= share a name")
+    if len(metrics) > MAX_METRICS:
+        die(f"at most {MAX_METRICS} metric= (each is one regex over the command's output)")
     try:
         av.parse_exec(json.dumps(words), PLACEHOLDERS)
     except ValueError as e:

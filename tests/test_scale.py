@@ -303,3 +303,11 @@ def test_a_saved_scale_run_is_archived_replayed_and_compared(tmp_path, results):
     assert "wall_s" in {r["metric"] for r in rows(os.path.join(new, "data", "rep.csv"))}
     compared = glob.glob(os.path.join(new, "compare-with-*.md"))
     assert compared and "wall_s" in open(compared[0]).read(), p.stderr
+
+
+def test_a_command_over_its_timeout_is_killed_and_failed(results):
+    p = scale(results, "timeout=1", "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "sh", "-c",
+              "echo started >&2; sleep 30", check=False)
+    assert p.returncode == 1
+    (failed,) = events(only_run(results), "failed")
+    assert failed["rc"] == 124 and "killed after the 1 s timeout" in failed["reason"] and failed["seconds"] < 20
