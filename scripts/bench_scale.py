@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import journal as jr  # noqa: E402
 from reporting.verdict import quotient_range  # noqa: E402
+from runfolder import RunFolder  # noqa: E402
 from stats import summary  # noqa: E402
 from tidy import read  # noqa: E402
 
@@ -102,10 +103,11 @@ def main(argv):
         print(f"bench-scale: round {rnd_i}/{rounds} done", file=sys.stderr)
     secs = time.monotonic() - t0
     steal1, total1 = stat_cpu()
-    rows = read(os.path.join(run, "data", "bench-scale.csv"))
+    rf = RunFolder(run)
+    rows = read(rf.data_csv("bench-scale"))
     labs = [float(r["value"]) for r in rows if r["metric"] == "wall_s"]
     foreign = [float(r["value"]) for r in rows if r["metric"] == "noise_foreign_pct"]
-    events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+    events = jr.read(rf.journal_path)
     over = [e["overhead_ms"] for e in events if e["event"] == "done"]
     a, b = summary(labs), summary(hyper)
     lo, hi = quotient_range(a, b)

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
 from engine import argv as av  # noqa: E402
 from engine.point import PLACEHOLDERS  # noqa: E402
-from engine.spec import KEYS, Spec, SpecError  # noqa: E402
+from engine.spec import ENGINE_KEYS, KEYS, Spec, SpecError  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -94,14 +94,14 @@ def main(argv):
                 die(f"metric={v!r}: {e}")
         elif k == "save":
             save = v
-        elif k in sweep.ENGINE_KEYS:
+        elif k in ENGINE_KEYS:
             engine.append(f"{k}={v}")
         elif k in KEYS and KEYS[k][2]:
             spec_keys[k] = v
         elif k in KEYS:
             die(f"{k} cannot be set here: the command comes after --, and {k} only from a spec file")
         else:
-            die(f"unknown key {k!r}; scale keys: {' '.join(OWN)}; sweep keys: {' '.join(sweep.ENGINE_KEYS)}; "
+            die(f"unknown key {k!r}; scale keys: {' '.join(OWN)}; sweep keys: {' '.join(ENGINE_KEYS)}; "
                 f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
     if len({m.name for m in metrics}) != len(metrics):
         die("two metric= share a name")

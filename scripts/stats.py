@@ -5,7 +5,6 @@ Plain Python on purpose: the lab must run where only python3 is installed (no Sc
 import math
 from collections import defaultdict
 
-from tidy import read
 
 
 def percentile(xs, q):
@@ -70,11 +69,6 @@ def group(rows, keys):
     for r in rows:
         out[tuple(r[k] for k in keys)].append(float(r["value"]))
     return out
-
-
-def load_groups(path, keys=("variant", "placement", "threads", "cpus", "metric", "unit")):
-    """Repeats of every point in a tidy CSV. cpus is kept because a c2c sweep has many pairs per point."""
-    return group(read(path), keys)
 
 
 # --- Welch's t-test --------------------------------------------------------------------------------

@@ -176,7 +176,7 @@ def test_compare_archive_and_replay(tmp_path, results):
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
     p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
-    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a"))
+    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
     assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))

@@ -6,6 +6,7 @@ naming file:line; the engine reports it and exits 2 before anything is created o
 """
 import os
 import re
+import sys
 
 from topo import POLICIES
 
@@ -52,6 +53,8 @@ KEYS = {
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric")
+# The sweep's own command-line keys (scripts/sweep.py), never spec keys.
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -225,9 +228,24 @@ def load(paths):
 
 
 def spec_charts(path):
-    """(experiment, [(kind, metric)]) of a spec file, for charts and report."""
-    s = Spec(path)
-    return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
+    """(experiment, [(kind, metric)]) of a spec file, for charts and report. A spec of an old run that
+    the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
+    try:
+        s = Spec(path)
+        return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
+    except SpecError as e:
+        print(f"{e}; reading only its experiment and chart lines", file=sys.stderr)
+    charts, exp = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            k, _, v = line.partition("=")
+            k, v = k.strip(), v.strip()
+            if k == "experiment":
+                exp = v
+            elif k == "chart" and v:
+                kind, _, metric = v.partition(" ")
+                charts.append((kind, metric.strip()))
+    return exp, charts
 
 
 def spec_dir(root):

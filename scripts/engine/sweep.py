@@ -6,7 +6,6 @@ data/points/<experiment>/<key>.csv by a rename: that file is the proof it is don
 with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
-import glob
 import hashlib
 import os
 import shutil
@@ -17,6 +16,7 @@ import time
 
 import tidy
 from stats import ci_pct
+from topo import cpu_list
 
 from . import journal as jr
 from . import point as pt
@@ -44,10 +44,10 @@ def identity(root):
 
 
 class Sweep:
-    def __init__(self, root, run, specs, topo, opts, out=sys.stderr):
-        self.root, self.run, self.topo, self.out = root, run, topo, out
+    def __init__(self, root, rf, specs, topo, opts, out=sys.stderr):
+        self.root, self.rf, self.topo, self.out = root, rf, topo, out
         self.specs = specs                       # resolved specs, in order
-        self.run_id = os.path.basename(run)
+        self.run_id = rf.name
         self.perf = opts["perf"]
         self.perf_event = prefix.perf_event() if self.perf == 1 else ""
         self.env = dict(os.environ, LAB_ROOT=root)
@@ -58,25 +58,19 @@ class Sweep:
         self.done_now = 0
         self.started = time.monotonic()
         self.total = 0
-        os.makedirs(os.path.join(run, "sweep"), exist_ok=True)
-        self.journal = jr.Journal(os.path.join(run, "sweep"))
+        os.makedirs(rf.sweep_dir, exist_ok=True)
+        self.journal = jr.Journal(rf.journal_path, rf.journal_log)
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
         self.child = proc
 
-    def point_file(self, point, repeat):
-        return os.path.join(self.run, "data", "points", point.experiment, point.key(repeat) + ".csv")
-
     def done_repeats(self, point):
         """Repeats of a point already on disk, as {repeat: rows}."""
         out = {}
-        pattern = self.point_file(point, "*")
-        for path in glob.glob(pattern):
-            r = path.rsplit("_r", 1)[1][:-4]
-            if r.isdigit():
-                with open(path, newline="") as f:
-                    out[int(r)] = list(csv.DictReader(f, tidy.COLUMNS))
+        for r, path in self.rf.repeats(point.experiment, point.stem).items():
+            with open(path, newline="") as f:
+                out[r] = list(csv.DictReader(f, tidy.COLUMNS))
         return out
 
     def settled(self, spec, point, done):
@@ -113,7 +107,7 @@ class Sweep:
 
     def fields(self, point, repeat=None, **extra):
         d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
-             "threads": point.threads, "cpus": ",".join(map(str, point.cpus))}
+             "threads": point.threads, "cpus": cpu_list(point.cpus)}
         if repeat is not None:
             d.update(repeat=repeat, key=point.key(repeat))
         d.update(extra)
@@ -154,8 +148,7 @@ class Sweep:
             state = "incomplete" if self.failed else "complete"
         finally:
             self.run_teardown()
-        with open(os.path.join(self.run, "sweep", "state"), "w") as f:
-            f.write(state + "\n")
+        self.rf.set_state(state)
         self.journal.event("end", state=state, failed=self.failed)
         return code
 
@@ -169,11 +162,11 @@ class Sweep:
     def run_teardown(self):
         if self.teardown:
             text, self.teardown = self.teardown, ""
-            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"))
+            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"))
 
     def experiment(self, spec, points):
         exp = spec.name
-        os.makedirs(os.path.join(self.run, "data", "points", exp), exist_ok=True)
+        os.makedirs(self.rf.points_dir(exp), exist_ok=True)
         for p in points:
             if p.skip:
                 self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
@@ -185,15 +178,14 @@ class Sweep:
         elif self.prepare(spec, len(todo)):
             self.measure_points(spec, todo)
             self.run_teardown()
-        files = sorted(glob.glob(os.path.join(self.run, "data", "points", exp, "*.csv")))
         rows = []
-        for path in files:
+        for path in self.rf.point_files(exp):
             with open(path, newline="") as f:
                 rows += list(csv.DictReader(f, tidy.COLUMNS))
-        tidy.write_atomic(os.path.join(self.run, "data", f"{exp}.csv"), rows)
+        tidy.write_atomic(self.rf.data_csv(exp), rows)
 
     def prepare(self, spec, n):
-        log = os.path.join(self.run, "sweep", "setup.log")
+        log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
             text = spec[step]
             if not text:
@@ -251,7 +243,7 @@ class Sweep:
                     break
 
     def warm_up(self, spec, p, count):
-        raw = os.path.join(self.run, "raw", p.experiment, p.key(0))
+        raw = self.rf.raw(p.experiment, p.key(0))
         for i in range(count):
             self.journal.event("warmup", f"{p.experiment}: warm-up run ({p.variant or '-'} {p.placement} "
                                f"threads={p.threads}), discarded", **self.fields(p))
@@ -261,7 +253,7 @@ class Sweep:
         """Measure one repeat, re-measuring while the guard says it was disturbed. True when kept."""
         t_enter = time.monotonic()
         exp = p.experiment
-        raw = os.path.join(self.run, "raw", exp, p.key(repeat))
+        raw = self.rf.raw(exp, p.key(repeat))
         limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
         shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
@@ -302,7 +294,7 @@ class Sweep:
                 r["suspect"] = why
             self.journal.event("suspect", f"{exp}: {p.key(repeat)} kept but suspect: {why}",
                                **self.fields(p, repeat), reason=why)
-        path = self.point_file(p, repeat)
+        path = self.rf.point_csv(exp, p.key(repeat))
         tmp = path + ".tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, tidy.COLUMNS, lineterminator="\n")

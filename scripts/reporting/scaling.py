@@ -24,7 +24,7 @@ from engine import argv as av
 from engine import journal as jr
 from engine.child import RESOURCE_METRICS
 from engine.spec import Spec, SpecError
-from topo import PlacementError, Topology
+from runfolder import RunFolder
 
 from reporting import verdict as V
 
@@ -268,37 +268,27 @@ def better_of(spec_path, metric, unit):
     return av.better_for(unit)
 
 
-def run_topology(run):
-    """The run's own host (env/lstopo.xml), or None when it was not captured."""
-    xml = os.path.join(run, "env", "lstopo.xml")
-    try:
-        if open(xml).read(12).startswith("unavailable"):
-            return None
-        return Topology(xml)
-    except (OSError, PlacementError):
-        return None
-
-
 def section(run, e):
-    """The scaling words of an experiment with a `speedup METRIC` chart, else None."""
+    """The scaling words of an experiment with a `speedup METRIC` chart, else None. run: its folder's path."""
     metric = next((m for k, m in e["charts"] if k == "speedup"), None)
     if metric is None:
         return None
+    rf = RunFolder(run)
     unit = next((p["unit"] for p in e["points"] if p["metric"] == metric), "")
-    topo = run_topology(run)
+    topo = rf.topology()
     pus = len(topo.pus) if topo else max((int(p["threads"]) for p in e["points"] if str(p["threads"]).isdigit()),
                                          default=1)
-    better = better_of(os.path.join(run, "sweep", "specs", f"{e['name']}.spec"), metric, unit)
+    better = better_of(rf.spec_path(e["name"]), metric, unit)
     out = analyse(e["points"], metric, better, topo, pus)
     if out:
-        out["sentences"] += perf_stat_sentence(run)
+        out["sentences"] += perf_stat_sentence(rf)
     return out
 
 
-def perf_stat_sentence(run):
+def perf_stat_sentence(rf):
     """What perf=stat could count on this host, from the sweep's journal (engine/perfstat.py)."""
     try:
-        events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+        events = jr.read(rf.journal_path)
     except (OSError, jr.JournalError):
         return []
     ev = next((e for e in events if e["event"] == "perf_stat"), None)
