@@ -216,8 +216,8 @@ def progress_line(p):
         g = {}
     if not g:
         return "starting (installing tools, building)"
-    return (f"{g.get('done', 0)} repeats done, {g.get('failed', 0)} failed, {g.get('suspect', 0)} suspect, "
-            f"{g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
+    return play.one_line(f"{g.get('done', 0)} repeats done, {g.get('failed', 0)} failed, {g.get('suspect', 0)} "
+                         f"suspect, {g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
 
 
 def cmd_sweep(keys, args, env):
@@ -313,7 +313,7 @@ def cmd_sweep(keys, args, env):
                 rc = r.get("rc")
                 rcs[h] = rc
                 status[h] = ("complete" if str(rc) == "0" else
-                             f"sweep ended with rc {rc}: {' / '.join(r.get('stderr_tail') or [])[-300:]}"
+                             play.one_line(f"sweep ended with rc {rc}: {' / '.join(r.get('stderr_tail') or [])[-300:]}")
                              if int(r["finished"]) == 1 else
                              "sweep stopped: its engine is gone (killed, or the host restarted)" if lost else
                              f"sweep not running ({r.get('msg') or 'job lost'})")

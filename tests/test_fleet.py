@@ -18,7 +18,8 @@ import time
 import pytest
 from conftest import ROOT
 
-SSHD = "/usr/sbin/sshd"
+# sshd must be started by its absolute path (it re-executes itself).
+SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
 FLEET = os.path.join(ROOT, "scripts", "fleet.py")
 ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
 # One cheap experiment, short: 2 points × 4 repeats per host; no re-measuring, since the two hosts share
