@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+import browser
 import pytest
 from conftest import ROOT
 
@@ -231,3 +232,11 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
     row = next(ln for ln in md.splitlines() if ln.startswith("| counters | shared-atomic | compact | 1 | ops_per_s"))
     assert row.count(" ops/s") + row.count("/s (") >= 2 and "×" in row, row
     assert json.load(open(os.path.join(fdir, "fleet.json")))["state"] == "complete"
+    if browser.chromium():      # the page opens from the file system, fetches nothing, runs without error
+        b = browser.Browser()
+        try:
+            b.load(os.path.join(fdir, "fleet.html"))
+            assert b.errors() == [] and all(r.startswith("file://") for r in b.requests()), (b.errors(), b.requests())
+            assert b.eval("document.querySelectorAll('svg.chart').length") >= 1
+        finally:
+            b.close()

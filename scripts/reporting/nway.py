@@ -24,7 +24,7 @@ def compare(runs):
     for k in keys:
         cells = [summary(d[k]["all"]) if k in d and d[k]["all"] else None for d in keyed]
         is_noise = any(d[k]["noise"] for d in keyed if k in d)
-        suspect = sum(d[k]["suspect"] for d in keyed if k in d)
+        suspect = [d[k]["suspect"] if k in d else 0 for d in keyed]
         ref = cells[0]["median"] if cells[0] else None
         ratios = [c["median"] / ref if c and ref else None for c in cells]
         (noise if is_noise else rows).append({"key": k, "cells": cells, "ratios": ratios, "suspect": suspect})
@@ -36,8 +36,11 @@ def compare(runs):
     return {"labels": [lab for lab, _m in runs], "rows": rows, "noise": noise, "warnings": warn, "common": common}
 
 
-def cell_text(s, unit):
-    return f"{fmt(s['median'])} {unit} ({ci(s)})" if s else "–"
+def cell_text(s, unit, suspect=0):
+    """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
+    if not s:
+        return "–"
+    return f"{fmt(s['median'])} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else "")
 
 
 def markdown(runs, cmp, title, missing=()):
@@ -55,8 +58,8 @@ def markdown(runs, cmp, title, missing=()):
             "|---|---|---|---|---|" + "---:|" * len(labels)]
     for r in cmp["rows"]:
         k = r["key"]
-        cells = [cell_text(s, k[5]) + (f" ×{q:.3f}" if q is not None and i else "")
-                 for i, (s, q) in enumerate(zip(r["cells"], r["ratios"]))]
+        cells = [cell_text(s, k[5], n) + (f" ×{q:.3f}" if q is not None and i else "")
+                 for i, (s, q, n) in enumerate(zip(r["cells"], r["ratios"], r["suspect"]))]
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | " + " | ".join(cells) + " |")
     out += ["", f"{len(cmp['rows'])} points; {cmp['common']} measured on every host. Noise readings (steal, "
             "foreign CPU, involuntary switches, MHz) are in fleet.html, never as ratios.", ""]
@@ -98,8 +101,8 @@ def html(runs, cmp, title, missing=(), links=()):
         table_rows = []
         for r in mine:
             k = r["key"]
-            cells = [hp.num(s["median"], cell_text(s, k[5]) + (f" · ×{q:.3f}" if q is not None and i else ""))
-                     if s else "–" for i, (s, q) in enumerate(zip(r["cells"], r["ratios"]))]
+            cells = [hp.num(s["median"], cell_text(s, k[5], n) + (f" · ×{q:.3f}" if q is not None and i else ""))
+                     if s else "–" for i, (s, q, n) in enumerate(zip(r["cells"], r["ratios"], r["suspect"]))]
             table_rows.append([E(k[1]), E(k[2]), hp.num(int(k[3]) if k[3].isdigit() else None, k[3]), E(k[4])] + cells)
         if table_rows:
             body.append(hp.table(head, table_rows))
@@ -111,6 +114,7 @@ def html(runs, cmp, title, missing=(), links=()):
                  + [hp.num(s["median"], f"{fmt(s['median'])} {r['key'][5]}") if s else "–" for s in r["cells"]]
                  for r in noise]) + "</details>")
     body.append(f'<p class="mute">{len(cmp["rows"])} points; {cmp["common"]} measured on every host. Each cell: '
-                f'the median over all kept repeats, its 95% CI, and ×ratio to {E(labels[0])}. Suspect repeats '
-                'count in the medians as in each host\'s report (marked there). Noise metrics are never ratios.</p>')
+                f'the median over all kept repeats, its 95% CI, ⚠ and how many of them are suspect (each host\'s '
+                f'report says why; they count in the median, as there), and ×ratio to {E(labels[0])}. '
+                'Noise metrics are never ratios.</p>')
     return hp.page(title, "\n".join(body))
