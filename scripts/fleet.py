@@ -376,7 +376,13 @@ def main(argv):
     if argv[0] == "check" and args:
         die(f"check takes inventory=, hosts= and known_hosts= only, not {args[0]!r}")
     env = play.environment(keys["known_hosts"])
-    return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep}[argv[0]](keys, args, env)
+    try:
+        return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep}[argv[0]](keys, args, env)
+    except KeyboardInterrupt:
+        # The hosts' sweeps are detached: they go on, and the same command follows them again.
+        print("fleet: interrupted; sweeps already started go on, on their hosts: run the same command again "
+              "to follow them and fetch their run folders", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
