@@ -28,7 +28,7 @@ ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
 SWEEP = ["profile=smoke", "experiments/counters.spec", "variants=shared-atomic", "placements=compact",
          "repeats=4", "retries=0"]
 
-pytestmark = [
+HOSTS = [
     pytest.mark.skipif(not os.path.exists(SSHD), reason="no sshd (apt openssh-server; ./lab test installs it)"),
     pytest.mark.skipif(shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep
                                     + os.environ.get("PATH", "")) is None,
@@ -94,6 +94,12 @@ class Host:
             self.proc.wait()
 
 
+def needs_hosts(f):
+    for mark in HOSTS:
+        f = mark(f)
+    return f
+
+
 @pytest.fixture
 def fleet(tmp_path):
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "client_key")], check=True)
@@ -136,6 +142,7 @@ def fleet_cmd(f, *args, check=None, timeout=300):
     return p
 
 
+@needs_hosts
 def test_check_and_plan_read_every_host(fleet):
     p = fleet_cmd(fleet, "check", f"inventory={fleet['inv']}", fleet["known"], check=0)
     rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith("host") and not ln.startswith("host ")}
@@ -147,6 +154,7 @@ def test_check_and_plan_read_every_host(fleet):
     assert "fleet: 2 points on 1 host(s), ETA" in p.stdout, p.stdout
 
 
+@needs_hosts
 def test_unknown_host_key_is_refused_by_name(fleet):
     """A host whose key is not in known_hosts is not trusted: that host fails, by name; the other is read."""
     kh = fleet["tmp"] / "known_hosts_a_only"
@@ -158,6 +166,7 @@ def test_unknown_host_key_is_refused_by_name(fleet):
     assert next(ln for ln in p.stdout.splitlines() if ln.startswith("hostA")).rstrip().endswith("ok"), p.stdout
 
 
+@needs_hosts
 def test_bad_input_is_one_line_and_exit_2(fleet):
     p = fleet_cmd(fleet, "sweep", f"inventory={fleet['inv']}", "run=/tmp/x", check=2)
     assert p.stderr.count("\n") == 1 and "run=" in p.stderr, p.stderr
@@ -182,6 +191,7 @@ def journal(host):
     return out
 
 
+@needs_hosts
 def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
     args = [sys.executable, FLEET, "sweep", f"inventory={fleet['inv']}", fleet["known"], "poll=2", *SWEEP]
     b = fleet["hosts"]["hostB"]
@@ -240,3 +250,33 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
             assert b.eval("document.querySelectorAll('svg.chart').length") >= 1
         finally:
             b.close()
+
+
+def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
+    """What a host sends back is data: a link, a path out of the folder, or two top folders are refused."""
+    import io
+    import tarfile
+
+    from fleetlib.folder import FetchError, unpack
+
+    def archive(name, members):
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as t:
+            for m, data in members:
+                info = tarfile.TarInfo(m)
+                if data is None:
+                    info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                    t.addfile(info)
+                else:
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+        return str(path)
+    good = archive("good.tgz", [("run/data/x.csv", b"a,b\n"), ("run/sweep/state", b"complete\n")])
+    unpack(good, str(tmp_path / "hostA"))
+    assert (tmp_path / "hostA" / "data" / "x.csv").read_bytes() == b"a,b\n"
+    for name, members in (("link.tgz", [("run/env/lscpu.txt", None)]),
+                          ("escape.tgz", [("run/../../evil", b"x")]),
+                          ("two.tgz", [("run/a", b"x"), ("other/b", b"y")])):
+        with pytest.raises(FetchError):
+            unpack(archive(name, members), str(tmp_path / "hostB"))
+    assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()
