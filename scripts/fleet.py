@@ -281,7 +281,6 @@ def cmd_sweep(keys, args, env):
     # 2. progress per host until every host has finished or cannot be reached
     active = [h for h in hosts if h in st["jobs"] and h not in status]
     misses = {}
-    rcs = {}
     while active:
         time.sleep(int(keys["poll"]))
         pdir = os.path.join(fdir, "poll")
@@ -311,7 +310,6 @@ def cmd_sweep(keys, args, env):
             lost = g.get("state") == "running" and not g.get("alive") and int(r["finished"]) == 0
             if int(r["finished"]) == 1 or r["known"] in (False, "False") or lost:
                 rc = r.get("rc")
-                rcs[h] = rc
                 status[h] = ("complete" if str(rc) == "0" else
                              play.one_line(f"sweep ended with rc {rc}: {' / '.join(r.get('stderr_tail') or [])[-300:]}")
                              if int(r["finished"]) == 1 else
