@@ -7,6 +7,7 @@ with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -39,6 +40,15 @@ def identity(root):
     def git(*args):
         p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
         return p.stdout if p.returncode == 0 else ""
+    shipped = os.path.join(root, ".lab-source", "identity.json")
+    if not os.path.exists(os.path.join(root, ".git")) and os.path.exists(shipped):
+        # A copy shipped by fleet-sweep (a git archive): it carries the identity it was made from.
+        try:
+            with open(shipped) as f:
+                d = json.load(f)
+            return {"commit": str(d["commit"]), "diff_sha256": str(d["diff_sha256"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     head = git("rev-parse", "HEAD").strip() or "unavailable: not a git checkout"
     diff = git("diff", "HEAD", "--", ".", ":(exclude)results")
     return {"commit": head, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest()}
