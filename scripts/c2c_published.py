@@ -18,6 +18,7 @@ import os
 import shutil
 import time
 
+from runfolder import RunFolder
 from stats import percentile
 from tidy import write_atomic
 from topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
@@ -167,17 +168,18 @@ def write_run(dest, matrix_path, topology_spec, name, source, entry=None):
 
 
 def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spec, name, source, entry):
-    for d in ("env", "data", os.path.join("raw", EXPERIMENT), "plots", "sweep"):
-        os.makedirs(os.path.join(run, d))
+    rf = RunFolder(run)
+    rf.make()
+    os.makedirs(rf.env_dir)
+    raw = rf.raw(EXPERIMENT, "published")
+    os.makedirs(raw)
     rows = [{"run_id": run_id, "experiment": EXPERIMENT, "variant": VARIANT, "placement": relations[(i, j)],
              "threads": "2", "cpus": f"{j},{i}", "repeat": "1", "metric": METRIC, "value": f"{v:.10g}",
              "unit": UNIT, "suspect": ""} for (i, j), v in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
-    write_atomic(os.path.join(run, "data", f"{EXPERIMENT}.csv"), rows)
-    shutil.copyfile(matrix_path, os.path.join(run, "raw", EXPERIMENT, "published-matrix.csv"))
-    with open(os.path.join(run, "env", "lstopo.xml"), "w") as f:
-        f.write(xml)
-    with open(os.path.join(run, "env", "topology.txt"), "w") as f:
-        f.writelines(f"{k}={v}\n" for k, v in topo.summary().items())
+    write_atomic(rf.data_csv(EXPERIMENT), rows)
+    shutil.copyfile(matrix_path, os.path.join(raw, "matrix.csv"))
+    rf.write_text("env/lstopo.xml", xml)
+    rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.summary().items()))
     home = topo.pu(0).package
     record = {
         "cpu": name, "source": source, "file": os.path.basename(matrix_path), "sha256": sha256(matrix_path),
@@ -189,21 +191,18 @@ def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spe
         "model": (entry or {}).get("model", ""), "uarch": (entry or {}).get("uarch", ""),
         "catalogue": (entry or {}).get("name", ""),
     }
-    with open(os.path.join(run, "env", "imported.json"), "w") as f:
-        json.dump(record, f, indent=1)
-        f.write("\n")
+    rf.write_text("env/imported.json", json.dumps(record, indent=1) + "\n")
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with open(os.path.join(run, "sweep", "journal.jsonl"), "w") as f:
-        f.write(json.dumps({"ts": ts, "event": "imported", "experiment": EXPERIMENT, **record}) + "\n")
-    with open(os.path.join(run, "sweep", "state"), "w") as f:
-        f.write("imported\n")
-    with open(os.path.join(run, "sweep", "command"), "w") as f:
-        f.write(f"import-c2c {os.path.basename(matrix_path)} topology={record['topology']}\n")
+    rf.write_text(os.path.relpath(rf.journal_path, rf.path),
+                  json.dumps({"ts": ts, "event": "imported", "experiment": EXPERIMENT, **record}) + "\n")
+    rf.set_state("imported")
+    rf.write_text(os.path.relpath(rf.sweep_file("command"), rf.path),
+                  f"import-c2c {os.path.basename(matrix_path)} topology={record['topology']}\n")
 
 
 def imported(run):
     """The import record (env/imported.json) of a run made by write_run, or None for a measured run."""
-    path = os.path.join(run, "env", "imported.json")
+    path = RunFolder(run).env("imported.json")
     if not os.path.exists(path):
         return None
     try:

@@ -12,23 +12,24 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import c2c_published as C  # noqa: E402
+from runfolder import results_dir, run_name, stamp_now  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "source", "run")
 
 
-def results_dir():
-    return os.environ.get("LAB_RESULTS") or os.path.join(os.path.dirname(HERE), "results")
-
-
 def new_dest(name):
+    """results/<UTC stamp>-published-<name>: the machine's name stands where a host's would."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "matrix"
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return os.path.join(results_dir(), f"{stamp}-published-{slug}")
+    stamp = stamp_now()
+    for n in range(1, 1000):
+        path = os.path.join(results_dir(), run_name(stamp, slug, "published", n))
+        if not os.path.exists(path):
+            return path
+    raise C.C2CError(f"{results_dir()}: no free run folder name for {slug}")
 
 
 def import_one(path, topology, name, source, dest, entry=None):

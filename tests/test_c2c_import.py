@@ -264,7 +264,9 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
     p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c.spec", "dry=1",
            f"topology={os.path.join(a, 'env', 'lstopo.xml')}", env=results)
     assert "cross-package" in p.stdout and re.search(r"^\d+ points, ETA", p.stdout, re.M)
-    assert not glob.glob(os.path.join(results["LAB_RESULTS"], "*", "data", "points"))
+    # nothing measured, no new run folder
+    assert os.listdir(results["LAB_RESULTS"]) == [os.path.basename(a)]
+    assert not glob.glob(os.path.join(a, "data", "points", "*"))
 
 
 def test_catalogue_recipe_imports_named_machines(results):

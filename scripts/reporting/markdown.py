@@ -14,8 +14,9 @@ def environment(m):
         lines.append(f"| {k} | {v} |")
     # One line per instrument (compiler, version, flags): two runs built differently show it here.
     builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    # every line of env/build.txt but the compiler wrapper's and the compiler's defaults is an instrument
     lines += [f"| build: {name} | `{how}` |" for name, how in builds
-              if name in ("c-probes", "cache-server", "rust-runner")] or ["| build | not recorded |"]
+              if name != "wrapper" and not name.endswith(" defaults")] or ["| build | not recorded |"]
     lines += ["", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
     return lines
 
@@ -157,6 +158,24 @@ def relations(e):
     return out
 
 
+def scaling_md(sc):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    if not sc:
+        return []
+    out = ["#### How it scales", ""] + [f"- {s}" for s in sc["sentences"]]
+    out += ["", f"Speedup of {sc['metric']} ({sc['better']} is better) over the placement's fewest threads; "
+            f"efficiency = speedup / ideal; scaling stops where efficiency is below {sc['threshold'] * 100:.0f}% "
+            "over its whole 95% CI. Words resting on a suspect point or one with fewer than 3 repeats are "
+            "inconclusive.", "",
+            f"| placement | threads | {sc['metric']} median | n | speedup (95% CI) | efficiency (95% CI) | |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for r in sc["rows"]:
+        out.append(f"| {r['placement']} | {r['threads']} | {fmt(r['s']['median'])} {sc['unit']} | {r['s']['n']} | "
+                   f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f}) | {r['eff'] * 100:.0f}% "
+                   f"({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%) | {r['doubt']} |")
+    return out + [""]
+
+
 def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
@@ -181,6 +200,7 @@ def render(m):
         if rec:     # every published number shown names where it was published
             lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
+        lines += scaling_md(e.get("scaling"))
         if not e["points"]:
             lines += ["No measured rows.", ""]
             continue
@@ -200,3 +220,39 @@ def render(m):
     if m["not_measured"]:
         lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m["not_measured"].items())] + [""]
     return "\n".join(lines) + "\n"
+
+
+def side(s, unit):
+    """A noise median of one run, or "–" when that run did not record it (an old run)."""
+    return f"{fmt(s['median'])} {unit}" if s else "–"
+
+
+def comparison(ma, mb, cmp):
+    """compare.py's page: two run models and their comparison (reporting/comparison.py)."""
+    na, nb = ma["name"], mb["name"]
+    out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
+    out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
+    out += ["## A"] + environment(ma)[1:] + ["## B"] + environment(mb)[1:]
+    out += ["## Points measured by both", "",
+            "| experiment | variant | placement | threads | metric | A median | B median | B / A | p (Welch) | |",
+            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
+    for r in cmp["rows"]:
+        k = r["key"]
+        left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
+                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
+    if cmp.get("relations"):
+        cell = lambda x: f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)" if x else "–"  # noqa: E731
+        r0 = cmp["relations"][0]
+        out += ["", f"## Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", "",
+                "| relation | A median (p10–p90, pairs) | B median (p10–p90, pairs) | B / A |", "|---|---:|---:|---:|"]
+        out += [f"| {r['relation']} | {cell(r['a'])} | {cell(r['b'])} | "
+                f"{'–' if r['ratio'] is None else format(r['ratio'], '.2f')} |" for r in cmp["relations"]]
+    out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
+            "(placements one host cannot satisfy, or experiments one run did not include).", ""]
+    if cmp["noise"]:
+        out += ["## Noise per point (not results)", "", "| experiment | variant | placement | threads | metric | A | B |",
+                "|---|---|---|---|---|---:|---:|"]
+        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {side(r['a'], k[5])} | {side(r['b'], k[5])} |"
+                for r in cmp["noise"] for k in [r["key"]]] + [""]
+    return "\n".join(out) + "\n"

@@ -16,7 +16,8 @@ import os
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 import c2c_published as C
 from stats import percentile, summary
-from topo import PAIRS, PlacementError, Topology
+from runfolder import RunFolder
+from topo import PAIRS, PlacementError
 
 from reporting import verdict as V
 
@@ -30,13 +31,7 @@ SEED004 = {"source": "nviennot-c2c", "host": "AMD Threadripper 3960X", "num": "c
 
 
 def run_topology(run):
-    xml = os.path.join(run, "env", "lstopo.xml")
-    try:
-        if open(xml).read(12).startswith("unavailable"):
-            return None
-        return Topology(xml)
-    except (OSError, PlacementError):
-        return None
+    return RunFolder(run).topology()
 
 
 def pairs_of(run, e, topo=None):
@@ -100,7 +95,7 @@ def identity(run):
     if rec:
         return rec.get("vendor_id", ""), str(rec.get("cpu_family", "")), str(rec.get("model", ""))
     want = {"vendor_id": "", "cpu family": "", "model": ""}
-    path = os.path.join(run, "env", "cpuinfo.txt")
+    path = RunFolder(run).env("cpuinfo.txt")
     if os.path.exists(path):
         for line in open(path, errors="replace"):
             k, sep, v = line.partition(":")
@@ -155,7 +150,7 @@ def cpu_name(run):
     rec = C.imported(run)
     if rec:
         return rec.get("cpu", "")
-    path = os.path.join(run, "env", "cpuinfo.txt")
+    path = RunFolder(run).env("cpuinfo.txt")
     if os.path.exists(path):
         for line in open(path, errors="replace"):
             if line.startswith("model name"):
