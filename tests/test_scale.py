@@ -107,8 +107,10 @@ def test_shell_text_in_a_word_runs_nothing(tmp_path, results):
 def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_file):
     saved = tmp_path / "xz-blocks.spec"
     cmd = ["--", "xz", "-T{threads}", "-1", "--block-size=262144", "-c", text_file]
-    scale(results, 'threads=1 2', "placements=compact unpinned", "repeats=3", *BASE, f"save={saved}", *cmd)
+    p = scale(results, 'threads=1 2', "placements=compact unpinned", "repeats=3", *BASE, f"save={saved}", *cmd)
     run = only_run(results)
+    # the words are on the terminal too, the same as in report.md
+    assert p.stdout.startswith("How it scales (wall_s, lower is better; numbers in ") and "  - compact: " in p.stdout
     data = rows(os.path.join(run, "data", "xz-blocks.csv"))
     for key in {(r["placement"], r["threads"], r["repeat"]) for r in data}:
         mine = {r["metric"]: float(r["value"]) for r in data if (r["placement"], r["threads"], r["repeat"]) == key}
