@@ -313,3 +313,12 @@ def test_a_command_over_its_timeout_is_killed_and_failed(results):
     assert p.returncode == 1
     (failed,) = events(only_run(results), "failed")
     assert failed["rc"] == 124 and "killed after the 1 s timeout" in failed["reason"] and failed["seconds"] < 20
+
+
+def test_placeholders_become_the_points_values_inside_words(results):
+    scale(results, "threads=1 2", "placements=compact unpinned", "repeats=1", *BASE, "--", "echo",
+          "t={threads}", "cpus={cpus}/{ncpus}", "{placement}")
+    run = only_run(results)
+    for e in events(run, "done"):
+        out = open(os.path.join(run, "raw", e["experiment"], e["key"], "stdout.txt")).read()
+        assert out == f"t={e['threads']} cpus={e['cpus']}/{len(e['cpus'].split(','))} {e['placement']}\n", out
