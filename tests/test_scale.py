@@ -322,3 +322,14 @@ def test_placeholders_become_the_points_values_inside_words(results):
     for e in events(run, "done"):
         out = open(os.path.join(run, "raw", e["experiment"], e["key"], "stdout.txt")).read()
         assert out == f"t={e['threads']} cpus={e['cpus']}/{len(e['cpus'].split(','))} {e['placement']}\n", out
+
+
+def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothing(results):
+    smt = f"topology={TOPO}/Intel-RaptorLake-i7-1370P.hybrid.xml"       # 20 PUs, SMT on its P-cores
+    plan = scale(results, "dry=1", smt, "--", "program-not-installed-here", "-T{threads}").stdout
+    rows_ = [ln.split() for ln in plan.splitlines() if ln.startswith("program-not-installed-here-")]
+    assert {r[2] for r in rows_} == {"compact", "scatter", "unpinned", "cores"}
+    assert sorted({int(r[3]) for r in rows_}) == [1, 2, 4, 8, 16, 20]
+    plan = scale(results, "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--", "true").stdout
+    assert "cores" not in {ln.split()[2] for ln in plan.splitlines() if ln.startswith("true-")}
+    assert os.listdir(results["LAB_RESULTS"]) == []
