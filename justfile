@@ -8,6 +8,8 @@ import? 'c-probes/lab.just'
 import? 'cache-server/lab.just'
 import? 'rust-runner/lab.just'
 import? 'vm/lab.just'
+# Several hosts through Ansible: fleet-check, fleet-plan, fleet-sweep.
+import? 'fleet/lab.just'
 
 # List every recipe
 default:

@@ -12,6 +12,8 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
   dry=1             measure nothing: print every point, what is impossible and why, and the ETA
   topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
+  seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
+                    the journal's `round` events record the seed and the order)
 Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
 docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (nothing run),
 130 interrupted (run the same command again to resume).
@@ -59,6 +61,8 @@ def parse_args(argv):
     for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1"))):
         if keys.get(k, "0") not in allowed:
             die(f"{k} must be {' or '.join(allowed)}, not {keys[k]!r}")
+    if "seed" in keys and not (keys["seed"].isdigit() and len(keys["seed"]) <= 18):
+        die(f"seed must be a whole number (at most 18 digits), not {keys['seed']!r}")
     return keys, pairs, paths
 
 
@@ -123,8 +127,9 @@ def main(argv, shown=None):
                                  f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
     if not os.path.isdir(rf.env_dir):
         subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), rf.env_dir], check=False)
-    sweep = Sweep(ROOT, rf, resolved, topo, {"perf": perf})
-    sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf,
+    sweep = Sweep(ROOT, rf, resolved, topo, {"perf": perf,
+                                             "seed": int(keys["seed"]) if "seed" in keys else None})
+    sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf, seed=sweep.seed,
                         overrides=overrides, experiments=[r.name for r in resolved], plan_ms=round(plan_ms, 1),
                         **ident)
     if perf == "stat":

@@ -54,7 +54,7 @@ KEYS = {
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric")
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 

@@ -7,7 +7,9 @@ with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
 import hashlib
+import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -15,7 +17,7 @@ import sys
 import time
 
 import tidy
-from stats import ci_pct
+from stats import ci_method, ci_pct
 from topo import cpu_list
 
 from . import journal as jr
@@ -38,6 +40,15 @@ def identity(root):
     def git(*args):
         p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
         return p.stdout if p.returncode == 0 else ""
+    shipped = os.path.join(root, ".lab-source", "identity.json")
+    if not os.path.exists(os.path.join(root, ".git")) and os.path.exists(shipped):
+        # A copy shipped by fleet-sweep (a git archive): it carries the identity it was made from.
+        try:
+            with open(shipped) as f:
+                d = json.load(f)
+            return {"commit": str(d["commit"]), "diff_sha256": str(d["diff_sha256"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     head = git("rev-parse", "HEAD").strip() or "unavailable: not a git checkout"
     diff = git("diff", "HEAD", "--", ".", ":(exclude)results")
     return {"commit": head, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest()}
@@ -49,6 +60,11 @@ class Sweep:
         self.specs = specs                       # resolved specs, in order
         self.run_id = rf.name
         self.perf = opts["perf"]
+        # The variants' order in each round is shuffled from this seed (journaled): drift and periodic
+        # noise cannot line up with one variant, and the order can be re-derived (round_order).
+        self.seed = opts.get("seed")
+        if self.seed is None:
+            self.seed = int(hashlib.sha256(rf.name.encode()).hexdigest()[:8], 16)
         self.perf_event = prefix.perf_event() if self.perf == 1 else ""
         self.env = dict(os.environ, LAB_ROOT=root)
         self.all_cpus = [p.os for p in topo.pus]
@@ -218,7 +234,12 @@ class Sweep:
             while True:
                 rnd += 1
                 active = False
-                for p in members:
+                order = round_order(self.seed, spec.name, members[0].placement, members[0].threads, rnd, members)
+                if len(order) > 1:
+                    self.journal.event("round", experiment=spec.name, placement=members[0].placement,
+                                       threads=members[0].threads, round=rnd, seed=self.seed,
+                                       order=[p.variant for p in order])
+                for p in order:
                     if id(p) in broken:
                         continue
                     done = self.done_repeats(p)
@@ -234,11 +255,14 @@ class Sweep:
                     ok, n, ci = self.settled(spec, p, done)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
+                        stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
+                                   f"repeat cap reached ({n} = max_repeats) at ±{ci:.1f}% > {spec['ci']}%")
                         self.journal.event(
                             "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
-                            f"n={n}, 95% CI ±{ci:.1f}%" + ("" if confident else f" > {spec['ci']}%: not confident"),
+                            f"n={n}, {stopped}" + ("" if confident else ": not confident"),
                             **self.fields(p), metric=" ".join(spec.watched()), n=n,
-                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident)
+                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident,
+                            stopped=stopped, method=ci_method(n))
                 if not active:
                     break
 
@@ -308,6 +332,14 @@ class Sweep:
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=outcome.reading.as_dict())
         return True
+
+
+def round_order(seed, experiment, placement, threads, rnd, members):
+    """The variants of one (placement, threads) in the order round `rnd` measures them: a shuffle seeded
+    by the sweep's seed and the round, so that the journal's seed reproduces it."""
+    order = list(members)
+    random.Random(f"{seed}:{experiment}:{placement}:{threads}:{rnd}").shuffle(order)
+    return order
 
 
 def human(secs):
