@@ -13,32 +13,14 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from stats import group, summary  # noqa: E402
 from tidy import read  # noqa: E402
-from engine.spec import SpecError  # noqa: E402
-from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
-from topo import POLICIES, PlacementError, Topology  # noqa: E402
+from engine.spec import spec_charts  # noqa: E402
+from runfolder import RunFolder  # noqa: E402
+from topo import POLICIES, borders  # noqa: E402
+from c2c_published import imported_charts  # noqa: E402
+from reporting import scaling as scaling_words  # noqa: E402
 from reporting import numa  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def spec_charts(spec_path):
-    """(experiment, [(kind, metric)]) through the engine's one spec parser. A spec of an old run that
-    the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
-    try:
-        return engine_spec_charts(spec_path)
-    except SpecError as e:
-        print(f"charts: {e}; reading only its experiment and chart lines", file=sys.stderr)
-    charts, exp = [], None
-    with open(spec_path) as f:
-        for line in f:
-            k, _, v = line.partition("=")
-            k, v = k.strip(), v.strip()
-            if k == "experiment":
-                exp = v
-            elif k == "chart" and v:
-                kind, _, metric = v.partition(" ")
-                charts.append((kind, metric.strip()))
-    return exp, charts
 
 
 def series_label(variant, placement):
@@ -156,17 +138,6 @@ def category_order(category):
     return (rank, placement, int(threads) if threads.isdigit() else 0)
 
 
-def host_topology(run):
-    """The run's own host topology (env/lstopo.xml), or None when it was not captured."""
-    xml = os.path.join(run, "env", "lstopo.xml")
-    if not os.path.exists(xml) or open(xml).read(12).startswith("unavailable"):
-        return None
-    try:
-        return Topology(xml)
-    except PlacementError:
-        return None
-
-
 def node_heatmap(groups, metric, dat):
     """Rows of a CPU node x memory node matrix (variant cpuC-memM, reporting/numa.py): rows CPU nodes,
     columns memory nodes, the node's figure (most threads) per cell; None when there are none."""
@@ -206,14 +177,12 @@ def heatmap(groups, metric, dat, run_dir=None):
     seen = {c for pair in cell for c in pair}
     # hwloc's logical order keeps each L3 domain contiguous (Intel numbers sockets interleaved),
     # and a line is drawn where the domain (package, NUMA node, die, L3) changes.
-    topo = host_topology(run_dir)
+    topo = RunFolder(run_dir).topology() if run_dir else None
     cpus = [p.os for p in topo.pus if p.os in seen] if topo else []
     cpus += sorted(seen - set(cpus))
     bounds = ""
     if topo:
-        domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
-        bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
-                          if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
+        bounds = " ".join(f"{i + 0.5}" for i in borders(topo, cpus))
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
@@ -226,41 +195,76 @@ def heatmap(groups, metric, dat, run_dir=None):
     return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
 
 
-KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
+def speedup(groups, metric, dat, suspects=None, better="higher"):
+    """Speedup over each placement's smallest thread count (reporting/scaling.py's formula), one
+    block per placement in scaling.gp's columns, the ideal line n / b in column 5."""
+    series, flagged, variant = {}, {}, None
+    for (v, placement, threads, cpus, m, u), xs in sorted(groups.items()):
+        if m == metric and threads.isdigit() and (variant is None or v == variant):
+            variant = v
+            series.setdefault(placement, {})[int(threads)] = summary(xs)
+            flagged[(placement, int(threads))] = bool((suspects or {}).get((v, placement, threads, cpus, m, u)))
+    if not series:
+        return None
+    rows = scaling_words.speedups(series, better)
+    with open(dat, "w") as f:
+        for placement in sorted(rows, key=lambda p: category_order(p)):
+            f.write(f'"{placement}"\n')
+            for r in rows[placement]:
+                lo, hi = (r["lo"], r["hi"]) if r["s"]["n"] >= 3 and r["lo"] == r["lo"] else (r["speedup"],) * 2
+                clean, hollow = ((f"{r['speedup']:.6g}", "NaN") if not flagged[(placement, r["threads"])]
+                                 else ("NaN", f"{r['speedup']:.6g}"))
+                f.write(f"{r['threads']} {r['speedup']:.6g} {max(lo, 0):.6g} {min(hi, 1e6):.6g} {r['ideal']:.6g} "
+                        f"{clean} {hollow}\n")
+            f.write("\n\n")
+    return {"n": len(rows), "unit": f"x, {metric} {'higher' if better == 'higher' else 'lower'} is better",
+            "ideal": 1, "suspect": int(any(flagged.values()))}
+
+
+KINDS = {"scaling": scaling, "speedup": speedup, "bars": bars, "heatmap": heatmap}
 
 
 def render(run, exp, kind, metric):
-    data = os.path.join(run, "data", f"{exp}.csv")
+    rf = RunFolder(run)
+    data = rf.data_csv(exp)
     if not os.path.exists(data):
         return None
-    base = os.path.join(run, "plots", f"{exp}-{kind}-{metric}")
+    base = rf.chart(exp, kind, metric)
     groups, suspects = load(data)
-    info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
-            else KINDS[kind](groups, metric, base + ".dat", suspects))
+    if kind == "speedup":
+        unit = next((k[5] for k in groups if k[4] == metric), "")
+        better = scaling_words.better_of(rf.spec_path(exp), metric, unit)
+        info = speedup(groups, metric, base + ".dat", suspects, better)
+    else:
+        info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
+                else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
         print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
+    if kind == "speedup":
+        title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
     width = 1280 if info.get("panels") else 960
     for term, ext in ((f"pngcairo size {width},600", "png"), (f"svg size {width},600", "svg")):
         args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
-                "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
+                "ylabel": f"speedup [{info['unit']}]" if kind == "speedup" else f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
                 "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
                 "panels": info.get("panels", ""), "starts": info.get("starts", ""),
                 "counts": info.get("counts", ""), "colours": info.get("colours", ""),
                 "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0),
                 "xlab": info.get("xlab", "CPU"), "ylab": info.get("ylab", "CPU")}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
-        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
+        script = "scaling" if kind == "speedup" else kind     # a speedup chart is a scaling chart of ratios
+        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{script}.gp")], check=True)
     return f"{base}.png"
 
 
 def main(argv):
     run = argv[0]
     made = []
-    specs = os.path.join(run, "sweep", "specs")
-    for name in sorted(os.listdir(specs)) if os.path.isdir(specs) else []:
-        exp, charts = spec_charts(os.path.join(specs, name))
+    rf = RunFolder(run)
+    for spec in rf.spec_paths():
+        exp, charts = spec_charts(spec)
         for kind, metric in charts:
             if kind not in KINDS:
                 print(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})",
@@ -269,7 +273,12 @@ def main(argv):
             png = render(run, exp, kind, metric)
             if png:
                 made.append(png)
-    print(f"charts: {len(made)} chart(s) in {os.path.join(run, 'plots')}", file=sys.stderr)
+    # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
+    for exp, kind, metric in imported_charts(run):
+        png = render(run, exp, kind, metric)
+        if png:
+            made.append(png)
+    print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
     return 0
 
 

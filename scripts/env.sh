@@ -83,6 +83,8 @@ numa_nodes() {
   echo "numa_per_package=${shape:-unavailable: no node has CPUs}"
 }
 
+# A copy shipped by fleet-sweep has no .git: .lab-source/ holds the commit and the uncommitted diff it
+# was archived from.
 # sysval KEY FILE: "KEY=first line of FILE", or why it cannot be read.
 sysval() { if [[ -r $2 ]]; then echo "$1=$(tr -d '\n' < "$2" | sed 's/ *$//')"; else echo "$1=unavailable: $2 does not exist here"; fi; }
 
@@ -130,8 +132,17 @@ memory_time() {
 }
 
 git_state() {
-  git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
-  git -C "$root" status --short 2>/dev/null
+  if [[ ! -e $root/.git && -f $root/.lab-source/commit ]]; then
+    cat "$root/.lab-source/commit"; echo "(a git archive shipped by fleet-sweep: .lab-source/)"
+  else
+    git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
+    git -C "$root" status --short 2>/dev/null
+  fi
+}
+
+git_diff() {
+  if [[ ! -e $root/.git && -f $root/.lab-source/diff.patch ]]; then cat "$root/.lab-source/diff.patch"
+  else git -C "$root" diff HEAD; fi
 }
 
 versions() {
@@ -152,17 +163,20 @@ versions() {
 # How each instrument is built here: compiler, its version and the exact flags, one line per instrument
 # (the C ones print it from their Makefile, which includes their build.env), so that two runs, on the
 # Debian and the Nix path or on two hosts, say when they measured differently built code.
+# Instruments are discovered, not listed: every folder with a build.env (C) or a Cargo.toml (Rust).
 builds() {
-  local d cc
-  for d in c-probes cache-server; do
+  local f d cc
+  for f in "$root"/*/build.env; do
+    d=$(basename "$(dirname "$f")")
     [[ -f $root/$d/Makefile ]] || continue
     printf '%s: %s\n' "$d" "$(make -s --no-print-directory -C "$root/$d" print-build 2>&1 | head -n 1)"
   done
-  if [[ -f $root/rust-runner/Cargo.toml ]]; then
-    printf 'rust-runner: %s | profile.release: %s| rustflags=%s\n' "$(rustc --version 2>&1 | head -n 1)" \
+  for f in "$root"/*/Cargo.toml; do
+    [[ -f $f ]] || continue
+    printf '%s: %s | profile.release: %s| rustflags=%s\n' "$(basename "$(dirname "$f")")" "$(rustc --version 2>&1 | head -n 1)" \
       "$(awk '/^\[profile\.release\]/ { on = 1; next } /^\[/ { on = 0 } on && /=/ && !/^#/ { gsub(/ /, ""); printf "%s ", $0 }' \
-        "$root/rust-runner/Cargo.toml")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
-  fi
+        "$f")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
+  done
   # What a compiler wrapper adds by itself (nixpkgs' cc-wrapper; unset on Debian), and the compiler's
   # built-in defaults that change the code (PIE, stack protector, fortify, CET).
   echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"
@@ -187,7 +201,7 @@ capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"
 git_state > "$dir/git.txt"
-capture git-diff.patch git -C "$root" diff HEAD
+capture git-diff.patch git_diff
 [[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
 versions > "$dir/versions.txt"
 builds > "$dir/build.txt"

@@ -15,6 +15,7 @@ SPEC = "tests/fixtures/spin.spec"
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
           "suspect"]
 NOISE = {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs", "cpu_mhz"}
+RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}    # the engine's, from wait4: may be 0
 
 
 def sweep(results, run, *args, check=True):
@@ -26,7 +27,8 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     p = sweep(results, run, "repeats=2", SPEC)
     data = rows(run / "data" / "spin.csv")
     assert list(data[0].keys()) == SCHEMA
-    assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE)
+    assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE | RESOURCES)
+    assert all(float(r["value"]) >= 0 for r in data if r["metric"] in RESOURCES)
     # every repeat carries the guard's readings
     assert {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs"} <= {r["metric"] for r in data}
     pus = sh("scripts/topo.py", "pus").stdout.strip().split(",")
@@ -84,7 +86,8 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
         key = (r["placement"], r["threads"], r["repeat"], r["metric"])
         seen[key] = seen.get(key, 0) + 1
     threads = {r["threads"] for r in data}
-    assert len(seen) == 2 * len(threads) * 4 * 5    # placements × threads × repeats × (2 metrics + 3 noise)
+    # placements × threads × repeats × (2 metrics + 4 resource rows + 3 noise)
+    assert len(seen) == 2 * len(threads) * 4 * 9
     assert set(seen.values()) == {1}
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 
@@ -173,7 +176,7 @@ def test_compare_archive_and_replay(tmp_path, results):
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
     p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
-    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a"))
+    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
     assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))
@@ -210,3 +213,28 @@ def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, re
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
     assert (run / "sweep" / "state").read_text().strip() == "complete"
     assert "- bad: 'no-such-tool-here' is not on PATH" in (run / "report.md").read_text()
+
+
+def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tmp_path, results):
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from engine.sweep import round_order
+    spec = tmp_path / "order.spec"
+    spec.write_text("experiment = order\ncommand = tests/fixtures/spin.sh 1 2000\nvariants = a b c d\n"
+                    "placements = unpinned\nthreads = 1\nrepeats = 4\nwarmup = 0\n")
+    run = tmp_path / "run"
+    sweep(results, run, "seed=7", str(spec))
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    assert [e["seed"] for e in events if e["event"] == "sweep"] == [7]
+    rounds = [e for e in events if e["event"] == "round"]
+    assert [r["round"] for r in rounds] == [1, 2, 3, 4, 5]      # the fifth finds every variant settled
+    measured = [e["variant"] for e in events if e["event"] == "started"]
+    assert measured == [v for r in rounds[:4] for v in r["order"]]
+
+    class P:                               # round_order shuffles whatever it is given, in a seeded order
+        def __init__(self, v):
+            self.variant = v
+    for r in rounds:
+        again = round_order(7, "order", "unpinned", 1, r["round"], [P(v) for v in "abcd"])
+        assert [p.variant for p in again] == r["order"]
+    assert len({tuple(r["order"]) for r in rounds}) > 1         # not one fixed order

@@ -8,9 +8,9 @@ POINT_KEYS = ("experiment", "variant", "placement", "threads", "cpus", "repeat",
 
 
 class Journal:
-    def __init__(self, folder, quiet=False):
-        self.jsonl = open(f"{folder}/journal.jsonl", "a")
-        self.log = open(f"{folder}/journal.log", "a")
+    def __init__(self, jsonl_path, log_path, quiet=False):
+        self.jsonl = open(jsonl_path, "a")
+        self.log = open(log_path, "a")
         self.quiet = quiet
 
     def event(self, event, text=None, **fields):

@@ -23,18 +23,15 @@ class Point:
     pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
     skip: str = ""          # why the host cannot run it
 
+    @property
+    def stem(self):
+        """The point's name in file names; a repeat's files are `<stem>_r<N>`."""
+        v = re.sub(r"[^A-Za-z0-9.-]", "_", self.variant or "-")
+        return f"{v}_{self.placement}_t{self.threads}"
+
     def key(self, repeat):
         """The point's file and raw-folder name for one repeat."""
-        v = re.sub(r"[^A-Za-z0-9.-]", "_", self.variant or "-")
-        return f"{v}_{self.placement}_t{self.threads}_r{repeat}"
-
-    @property
-    def group(self):
-        return (self.experiment, self.placement, self.threads)
-
-
-def cpu_list(cpus):
-    return ",".join(str(c) for c in cpus)
+        return f"{self.stem}_r{repeat}"
 
 
 def auto_threads(topo):

@@ -6,9 +6,10 @@ data/points/<experiment>/<key>.csv by a rename: that file is the proof it is don
 with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
-import glob
 import hashlib
+import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -16,7 +17,8 @@ import sys
 import time
 
 import tidy
-from stats import ci_pct
+from stats import ci_method, ci_pct
+from topo import cpu_list
 
 from . import journal as jr
 from . import point as pt
@@ -39,18 +41,32 @@ def identity(root):
     def git(*args):
         p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
         return p.stdout if p.returncode == 0 else ""
+    shipped = os.path.join(root, ".lab-source", "identity.json")
+    if not os.path.exists(os.path.join(root, ".git")) and os.path.exists(shipped):
+        # A copy shipped by fleet-sweep (a git archive): it carries the identity it was made from.
+        try:
+            with open(shipped) as f:
+                d = json.load(f)
+            return {"commit": str(d["commit"]), "diff_sha256": str(d["diff_sha256"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     head = git("rev-parse", "HEAD").strip() or "unavailable: not a git checkout"
     diff = git("diff", "HEAD", "--", ".", ":(exclude)results")
     return {"commit": head, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest()}
 
 
 class Sweep:
-    def __init__(self, root, run, specs, topo, opts, out=sys.stderr):
-        self.root, self.run, self.topo, self.out = root, run, topo, out
+    def __init__(self, root, rf, specs, topo, opts, out=sys.stderr):
+        self.root, self.rf, self.topo, self.out = root, rf, topo, out
         self.specs = specs                       # resolved specs, in order
-        self.run_id = os.path.basename(run)
+        self.run_id = rf.name
         self.perf = opts["perf"]
-        self.perf_event = prefix.perf_event() if self.perf else ""
+        # The variants' order in each round is shuffled from this seed (journaled): drift and periodic
+        # noise cannot line up with one variant, and the order can be re-derived (round_order).
+        self.seed = opts.get("seed")
+        if self.seed is None:
+            self.seed = int(hashlib.sha256(rf.name.encode()).hexdigest()[:8], 16)
+        self.perf_event = prefix.perf_event() if self.perf == 1 else ""
         self.env = dict(os.environ, LAB_ROOT=root)
         self.all_cpus = [p.os for p in topo.pus]
         self.child = None
@@ -59,25 +75,19 @@ class Sweep:
         self.done_now = 0
         self.started = time.monotonic()
         self.total = 0
-        os.makedirs(os.path.join(run, "sweep"), exist_ok=True)
-        self.journal = jr.Journal(os.path.join(run, "sweep"))
+        os.makedirs(rf.sweep_dir, exist_ok=True)
+        self.journal = jr.Journal(rf.journal_path, rf.journal_log)
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
         self.child = proc
 
-    def point_file(self, point, repeat):
-        return os.path.join(self.run, "data", "points", point.experiment, point.key(repeat) + ".csv")
-
     def done_repeats(self, point):
         """Repeats of a point already on disk, as {repeat: rows}."""
         out = {}
-        pattern = self.point_file(point, "*")
-        for path in glob.glob(pattern):
-            r = path.rsplit("_r", 1)[1][:-4]
-            if r.isdigit():
-                with open(path, newline="") as f:
-                    out[int(r)] = list(csv.DictReader(f, tidy.COLUMNS))
+        for r, path in self.rf.repeats(point.experiment, point.stem).items():
+            with open(path, newline="") as f:
+                out[r] = list(csv.DictReader(f, tidy.COLUMNS))
         return out
 
     def settled(self, spec, point, done):
@@ -115,7 +125,7 @@ class Sweep:
 
     def fields(self, point, repeat=None, **extra):
         d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
-             "threads": point.threads, "cpus": ",".join(map(str, point.cpus))}
+             "threads": point.threads, "cpus": cpu_list(point.cpus)}
         if repeat is not None:
             d.update(repeat=repeat, key=point.key(repeat))
         d.update(extra)
@@ -156,8 +166,7 @@ class Sweep:
             state = "incomplete" if self.failed else "complete"
         finally:
             self.run_teardown()
-        with open(os.path.join(self.run, "sweep", "state"), "w") as f:
-            f.write(state + "\n")
+        self.rf.set_state(state)
         self.journal.event("end", state=state, failed=self.failed)
         return code
 
@@ -171,11 +180,11 @@ class Sweep:
     def run_teardown(self):
         if self.teardown:
             text, self.teardown = self.teardown, ""
-            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"))
+            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"))
 
     def experiment(self, spec, points):
         exp = spec.name
-        os.makedirs(os.path.join(self.run, "data", "points", exp), exist_ok=True)
+        os.makedirs(self.rf.points_dir(exp), exist_ok=True)
         for p in points:
             if p.skip:
                 self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
@@ -187,15 +196,14 @@ class Sweep:
         elif self.prepare(spec, len(todo)):
             self.measure_points(spec, todo)
             self.run_teardown()
-        files = sorted(glob.glob(os.path.join(self.run, "data", "points", exp, "*.csv")))
         rows = []
-        for path in files:
+        for path in self.rf.point_files(exp):
             with open(path, newline="") as f:
                 rows += list(csv.DictReader(f, tidy.COLUMNS))
-        tidy.write_atomic(os.path.join(self.run, "data", f"{exp}.csv"), rows)
+        tidy.write_atomic(self.rf.data_csv(exp), rows)
 
     def prepare(self, spec, n):
-        log = os.path.join(self.run, "sweep", "setup.log")
+        log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
             text = spec[step]
             if not text:
@@ -228,7 +236,12 @@ class Sweep:
             while True:
                 rnd += 1
                 active = False
-                for p in members:
+                order = round_order(self.seed, spec.name, members[0].placement, members[0].threads, rnd, members)
+                if len(order) > 1:
+                    self.journal.event("round", experiment=spec.name, placement=members[0].placement,
+                                       threads=members[0].threads, round=rnd, seed=self.seed,
+                                       order=[p.variant for p in order])
+                for p in order:
                     if id(p) in broken:
                         continue
                     done = self.done_repeats(p)
@@ -244,16 +257,19 @@ class Sweep:
                     ok, n, ci = self.settled(spec, p, done)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
+                        stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
+                                   f"repeat cap reached ({n} = max_repeats) at ±{ci:.1f}% > {spec['ci']}%")
                         self.journal.event(
                             "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
-                            f"n={n}, 95% CI ±{ci:.1f}%" + ("" if confident else f" > {spec['ci']}%: not confident"),
+                            f"n={n}, {stopped}" + ("" if confident else ": not confident"),
                             **self.fields(p), metric=" ".join(spec.watched()), n=n,
-                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident)
+                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident,
+                            stopped=stopped, method=ci_method(n))
                 if not active:
                     break
 
     def warm_up(self, spec, p, count):
-        raw = os.path.join(self.run, "raw", p.experiment, p.key(0))
+        raw = self.rf.raw(p.experiment, p.key(0))
         for i in range(count):
             self.journal.event("warmup", f"{p.experiment}: warm-up run ({p.variant or '-'} {p.placement} "
                                f"threads={p.threads}), discarded", **self.fields(p))
@@ -263,10 +279,9 @@ class Sweep:
         """Measure one repeat, re-measuring while the guard says it was disturbed. True when kept."""
         t_enter = time.monotonic()
         exp = p.experiment
-        raw = os.path.join(self.run, "raw", exp, p.key(repeat))
+        raw = self.rf.raw(exp, p.key(repeat))
         limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
-        command = pt.expand_args(spec["command"], spec["args"])
-        shown = pt.display(command, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
+        shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
         measured = 0.0       # seconds inside measured commands (and retry pauses): not the engine's
         while True:
@@ -279,7 +294,7 @@ class Sweep:
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
             measured += outcome.reading.seconds if outcome.reading else secs
-            if outcome.rc == 2:
+            if outcome.rc == 2 and not spec.get("exec"):   # the lab's instruments' "bad input"; any program's 2 is a failure
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
                                    f"{outcome.reason}", **self.fields(p, repeat), rc=2, reason=outcome.reason)
                 raise RejectedInput()
@@ -306,7 +321,7 @@ class Sweep:
                 r["suspect"] = why
             self.journal.event("suspect", f"{exp}: {p.key(repeat)} kept but suspect: {why}",
                                **self.fields(p, repeat), reason=why)
-        path = self.point_file(p, repeat)
+        path = self.rf.point_csv(exp, p.key(repeat))
         tmp = path + ".tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, tidy.COLUMNS, lineterminator="\n")
@@ -320,6 +335,14 @@ class Sweep:
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=outcome.reading.as_dict())
         return True
+
+
+def round_order(seed, experiment, placement, threads, rnd, members):
+    """The variants of one (placement, threads) in the order round `rnd` measures them: a shuffle seeded
+    by the sweep's seed and the round, so that the journal's seed reproduces it."""
+    order = list(members)
+    random.Random(f"{seed}:{experiment}:{placement}:{threads}:{rnd}").shuffle(order)
+    return order
 
 
 def human(secs):

@@ -3,10 +3,12 @@ medians, B / A, and Welch's t-test over the repeats that are not suspect; noise 
 when the runs built different code (env/build.txt) or ran different specs (sweep/specs/)."""
 import difflib
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from stats import summary, welch  # noqa: E402
+from runfolder import RunFolder
+from c2c_published import imported
+from stats import summary, welch
+
+from reporting import relations
 
 
 def by_key(model):
@@ -31,7 +33,12 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
-    ba, bb = read_text(os.path.join(a_run, "env", "build.txt")), read_text(os.path.join(b_run, "env", "build.txt"))
+    pub = [x for x, run in (("A", a_run), ("B", b_run)) if imported(run)]
+    if pub:     # a published matrix has no build and no spec: say what it is instead
+        return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "
+                f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: compare them by relation"]
+    ra, rb = RunFolder(a_run), RunFolder(b_run)
+    ba, bb = read_text(ra.env("build.txt")), read_text(rb.env("build.txt"))
     if ba is None or bb is None:
         missing = " and ".join(x for x, t in (("A", ba), ("B", bb)) if t is None)
         out.append(f"build not recorded in {missing} (env/build.txt): cannot tell whether both ran the same code")
@@ -39,8 +46,8 @@ def warnings(a_run, b_run):
         diff = [ln for ln in difflib.unified_diff(ba.splitlines(), bb.splitlines(), "A", "B", lineterm="", n=0)
                 if ln[:1] in "+-" and not ln.startswith(("---", "+++"))]
         out.append("the two runs measured differently built code (env/build.txt differs): " + "; ".join(diff[:6]))
-    out += memory_time_differs(a_run, b_run)
-    sa, sb = os.path.join(a_run, "sweep", "specs"), os.path.join(b_run, "sweep", "specs")
+    out += memory_time_differs(ra, rb)
+    sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
     for name in names:
         ta = [ln.strip() for ln in open(os.path.join(sa, name)) if ln.strip() and not ln.startswith("#")]
@@ -60,10 +67,9 @@ def settings(path):
     return dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
 
 
-def memory_time_differs(a_run, b_run):
+def memory_time_differs(ra, rb):
     """NUMA balancing, THP, clocksource, idle states, IRQs, nodes per package (env/memory-time.txt)."""
-    a = settings(os.path.join(a_run, "env", "memory-time.txt"))
-    b = settings(os.path.join(b_run, "env", "memory-time.txt"))
+    a, b = settings(ra.env("memory-time.txt")), settings(rb.env("memory-time.txt"))
     if a is None or b is None:
         missing = " and ".join(x for x, t in (("A", a), ("B", b)) if t is None)
         return [f"kernel settings that move memory or time not recorded in {missing} (env/memory-time.txt)"]
@@ -89,5 +95,5 @@ def compare(ma, mb):
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             "warnings": warnings(ma["run"], mb["run"])}

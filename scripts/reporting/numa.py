@@ -6,13 +6,13 @@ one-thread and an all-CPUs-of-the-node row; a matrix shows the node's figure (th
 Intel MLC's bandwidth matrix does."""
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from stats import summary  # noqa: E402
+# scripts/ is on sys.path: the programs that import the reporting package put it there
+from runfolder import RunFolder
+from stats import summary
 
-from reporting.fmt import fmt  # noqa: E402
-from reporting.verdict import quotient_range  # noqa: E402
+from reporting.fmt import fmt
+from reporting.verdict import quotient_range
 
 CELL = re.compile(r"^cpu(\d+)-mem(\d+)$")
 LATENCY, BANDWIDTH = "latency_ns", "read_gbps"
@@ -45,7 +45,7 @@ def matrix(items, metric):
 def distances(run):
     """{node: [distance to node 0, 1, …]} from env/numa-nodes.txt (the kernel's table, which is the
     firmware's SLIT); {} when not captured."""
-    path = os.path.join(run, "env", "numa-nodes.txt")
+    path = RunFolder(run).env("numa-nodes.txt")
     out = {}
     if not os.path.exists(path):
         return out
