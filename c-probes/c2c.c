@@ -214,7 +214,8 @@ static void measure(enum mode m, int a, int b, int home, uint64_t warm_ms, int a
 		snprintf(cpus, sizeof cpus, "%d,%d", a, b);
 		variant_name(variant, sizeof variant, m, home);
 		for (int i = 0; i < 2; i++)
-			ran_on_note("c2c", variant, cpus, i, i ? b : a, r.first[i], r.last[i], *home_node);
+			ran_on_note_want("c2c", variant, cpus, i, i ? b : a, r.first[i], r.last[i], *home_node,
+					 t.bound ? t.node : -1);
 	}
 }
 

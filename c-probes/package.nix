@@ -1,5 +1,5 @@
 # The C probes as a nixpkgs package: pkgs.callPackage ./c-probes/package.nix { }
-# Installs bin/c2c, bin/counters, bin/channel. Only libc and pthreads are needed.
+# Installs bin/c2c, bin/counters, bin/channel, bin/mem. Only libc and pthreads are needed.
 { lib, stdenv }:
 
 let
@@ -39,6 +39,7 @@ stdenv.mkDerivation {
     make $makeFlags tests
     build/test_stats
     build/test_ring 200000
+    build/test_chase
     runHook postCheck
   '';
 
@@ -47,7 +48,7 @@ stdenv.mkDerivation {
   passthru.buildEnv = build;
 
   meta = {
-    description = "Core-to-core latency, shared vs padded counters and channel-slot probes of the scaling lab";
+    description = "Core-to-core latency, shared vs padded counters, channel-slot and NUMA memory probes of the scaling lab";
     platforms = lib.platforms.linux;
     mainProgram = "c2c";
   };

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "pin.h"
 #include "cli.h"
+#include "numa.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 int parse_cpu_list(const char *s, int *cpus, int max)
@@ -128,21 +128,15 @@ int cpu_node(int cpu)
 	return node;
 }
 
-/* mbind through the raw syscall: libnuma (and its headers) need not be installed. */
-#define PROBES_MPOL_BIND 2
-
 void *alloc_lines(size_t size, int node, int *bound)
 {
 	*bound = 0;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		fail("mmap of %zu bytes failed", size);
-	if (node >= 0 && node < 1024) {
-		unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
-		mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
-		/* Before the first touch, so the pages are born on the node. */
-		*bound = syscall(SYS_mbind, p, size, PROBES_MPOL_BIND, mask, 1024ul, 0u) == 0;
-	}
+	/* Before the first touch, so the pages are born on the node. */
+	if (node >= 0)
+		*bound = bind_to_node(p, size, node) == 0;
 	memset(p, 0, size);
 	return p;
 }

@@ -43,6 +43,12 @@ void cpu_list_str(char *buf, unsigned long n, const int *cpus, int nc)
 void ran_on_note(const char *probe, const char *variant, const char *cpus, int thread,
 		 int pinned_to, int first_cpu, int last_cpu, int mem_node)
 {
+	ran_on_note_want(probe, variant, cpus, thread, pinned_to, first_cpu, last_cpu, mem_node, -1);
+}
+
+void ran_on_note_want(const char *probe, const char *variant, const char *cpus, int thread,
+		      int pinned_to, int first_cpu, int last_cpu, int mem_node, int mem_want)
+{
 	const char *d = dir_set ? dir : getenv("LAB_RAW");
 	if (!d || !*d)
 		return;
@@ -54,9 +60,9 @@ void ran_on_note(const char *probe, const char *variant, const char *cpus, int t
 	if (!f)
 		fail("cannot write %s: %s", path, strerror(errno));
 	if (fresh)
-		fprintf(f, "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node\n");
-	fprintf(f, "%s,%s,\"%s\",%d,%d,%d,%d,%d\n", probe, variant, cpus, thread, pinned_to,
-		first_cpu, last_cpu, mem_node);
+		fprintf(f, "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n");
+	fprintf(f, "%s,%s,\"%s\",%d,%d,%d,%d,%d,%d\n", probe, variant, cpus, thread, pinned_to,
+		first_cpu, last_cpu, mem_node, mem_want);
 	if (fclose(f))
 		fail("cannot write %s", path);
 }

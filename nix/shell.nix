@@ -9,12 +9,14 @@
   stdenv = [
     "awk" "basename" "bash" "cat" "cp" "cut" "date" "dirname" "du" "env" "find" "grep" "head" "id"
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
-    "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "wc" "xargs"
+    "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "uniq" "wc" "xargs"
     "gzip" "xz" "install"
   ];
   packages = [
     { pkg = pkgs.just; commands = [ "just" ]; }
     { pkg = pkgs.hyperfine; commands = [ "hyperfine" ]; }
+    # bench-mem: the memory probe's bandwidth beside likwid-bench's load and update kernels.
+    { pkg = pkgs.likwid; commands = [ "likwid-bench" ]; }
     { pkg = pkgs.perf; commands = [ "perf" ]; }
     { pkg = pkgs.numactl; commands = [ "numactl" ]; }
     { pkg = pkgs.hwloc; commands = [ "lstopo-no-graphics" "lstopo" "hwloc-ls" ]; }

@@ -18,6 +18,7 @@ from runfolder import RunFolder  # noqa: E402
 from topo import POLICIES, borders  # noqa: E402
 from c2c_published import imported_charts  # noqa: E402
 from reporting import scaling as scaling_words  # noqa: E402
+from reporting import numa  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -137,8 +138,29 @@ def category_order(category):
     return (rank, placement, int(threads) if threads.isdigit() else 0)
 
 
+def node_heatmap(groups, metric, dat):
+    """Rows of a CPU node x memory node matrix (variant cpuC-memM, reporting/numa.py): rows CPU nodes,
+    columns memory nodes, the node's figure (most threads) per cell; None when there are none."""
+    cells = numa.matrix([(v, t, m, (xs, u)) for (v, _p, t, _c, m, u), xs in groups.items()], metric)
+    if not cells:
+        return None
+    nodes = sorted({n for cell in cells for n in cell})
+    with open(dat, "w") as f:
+        for i, a in enumerate(nodes):
+            for j, b in enumerate(nodes):
+                got = cells.get((a, b))
+                m = summary(got[0])["median"] if got else None
+                f.write(f'{j} {i} {m:.6g} "{m:.3g}"\n' if got else f'{j} {i} NaN ""\n')
+            f.write("\n")
+    return {"n": len(nodes), "unit": next(iter(cells.values()))[1], "tics": ", ".join(f'"{n}" {i}' for i, n in enumerate(nodes)),
+            "xlab": "memory node", "ylab": "CPU node", "variant": "CPU node x memory node; bandwidth: all CPUs of a node"}
+
+
 def heatmap(groups, metric, dat, run_dir=None):
     """Pair rows (cpus "a,b") → a full matrix over the CPUs seen, median per pair, NaN elsewhere."""
+    nodes = node_heatmap(groups, metric, dat)
+    if nodes:
+        return nodes
     cell, unit, variant_seen = {}, "", None
     for (variant, _p, _t, cpus, m, u), xs in groups.items():
         parts = cpus.split(",")
@@ -229,7 +251,8 @@ def render(run, exp, kind, metric):
                 "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
                 "panels": info.get("panels", ""), "starts": info.get("starts", ""),
                 "counts": info.get("counts", ""), "colours": info.get("colours", ""),
-                "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0)}
+                "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0),
+                "xlab": info.get("xlab", "CPU"), "ylab": info.get("ylab", "CPU")}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
         script = "scaling" if kind == "speedup" else kind     # a speedup chart is a scaling chart of ratios
         subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{script}.gp")], check=True)

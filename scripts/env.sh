@@ -85,6 +85,52 @@ numa_nodes() {
 
 # A copy shipped by fleet-sweep has no .git: .lab-source/ holds the commit and the uncommitted diff it
 # was archived from.
+# sysval KEY FILE: "KEY=first line of FILE", or why it cannot be read.
+sysval() { if [[ -r $2 ]]; then echo "$1=$(tr -d '\n' < "$2" | sed 's/ *$//')"; else echo "$1=unavailable: $2 does not exist here"; fi; }
+
+# idle_states CPUDIR: its cpuidle states as name:exit latency in us, ",off" when disabled.
+idle_states() {
+  local s out="" off
+  for s in "$1"/cpuidle/state[0-9]*; do
+    [[ -r $s/name ]] || continue
+    off=""
+    [[ $(cat "$s/disable" 2>/dev/null) == 1 ]] && off=",off"
+    out+="$(cat "$s/name"):$(cat "$s/latency")us$off "
+  done
+  echo "${out% }"
+}
+
+# What moves memory or time behind the lab's back, one key=value a line (compare flags any difference):
+# NUMA balancing migrates pages during a run, THP changes the TLB cost of every access, the clocksource
+# is every timer's, deep idle states add wake-up latency, IRQs on a measured CPU steal its time.
+# numa_per_package repeats numa-nodes.txt's SNC/NPS shape (nodes per package) so that one file says it all.
+memory_time() {
+  local f v cpu0 same=yes c line
+  sysval numa_balancing /proc/sys/kernel/numa_balancing
+  for f in enabled defrag; do  # "always [madvise] never": the bracketed word is the setting
+    v=/sys/kernel/mm/transparent_hugepage/$f
+    if [[ -r $v ]]; then echo "thp_$f=$(awk -F'[][]' '{ print $2 }' "$v")"; else echo "thp_$f=unavailable: $v does not exist here"; fi
+  done
+  sysval clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
+  sysval clocksource_available /sys/devices/system/clocksource/clocksource0/available_clocksource
+  sysval cpuidle_driver /sys/devices/system/cpu/cpuidle/current_driver
+  if [[ -r /sys/devices/system/cpu/cpuidle/current_governor_ro ]]; then sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor_ro
+  else sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor; fi
+  cpu0=$(idle_states /sys/devices/system/cpu/cpu0)
+  for c in /sys/devices/system/cpu/cpu[0-9]*; do [[ $(idle_states "$c") == "$cpu0" ]] || same=no; done
+  echo "cpuidle_states=${cpu0:-unavailable: no cpuidle states in /sys (idle=poll, or none exposed)}"
+  echo "cpuidle_same_on_all_cpus=$same"
+  if command -v pgrep > /dev/null; then
+    if pgrep -x irqbalance > /dev/null; then echo "irqbalance=running"; else echo "irqbalance=not running"; fi
+  else echo "irqbalance=unavailable: pgrep not installed"; fi
+  # IRQ count per CPU list they may fire on (the effective list where the kernel has one)
+  line=$(for f in /proc/irq/[0-9]*; do
+      if [[ -r $f/effective_affinity_list ]]; then cat "$f/effective_affinity_list"; else cat "$f/smp_affinity_list" 2>/dev/null; fi
+    done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, NF > 1 ? $2 : "none", $1; sep = "; " }')
+  echo "irq_affinity=${line:-unavailable: /proc/irq not readable}"
+  echo "numa_per_package=$(sed -n 's/^numa_per_package=//p' "$dir/numa-nodes.txt" 2>/dev/null | grep . || echo "unavailable: see numa-nodes.txt")"
+}
+
 git_state() {
   if [[ ! -e $root/.git && -f $root/.lab-source/commit ]]; then
     cat "$root/.lab-source/commit"; echo "(a git archive shipped by fleet-sweep: .lab-source/)"
@@ -150,6 +196,7 @@ capture lstopo.xml lstopo-no-graphics --of xml -
 capture topology.txt "$root/scripts/topo.py" summary
 capture numa.txt numactl --hardware
 numa_nodes > "$dir/numa-nodes.txt"
+memory_time > "$dir/memory-time.txt"
 capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"

@@ -129,12 +129,37 @@ def main(shape, run):
     ch = {r["placement"] for r in rows(os.path.join(run, "data", "channel.csv"))}
     check("channel measured every relation the shape has", relations <= ch, sorted(ch))
 
-    # report and charts
+    # numa-mem: a cell per (CPU node, memory node), each one's memory on the node it names, asked from
+    # inside the guest (move_pages); timings under TCG say nothing, so only placement is checked.
+    mem = rows(os.path.join(run, "data", "numa-mem.csv"))
+    nodes = sorted({n for p in topo.pus for n in p.nodes})
+    cells = {f"cpu{c}-mem{m}" for c in nodes for m in nodes}
+    got = {r["variant"] for r in mem if r["metric"] == "latency_ns"}   # (the guard's noise rows have none)
+    check(f"numa-mem: {len(nodes)} x {len(nodes)} cells", got == cells, sorted(got))
+    where = {r["variant"]: r["value"] for r in mem if r["metric"] == "mem_node"}
+    share = {r["variant"]: float(r["value"]) for r in mem if r["metric"] == "mem_on_node_pct"}
+    bad = [f"{v}: node {where.get(v)}, {share.get(v)}% on it" for v in sorted(cells)
+           if where.get(v) not in (v.split("mem")[1], v.split("mem")[1] + ".0") or share.get(v) != 100]
+    check("numa-mem: every cell's memory on the node it names (move_pages)", mem and not bad, bad)
+    ran = ran_on(run, "numa-mem")
+    bad = [r for r in ran if r["mem_node"] != r["mem_want"] or r["first_cpu"] != r["pinned_to"]]
+    check("numa-mem: ran-on.csv, measured from the CPU node, memory where it was bound", ran and not bad, bad[:3])
+    check("numa-mem: no repeat suspect for its memory's place",
+          not [r for r in mem if "memory on node" in r["suspect"]])
     report = open(os.path.join(run, "report.md")).read()
+    check("numa-mem: the report gives the verdict in words and the distance table",
+          "Remote memory costs ×" in report and f"| 0 | 10 | {distance} |" in report)
+    # A deliberately wrong membind (vm/wrong-membind.spec): the guard must catch it.
+    wrong = rows(os.path.join(run, "data", "wrong-membind.csv"))
+    check("a wrong membind is caught: every row suspect 'memory on node 1, expected 0'",
+          wrong and all(r["suspect"].startswith("memory on node 1, expected 0") for r in wrong),
+          {r["suspect"] for r in wrong})
+
+    # report and charts
     check("report.md written, for all five experiments",
           all(e in report for e in ("c2c", "c2c-matrix", "counters", "channel", "channel-pipeline")))
     for chart in ("c2c-bars-one_way_ns", "c2c-matrix-heatmap-one_way_ns", "counters-scaling-ops_per_s",
-                  "channel-bars-ns_per_msg"):
+                  "channel-bars-ns_per_msg", "numa-mem-heatmap-latency_ns", "numa-mem-heatmap-read_gbps"):
         svg = os.path.join(run, "plots", chart + ".svg")
         check(f"chart {chart}.svg rendered", os.path.exists(svg) and os.path.getsize(svg) > 1000)
     return 0 if all(results) else 1

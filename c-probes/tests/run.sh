@@ -32,6 +32,8 @@ check "stats: percentiles" $b/test_stats
 check "stats: percentiles (ASan+UBSan)" build/asan/test_stats
 check "corun: share of a run threads ran together, on hand-made timelines" $b/test_corun
 check "corun: under ASan+UBSan" build/asan/test_corun
+check "chase: one random cycle through every line" $b/test_chase
+check "chase: under ASan+UBSan" build/asan/test_chase
 check "ring: 1M messages once, in order" $b/test_ring 1000000
 check "ring: under ASan+UBSan" build/asan/test_ring 100000
 check "ring: under TSan, 200k messages per chain" build/tsan/test_ring 200000
@@ -39,6 +41,8 @@ check "channel 3-stage pipeline under TSan" build/tsan/channel --stages 3 --mess
 check "c2c under ASan+UBSan" build/asan/c2c --mode cas,rw --cpus 0,1 --min-samples 10 --max-samples 40 --preheat-ms 10
 check "counters under ASan+UBSan" build/asan/counters --ops 100000
 check "channel under ASan+UBSan" build/asan/channel --messages 100000
+check "mem under ASan+UBSan" build/asan/mem --size-mib 64 --seconds 0.02
+check "mem under TSan ($tsan_cc)" build/tsan/mem --size-mib 16 --seconds 0.01
 
 # Bad input: exit code 2 and a message that says what is wrong.
 rejects() {
@@ -55,6 +59,21 @@ for p in c2c counters channel; do
   rejects "$p: cpu list 0-" "cannot parse" $b/$p --cpus 0-
   rejects "$p: unknown flag" "unknown option" $b/$p --frobnicate
 done
+check "mem --help" $b/mem --help
+rejects "mem: unknown flag" "unknown option" $b/mem --frobnicate
+rejects "mem: --size-mib 0" "--size-mib: 0 is out of range" $b/mem --size-mib 0
+rejects "mem: --size-mib 65537" "--size-mib: 65537 is out of range" $b/mem --size-mib 65537
+rejects "mem: --seconds 0" "--seconds: 0 is out of range" $b/mem --seconds 0
+rejects "mem: --seconds 61" "--seconds: 61 is out of range" $b/mem --seconds 61
+rejects "mem: --cpu-nodes 1023" "--cpu-nodes: NUMA node 1023 does not exist" $b/mem --cpu-nodes 1023
+rejects "mem: --mem-nodes 0-" "--mem-nodes: cannot parse" $b/mem --mem-nodes 0-
+rejects "mem: an operand" "unexpected argument" $b/mem 0
+# More than half of node 0's free memory is refused before anything is allocated.
+free_kb=$(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo 2> /dev/null)
+if [[ -n $free_kb ]] && (( free_kb / 2048 + 64 <= 65536 )); then
+  rejects "mem: --size-mib over half the node's free memory" "more than half of node 0's free memory" \
+    $b/mem --mem-nodes 0 --size-mib $(( free_kb / 2048 + 64 ))
+else printf 'skip mem --size-mib over half the free memory (node 0 has more than 128 GiB free, or no meminfo)\n'; fi
 rejects "c2c: --round-trips 0" "out of range" $b/c2c --round-trips 0
 rejects "c2c: --max-samples 0" "out of range" $b/c2c --max-samples 0
 rejects "c2c: --budget 0" "out of range" $b/c2c --budget 0
@@ -122,6 +141,29 @@ if [[ $ncpu -ge 2 ]] && mkdir -p "$out/ran" && LAB_RAW="$out/ran" $b/counters --
   else bad "counters, channel: ran-on.csv" "$out/ran/ran-on.csv"; fi
 else bad "counters, channel with LAB_RAW run" "$out/ran/ran-on.csv"; fi
 
+# mem on this host: a cell per (node with CPUs, node with memory), each with its memory on the node it
+# names (move_pages, from inside), a chase over the whole buffer slower per load than the same chase
+# in 16 KiB of it, bandwidths positive and finite. Directions within one run only, never host timings.
+if mkdir -p "$out/mem" && $b/mem --seconds 0.05 --raw "$out/mem" > "$out/mem.csv" 2> "$out/mem.err"; then
+  cells=$(( $(tr ',' '\n' < /sys/devices/system/node/has_cpu | grep -c .) * $(tr ',' '\n' < /sys/devices/system/node/has_memory | grep -c .) ))
+  [[ -r /sys/devices/system/node/has_cpu ]] || cells=1
+  # (the quoted cpus field holds commas: it is blanked before splitting)
+  if awk -F, -v want="$cells" 'NR > 1 { gsub(/"[^"]*"/, "-"); v[$1 " " $4 " " $2] = $5; c[$1] = 1 }
+      END { n = 0
+        for (x in c) { n++; split(x, cm, /[^0-9]+/)   # cpuC-memM: cm[2] = C, cm[3] = M
+          lat = v[x " latency_ns 1"]; l1 = v[x " latency_l1_ns 1"]; rd = v[x " read_gbps 1"]; rw = v[x " rw_gbps 1"]
+          if (!(lat > l1 && l1 > 0 && rd > 0 && rw > 0 && rd < 1e6 && rw < 1e6)) exit 1
+          if (v[x " mem_node 1"] != cm[3] || v[x " mem_on_node_pct 1"] != 100) exit 1
+          if (!(x " huge_pct 1" in v)) exit 1 }
+        if (n != want) exit 1 }' "$out/mem.csv"; then
+    ok "mem: $cells cell(s), each on its memory node, chase over the buffer slower than in 16 KiB of it, bandwidth > 0 ($(awk -F, '$4 == "latency_ns" || $4 == "latency_l1_ns" { printf "%s %s ns; ", $4, $5 }' "$out/mem.csv"))"
+  else bad "mem: cells" "$out/mem.csv"; fi
+  if awk -F, -v want="$cells" 'NR > 1 { gsub(/"[^"]*"/, "-"); n++; if ($5 != $6 || $6 != $7 || $8 != $9 || $9 < 0) exit 1 }
+      END { exit n != want }' "$out/mem/ran-on.csv"; then
+    ok "mem: every cell measured from its CPU, its memory on the node it bound (ran-on.csv)"
+  else bad "mem: ran-on.csv" "$out/mem/ran-on.csv"; fi
+else bad "mem runs" "$out/mem.err"; fi
+
 # --budget: 10 pairs with --fixed (2000 samples each, ~20 ms at 20 ns) and 0.05 s for all of them must
 # stop sampling early, but never under --min-samples.
 if $b/c2c --pairs 0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1 --fixed --budget 0.05 --min-samples 10 --preheat-ms 0 \
@@ -145,7 +187,7 @@ else bad "counters/channel on one CPU" "$out/one.err"; fi
 # The contract with the sweep engine: the lab's own tidy checker accepts every probe's output.
 $b/counters --ops 200000 > "$out/counters.csv" 2> /dev/null
 $b/channel --messages 100000 --stages 3 > "$out/channel.csv" 2> /dev/null
-for f in c2c counters channel; do
+for f in c2c counters channel mem; do
   if [[ -x $root/scripts/tidy.py ]]; then
     check "$f: output accepted by scripts/tidy.py" "$root/scripts/tidy.py" fill run_id=t experiment=$f \
       variant=- placement=p threads=2 cpus=0,1 repeat=1 "$out/$f.csv"

@@ -24,6 +24,7 @@ from . import journal as jr
 from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
+from .placement import misplaced
 from .plan import plan
 
 
@@ -108,7 +109,8 @@ class Sweep:
         groups = {}
         for r in rows:
             if r["metric"] in present:
-                groups.setdefault((r["metric"], r["cpus"]), []).append(float(r["value"]))
+                # per variant too: one command may measure several cells on the same CPUs (mem's nodes)
+                groups.setdefault((r["metric"], r["cpus"], r["variant"]), []).append(float(r["value"]))
         cis = [ci_pct(xs) for xs in groups.values()]
         return max(cis) if cis and all(c == c for c in cis) else float("inf")
 
@@ -303,7 +305,8 @@ class Sweep:
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
             why = "; ".join(w for w in (outcome.reading.disturbed(limits),
-                                        corun_short(outcome.rows, limits["min_corun"])) if w)
+                                        corun_short(outcome.rows, limits["min_corun"]),
+                                        misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
             if why and attempt <= int(spec["retries"]):
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",

@@ -46,6 +46,7 @@ def warnings(a_run, b_run):
         diff = [ln for ln in difflib.unified_diff(ba.splitlines(), bb.splitlines(), "A", "B", lineterm="", n=0)
                 if ln[:1] in "+-" and not ln.startswith(("---", "+++"))]
         out.append("the two runs measured differently built code (env/build.txt differs): " + "; ".join(diff[:6]))
+    out += memory_time_differs(ra, rb)
     sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
     for name in names:
@@ -56,6 +57,25 @@ def warnings(a_run, b_run):
             only_b = [ln for ln in tb if ln not in ta]
             out.append(f"spec {name} differs: A has {only_a[:3]}, B has {only_b[:3]}")
     return out
+
+
+def settings(path):
+    """{key: value} of env/memory-time.txt, None when the run did not record it."""
+    text = read_text(path)
+    if text is None:
+        return None
+    return dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
+
+
+def memory_time_differs(ra, rb):
+    """NUMA balancing, THP, clocksource, idle states, IRQs, nodes per package (env/memory-time.txt)."""
+    a, b = settings(ra.env("memory-time.txt")), settings(rb.env("memory-time.txt"))
+    if a is None or b is None:
+        missing = " and ".join(x for x, t in (("A", a), ("B", b)) if t is None)
+        return [f"kernel settings that move memory or time not recorded in {missing} (env/memory-time.txt)"]
+    diff = [f"{k} {a.get(k, '–')!r} vs {b.get(k, '–')!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return ["the runs differ in what moves memory or time behind the lab's back (env/memory-time.txt): "
+            + "; ".join(diff)] if diff else []
 
 
 def compare(ma, mb):

@@ -8,7 +8,7 @@ from html import escape as E
 from runfolder import RunFolder
 from topo import borders
 
-from reporting import svg
+from reporting import numa, svg
 from reporting.fmt import ci, fmt, spread
 
 CSS = """
@@ -169,6 +169,11 @@ def draw(run_label_sets, kind, metric, title, run=None):
     if kind == "heatmap":
         _prefix, e, _d = run_label_sets[0]
         hrefs = chart_points(e)
+        nodes = numa.matrix([(p["variant"], p["threads"], p["metric"], (p, hrefs[id(p)])) for p in e["points"]], metric)
+        if nodes:
+            order = sorted({n for cell in nodes for n in cell})
+            unit = next(iter(nodes.values()))[0]["unit"]
+            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", unit, nodes, order, mirror=False)
         cells, first = {}, None
         for p in e["points"]:
             parts = p["cpus"].split(",")
@@ -363,6 +368,18 @@ def bold(text):
     return "".join(f"<b>{x}</b>" if i % 2 else x for i, x in enumerate(parts))
 
 
+def numa_html(n):
+    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    if not n:
+        return ""
+    out = "".join(f"<p>{E(line)}</p>" for line in n["lines"])
+    if n["distances"]:
+        head, rows = numa.distance_table(n["distances"])
+        out += ("<p class=\"mute\">Firmware distances (<code>numactl --hardware</code>, env/numa.txt; 10 = local):</p>"
+                + table([E(h) for h in head], [[E(c) for c in r] for r in rows], sortable=False))
+    return out
+
+
 def scaling_html(sc):
     """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
     if not sc:
@@ -391,6 +408,7 @@ def experiment_html(m, e):
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
     body.append(scaling_html(e.get("scaling")))
+    body.append(numa_html(e.get("numa")))
     rec = (e.get("relations") or {}).get("imported")
     if rec:     # every published number shown names where it was published
         body.append(f'<p class="warn">Published numbers, not measured here: {E(str(rec.get("source", "?")))} '
@@ -447,6 +465,7 @@ def report(m):
     body = [f'<h1>Scaling lab run {E(m["name"])}</h1>',
             f'<p class="host">{E(m["host"]["one_line"])}</p>',
             f'<p class="badge">{E(tally)}</p>',
+            "".join(f'<p class="warn">⚠ {E(w)}.</p>' for w in m["host"].get("warnings", [])),
             disturbed(exps),
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else

@@ -1,6 +1,7 @@
 """report.md from the run model (model.py): the same numbers as report.html, as text."""
 import os
 
+from reporting import numa
 from reporting.fmt import ci, fmt, spread
 
 
@@ -158,6 +159,19 @@ def relations(e):
     return out
 
 
+def numa_notes(n):
+    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    if not n:
+        return []
+    out = [line + "\n" for line in n["lines"]]
+    if n["distances"]:
+        head, rows = numa.distance_table(n["distances"])
+        out += ["Firmware distances (`numactl --hardware`, env/numa.txt; 10 = local):", "",
+                "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+        out += ["| " + " | ".join(r) + " |" for r in rows] + [""]
+    return out
+
+
 def scaling_md(sc):
     """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
     if not sc:
@@ -180,6 +194,7 @@ def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
              f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", ""]
+    lines += [f"**Warning:** {w}.\n" for w in m["host"].get("warnings", [])]
     lines += stories(m)
     lines += environment(m)
     for e in m["experiments"]:
@@ -201,6 +216,7 @@ def render(m):
             lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
         lines += scaling_md(e.get("scaling"))
+        lines += numa_notes(e.get("numa"))
         if not e["points"]:
             lines += ["No measured rows.", ""]
             continue

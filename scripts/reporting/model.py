@@ -14,6 +14,7 @@ from tidy import COLUMNS, read
 
 from c2c_published import imported, imported_charts
 from reporting import claims, relations, scaling
+from reporting import numa
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -88,6 +89,7 @@ def host(run):
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = f"{env}/build.txt"
+    mt = kv(f"{env}/memory-time.txt")
     rec = imported(run)
     if rec:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
@@ -117,9 +119,32 @@ def host(run):
                                        f" / {cpu.get('smt', '?')}"),
             ("commit", first_line(f"{env}/git.txt")),
             ("path", path),
+            ("memory and time", memory_time_row(mt)),
         ],
+        "warnings": memory_time_warnings(mt),
         "build": open(build, errors="replace").read().strip() if os.path.exists(build) else None,
     }
+
+
+def memory_time_row(mt):
+    """env/memory-time.txt in one line (scripts/env.sh: what moves memory or time behind the lab's back)."""
+    if not mt:
+        return "not recorded (env/memory-time.txt)"
+    return (f"NUMA balancing {mt.get('numa_balancing', '?')} · THP {mt.get('thp_enabled', '?')}, defrag "
+            f"{mt.get('thp_defrag', '?')} · clocksource {mt.get('clocksource', '?')} · cpuidle "
+            f"{mt.get('cpuidle_driver', '?')}: {mt.get('cpuidle_states', '?')} · irqbalance "
+            f"{mt.get('irqbalance', '?')} · IRQs {mt.get('irq_affinity', '?')} · NUMA nodes per package "
+            f"{mt.get('numa_per_package', '?')}")
+
+
+def memory_time_warnings(mt):
+    """What the report's header must say before any number: NUMA balancing on moves pages during a run."""
+    v = mt.get("numa_balancing", "")
+    if v.isdigit() and v != "0":
+        return [f"NUMA balancing is on (kernel.numa_balancing={v}): the kernel migrates pages while the lab "
+                "measures, so memory may not stay on the node a point asked for; `sysctl kernel.numa_balancing=0` "
+                "before measuring"]
+    return []
 
 
 # --- points ---------------------------------------------------------------------------------------
@@ -358,6 +383,7 @@ def experiment(run, exp, journal, pub, vmap):
         "beside": beside(exp, pts, pub),
         "shapes": shapes(exp, pts, pub),
         "ratios": ratios(exp, pts, pub, vmap),
+        "numa": numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
     }
     e["relations"] = relations.of_experiment(run, e)    # c2c, c2c-matrix: per relation, beside published
     return e

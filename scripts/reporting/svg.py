@@ -191,9 +191,10 @@ def bars(title, ylabel, categories, variants):
     return "\n".join(out)
 
 
-def heatmap(title, unit, cells, order, bounds=()):
+def heatmap(title, unit, cells, order, bounds=(), mirror=True):
     """cells: {(a, b): (point, href)}; order: CPU numbers in display order; bounds: indexes i after which
-    a topology domain changes (a line between order[i] and order[i + 1])."""
+    a topology domain changes (a line between order[i] and order[i + 1]); mirror: an unmeasured (a, b)
+    shows (b, a) (a pair latency is symmetric; a CPU node x memory node cell is not)."""
     n = len(order)
     if not n:
         return ""
@@ -211,7 +212,7 @@ def heatmap(title, unit, cells, order, bounds=()):
             out.append(f'<text x="52" y="{40 + i * size + size * 0.7:.1f}" class="yt">{a}</text>'
                        f'<text x="{60 + i * size + size / 2:.1f}" y="36" class="xt">{a}</text>')
         for j, b in enumerate(order):
-            got = cells.get((a, b)) or cells.get((b, a))
+            got = cells.get((a, b)) or (cells.get((b, a)) if mirror else None)
             if not got:
                 continue
             p, href = got

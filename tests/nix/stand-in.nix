@@ -77,7 +77,7 @@ let
   gcc = tool "gcc" // { isGNU = true; isClang = false; targetPrefix = ""; };
 
   pkgs = lib.genAttrs [
-    "just" "hyperfine" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
+    "just" "hyperfine" "likwid" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
     "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh"
   ] tool // {

@@ -1,0 +1,97 @@
+"""The node x node memory matrix (c-probes/mem, experiments/numa-mem.spec): its heatmaps keep a CPU node
+and a memory node apart, the report says what remote memory costs with its CI and shows the firmware's
+distance table, a one-node host gets one cell and says so. The CSV values below are test input written
+by hand, not measurements; test_mem_probe_on_this_host runs the real probe."""
+import csv
+import math
+import os
+
+from conftest import sh
+
+HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
+
+
+def make_run(tmp_path, cells, distances):
+    """cells {(cpu_node, mem_node): (latency ns, node GB/s)}: 3 repeats each (value, ×1.01, ×0.99)."""
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = [HEADER]
+    for (c, m), (lat, bw) in cells.items():
+        for rep, f in enumerate((1.0, 1.01, 0.99), 1):
+            v = f"cpu{c}-mem{m}"
+            lines += [f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},latency_ns,{lat * f},ns,",
+                      f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},read_gbps,{bw / 3 * f},GB/s,",
+                      f'r,numa-mem,{v},unpinned,2,"{c * 2},{c * 2 + 1}",{rep},read_gbps,{bw * f},GB/s,',
+                      f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},mem_on_node_pct,100,%,"]
+    (run / "data" / "numa-mem.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "numa-mem.spec").write_text(
+        "experiment = numa-mem\nchart = heatmap latency_ns\nchart = heatmap read_gbps\n")
+    (run / "env" / "numa-nodes.txt").write_text("".join(
+        f"node{n} cpus={n * 2}-{n * 2 + 1} packages={n} mem_kb=1000 distance={','.join(map(str, row))}\n"
+        for n, row in enumerate(distances)))
+    return run
+
+
+TWO = {(0, 0): (100, 60), (0, 1): (150, 30), (1, 0): (160, 30), (1, 1): (100, 60)}
+
+
+def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
+    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    sh("scripts/charts.py", str(run))
+    for metric in ("latency_ns", "read_gbps"):
+        assert (run / "plots" / f"numa-mem-heatmap-{metric}.png").stat().st_size > 2000
+    # rows are CPU nodes (y, column 2), columns memory nodes (x, column 1): 0→1 is 150, 1→0 is 160
+    dat = [ln.split() for ln in (run / "plots" / "numa-mem-heatmap-latency_ns.dat").read_text().splitlines() if ln]
+    cell = {(int(x), int(y)): float(v) for x, y, v, _label in dat}
+    assert cell == {(0, 0): 100, (1, 0): 150, (0, 1): 160, (1, 1): 100}
+    # bandwidth: the node's figure (2 threads), not the one-thread row
+    dat = [ln.split() for ln in (run / "plots" / "numa-mem-heatmap-read_gbps.dat").read_text().splitlines() if ln]
+    assert {(int(x), int(y)): float(v) for x, y, v, _l in dat}[(1, 0)] == 30
+
+
+def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
+    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    sh("scripts/report.py", str(run))
+    text = (run / "report.md").read_text()
+    # remote latency: the 6 repeats of the two remote cells, median 155 (150 and 160 with ±1%);
+    # local 100; bandwidth local 60 over remote 30 = ×2
+    line = next(ln for ln in text.splitlines() if ln.startswith("Remote memory costs"))
+    assert line.startswith("Remote memory costs ×1.55 (95% CI ×") and "latency and ×2.00 (95% CI ×" in line
+    lo, hi = (float(x) for x in line.split("(95% CI ×", 1)[1].split(")", 1)[0].split("–×"))
+    assert lo < 1.55 < hi and not math.isnan(lo)
+    assert "| node | 0 | 1 |" in text and "| 1 | 21 | 10 |" in text
+    assert "this host has one NUMA node" not in text
+    html = (run / "report.html").read_text()
+    assert "Remote memory costs ×1.55" in html and "rows: CPU node, columns: memory node" in html
+    # the SVG heatmap does not mirror a CPU node x memory node cell: four distinct cells
+    assert html.count('class="cell"') >= 8     # two heatmaps of 2 x 2
+
+
+def test_one_node_host_says_so(tmp_path):
+    run = make_run(tmp_path, {(0, 0): (120, 20)}, [[10]])
+    sh("scripts/charts.py", str(run))
+    assert (run / "plots" / "numa-mem-heatmap-latency_ns.png").stat().st_size > 2000   # one cell, drawn
+    sh("scripts/report.py", str(run))
+    text = (run / "report.md").read_text()
+    assert "this host has one NUMA node (node 0): one cell" in text
+    assert "Remote memory costs" not in text and "| 0 | 10 |" in text
+    assert "this host has one NUMA node" in (run / "report.html").read_text()
+
+
+def test_mem_probe_on_this_host(tmp_path):
+    """The real probe, briefly: a cell per node pair, memory where it says, output the lab accepts."""
+    sh("make", "-s", "-C", "c-probes")
+    p = sh("c-probes/build/mem", "--seconds", "0.02", "--size-mib", "64", "--raw", str(tmp_path))
+    out = tmp_path / "mem.csv"
+    out.write_text(p.stdout)
+    sh("scripts/tidy.py", "fill", "run_id=t", "experiment=numa-mem", "variant=-", "placement=unpinned",
+       "threads=1", "cpus=0", "repeat=1", str(out))
+    rows = list(csv.DictReader(p.stdout.splitlines()))
+    nodes = [d for d in os.listdir("/sys/devices/system/node") if d.startswith("node")]
+    cells = {r["variant"] for r in rows}
+    assert len(cells) >= 1 and len(cells) <= len(nodes) ** 2
+    for r in rows:
+        if r["metric"] == "mem_node":
+            assert r["variant"].endswith(f"-mem{r['value'].split('.')[0]}")
+    assert os.path.getsize(tmp_path / "ran-on.csv") > 0

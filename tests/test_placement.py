@@ -1,0 +1,54 @@
+"""Memory placement in the guard (scripts/engine/placement.py): a repeat whose instrument reports its
+memory on another node than the one it bound it to, or than the point's membind asked, is measured again
+and kept as suspect with "memory on node N, expected M". The ran-on.csv lines below are test input
+written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
+import json
+
+from conftest import rows, sh
+from engine.placement import misplaced
+
+HEAD = "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n"
+
+
+def ran_on(tmp_path, *lines, head=HEAD):
+    (tmp_path / "ran-on.csv").write_text(head + "".join(ln + "\n" for ln in lines))
+    return str(tmp_path)
+
+
+def test_the_instruments_own_binding_wins_over_the_points_membind(tmp_path):
+    raw = ran_on(tmp_path, 'mem,cpu0-mem1,"0",0,0,0,0,0,1', 'mem,cpu0-mem0,"0",0,0,0,0,0,0')
+    assert misplaced(raw, [0], "none", True) == "memory on node 0, expected 1 (mem cpu0-mem1; 1 of 2 threads)"
+    assert misplaced(raw, [0], "local", True).startswith("memory on node 0, expected 1")
+
+
+def test_membind_local_expects_the_placements_nodes(tmp_path):
+    raw = ran_on(tmp_path, 'counters,padded,"0,4",0,0,0,0,1,-1', 'counters,padded,"0,4",1,4,4,4,1,-1')
+    assert misplaced(raw, [0], "local", True) == "memory on node 1, expected 0 (counters padded; 2 of 2 threads)"
+    assert misplaced(raw, [0, 1], "interleave", True) == ""
+    assert misplaced(raw, [0], "none", True) == ""        # nothing was asked: nothing to check
+    assert misplaced(raw, [0], "local", False) == ""      # unpinned: the engine applies no membind
+
+
+def test_old_files_unknown_nodes_and_no_file_pass(tmp_path):
+    old = ran_on(tmp_path, 'c2c,cas,"0,1",0,0,0,0,1', head=HEAD.replace(",mem_want", ""))
+    assert misplaced(old, [0], "local", True) == "memory on node 1, expected 0 (c2c cas; 1 of 1 threads)"
+    assert misplaced(ran_on(tmp_path, 'c2c,cas,"0,1",0,0,0,0,-1,0'), [0], "local", True) == ""
+    assert misplaced(str(tmp_path / "nowhere"), [0], "local", True) == ""
+
+
+def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
+    spec = tmp_path / "placed.spec"
+    # The command stands for an instrument that bound its memory to node 7 and found it on node 0.
+    spec.write_text("experiment = placed\n"
+                    "command = printf '" + HEAD.replace("\n", "\\n") + "probe,-,0,0,0,0,0,0,7\\n' > {raw}/ran-on.csv"
+                    " && printf 'metric,value,unit\\nx,1,ns\\n'\n"
+                    "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
+                    "max_foreign = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\n")
+    run = tmp_path / "run"
+    sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.1", str(spec), env=results)
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    again = [e for e in events if e["event"] == "remeasured"]
+    assert len(again) == 1 and again[0]["reason"].startswith("memory on node 0, expected 7"), again
+    data = rows(run / "data" / "placed.csv")
+    assert data and all(r["suspect"].startswith("memory on node 0, expected 7") for r in data)
+    assert "memory on node 0, expected 7" in (run / "report.md").read_text()
