@@ -44,6 +44,12 @@ def series_label(variant, placement):
     return f"{variant} {placement}".strip() if variant not in ("", "-") else placement
 
 
+def quoted(label):
+    """A label as one quoted gnuplot data field: gnuplot's data files have no escape for a quote or a
+    line break, so a name from a run folder that holds one is shown with them replaced."""
+    return '"' + "".join("'" if c == '"' else " " if c < " " or c == "\x7f" else c for c in label) + '"'
+
+
 def point(xs, suspects, key):
     """summary() of a point's repeats, with "suspect": True when any repeat of it is suspect."""
     s = summary(xs)
@@ -94,7 +100,7 @@ def scaling(groups, metric, dat, suspects=None):
     with open(dat, "w") as f:
         for placement, variant in order:
             pts = series[(placement, variant)]
-            f.write(f'"{variant or metric}"\n' if panels else f'"{series_label(variant, placement)}"\n')
+            f.write(quoted(variant or metric if panels else series_label(variant, placement)) + "\n")
             base = pts.get(min(pts))["median"] / min(pts)
             for t in sorted(pts):
                 s = pts[t]
@@ -107,10 +113,10 @@ def scaling(groups, metric, dat, suspects=None):
     info = {"n": len(series), "unit": unit, "ideal": int(rate),
             "suspect": int(any(s["suspect"] for pts in series.values() for s in pts.values()))}
     if panels:
-        info.update(panels=" ".join(panels), ymax=f"{ymax * 1.05:.6g}",
-                    starts=" ".join(str(next(i for i, k in enumerate(order) if k[0] == p)) for p in panels),
-                    counts=" ".join(str(sum(1 for k in order if k[0] == p)) for p in panels),
-                    colours=" ".join(str(colour[v]) for _p, v in order))
+        info.update(panels=panels, ymax=f"{ymax * 1.05:.6g}",
+                    starts=[next(i for i, k in enumerate(order) if k[0] == p) for p in panels],
+                    counts=[sum(1 for k in order if k[0] == p) for p in panels],
+                    colours=[colour[v] for _p, v in order])
     return info
 
 
@@ -133,7 +139,7 @@ def bars(groups, metric, dat, suspects=None):
         return None
     variants.sort()
     with open(dat, "w") as f:
-        f.write("category " + " ".join(f'"{v or metric}" lo hi suspect' for v in variants) + "\n")
+        f.write("category " + " ".join(f'{quoted(v or metric)} lo hi suspect' for v in variants) + "\n")
         for placement in sorted(cells, key=category_order):
             vals = []
             for v in variants:
@@ -142,7 +148,7 @@ def bars(groups, metric, dat, suspects=None):
                 lo, hi = whisker(s) if s else (0, 0)
                 vals += [f"{s['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(flagged[placement][v]))] \
                     if s else ["NaN"] * 3 + ["0"]
-            f.write(f'"{placement}" ' + " ".join(vals) + "\n")
+            f.write(quoted(placement) + " " + " ".join(vals) + "\n")
     return {"n": len(variants), "unit": unit,
             "suspect": int(any(f for row in flagged.values() for f in row.values()))}
 
@@ -200,8 +206,7 @@ def heatmap(groups, metric, dat, run_dir=None):
                 m = summary(xs)["median"] if xs else None
                 f.write(f'{i} {j} {m:.6g} "{m:.0f}"\n' if xs else f'{i} {j} NaN ""\n')
             f.write("\n")
-    tics = ", ".join(f'"{c}" {i}' for i, c in enumerate(cpus))
-    return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
+    return {"n": len(cpus), "unit": unit, "cpus": " ".join(map(str, cpus)), "variant": variant_seen, "bounds": bounds}
 
 
 KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
@@ -220,15 +225,21 @@ def render(run, exp, kind, metric):
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
     width = 1280 if info.get("panels") else 960
-    for term, ext in ((f"pngcairo size {width},600", "png"), (f"svg size {width},600", "svg")):
-        args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
-                "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
-                "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
-                "panels": info.get("panels", ""), "starts": info.get("starts", ""),
-                "counts": info.get("counts", ""), "colours": info.get("colours", ""),
-                "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0)}
-        expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
-        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
+    script = os.path.join(ROOT, "plots", f"{kind}.gp")
+    # Every value goes to gnuplot as a `-c` argument, a string the scripts only use as a value: a
+    # cell, a variant or a run folder's name is data there, never gnuplot text (no -e, no macro).
+    ylabel = f"{metric} [{info['unit']}]"
+    if kind == "scaling":   # gnuplot takes 9 arguments at most: the numbers travel as one list
+        nums = (info["n"], info["ideal"], info["suspect"], info.get("ymax", 0), len(info.get("panels", [])),
+                *info.get("starts", []), *info.get("counts", []), *info.get("colours", []))
+        args = [title, ylabel, " ".join(map(str, nums)), " ".join(info.get("panels", []))]
+    elif kind == "bars":
+        args = [title, ylabel, str(info["n"]), str(info["suspect"])]
+    else:
+        args = [title, ylabel, str(info["n"]), info["cpus"], info["bounds"]]
+    for ext in ("png", "svg"):
+        subprocess.run(["gnuplot", "-c", script, base + ".dat", f"{base}.{ext}", ext, str(width), *args],
+                       check=True)
     return f"{base}.png"
 
 

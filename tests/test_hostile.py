@@ -101,3 +101,82 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
 def test_a_huge_synthetic_topology_is_refused_at_once():
     p = sh("scripts/topo.py", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
     assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
+
+
+# --- issue 24: a run folder from someone else is data, never code ------------------------------------
+def quick_run(tmp_path, results, name="run", variants=None):
+    """A real run of the spin fixture (one repeat), to be edited as a hostile sender would."""
+    run = tmp_path / name
+    extra = [f"variants={variants}"] if variants else []
+    sh("scripts/sweep.py", f"run={run}", *QUICK, *extra, SPEC, env=results)
+    return run
+
+
+def set_cells(csv_path, **cells):
+    """Rewrite every row of a tidy CSV with the given cells (fixture input: a hostile sender's edit)."""
+    import csv
+    with open(csv_path, newline="") as f:
+        rs = list(csv.DictReader(f))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, list(rs[0]))
+        w.writeheader()
+        w.writerows(dict(r, **cells) for r in rs)
+
+
+def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results):
+    canary = tmp_path / "X"
+    run = quick_run(tmp_path, results, name=f"run';system('touch {canary}');'")
+    set_cells(run / "data" / "spin.csv", unit=f"1/s'; system(\"touch {canary}\"); x='",
+              variant=f"v\"; system('touch {canary}') #")
+    for f in (run / "plots").iterdir():
+        f.unlink()
+    sh("scripts/charts.py", str(run))
+    sh("scripts/report.py", str(run))
+    assert not canary.exists()
+    drawn = sorted(f.name for f in (run / "plots").iterdir() if f.suffix in (".png", ".svg"))
+    assert drawn == ["spin-bars-loop_ns.png", "spin-bars-loop_ns.svg",
+                     "spin-scaling-iters_per_s.png", "spin-scaling-iters_per_s.svg"]
+    assert "system(" in (run / "plots" / "spin-bars-loop_ns.svg").read_text()   # the label, shown as text
+
+
+PAYLOAD = '<img src=x onerror="document.title=\'pwned\'">'
+
+
+def hostile_report(tmp_path, results):
+    """A run whose data file's name, cells and env carry HTML, and whose own report.html is the sender's."""
+    run = quick_run(tmp_path, results)
+    set_cells(run / "data" / "spin.csv", variant=PAYLOAD, unit=PAYLOAD, suspect=PAYLOAD)
+    os.rename(run / "data" / "spin.csv", run / "data" / f'e">{PAYLOAD}.csv')
+    shutil.copytree(run / "data" / "points" / "spin", run / "data" / "points" / f'e">{PAYLOAD}')
+    (run / "report.html").write_text(f"<html><body>{PAYLOAD}<script>document.title='pwned'</script>")
+    return run
+
+
+def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path, results):
+    from browser import Browser, chromium
+    if not chromium():
+        pytest.skip("chromium is not installed (./lab test installs it)")
+    run = hostile_report(tmp_path, results)
+    sh("scripts/report.py", str(run))
+    text = (run / "report.html").read_text()
+    assert PAYLOAD not in text and "Content-Security-Policy" in text
+    b = Browser()
+    try:
+        b.load(str(run / "report.html"))
+        assert b.eval("document.title") != "pwned"
+        assert b.eval("document.querySelectorAll('img[src=x]').length") == 0
+        assert PAYLOAD in b.eval("document.body.textContent")      # shown as text
+        # the CSP itself: a script the page did not bring is refused even if it reached the markup
+        b.eval("var s=document.createElement('div');s.innerHTML='<img src=x onerror=\"document.title=1\">';"
+               "document.body.appendChild(s); new Promise(r => setTimeout(r, 300))")
+        assert b.eval("document.title") != "1"
+    finally:
+        b.close()
+
+
+def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results):
+    run = hostile_report(tmp_path, results)
+    p = sh("scripts/open.sh", str(run), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""))
+    assert p.stdout.strip() == str(run / "report.html")
+    text = (run / "report.html").read_text()
+    assert "<script>document.title='pwned'" not in text and "Content-Security-Policy" in text
