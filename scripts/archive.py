@@ -21,12 +21,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.spec import Spec, SpecError, spec_dir  # noqa: E402
 from sweep import ENGINE_KEYS, hostname, results_dir  # noqa: E402
+from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def die(msg):
-    print(f"archive: {msg}", file=sys.stderr)
+    print(f"archive: {visible(msg)}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -100,9 +101,9 @@ def replay(archive):
         for exp in args["experiments"]:
             theirs = os.path.join(old, "sweep", "specs", f"{exp}.spec")
             if exp not in mine:
-                print(f"archive: {exp}: no local spec measures it; its spec is shown, not run:", file=sys.stderr)
+                print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
                 if os.path.exists(theirs):
-                    sys.stderr.write("".join(f"    {ln}" for ln in open(theirs, errors="replace")))
+                    sys.stderr.write("".join(f"    {visible(ln, lines=True)}" for ln in open(theirs, errors="replace")))
                 continue
             specs.append(mine[exp].path)
         if not specs:
@@ -112,7 +113,7 @@ def replay(archive):
         new = os.path.join(results_dir(), f"{stamp}-{hostname()}-replay-{name}")
         argv = [f"profile={args['profile']}", f"perf={args['perf']}", f"run={new}"]
         argv += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
-        print(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}", file=sys.stderr)
+        print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
         rc = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), *argv, *specs]).returncode
         if rc == 2:
             return 2

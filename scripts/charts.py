@@ -15,6 +15,7 @@ from stats import group, summary  # noqa: E402
 from tidy import read  # noqa: E402
 from engine.spec import SpecError  # noqa: E402
 from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
+from term import visible  # noqa: E402
 from topo import POLICIES, PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,7 +27,7 @@ def spec_charts(spec_path):
     try:
         return engine_spec_charts(spec_path)
     except SpecError as e:
-        print(f"charts: {e}; reading only its experiment and chart lines", file=sys.stderr)
+        print(f"charts: {visible(e)}; reading only its experiment and chart lines", file=sys.stderr)
     charts, exp = [], None
     with open(spec_path) as f:
         for line in f:
@@ -221,7 +222,7 @@ def render(run, exp, kind, metric):
     info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
             else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
-        print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
+        print(visible(f"charts: {exp}: no rows for {metric}, no {kind} chart"), file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
     width = 1280 if info.get("panels") else 960
@@ -251,7 +252,7 @@ def main(argv):
         exp, charts = spec_charts(os.path.join(specs, name))
         for kind, metric in charts:
             if kind not in KINDS:
-                print(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})",
+                print(visible(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
                       file=sys.stderr)
                 continue
             png = render(run, exp, kind, metric)

@@ -16,6 +16,7 @@ from reporting import html_page, markdown, model  # noqa: E402
 from reporting.comparison import compare  # noqa: E402
 from reporting.fmt import ci, fmt  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
+from term import visible  # noqa: E402
 
 
 def side(s, unit):
@@ -58,7 +59,7 @@ def main(argv):
     try:
         ma, mb = model.build(a_run), model.build(b_run)
     except (model.DataError, JournalError) as e:
-        print(f"compare: {e}", file=sys.stderr)
+        print(f"compare: {visible(e)}", file=sys.stderr)
         return 2
     cmp = compare(ma, mb)
     text = render_md(ma, mb, cmp)
@@ -69,10 +70,10 @@ def main(argv):
         f.write(text)
     with open(html, "w") as f:
         f.write(html_page.compare(ma, mb, cmp))
-    print(text)
+    print(visible(text, lines=True))    # the names and cells in it are the runs' own: shown, not obeyed
     for w in cmp["warnings"]:
-        print(f"compare: warning: {w}", file=sys.stderr)
-    print(f"compare: written to {dest} and {html}", file=sys.stderr)
+        print(f"compare: warning: {visible(w)}", file=sys.stderr)
+    print(f"compare: written to {visible(dest)} and {visible(html)}", file=sys.stderr)
     return 0
 
 

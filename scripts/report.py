@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reporting import html_page, markdown, model  # noqa: E402
 from reporting.fmt import fmt  # noqa: E402,F401  (kept importable: tests and compare use report.fmt)
 from reporting.journal import JournalError  # noqa: E402
+from term import visible  # noqa: E402
 
 
 def write(path, text):
@@ -32,7 +33,7 @@ def main(argv):
     try:
         m = model.build(run)
     except (model.DataError, JournalError) as e:
-        print(f"report: {e}", file=sys.stderr)
+        print(f"report: {visible(e)}", file=sys.stderr)
         return 2
     write(os.path.join(run, "report.md"), markdown.render(m))
     write(os.path.join(run, "report.html"), html_page.report(m))

@@ -30,6 +30,7 @@ from engine.plan import plan  # noqa: E402
 from engine.point import check_quoting, expand_args  # noqa: E402
 from engine.spec import SpecError, default_specs, load, overrides_from  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
+from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,7 +38,7 @@ ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind")
 
 
 def die(msg):
-    print(f"error: {msg}", file=sys.stderr)
+    print(f"error: {visible(msg)}", file=sys.stderr)
     sys.exit(2)
 
 

@@ -180,3 +180,25 @@ def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results):
     assert p.stdout.strip() == str(run / "report.html")
     text = (run / "report.html").read_text()
     assert "<script>document.title='pwned'" not in text and "Content-Security-Policy" in text
+
+
+ESC = "\x1b]0;pwned\x07\x1b[2J"
+
+
+def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_path, results):
+    a = quick_run(tmp_path, results, name="a")
+    b = quick_run(tmp_path, results, name="b", variants=f"v{ESC}")
+    cpuinfo = b / "env" / "cpuinfo.txt"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Evil{ESC} CPU\n")
+    p = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md"))
+    assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
+    assert "\\x1b]0;pwned\\x07" in p.stdout
+    # replay prints a spec it will not run: visibly
+    (b / "sweep" / "specs" / "evil.spec").write_text(f"experiment = evil\ncommand = true {ESC}\n")
+    args = json.loads((b / "sweep" / "args.json").read_text())
+    (b / "sweep" / "args.json").write_text(json.dumps(dict(args, experiments=["evil", "spin"],
+                                                          overrides={"repeats": "1", "threads": "1"})))
+    with tarfile.open(tmp_path / "b.tar.gz", "w:gz") as t:
+        t.add(b, arcname="b")
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
+    assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr

@@ -4,6 +4,8 @@ import json
 import sys
 import time
 
+from term import visible
+
 POINT_KEYS = ("experiment", "variant", "placement", "threads", "cpus", "repeat", "key")
 
 
@@ -23,7 +25,7 @@ class Journal:
             self.log.write(line + "\n")
             self.log.flush()
             if not self.quiet:
-                print(line, file=sys.stderr, flush=True)
+                print(visible(line), file=sys.stderr, flush=True)
 
 
 class JournalError(ValueError):

@@ -17,6 +17,7 @@ import time
 
 import tidy
 from stats import ci_pct
+from term import visible
 
 from . import journal as jr
 from . import point as pt
@@ -107,8 +108,8 @@ class Sweep:
         self.total = max(self.total, self.done_now + 1)
         elapsed = time.monotonic() - self.started
         eta = human(elapsed * (self.total - self.done_now) / self.done_now) if self.done_now else "?"
-        print(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
-              f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}",
+        print(visible(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
+                      f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}"),
               file=self.out, flush=True)
 
     def fields(self, point, repeat=None, **extra):
