@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_quoting, expand_args  # noqa: E402
-from engine.spec import SpecError, default_specs, load, overrides_from  # noqa: E402
+from engine.spec import SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
@@ -46,8 +46,9 @@ def parse_args(argv):
     keys, paths = {}, []
     pairs = []
     for arg in argv:
-        if "=" in arg and not arg.endswith(".spec"):
-            k, v = arg.split("=", 1)
+        k, eq, v = arg.partition("=")
+        # KEY=VALUE when the part before '=' is a key's name (`profile=x.spec` too); else a spec path
+        if eq and k.isidentifier():
             pairs.append((k, v))
             if k in ENGINE_KEYS:
                 keys[k] = v
@@ -156,6 +157,9 @@ def main(argv):
         specs = load(paths) if paths else default_specs(ROOT, profile)
         if not specs:
             die("no experiment to sweep (experiments/*.spec is empty)")
+        known = profiles(specs)
+        if profile not in known:
+            die(f"unknown profile {profile!r}: the specs name {', '.join(sorted(known))}")
         resolved = [s.resolve(profile, overrides) for s in specs]
         for s, r in zip(specs, resolved):
             check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
@@ -169,8 +173,8 @@ def main(argv):
     plan_ms = (time.monotonic() - t0) * 1000
     if dry:
         where = keys.get("topology") or f"this host ({hostname()})"
-        print(f"# dry run on {where}: profile {profile}, overrides: "
-              f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}")
+        print(visible(f"# dry run on {where}: profile {profile}, overrides: "
+                      f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
         pr.price(resolved, plans, profile, results_dir(), not keys.get("topology"), sys.stdout)
         return 0
 

@@ -202,3 +202,43 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
         t.add(b, arcname="b")
     p = sh("scripts/archive.py", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
     assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["retry_pause=1e308"], "retry_pause must be a number from 0 to 86400, not '1e308'"),
+    (["timeout=nan"], "timeout must be a number from 0 to 86400"),
+    (["repeats=100000000"], "repeats must be auto or a whole number from 1 to 1000"),
+    (["placements=unpinned", "threads=100000"], "threads must be auto or whole numbers from 1 to 4096"),
+    (["placements="], "placements is empty"),
+    (["variants="], "variants is empty"),
+    (["threads= "], "threads is empty"),
+    (["profile=smok"], "unknown profile 'smok': the specs name default"),
+    (["perf=x.spec"], "perf must be 0 or 1, not 'x.spec'"),
+    (["profile=x.spec"], "unknown profile 'x.spec'"),
+])
+def test_out_of_bounds_or_empty_values_are_refused_in_one_line(tmp_path, results, args, says):
+    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", *args, SPEC, env=results, check=False)
+    assert p.returncode == 2 and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_latin1_or_empty_valued_spec_is_refused_naming_its_line(tmp_path, results):
+    spec = tmp_path / "bad.spec"
+    spec.write_bytes(b"experiment = bad\ncommand = true\n# caf\xe9\n")
+    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:3: not UTF-8 (byte 0xe9)" in p.stderr
+    spec.write_text("experiment = bad\ncommand = true\nplacements =\n")
+    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:3: placements is empty" in p.stderr
+
+
+def test_a_bad_done_event_in_an_old_run_does_not_break_the_dry_run(tmp_path, results):
+    import socket
+    old = tmp_path / "results" / f"20200101T000000Z-{socket.gethostname().split('.')[0]}"
+    (old / "sweep").mkdir(parents=True)
+    events = [{"event": "sweep", "profile": "default"},
+              {"event": "done", "experiment": "spin", "seconds": "abc"},
+              {"event": "confidence", "experiment": "spin", "n": [1]}]
+    (old / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    p = sh("scripts/sweep.py", "dry=1", SPEC, env=results)
+    assert "seconds per run from the spec's cost" in p.stdout

@@ -7,11 +7,13 @@ repeat, each a run plus `retry_pause`. The range goes from min_repeats with none
 max_repeats at that rate.
 """
 import glob
+import math
 import os
 import shutil
 import socket
 
 from stats import median
+from term import visible
 
 from . import journal as jr
 
@@ -27,13 +29,20 @@ def history(results, experiment, profile):
             continue        # a damaged run says nothing reliable about times
         if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
             continue
-        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment]
+        # a value that is not a finite number (a damaged or foreign journal) says nothing: left out
+        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment
+                and finite(e.get("seconds"))]
         if not secs:
             continue
-        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment]
+        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment
+              and finite(e.get("n"))]
         again = sum(1 for e in events if e["event"] == "remeasured" and e.get("experiment") == experiment)
         return median(secs), (sum(ns) / len(ns) if ns else None), again / len(secs)
     return None, None, 0.0
+
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
 
 
 def per_run(spec, point, measured):
@@ -104,7 +113,7 @@ def price(specs, plans, profile, results, on_host, out):
             points += 1
             expect, fewest, most = expect + e * retried, fewest + lo * s, most + hi * retried
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
-            out.write(f"{spec.name:<18} {p.variant or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
+            out.write(f"{spec.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
                       f"{s:>8.5g}  {ranges(p.cpus)}\n")
         out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")

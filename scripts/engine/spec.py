@@ -47,6 +47,14 @@ KEYS = {
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
 }
 CHART_KINDS = ("scaling", "bars", "heatmap")
+# Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
+# a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
+MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 1000,
+        "max_invol_cs": 1e9}
+MOST_WORDS = 256            # values of a list key (variants, threads, …)
+MOST_CHARS = 4096           # characters of any value
+# Keys that may be set to nothing (`build =`): the others would silently give no points at all.
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -59,26 +67,31 @@ def check(key, value, where):
     kind = KEYS[key][0]
     words = value.split()
     bad = None
+    most = MOST.get(key, MOST.get(kind))
+    if not value.strip() and key not in MAY_BE_EMPTY:
+        raise SpecError(f"{where}: {key} is empty: give it a value, or leave the line out for the default")
+    if len(value) > MOST_CHARS or (kind != "shell" and len(words) > MOST_WORDS):
+        raise SpecError(f"{where}: {key} is too long (at most {MOST_WORDS} values, {MOST_CHARS} characters)")
     if kind == "name" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
         bad = "a name of letters, digits, '.', '_' or '-'"
     elif kind == "placements":
         unknown = [w for w in words if w not in POLICIES]
         if unknown or not words:
             bad = f"placements from: {' '.join(POLICIES)} (not {' '.join(unknown) or 'nothing'})"
-    elif kind == "threads" and value != "auto" and not all(w.isdigit() and int(w) > 0 for w in words or ["x"]):
-        bad = "auto or positive whole numbers"
-    elif kind == "repeats" and value != "auto" and not (value.isdigit() and int(value) > 0):
-        bad = "auto or a positive whole number"
-    elif kind == "count" and not (value.isdigit() and int(value) > 0):
-        bad = "a positive whole number"
-    elif kind == "count0" and not value.isdigit():
-        bad = "a whole number"
+    elif kind == "threads" and value != "auto" and not all(whole(w, 1, most) for w in words or ["x"]):
+        bad = f"auto or whole numbers from 1 to {most}"
+    elif kind == "repeats" and value != "auto" and not whole(value, 1, most):
+        bad = f"auto or a whole number from 1 to {most}"
+    elif kind == "count" and not whole(value, 1, most):
+        bad = f"a whole number from 1 to {most}"
+    elif kind == "count0" and not whole(value, 0, most):
+        bad = f"a whole number from 0 to {most}"
     elif kind in ("seconds", "percent"):
         try:
-            if float(value) < 0 or float(value) != float(value):
+            if not 0 <= float(value) <= most:      # NaN and inf fail too
                 raise ValueError
         except ValueError:
-            bad = "a number, 0 or more"
+            bad = f"a number from 0 to {most:g}"
     elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?( max \d+(\.\d+)?)?", value):
         bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
@@ -92,6 +105,11 @@ def check(key, value, where):
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
 
 
+def whole(text, lo, hi):
+    """text is a whole number in lo..hi (ASCII digits only: no '١', no '1_000')."""
+    return text.isascii() and text.isdigit() and lo <= int(text) <= hi
+
+
 def unknown_key(key, where):
     return SpecError(f"{where}: unknown key {key!r}; known keys: {' '.join(KEYS)}")
 
@@ -103,9 +121,13 @@ class Spec:
         self.path = path
         self.lines = {}          # (key, profile or None) → [(value, "file:line")]
         try:
-            text = open(path).read()
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
         except OSError as e:
             raise SpecError(f"{path}: cannot read: {e.strerror}")
+        except UnicodeDecodeError as e:
+            line = text_line(path, e.start)
+            raise SpecError(f"{path}:{line}: not UTF-8 (byte 0x{e.object[e.start]:02x}): save the spec as UTF-8")
         for n, raw in enumerate(text.splitlines(), 1):
             where = f"{path}:{n}"
             if not raw.strip() or raw.lstrip().startswith("#"):
@@ -119,7 +141,7 @@ class Spec:
             if key != "chart" and (key, prof) in self.lines:
                 raise SpecError(f"{where}: {key}{f'[{prof}]' if prof else ''} is already set at "
                                 f"{self.lines[(key, prof)][0][1]}")
-            if value:
+            if value or key not in ("chart",):
                 check(key, value, where)
             self.lines.setdefault((key, prof), []).append((value, where))
         for key in ("experiment", "command"):
@@ -189,6 +211,17 @@ def overrides_from(pairs, engine_keys):
         check(key, value, "command line")
         out[key] = value
     return out
+
+
+def text_line(path, offset):
+    """The line number of a byte offset in a file."""
+    with open(path, "rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+def profiles(specs):
+    """Every profile the specs name (`key[NAME] = …`), and default."""
+    return {"default"} | {prof for s in specs for (_k, prof) in s.lines if prof}
 
 
 def load(paths):
