@@ -242,3 +242,88 @@ def test_a_bad_done_event_in_an_old_run_does_not_break_the_dry_run(tmp_path, res
     (old / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     p = sh("scripts/sweep.py", "dry=1", SPEC, env=results)
     assert "seconds per run from the spec's cost" in p.stdout
+
+
+def tar_of(path, members):
+    """An archive of (TarInfo, bytes or None) written as given (fixture input: a hostile sender's)."""
+    import io
+    with tarfile.open(path, "w:gz") as t:
+        for info, data in members:
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def member(name, data=b"", kind=tarfile.REGTYPE, size=None):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = len(data) if size is None else size
+    return info, (data if kind == tarfile.REGTYPE and size is None else None)
+
+
+@pytest.mark.parametrize("members, says", [
+    ([member("run", b"x")], "its top 'run' is a file, not a run folder"),
+    ([member("run/a", b"x"), member("run/a/b", b"y")], "'run/a' is both a file and a folder"),
+    ([member("run/a", b"x"), member("run/a", b"y")], "'run/a' is in it twice"),
+    ([member("r" * 250 + "/a", b"x")], "its top folder's name has 250 characters (at most 100)"),
+    ([member("run/big.csv", size=300 << 20)], "refusing member 'run/big.csv': 314572800 bytes, more than 256 MiB"),
+    ([member("run/a", b"x"), member("other/b", b"y")], "expected one run folder inside, found 2"),
+])
+def test_archive_shapes_and_sizes_are_refused_in_one_line(tmp_path, results, members, says):
+    bad = tar_of(tmp_path / "bad.tar.gz", members)
+    p = sh("scripts/archive.py", "replay", str(bad), env=results, check=False)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert os.listdir(tmp_path / "results") == []
+
+
+def test_a_sparse_member_is_refused_before_it_unpacks(tmp_path, results):
+    (tmp_path / "run" / "data").mkdir(parents=True)
+    with open(tmp_path / "run" / "data" / "x.csv", "wb") as f:
+        f.truncate(1 << 30)       # 1 GiB of hole: the archive stays small
+    subprocess.run(["tar", "-S", "-czf", "sparse.tar.gz", "run"], cwd=tmp_path, check=True)
+    assert os.path.getsize(tmp_path / "sparse.tar.gz") < 1 << 20
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "sparse.tar.gz"), env=results, check=False)
+    assert p.returncode == 2 and "refusing member 'run/data/x.csv': a sparse file" in p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    ("{not json", "sweep/args.json: not valid JSON"),
+    ("[1, 2]", "sweep/args.json: expected an object"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"threads": 1}, "experiments": ["spin"]}),
+     "sweep/args.json: expected an object"),
+    ("[" * 100000 + "]" * 100000, "sweep/args.json: not valid JSON (RecursionError"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"threads": "100000", "placements": "unpinned"},
+                 "experiments": ["spin"]}), "threads must be auto or whole numbers from 1 to 4096"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"repeats": "1000", "cost": "100"},
+                 "experiments": ["spin"]}), "more than 24 h; replay its experiments yourself"),
+])
+def test_what_a_received_run_asks_for_is_checked_and_priced_first(tmp_path, results, args, says):
+    run = quick_run(tmp_path, results, name="theirs")
+    (run / "sweep" / "args.json").write_text(args)
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz"),
+           env=dict(results, LAB_SPECS="tests/fixtures"), check=False)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
+
+
+def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results):
+    import signal
+    import time
+    run = quick_run(tmp_path, results, name="theirs")
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    env = dict(os.environ, **results, LAB_SPECS="tests/fixtures", SPIN_SLEEP="30")
+    p = subprocess.Popen(["scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not any((d / "sweep" / "journal.jsonl").exists() and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
+                  for d in (tmp_path / "results").iterdir()):
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/sweep.py" in err
+    new = next(d for d in (tmp_path / "results").iterdir() if "-replay-" in d.name)
+    assert (new / "sweep" / "state").read_text() == "incomplete\n"
