@@ -29,7 +29,7 @@ from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_quoting, expand_args  # noqa: E402
 from engine.spec import SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
-from engine.sweep import Sweep, identity  # noqa: E402
+from engine.sweep import Sweep, identity, write_state  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
@@ -88,6 +88,12 @@ def locked(folder):
     f.write(f"{os.getpid()}\n")
     f.flush()
     return f
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def read(path, default=""):
@@ -197,8 +203,7 @@ def main(argv):
                        ("state", "running"), ("identity.json", json.dumps(ident)),
                        ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
                                                  "experiments": [r.name for r in resolved]}))):
-        with open(os.path.join(sweep_dir, name), "w") as f:
-            f.write(text + "\n")
+        write_atomic(os.path.join(sweep_dir, name), text + "\n")
     for r in resolved:
         if any(shutil.which(t) is None for t in r["requires"].split()):
             continue    # skipped whole (the journal says why): no spec as run, no data
@@ -206,7 +211,13 @@ def main(argv):
             f.write(r.snapshot(f"{os.path.basename(r.path)}, profile {profile}, overrides: "
                                f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
     if not os.path.isdir(os.path.join(run, "env")):
-        subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), os.path.join(run, "env")], check=False)
+        # captured beside, then renamed: a capture cut off (kill -9) leaves env.tmp, which the next
+        # resume throws away and captures again, never a half env/ that stays
+        tmp = os.path.join(run, "env.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), tmp], check=False)
+        if os.path.isdir(tmp):
+            os.replace(tmp, os.path.join(run, "env"))
     sweep = Sweep(ROOT, run, resolved, topo, {"perf": perf})
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf,
                         overrides=overrides, experiments=[r.name for r in resolved], plan_ms=round(plan_ms, 1),
@@ -218,6 +229,10 @@ def main(argv):
     try:
         code = sweep.run_all()
     except OSError as e:   # a full disk, a folder removed under the sweep: say so, keep what is measured
+        try:
+            write_state(run, "incomplete")
+        except OSError:
+            pass
         print(f"error: cannot write into {run}: {e}; the repeats measured so far are kept: fix it and run "
               "the same command again to resume", file=sys.stderr)
         return 1

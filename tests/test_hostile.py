@@ -327,3 +327,87 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
     assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/sweep.py" in err
     new = next(d for d in (tmp_path / "results").iterdir() if "-replay-" in d.name)
     assert (new / "sweep" / "state").read_text() == "incomplete\n"
+
+
+def wait_for(cond, seconds=60, what="a condition"):
+    import time
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def token_holders(run):
+    from engine import orphans
+    return orphans.holders(json.loads((run / "sweep" / "engine.json").read_text())["token"])
+
+
+def started(run):
+    j = run / "sweep" / "journal.jsonl"
+    return j.exists() and '"started"' in j.read_text()
+
+
+def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="60")
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: started(run), what="the first point")
+    wait_for(lambda: token_holders(run), what="the measured command")
+    os.kill(p.pid, signal.SIGKILL)           # the engine only, as the OOM killer does
+    p.wait()
+    wait_for(lambda: not token_holders(run), seconds=10, what="the reaper to end the measured command")
+
+
+def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="60")
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: started(run), what="the first point")
+    wait_for(lambda: token_holders(run), what="the measured command")
+    left = token_holders(run)
+    os.kill(json.loads((run / "sweep" / "engine.json").read_text())["reaper"], signal.SIGKILL)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert all(os.path.exists(f"/proc/{pid}") for pid in left)     # orphans, measuring beside a resume
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert not any(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+                   for pid in left)
+    assert '"event": "orphans"' in (run / "sweep" / "journal.jsonl").read_text()
+    assert (run / "sweep" / "state").read_text() == "complete\n"
+
+
+def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    spec = tmp_path / "td.spec"
+    done = tmp_path / "teardown-done"
+    spec.write_text("experiment = td\ncommand = tests/fixtures/spin.sh {threads} 2000 ${SPIN_SLEEP:-0}\n"
+                    "setup = true\nteardown = sleep 2; touch \"$TD_DONE\"\nrepeats = 1\nwarmup = 0\n"
+                    "placements = compact\nthreads = 1\nchart = bars loop_ns\n")
+    env = dict(os.environ, **results, SPIN_SLEEP="60", TD_DONE=str(done))
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", str(spec)], cwd=ROOT, env=env, text=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    wait_for(lambda: started(run), what="the first point")
+    os.killpg(p.pid, signal.SIGINT)
+    wait_for(lambda: "$ sleep 2" in (run / "sweep" / "setup.log").read_text(), what="teardown")
+    os.killpg(p.pid, signal.SIGINT)          # impatient: a second Ctrl-C while teardown runs
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert done.exists() and (run / "sweep" / "state").read_text() == "incomplete\n"
+    assert not token_holders(run)
+
+
+def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    # what kill -9 during the capture leaves: a partial env.tmp and no env/
+    shutil.rmtree(run / "env")
+    (run / "env.tmp").mkdir()
+    (run / "env.tmp" / "uname.txt").write_text("half")
+    (run / "sweep" / "state").write_text("incomplete\n")
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert not (run / "env.tmp").exists() and (run / "env" / "lstopo.xml").exists()
+    assert (run / "env" / "uname.txt").read_text() != "half"

@@ -8,6 +8,7 @@ with -9 is resumed by running it again, with exactly one row set per repeat.
 import csv
 import glob
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ from stats import ci_pct
 from term import visible
 
 from . import journal as jr
+from . import orphans
 from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
@@ -51,9 +53,12 @@ class Sweep:
         self.run_id = os.path.basename(run)
         self.perf = opts["perf"]
         self.perf_event = prefix.perf_event() if self.perf else ""
-        self.env = dict(os.environ, LAB_ROOT=root)
+        self.token = orphans.new_token()     # every process this sweep starts carries it
+        self.env = dict(os.environ, LAB_ROOT=root, **{orphans.VAR: self.token})
         self.all_cpus = [p.os for p in topo.pus]
         self.child = None
+        self.stopping = False
+        self.reaper = None
         self.teardown = ""
         self.failed = 0
         self.done_now = 0
@@ -121,11 +126,28 @@ class Sweep:
         return d
 
     # --- the sweep ----------------------------------------------------------------------------------
+    def guard_children(self):
+        """End what a killed engine of this run left running, then start this engine's reaper and
+        record its token: from here on nothing the sweep starts outlives it."""
+        record = os.path.join(self.run, "sweep", "engine.json")
+        before = orphans.leftover(record)
+        if before:
+            n = orphans.end(before)
+            if n:
+                self.journal.event("orphans", f"ended {n} process(es) that a killed sweep of this run left "
+                                   "running, before measuring", count=n)
+        pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
+        tmp = record + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
+        os.replace(tmp, record)
+
     def run_all(self):
         """Returns the exit code: 0 complete, 1 some points failed, 2 a command rejected its input,
         130 interrupted."""
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self.interrupt)
+        self.guard_children()
         plans = {}
         for spec in self.specs:
             missing = [t for t in spec["requires"].split() if shutil.which(t) is None]
@@ -154,13 +176,19 @@ class Sweep:
             code = 1 if self.failed else 0
             state = "incomplete" if self.failed else "complete"
         finally:
+            self.stopping = True          # a second Ctrl-C now waits for teardown and the state
             self.run_teardown()
-        with open(os.path.join(self.run, "sweep", "state"), "w") as f:
-            f.write(state + "\n")
+        write_state(self.run, state)
         self.journal.event("end", state=state, failed=self.failed)
+        os.close(self.reaper)             # the reaper ends whatever is left, then exits
         return code
 
     def interrupt(self, signum, _frame):
+        if self.stopping:
+            print(f"signal {signum}: stopping already (teardown, then the state); it ends by itself",
+                  file=self.out, flush=True)
+            return
+        self.stopping = True
         if self.child is not None:
             pt.kill_group(self.child)
         self.journal.event("interrupted", f"interrupted by signal {signum}: the measured points are kept; "
@@ -170,7 +198,8 @@ class Sweep:
     def run_teardown(self):
         if self.teardown:
             text, self.teardown = self.teardown, ""
-            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"))
+            # in its own session: the terminal's second Ctrl-C must not cut it off
+            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"), own_session=True)
 
     def experiment(self, spec, points):
         exp = spec.name
@@ -318,6 +347,16 @@ class Sweep:
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=outcome.reading.as_dict())
         return True
+
+
+def write_state(run, state):
+    """sweep/state, atomically: a reader (or a full disk) never sees half of it."""
+    path = os.path.join(run, "sweep", "state")
+    with open(path + ".tmp", "w") as f:
+        f.write(state + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
 
 
 def human(secs):
