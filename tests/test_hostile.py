@@ -411,3 +411,23 @@ def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results):
     sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
     assert not (run / "env.tmp").exists() and (run / "env" / "lstopo.xml").exists()
     assert (run / "env" / "uname.txt").read_text() != "half"
+
+
+def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    jl = run / "sweep" / "journal.jsonl"
+    with open(jl, "a") as f:
+        f.write('{"ts": "2026-01-01T00:00:00Z", "event": "sta')          # a full disk cut this event
+    (run / "sweep" / "state").write_text("incomplete\n")
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, "repeats=2", SPEC, env=results)
+    assert "ended in a line cut short" in p.stderr and "not JSON" not in p.stderr
+    assert all(json.loads(line) for line in jl.read_text().splitlines())
+    # a journal an older engine appended to after the cut: the torn event is left out, the rest read
+    jl.write_text(jl.read_text().replace('{"ts"', '{"ts": "x", "ev{"ts"', 1))
+    p = sh("scripts/report.py", str(run))
+    assert "an event cut short before another, left out" in p.stderr
+    deep = "[" * 100000 + "]" * 100000
+    jl.write_text(jl.read_text() + deep + "\n" + '{"ts": "x", "event": "end"}\n')
+    p = sh("scripts/report.py", str(run), check=False)
+    assert p.returncode == 2 and "journal.jsonl:" in p.stderr and "nested too deeply" in p.stderr
+    assert "Traceback" not in p.stderr
