@@ -16,6 +16,7 @@ docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (
 130 interrupted (run the same command again to resume).
 """
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -96,6 +97,15 @@ def write_atomic(path, text):
     os.replace(path + ".tmp", path)
 
 
+def project_profiles():
+    """The profiles the project's own specs name: `profile=smoke` is known even to a spec without
+    smoke lines (it then runs its defaults)."""
+    try:
+        return profiles(default_specs(ROOT, "default"))
+    except (SpecError, OSError):
+        return set()
+
+
 def read(path, default=""):
     try:
         with open(path) as f:
@@ -109,7 +119,13 @@ def choose_run(keys, signature, ident):
     resume skips runs that are locked or were measured with other code, saying why."""
     if keys.get("run"):
         run = os.path.abspath(keys["run"])
+        if os.path.isdir(run) and os.listdir(run) and not os.path.isdir(os.path.join(run, "sweep")):
+            die(f"{run} exists and is not a run folder (no sweep/): name a new folder or a run")
         if os.path.isdir(os.path.join(run, "sweep")):
+            theirs = read(os.path.join(run, "sweep", "signature"))
+            if theirs and theirs != signature:
+                die(f"{run} was swept with other arguments ({theirs}); this command asks for {signature}: "
+                    "resume it with its own arguments (sweep/command), or start a new run (omit run=)")
             before = read(os.path.join(run, "sweep", "identity.json"))
             if before and json.loads(before) != ident:
                 die(f"{run} was measured with other code ({json.loads(before)['commit'][:12]}, diff "
@@ -163,7 +179,7 @@ def main(argv):
         specs = load(paths) if paths else default_specs(ROOT, profile)
         if not specs:
             die("no experiment to sweep (experiments/*.spec is empty)")
-        known = profiles(specs)
+        known = profiles(specs) | project_profiles()
         if profile not in known:
             die(f"unknown profile {profile!r}: the specs name {', '.join(sorted(known))}")
         resolved = [s.resolve(profile, overrides) for s in specs]
@@ -194,11 +210,13 @@ def main(argv):
     sweep_dir = os.path.join(run, "sweep")
     for d in ("sweep/specs", "data/points", "raw", "plots"):
         os.makedirs(os.path.join(run, d), exist_ok=True)
-    # A point file being written when the last sweep was killed is not a point: drop it.
-    for d, _sub, files in os.walk(os.path.join(run, "data")):
-        for f in files:
-            if f.endswith(".tmp") or f.startswith(".tmp-"):
-                os.remove(os.path.join(d, f))
+    # A point file being written when the last sweep was killed is not a point: drop it. Only the
+    # engine's own temporary names, only where the engine writes them (data/points/*/, data/).
+    for d in glob.glob(os.path.join(glob.escape(run), "data", "points", "*")):
+        for f in glob.glob(os.path.join(glob.escape(d), "*.csv.tmp")):
+            os.remove(f)
+    for f in glob.glob(os.path.join(glob.escape(run), "data", ".tmp-*")):
+        os.remove(f)
     for name, text in (("signature", signature), ("command", "scripts/sweep.py " + " ".join(argv)),
                        ("state", "running"), ("identity.json", json.dumps(ident)),
                        ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,

@@ -212,7 +212,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     (["placements="], "placements is empty"),
     (["variants="], "variants is empty"),
     (["threads= "], "threads is empty"),
-    (["profile=smok"], "unknown profile 'smok': the specs name default"),
+    (["profile=smok"], "unknown profile 'smok': the specs name default, "),
     (["perf=x.spec"], "perf must be 0 or 1, not 'x.spec'"),
     (["profile=x.spec"], "unknown profile 'x.spec'"),
 ])
@@ -419,7 +419,7 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
     with open(jl, "a") as f:
         f.write('{"ts": "2026-01-01T00:00:00Z", "event": "sta')          # a full disk cut this event
     (run / "sweep" / "state").write_text("incomplete\n")
-    p = sh("scripts/sweep.py", f"run={run}", *QUICK, "repeats=2", SPEC, env=results)
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
     assert "ended in a line cut short" in p.stderr and "not JSON" not in p.stderr
     assert all(json.loads(line) for line in jl.read_text().splitlines())
     # a journal an older engine appended to after the cut: the torn event is left out, the rest read
@@ -431,3 +431,20 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
     p = sh("scripts/report.py", str(run), check=False)
     assert p.returncode == 2 and "journal.jsonl:" in p.stderr and "nested too deeply" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    (run / "sweep" / "state").write_text("incomplete\n")
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, "warmup=1", SPEC, env=results, check=False)
+    assert p.returncode == 2 and "was swept with other arguments" in p.stderr
+    mine = tmp_path / "mine"
+    (mine / "data").mkdir(parents=True)
+    (mine / "data" / "notes.tmp").write_text("mine")
+    p = sh("scripts/sweep.py", f"run={mine}", *QUICK, SPEC, env=results, check=False)
+    assert p.returncode == 2 and "is not a run folder (no sweep/)" in p.stderr
+    assert (mine / "data" / "notes.tmp").read_text() == "mine"
+    (run / "data" / "keep.tmp").write_text("mine")
+    (run / "data" / "points" / "spin" / "x_r9.csv.tmp").write_text("half")
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert (run / "data" / "keep.tmp").exists() and not (run / "data" / "points" / "spin" / "x_r9.csv.tmp").exists()
