@@ -448,3 +448,13 @@ def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_y
     (run / "data" / "points" / "spin" / "x_r9.csv.tmp").write_text("half")
     sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
     assert (run / "data" / "keep.tmp").exists() and not (run / "data" / "points" / "spin" / "x_r9.csv.tmp").exists()
+
+
+def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(tmp_path, results):
+    run = quick_run(tmp_path, results, variants="a+b a_b a/b")
+    files = sorted(os.listdir(run / "data" / "points" / "spin"))
+    assert len(files) == 3, files
+    by_variant = {}
+    for r in rows(run / "data" / "spin.csv"):
+        by_variant.setdefault(r["variant"], set()).add(r["repeat"])
+    assert by_variant == {"a+b": {"1"}, "a_b": {"1"}, "a/b": {"1"}}

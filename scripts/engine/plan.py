@@ -4,6 +4,7 @@ A point is (experiment, variant, placement, threads) with its CPU list; its repe
 later. A placement the topology cannot satisfy becomes a skipped point with hwloc's reason, never a
 substitute.
 """
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -24,8 +25,12 @@ class Point:
     skip: str = ""          # why the host cannot run it
 
     def key(self, repeat):
-        """The point's file and raw-folder name for one repeat."""
-        v = re.sub(r"[^A-Za-z0-9.-]", "_", self.variant or "-")
+        """The point's file and raw-folder name for one repeat, one per point: a variant of letters,
+        digits, '.' and '-' is its own name; any other gets its other characters replaced and a
+        short hash of its exact text (`a+b` and `a_b` must not share a file)."""
+        v = self.variant or "-"
+        if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
+            v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
         return f"{v}_{self.placement}_t{self.threads}_r{repeat}"
 
     @property
