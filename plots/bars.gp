@@ -11,7 +11,7 @@ set ylabel ylabel noenhanced
 set key outside right top noenhanced
 set grid ytics
 set datafile columnheaders
-set yrange [0:*]
+set yrange [*<0:0<*]   # from 0, or below it for a metric with negative values
 set xtics noenhanced
 bw = 0.8 / n
 off(i) = (i - (n - 1) / 2.0) * bw

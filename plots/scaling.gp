@@ -21,7 +21,7 @@ set offsets graph 0.05, graph 0.05, graph 0.05, 0
 if (np == 0) {
   set title title noenhanced
   set key outside right top noenhanced
-  set yrange [0:*]
+  set yrange [*<0:0<*]   # from 0, or below it for a metric with negative values
   cmd = "plot for [i=0:n-1] dat index i using 1:2 with lines lw 2 lc i+1 title columnheader(1)"
   cmd = cmd . ", for [i=0:n-1] dat index i using 1:2:3:4 with yerrorbars lc i+1 pt -1 notitle"
   cmd = cmd . ", for [i=0:n-1] dat index i using 1:6 with points pt 7 ps 1.2 lc i+1 notitle"
@@ -31,7 +31,7 @@ if (np == 0) {
   cmd = cmd . ", keyentry with yerrorbars pt -1 lc rgb '#444444' title 'bars: 95% CI (n<3: min-max)'"
   eval cmd
 } else {
-  set yrange [0:ymax]
+  set yrange [*<0:ymax]
   set multiplot layout 1, np title title noenhanced
   do for [p=1:np] {
     s = int(num(5 + p))

@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from stats import group, summary  # noqa: E402
-from tidy import read  # noqa: E402
+from tidy import read, row_problem  # noqa: E402
 from engine.spec import SpecError  # noqa: E402
 from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
 from term import visible  # noqa: E402
@@ -68,6 +68,10 @@ def whisker(s):
 def load(data):
     """(groups, {point key: number of suspect repeats}) of a tidy CSV; noise metrics are not charted."""
     rows = read(data)
+    for n, r in enumerate(rows, start=2):
+        why = row_problem(r)
+        if why:
+            raise ValueError(f"{data}:{n}: {why}")
     keys = ("variant", "placement", "threads", "cpus", "metric", "unit")
     suspects = {}
     for r in rows:
@@ -255,7 +259,11 @@ def main(argv):
                 print(visible(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
                       file=sys.stderr)
                 continue
-            png = render(run, exp, kind, metric)
+            try:
+                png = render(run, exp, kind, metric)
+            except ValueError as e:      # a row no chart can show: the report says the same, file:line
+                print(visible(f"charts: {e}"), file=sys.stderr)
+                return 2
             if png:
                 made.append(png)
     print(f"charts: {len(made)} chart(s) in {os.path.join(run, 'plots')}", file=sys.stderr)

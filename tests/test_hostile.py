@@ -458,3 +458,27 @@ def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(
     for r in rows(run / "data" / "spin.csv"):
         by_variant.setdefault(r["variant"], set()).add(r["repeat"])
     assert by_variant == {"a+b": {"1"}, "a_b": {"1"}, "a/b": {"1"}}
+
+
+@pytest.mark.parametrize("cells, says", [
+    ({"value": "1.7e308"}, "value 1.7e308 is beyond ±1e+18"),
+    ({"value": "nan"}, "value nan is not finite"),
+    ({"threads": "abc"}, "threads 'abc' is not a whole number"),
+])
+def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, results, cells, says):
+    a = quick_run(tmp_path, results, name="a")
+    b = quick_run(tmp_path, results, name="b")
+    set_cells(b / "data" / "spin.csv", **cells)
+    for cmd in (["scripts/charts.py", str(b)], ["scripts/report.py", str(b)],
+                ["scripts/compare.py", str(a), str(b), str(tmp_path / "c.md")]):
+        p = sh(*cmd, check=False)
+        assert p.returncode == 2 and f"spin.csv:2: {says}" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    set_cells(run / "data" / "spin.csv", value="-5")
+    p = sh("scripts/charts.py", str(run))
+    assert "2 chart(s)" in p.stderr
+    sh("scripts/report.py", str(run))
+    assert "–5" in (run / "report.md").read_text() or "-5" in (run / "report.md").read_text()

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from charts import spec_charts  # noqa: E402
 from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and instruments' corun_pct)
 from stats import summary  # noqa: E402
-from tidy import COLUMNS, read  # noqa: E402
+from tidy import COLUMNS, read, row_problem  # noqa: E402
 
 from reporting import verdict as V  # noqa: E402
 from reporting.journal import Journal  # noqa: E402
@@ -63,12 +63,9 @@ def read_rows(path):
     for n, r in enumerate(rows, start=2):
         if None in r or any(r.get(k) is None for k in ("metric", "value", "unit")):
             raise DataError(f"{path}:{n}: wrong number of columns")
-        try:
-            v = float(r["value"])
-        except ValueError:
-            raise DataError(f"{path}:{n}: value {r['value']!r} is not a number") from None
-        if v != v or v in (float("inf"), float("-inf")):
-            raise DataError(f"{path}:{n}: value {r['value']} is not finite")
+        why = row_problem(r)
+        if why:
+            raise DataError(f"{path}:{n}: {why}")
         r["_line"] = n
     return rows
 
