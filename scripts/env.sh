@@ -140,8 +140,12 @@ capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"
 git_state > "$dir/git.txt"
-capture git-diff.patch git -C "$root" diff HEAD
-[[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
+# an empty diff is a clean tree, not a failed capture
+if git -C "$root" diff --quiet HEAD 2>/dev/null; then
+  echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
+else
+  capture git-diff.patch git -C "$root" diff HEAD
+fi
 versions > "$dir/versions.txt"
 builds > "$dir/build.txt"
 cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: versions.env missing" > "$dir/versions.env"

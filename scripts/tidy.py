@@ -60,6 +60,9 @@ def write_atomic(path, rows, header=True):
     """Write rows (dicts) so that a reader never sees half a file: temp file + rename."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the data from others
     with os.fdopen(fd, "w", newline="") as f:
         w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
         if header:

@@ -86,6 +86,10 @@ def load_xml(topology):
         pus = synthetic_pus(topology)
         if pus is not None and pus > MAX_PUS:
             raise PlacementError(f"synthetic topology {topology!r} has {pus} PUs; at most {MAX_PUS} are read")
+        if pus is None and not os.path.exists(topology):
+            # hwloc would call it a synthetic string with an unknown object type
+            raise PlacementError(f"no such topology file: {topology} (nor a synthetic string such as "
+                                 "\"pack:2 core:8 pu:2\")")
         cmd[1:1] = ["--input", topology]
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

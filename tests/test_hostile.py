@@ -482,3 +482,15 @@ def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, r
     assert "2 chart(s)" in p.stderr
     sh("scripts/report.py", str(run))
     assert "–5" in (run / "report.md").read_text() or "-5" in (run / "report.md").read_text()
+
+
+def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    assert os.stat(run / "data" / "spin.csv").st_mode & 0o044 == os.stat(run / "sweep" / "state").st_mode & 0o044
+    p = sh("scripts/topo.py", "--topology", str(tmp_path / "missing.xml"), "summary", check=False)
+    assert p.returncode == 2 and f"no such topology file: {tmp_path / 'missing.xml'}" in p.stderr
+    # a clean checkout records a clean tree, not a failed capture
+    subprocess.run(["git", "clone", "-q", ROOT, str(tmp_path / "clone")], check=True)
+    subprocess.run([str(tmp_path / "clone" / "scripts" / "env.sh"), str(tmp_path / "env")], check=True,
+                   capture_output=True)
+    assert (tmp_path / "env" / "git-diff.patch").read_text() == "(clean: no uncommitted change)\n"
