@@ -254,11 +254,13 @@ def main(argv):
         print(f"error: cannot write into {run}: {e}; the repeats measured so far are kept: fix it and run "
               "the same command again to resume", file=sys.stderr)
         return 1
+    drawn = True
     for script in ("charts.py", "report.py"):
         if subprocess.run([os.path.join(ROOT, "scripts", script), run]).returncode != 0:
             print(f"{script} failed (see above)", file=sys.stderr)
-    print(f"run folder: {run}\nreport:     {os.path.join(run, 'report.html')} (and report.md; ./lab open {run})",
-          file=sys.stderr)
+            drawn = drawn and script != "report.py"
+    print(f"run folder: {run}\n" + (f"report:     {os.path.join(run, 'report.html')} (and report.md; ./lab open {run})"
+                                    if drawn else "report:     none written (see above)"), file=sys.stderr)
     if code == 1:
         print(f"{sweep.failed} point(s) failed: see {sweep_dir}/journal.log; run the same command again to "
               "retry them", file=sys.stderr)
