@@ -306,6 +306,8 @@ class Sweep:
             t0 = time.monotonic()
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
+            if outcome.rc != 0 and not outcome.reason:
+                outcome.reason = silent_failure(self.run)
             measured += outcome.reading.seconds if outcome.reading else secs
             if outcome.rc == 2:
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
@@ -347,6 +349,17 @@ class Sweep:
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=outcome.reading.as_dict())
         return True
+
+
+def silent_failure(run):
+    """Why a command that failed left no word on stderr: often a full disk (its log could not be
+    written either)."""
+    try:
+        free = shutil.disk_usage(run).free
+    except OSError as e:
+        return f"no output; the run folder cannot be read: {e.strerror}"
+    return ("no output: the disk holding the run folder is full" if free < 1 << 20 else
+            "no output on stderr")
 
 
 def write_state(run, state):
