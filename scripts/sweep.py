@@ -269,4 +269,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
+        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
+              "command again to resume", file=sys.stderr)
+        sys.exit(1)

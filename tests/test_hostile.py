@@ -494,3 +494,39 @@ def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
     subprocess.run([str(tmp_path / "clone" / "scripts" / "env.sh"), str(tmp_path / "env")], check=True,
                    capture_output=True)
     assert (tmp_path / "env" / "git-diff.patch").read_text() == "(clean: no uncommitted change)\n"
+
+
+def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_path, results):
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        run = disk / "run"
+        args = [f"run={run}", "retries=0", "repeats=3", "placements=compact", "threads=1", SPEC]
+        env = dict(os.environ, **results, SPIN_SLEEP="1")
+        p = subprocess.Popen(["scripts/sweep.py", *args], cwd=ROOT, env=env, text=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_for(lambda: started(run) and (run / "data" / "points" / "spin").is_dir()
+                 and os.listdir(run / "data" / "points" / "spin"), what="the first repeat")
+        with open(disk / "filler", "wb") as f:      # the disk fills up mid-sweep
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+            except OSError:
+                pass
+        _out, err = p.communicate(timeout=120)
+        assert p.returncode == 1 and "Traceback" not in err, err
+        assert "No space left on device" in err and "run the same command again to resume" in err
+        assert (run / "sweep" / "state").read_text() != "complete\n"
+        p2 = sh("scripts/sweep.py", *args, env=results, check=False)      # still full: one line again
+        assert p2.returncode == 1 and "Traceback" not in p2.stderr, p2.stderr
+        os.remove(disk / "filler")
+        sh("scripts/sweep.py", *args, env=results)
+        assert (run / "sweep" / "state").read_text() == "complete\n"
+        assert (run / "report.html").exists()
+        assert {r["repeat"] for r in rows(run / "data" / "spin.csv")} == {"1", "2", "3"}
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])
