@@ -530,3 +530,29 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
         assert {r["repeat"] for r in rows(run / "data" / "spin.csv")} == {"1", "2", "3"}
     finally:
         subprocess.run(["umount", "-l", str(disk)])
+
+
+def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_cheap():
+    import glob
+    import time
+    from topo import PAIRS, PlacementError, Topology
+    for xml in sorted(glob.glob(os.path.join(ROOT, "topologies", "*.xml")))[:6]:
+        t = Topology(xml)
+        for policy in PAIRS:
+            try:
+                full = t.pairs(policy)
+            except PlacementError:
+                with pytest.raises(PlacementError):
+                    t.spread_pairs(policy, 8)
+                continue
+            for k in (1, 3, 8, 1000):
+                n = min(k, len(full))
+                assert t.spread_pairs(policy, k) == [full[i * len(full) // n] for i in range(n)], (xml, policy, k)
+            assert t.plan(policy, 2) == list(full[0])
+    # 2048 PUs: 2 M pairs, counted and picked in passes, never listed (this host's load may slow it)
+    t0 = time.process_time()
+    t = Topology("pack:2 core:512 pu:2")
+    assert len(t.spread_pairs("cross-package", 8)) == 8 and t.plan("smt", 2) == [0, 1]
+    assert time.process_time() - t0 < 60
+    p = sh("scripts/topo.py", "--topology", "pack:16 core:64 pu:64", "summary", check=False, timeout=20)
+    assert p.returncode == 2 and "has 65536 PUs; at most 8192" in p.stderr

@@ -50,12 +50,6 @@ def auto_threads(topo):
     return out + [n]
 
 
-def spread_pairs(pairs, k):
-    """Up to k pairs spread evenly over hwloc's list: one pair says little on a big host."""
-    n = min(k, len(pairs))
-    return [pairs[i * len(pairs) // n] for i in range(n)]
-
-
 def plan(resolved, topo):
     """Every point of one resolved spec, in measuring order."""
     out = []
@@ -70,7 +64,7 @@ def plan(resolved, topo):
                 continue
             pairs = ""
             if placement in PAIRS:
-                chosen = spread_pairs(topo.pairs(placement), int(resolved["pairs"]))
+                chosen = topo.spread_pairs(placement, int(resolved["pairs"]))
                 pairs = ",".join(f"{a}:{b}" for a, b in chosen)
             for v in variants:
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
