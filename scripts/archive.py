@@ -18,12 +18,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from engine.spec import Spec, SpecError, spec_dir  # noqa: E402
-from sweep import ENGINE_KEYS, hostname, results_dir  # noqa: E402
+from engine.spec import ENGINE_KEYS, Spec, SpecError, spec_dir  # noqa: E402
+from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,15 +33,11 @@ def die(msg):
     sys.exit(2)
 
 
-def run_dir(name):
-    for d in (name, os.path.join(results_dir(), name)):
-        if os.path.isdir(os.path.join(d, "sweep")):
-            return os.path.abspath(d.rstrip("/"))
-    die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
-
-
 def pack(name):
-    run = run_dir(name)
+    rf = find(name)
+    if rf is None:
+        die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
+    run = rf.path
     out = run + ".tar.gz"
     with tarfile.open(out + ".tmp", "w:gz") as t:
         t.add(run, arcname=os.path.basename(run))
@@ -152,22 +147,16 @@ def replay(archive):
         die(f"no such archive: {archive}")
     work = tempfile.mkdtemp()
     try:
-        old = safe_extract(archive, work)
-        args_path = os.path.join(old, "sweep", "args.json")
-        if os.path.exists(args_path):
-            args = read_args(args_path, archive)
-        else:   # made by the Bash engine: profile and perf from its signature, overrides not recovered
-            sig = open(os.path.join(old, "sweep", "signature")).read() if \
-                os.path.exists(os.path.join(old, "sweep", "signature")) else ""
-            prof = re.search(r"profile=(\S+)", sig)
-            args = {"profile": prof.group(1) if prof else "default", "perf": int("perf=1" in sig), "overrides": {},
-                    "experiments": [f[:-5] for f in os.listdir(os.path.join(old, "sweep", "specs"))
-                                    if f.endswith(".spec")]}
-            print("archive: made by an older engine: its overrides are not replayed", file=sys.stderr)
+        old_rf = RunFolder(safe_extract(archive, work))
+        old = old_rf.path
+        if not os.path.exists(old_rf.sweep_file("args.json")):
+            die(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an older "
+                "engine) has no sweep to replay; compare it with ./lab compare instead")
+        args = read_args(old_rf.sweep_file("args.json"), archive)
         mine = local_specs()
         specs = []
         for exp in args["experiments"]:
-            theirs = os.path.join(old, "sweep", "specs", f"{exp}.spec")
+            theirs = old_rf.spec_path(exp)
             if exp not in mine:
                 print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
                 if os.path.exists(theirs):
@@ -177,8 +166,7 @@ def replay(archive):
         if not specs:
             die("nothing to replay: no experiment of the archive has a local spec")
         name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        new = os.path.join(results_dir(), f"{stamp}-{hostname()}-replay-{name}")
+        new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
         asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
         asked += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
         argv = asked + [f"run={new}"]

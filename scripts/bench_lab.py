@@ -13,14 +13,13 @@ import collections
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import journal as jr  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from engine.guard import NOISE_METRICS  # noqa: E402
 from stats import median  # noqa: E402
-from sweep import hostname, results_dir  # noqa: E402
+from runfolder import RunFolder, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from tidy import read  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +30,7 @@ def medians(run, exp):
     """{(variant, placement, threads, cpus, metric): median} over repeats not marked suspect, and the
     set of points that had a suspect repeat."""
     vals, suspect = collections.defaultdict(list), set()
-    for r in read(os.path.join(run, "data", f"{exp}.csv")):
+    for r in read(RunFolder(run).data_csv(exp)):
         k = (r["variant"], r["placement"], r["threads"], r["cpus"], r["metric"])
         if r["suspect"]:
             suspect.add(k[:4])
@@ -44,8 +43,8 @@ def main(argv):
     args = ["placements=compact"] + argv
     specs = [a for a in args if a.endswith(".spec")] or [SPEC]
     args = [a for a in args if not a.endswith(".spec")]
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    runs = [os.path.join(results_dir(), f"{stamp}-bench-lab-{i}-{hostname()}") for i in (1, 2)]
+    stamp = stamp_now()
+    runs = [os.path.join(results_dir(), run_name(stamp, hostname(), f"bench-lab-{i}")) for i in (1, 2)]
     if len(argv) == 3 and argv[0] == "--summary":   # summarise two existing runs again
         return summarise(argv[1:], [], [])
     for run in runs:
@@ -58,7 +57,7 @@ def main(argv):
 
 
 def summarise(runs, specs, args):
-    events = [jr.read(os.path.join(r, "sweep", "journal.jsonl")) for r in runs]
+    events = [jr.read(RunFolder(r).journal_path) for r in runs]
     exps = sorted({e["experiment"] for ev in events for e in ev if e["event"] == "done"})
     what = f"{' '.join(specs)} {' '.join(args)}, twice back to back" if specs else f"summary of {' and '.join(runs)}"
     print(f"# bench-lab: {what} on {hostname()}")
@@ -73,7 +72,7 @@ def summarise(runs, specs, args):
     worst.sort(reverse=True)
     charted = set()
     for exp in exps:
-        spec = os.path.join(runs[0], "sweep", "specs", f"{exp}.spec")
+        spec = RunFolder(runs[0]).spec_path(exp)
         charted |= {(exp, m) for _kind, m in spec_charts(spec)[1]}
     headline = [w for w in worst if (w[1], w[2][4]) in charted]
     print(f"point-metrics compared (neither run suspect): {len(worst)}, of them charted: {len(headline)}")

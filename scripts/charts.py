@@ -13,32 +13,12 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from stats import group, summary  # noqa: E402
 from tidy import read, row_problem  # noqa: E402
-from engine.spec import SpecError  # noqa: E402
-from engine.spec import spec_charts as engine_spec_charts  # noqa: E402
+from engine.spec import spec_charts  # noqa: E402
+from runfolder import RunFolder  # noqa: E402
 from term import visible  # noqa: E402
-from topo import POLICIES, PlacementError, Topology  # noqa: E402
+from topo import POLICIES  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def spec_charts(spec_path):
-    """(experiment, [(kind, metric)]) through the engine's one spec parser. A spec of an old run that
-    the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
-    try:
-        return engine_spec_charts(spec_path)
-    except SpecError as e:
-        print(f"charts: {visible(e)}; reading only its experiment and chart lines", file=sys.stderr)
-    charts, exp = [], None
-    with open(spec_path) as f:
-        for line in f:
-            k, _, v = line.partition("=")
-            k, v = k.strip(), v.strip()
-            if k == "experiment":
-                exp = v
-            elif k == "chart" and v:
-                kind, _, metric = v.partition(" ")
-                charts.append((kind, metric.strip()))
-    return exp, charts
 
 
 def series_label(variant, placement):
@@ -166,17 +146,6 @@ def category_order(category):
     return (rank, placement, int(threads) if threads.isdigit() else 0)
 
 
-def host_topology(run):
-    """The run's own host topology (env/lstopo.xml), or None when it was not captured."""
-    xml = os.path.join(run, "env", "lstopo.xml")
-    if not os.path.exists(xml) or open(xml).read(12).startswith("unavailable"):
-        return None
-    try:
-        return Topology(xml)
-    except PlacementError:
-        return None
-
-
 def heatmap(groups, metric, dat, run_dir=None):
     """Pair rows (cpus "a,b") → a full matrix over the CPUs seen, median per pair, NaN elsewhere."""
     cell, unit, variant_seen = {}, "", None
@@ -195,7 +164,7 @@ def heatmap(groups, metric, dat, run_dir=None):
     seen = {c for pair in cell for c in pair}
     # hwloc's logical order keeps each L3 domain contiguous (Intel numbers sockets interleaved),
     # and a line is drawn where the domain (package, NUMA node, die, L3) changes.
-    topo = host_topology(run_dir)
+    topo = RunFolder(run_dir).topology() if run_dir else None
     cpus = [p.os for p in topo.pus if p.os in seen] if topo else []
     cpus += sorted(seen - set(cpus))
     bounds = ""
@@ -218,10 +187,11 @@ KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
 
 
 def render(run, exp, kind, metric):
-    data = os.path.join(run, "data", f"{exp}.csv")
+    rf = RunFolder(run)
+    data = rf.data_csv(exp)
     if not os.path.exists(data):
         return None
-    base = os.path.join(run, "plots", f"{exp}-{kind}-{metric}")
+    base = rf.chart(exp, kind, metric)
     groups, suspects = load(data)
     info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
             else KINDS[kind](groups, metric, base + ".dat", suspects))
@@ -251,9 +221,9 @@ def render(run, exp, kind, metric):
 def main(argv):
     run = argv[0]
     made = []
-    specs = os.path.join(run, "sweep", "specs")
-    for name in sorted(os.listdir(specs)) if os.path.isdir(specs) else []:
-        exp, charts = spec_charts(os.path.join(specs, name))
+    rf = RunFolder(run)
+    for spec in rf.spec_paths():
+        exp, charts = spec_charts(spec)
         for kind, metric in charts:
             if kind not in KINDS:
                 print(visible(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
@@ -266,7 +236,7 @@ def main(argv):
                 return 2
             if png:
                 made.append(png)
-    print(f"charts: {len(made)} chart(s) in {os.path.join(run, 'plots')}", file=sys.stderr)
+    print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
     return 0
 
 

@@ -106,17 +106,20 @@ versions() {
 # How each instrument is built here: compiler, its version and the exact flags, one line per instrument
 # (the C ones print it from their Makefile, which includes their build.env), so that two runs, on the
 # Debian and the Nix path or on two hosts, say when they measured differently built code.
+# Instruments are discovered, not listed: every folder with a build.env (C) or a Cargo.toml (Rust).
 builds() {
-  local d cc
-  for d in c-probes cache-server; do
+  local f d cc
+  for f in "$root"/*/build.env; do
+    d=$(basename "$(dirname "$f")")
     [[ -f $root/$d/Makefile ]] || continue
     printf '%s: %s\n' "$d" "$(make -s --no-print-directory -C "$root/$d" print-build 2>&1 | head -n 1)"
   done
-  if [[ -f $root/rust-runner/Cargo.toml ]]; then
-    printf 'rust-runner: %s | profile.release: %s| rustflags=%s\n' "$(rustc --version 2>&1 | head -n 1)" \
+  for f in "$root"/*/Cargo.toml; do
+    [[ -f $f ]] || continue
+    printf '%s: %s | profile.release: %s| rustflags=%s\n' "$(basename "$(dirname "$f")")" "$(rustc --version 2>&1 | head -n 1)" \
       "$(awk '/^\[profile\.release\]/ { on = 1; next } /^\[/ { on = 0 } on && /=/ && !/^#/ { gsub(/ /, ""); printf "%s ", $0 }' \
-        "$root/rust-runner/Cargo.toml")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
-  fi
+        "$f")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
+  done
   # What a compiler wrapper adds by itself (nixpkgs' cc-wrapper; unset on Debian), and the compiler's
   # built-in defaults that change the code (PIE, stack protector, fortify, CET).
   echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"

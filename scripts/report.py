@@ -11,33 +11,28 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reporting import html_page, markdown, model  # noqa: E402
-from reporting.fmt import fmt  # noqa: E402,F401  (kept importable: tests and compare use report.fmt)
 from reporting.journal import JournalError  # noqa: E402
+from runfolder import RunFolder, is_run  # noqa: E402
 from term import visible  # noqa: E402
-
-
-def write(path, text):
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
 
 
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    run = os.path.abspath(argv[0])
-    if not os.path.isdir(run):
-        print(f"report: {run} is not a run folder", file=sys.stderr)
+    rf = RunFolder(argv[0])
+    run = rf.path
+    if not is_run(run):
+        print(f"report: {run} is not a run folder (no sweep/)", file=sys.stderr)
         return 2
     try:
         m = model.build(run)
     except (model.DataError, JournalError) as e:
         print(f"report: {visible(e)}", file=sys.stderr)
         return 2
-    write(os.path.join(run, "report.md"), markdown.render(m))
-    write(os.path.join(run, "report.html"), html_page.report(m))
-    print(f"report: {os.path.join(run, 'report.md')}, {os.path.join(run, 'report.html')}", file=sys.stderr)
+    rf.write_text("report.md", markdown.render(m))
+    rf.write_text("report.html", html_page.report(m))
+    print(f"report: {rf.report_md}, {rf.report_html}", file=sys.stderr)
     return 0
 
 

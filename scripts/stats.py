@@ -5,7 +5,6 @@ Plain Python on purpose: the lab must run where only python3 is installed (no Sc
 import math
 from collections import defaultdict
 
-from tidy import read
 
 
 def percentile(xs, q):
@@ -28,16 +27,44 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.052, 2.048, 2.045, 2.042)
 
 
+def order_statistic_rank(n, level=0.95):
+    """(k, coverage): the largest k for which [x_(k), x_(n-k+1)] covers the median with at least `level`
+    (the sign test's interval; no assumption about the distribution), or (0, 0.0) when n is too small
+    (n < 6 for 95%)."""
+    best = (0, 0.0)
+    tail = 0.0                      # P(Binomial(n, 1/2) <= k - 1)
+    for k in range(1, n // 2 + 1):
+        tail += math.comb(n, k - 1) / 2 ** n
+        coverage = 1 - 2 * tail
+        if coverage < level:
+            break
+        best = (k, coverage)
+    return best
+
+
+def ci_method(n):
+    """Which interval median_ci gives for n values, in words."""
+    k, coverage = order_statistic_rank(n)
+    if k:
+        return f"order statistics (sorted values {k} and {n - k + 1} of {n}, coverage {coverage * 100:.1f}%)"
+    return "normal approximation" if n >= 3 else "none (n < 3)"
+
+
 def median_ci(xs):
     """95% confidence interval of the median, (lo, hi); (nan, nan) below 3 values.
 
-    Normal approximation: the median's standard error is sqrt(pi/2)·s/sqrt(n), widened by Student's t
-    for small n. Order-statistic intervals need n >= 6 for 95%, which the default sweep cannot afford
-    at every point; this one is defined from 3 repeats and is wide when they disagree, which is what
-    the engine's stopping rule needs. docs/design.md says so."""
+    From 6 values on it is distribution-free: the k-th lowest and k-th highest values (sign test), whose
+    coverage is exact whatever the distribution. Below that an order-statistic interval cannot reach 95%,
+    so for 3 to 5 values it is a normal approximation: the median's standard error sqrt(pi/2)·s/sqrt(n),
+    widened by Student's t; wide when the values disagree, which is what the engine's stopping rule needs.
+    ci_method() says which one a point got; docs/design.md says why."""
     n = len(xs)
     if n < 3:
         return float("nan"), float("nan")
+    k, _coverage = order_statistic_rank(n)
+    if k:
+        s = sorted(xs)
+        return s[k - 1], s[n - k]
     mean = sum(xs) / n
     s = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     t = T975[n - 2] if n - 2 < len(T975) else 1.96
@@ -52,7 +79,8 @@ def ci_pct(xs):
     m = median(xs) if xs else float("nan")
     if lo != lo or not m:
         return float("nan")
-    return (hi - lo) / 2 / abs(m) * 100
+    # the larger side: an order-statistic interval need not be symmetric around the median
+    return max(hi - m, m - lo) / abs(m) * 100
 
 
 def summary(xs):
@@ -61,7 +89,7 @@ def summary(xs):
     spread = (max(xs) - min(xs)) / abs(m) * 100 if m else float("nan")
     lo, hi = median_ci(xs)
     return {"median": m, "min": min(xs), "max": max(xs), "spread_pct": spread, "n": len(xs),
-            "ci_lo": lo, "ci_hi": hi, "ci_pct": ci_pct(xs)}
+            "ci_lo": lo, "ci_hi": hi, "ci_pct": ci_pct(xs), "ci_method": ci_method(len(xs))}
 
 
 def group(rows, keys):
@@ -70,11 +98,6 @@ def group(rows, keys):
     for r in rows:
         out[tuple(r[k] for k in keys)].append(float(r["value"]))
     return out
-
-
-def load_groups(path, keys=("variant", "placement", "threads", "cpus", "metric", "unit")):
-    """Repeats of every point in a tidy CSV. cpus is kept because a c2c sweep has many pairs per point."""
-    return group(read(path), keys)
 
 
 # --- Welch's t-test --------------------------------------------------------------------------------

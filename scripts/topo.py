@@ -196,7 +196,7 @@ class Topology:
         for p in self.pus:
             if p.l2 >= 0:
                 l2_cores.setdefault(p.l2, set()).add(p.core)
-        kinds = [f"{self.kind_name(r)}:{cpulist(p.os for p in self.pus if p.kind == r)}"
+        kinds = [f"{self.kind_name(r)}:{cpu_ranges(sorted(p.os for p in self.pus if p.kind == r))}"
                  for r in reversed(range(len(self.kinds)))] if len(self.kinds) > 1 else []
         return {
             "packages": max(self.count("package"), 1),
@@ -209,13 +209,13 @@ class Topology:
             "pus": len(self.pus),
             "smt_per_core": smt,
             "cpu_kinds": ";".join(kinds) if kinds else "1",
-            "pu_list": ",".join(str(p.os) for p in self.pus),
+            "pu_list": cpu_list(p.os for p in self.pus),
         }
 
     def pu(self, os_index):
         if os_index not in self.by_os:
             raise PlacementError(f"CPU {os_index} is not in this topology "
-                                 f"(PUs: {','.join(str(p.os) for p in self.pus)})")
+                                 f"(PUs: {cpu_list(p.os for p in self.pus)})")
         return self.by_os[os_index]
 
     def relation(self, a, b):
@@ -373,18 +373,21 @@ def spread(pus, levels):
     return interleave([spread(g, levels[1:]) for g in groups.values()])
 
 
-def cpulist(cpus):
-    """[0, 1, 2, 5] → "0-2,5" """
-    out, run = [], []
-    for c in sorted(cpus):
-        if run and c == run[-1] + 1:
-            run.append(c)
-        else:
-            if run:
-                out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
-            run = [c]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+def cpu_list(cpus):
+    """[0, 1, 2, 5] → "0,1,2,5": the one form of a CPU list in tidy rows, journals and taskset."""
+    return ",".join(str(c) for c in cpus)
+
+
+def cpu_ranges(cpus):
+    """[0, 1, 2, 5] → "0-2,5": the short form people read, order kept."""
+    cpus = list(cpus)
+    out, i = [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if j == i else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
     return ",".join(out)
 
 
@@ -431,7 +434,6 @@ def main(argv):
         return 2
     t = Topology(topology, kind)
     cmd, args = argv[0], argv[1:]
-    join = lambda xs: ",".join(str(x) for x in xs)  # noqa: E731
     if cmd == "summary":
         for k, v in t.summary().items():
             print(f"{k}={v}")
@@ -440,7 +442,7 @@ def main(argv):
             n = int(args[1])
         except ValueError:
             raise PlacementError(f"thread count must be a number, got {args[1]!r}")
-        print(join(t.plan(args[0], n)))
+        print(cpu_list(t.plan(args[0], n)))
     elif cmd == "pairs" and len(args) == 1:
         for a, b in t.pairs(args[0]):
             print(f"{a},{b}")
@@ -448,11 +450,11 @@ def main(argv):
         a, b = (parse_cpus(x)[0] for x in args)
         print(t.relation(a, b))
     elif cmd == "nodes" and len(args) == 1:
-        print(join(t.nodes(parse_cpus(args[0]))))
+        print(cpu_list(t.nodes(parse_cpus(args[0]))))
     elif cmd == "others" and len(args) == 1:
-        print(join(t.others(parse_cpus(args[0]))))
+        print(cpu_list(t.others(parse_cpus(args[0]))))
     elif cmd == "pus":
-        print(join(p.os for p in t.pus))
+        print(cpu_list(p.os for p in t.pus))
     else:
         raise PlacementError(f"unknown or incomplete command: {' '.join(argv)}")
     return 0

@@ -556,3 +556,16 @@ def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_
     assert time.process_time() - t0 < 60
     p = sh("scripts/topo.py", "--topology", "pack:16 core:64 pu:64", "summary", check=False, timeout=20)
     assert p.returncode == 2 and "has 65536 PUs; at most 8192" in p.stderr
+
+
+def test_a_received_spec_cannot_make_charts_write_outside_the_run(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    spec = run / "sweep" / "specs" / "spin.spec"
+    spec.write_text(spec.read_text() + "chart = bars ../../../escaped\n")
+    p = sh("scripts/charts.py", str(run))
+    assert "chart metric '../../../escaped' is not a name: not drawn" in p.stderr
+    assert not list(tmp_path.rglob("*escaped*"))
+    (run / "sweep" / "specs" / "evil.spec").write_text("experiment = ../../evil\nchart = bars loop_ns\n")
+    p = sh("scripts/charts.py", str(run))
+    assert "experiment '../../evil' is not a name: no charts" in p.stderr
+    assert not list(tmp_path.rglob("*evil-bars*"))

@@ -106,12 +106,10 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
          "threads": 2, "metric": "calls_per_s", "n": 10, "ci_pct": 7.5, "confident": False},
     ]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    # an old-style log with different facts: ignored when journal.jsonl exists
-    (run / "sweep" / "journal.log").write_text("00:00:00 runner-empty: skip smt threads=2: log wording\n")
     (run / "raw" / "runner-empty" / "shared-arc_compact_t2_r1").mkdir(parents=True)
     sh("scripts/report.py", str(run))
     text = (run / "report.md").read_text()
-    assert "- skipped: cross-package threads=2: this host has 1 package" in text and "log wording" not in text
+    assert "- skipped: cross-package threads=2: this host has 1 package" in text
     assert "- re-measured: shared-arc compact t2 r1 attempt 1: steal 25% > 10%" in text
     assert "- suspect: shared-arc compact t2 (calls_per_s): r1: foreign 40% > 20%" in text
     assert "- failed: per-thread scatter t2 r1: exit 3: no CSV" in text
@@ -122,17 +120,6 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
     assert "noise per point (not results)" in text
     html = (run / "report.html").read_text()
     assert 'href="./raw/runner-empty/shared-arc_compact_t2_r1/"' in html and "rust-runner/x --threads 2" in html
-
-
-def test_old_run_journal_log_fallback(tmp_path):
-    run = make_run(tmp_path, LINEAR)       # ten columns: a run of the Bash engine
-    (run / "sweep" / "journal.log").write_text(
-        "10:00:00 runner-empty: skip cross-package threads=2: cross-package is impossible here\n"
-        "10:00:01 cache-get: skip all: memcached not found\n10:00:02 runner-empty: done x in 1 s\n")
-    sh("scripts/report.py", str(run))
-    text = (run / "report.md").read_text()
-    assert "- skipped: cross-package threads=2: cross-package is impossible here" in text
-    assert "- cache-get: memcached not found" in text
 
 
 def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
@@ -192,7 +179,7 @@ def test_open_prints_the_newest_report(tmp_path):
 
 def test_numbers_have_three_significant_digits_and_a_prefix():
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from report import fmt
+    from reporting.fmt import fmt
     assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
         ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
 

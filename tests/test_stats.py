@@ -54,3 +54,15 @@ def test_tidy_fill_keeps_instrument_columns_and_rejects_bad_values():
                      ("metric,value,unit,color\nx,1,s,red\n", "outside the schema"), ("", "no CSV")]:
         with pytest.raises(ValueError, match=why):
             fill(point, bad)
+
+
+def test_median_interval_is_distribution_free_from_six_values():
+    from stats import ci_method, median_ci, order_statistic_rank
+    # P(Bin(n, 1/2) <= k-1) on each side: n=5 cannot reach 95% with the extremes (1 - 2/32 = 93.75%)
+    assert order_statistic_rank(5) == (0, 0.0)
+    assert order_statistic_rank(6) == (1, 1 - 2 / 64)
+    assert order_statistic_rank(9) == (2, 1 - 2 * 10 / 512)
+    xs = [5, 1, 9, 3, 7, 2, 8, 4, 6]
+    assert median_ci(xs) == (2, 8)             # the 2nd lowest and 2nd highest of nine
+    assert ci_method(9).startswith("order statistics (sorted values 2 and 8 of 9, coverage 96.1%")
+    assert ci_method(4) == "normal approximation" and ci_method(2).startswith("none")

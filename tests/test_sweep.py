@@ -173,7 +173,7 @@ def test_compare_archive_and_replay(tmp_path, results):
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
     p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
-    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a"))
+    replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
     assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))
@@ -210,3 +210,28 @@ def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, re
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
     assert (run / "sweep" / "state").read_text().strip() == "complete"
     assert "- bad: 'no-such-tool-here' is not on PATH" in (run / "report.md").read_text()
+
+
+def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tmp_path, results):
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from engine.sweep import round_order
+    spec = tmp_path / "order.spec"
+    spec.write_text("experiment = order\ncommand = tests/fixtures/spin.sh 1 2000\nvariants = a b c d\n"
+                    "placements = unpinned\nthreads = 1\nrepeats = 4\nwarmup = 0\n")
+    run = tmp_path / "run"
+    sweep(results, run, "seed=7", str(spec))
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    assert [e["seed"] for e in events if e["event"] == "sweep"] == [7]
+    rounds = [e for e in events if e["event"] == "round"]
+    assert [r["round"] for r in rounds] == [1, 2, 3, 4, 5]      # the fifth finds every variant settled
+    measured = [e["variant"] for e in events if e["event"] == "started"]
+    assert measured == [v for r in rounds[:4] for v in r["order"]]
+
+    class P:                               # round_order shuffles whatever it is given, in a seeded order
+        def __init__(self, v):
+            self.variant = v
+    for r in rounds:
+        again = round_order(7, "order", "unpinned", 1, r["round"], [P(v) for v in "abcd"])
+        assert [p.variant for p in again] == r["order"]
+    assert len({tuple(r["order"]) for r in rounds}) > 1         # not one fixed order

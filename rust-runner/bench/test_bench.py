@@ -79,8 +79,9 @@ def test_rusage_measures_the_child_and_passes_its_status(tmp_path):
 
 
 def test_rusage_counts_a_busy_process_as_foreign_unless_it_is_the_server(tmp_path):
-    # A busy loop beside a child that sleeps: on this host the loop's whole CPU is other processes'
-    # time (1/ncpu of the host), and none once it is named the server (the benchmark's Cassandra).
+    # A busy loop beside a child that sleeps: the loop's CPU is other processes' time, and is not once it
+    # is named the server (the benchmark's Cassandra). Whatever else loads the host is in both readings,
+    # so only their difference is asserted: the loop's share, at least a quarter of one CPU's.
     loop = subprocess.Popen(["bash", "-c", "end=$((SECONDS + 30)); while ((SECONDS < end)); do :; done"])
     try:
         share = 100 / os.cpu_count()
@@ -89,4 +90,4 @@ def test_rusage_counts_a_busy_process_as_foreign_unless_it_is_the_server(tmp_pat
     finally:
         loop.kill()
         loop.wait()
-    assert other > share / 2 and own < share / 4, (other, own)
+    assert other - own > share / 4, (other, own)

@@ -38,13 +38,12 @@ def drop_torn_tail(path):
 
 
 class Journal:
-    def __init__(self, folder, quiet=False):
-        torn = drop_torn_tail(f"{folder}/journal.jsonl")
+    def __init__(self, jsonl_path, log_path, quiet=False):
+        torn = drop_torn_tail(jsonl_path)
         if torn:
-            print(f"warning: {folder}/journal.jsonl ended in a line cut short ({torn} bytes): dropped",
-                  file=sys.stderr)
-        self.jsonl = open(f"{folder}/journal.jsonl", "a")
-        self.log = open(f"{folder}/journal.log", "a")
+            print(f"warning: {jsonl_path} ended in a line cut short ({torn} bytes): dropped", file=sys.stderr)
+        self.jsonl = open(jsonl_path, "a")
+        self.log = open(log_path, "a")
         self.quiet = quiet
 
     def event(self, event, text=None, **fields):

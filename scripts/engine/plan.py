@@ -24,22 +24,19 @@ class Point:
     pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
     skip: str = ""          # why the host cannot run it
 
-    def key(self, repeat):
-        """The point's file and raw-folder name for one repeat, one per point: a variant of letters,
-        digits, '.' and '-' is its own name; any other gets its other characters replaced and a
-        short hash of its exact text (`a+b` and `a_b` must not share a file)."""
+    @property
+    def stem(self):
+        """The point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
+        of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
+        and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
         v = self.variant or "-"
         if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
             v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
-        return f"{v}_{self.placement}_t{self.threads}_r{repeat}"
+        return f"{v}_{self.placement}_t{self.threads}"
 
-    @property
-    def group(self):
-        return (self.experiment, self.placement, self.threads)
-
-
-def cpu_list(cpus):
-    return ",".join(str(c) for c in cpus)
+    def key(self, repeat):
+        """The point's file and raw-folder name for one repeat."""
+        return f"{self.stem}_r{repeat}"
 
 
 def auto_threads(topo):

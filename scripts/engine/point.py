@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import tidy
+from topo import cpu_list
 
 from . import guard, prefix
 from .spec import SpecError
@@ -56,8 +57,8 @@ def display(command, values):
 
 def values_for(point, repeat, raw, perf, root, pinned):
     return {"variant": point.variant, "placement": point.placement, "threads": point.threads,
-            "repeat": repeat, "cpus": ",".join(map(str, point.cpus)),
-            "other_cpus": ",".join(map(str, point.others)), "raw": raw, "perf": perf, "root": root,
+            "repeat": repeat, "cpus": cpu_list(point.cpus),
+            "other_cpus": cpu_list(point.others), "raw": raw, "perf": perf, "root": root,
             "pinned": int(pinned), "pairs": point.pairs, "ncpus": len(point.cpus)}
 
 

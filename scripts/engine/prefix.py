@@ -3,6 +3,8 @@ so the order (perf outermost, then memory, then CPUs) is decided once."""
 import subprocess
 from functools import lru_cache
 
+from topo import cpu_list
+
 
 def perf_record(raw, event):
     return ["perf", "record", "-q", "-g", "-e", event, "-o", f"{raw}/perf.data", "--"]
@@ -16,7 +18,7 @@ def numactl(membind, nodes):
 
 
 def taskset(cpus):
-    return ["taskset", "-c", ",".join(str(c) for c in cpus)]
+    return ["taskset", "-c", cpu_list(cpus)]
 
 
 @lru_cache(maxsize=1)

@@ -6,14 +6,13 @@ last run needed (else min_repeats), and so do re-measurements: that run's distur
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
 max_repeats at that rate.
 """
-import glob
 import math
-import os
 import shutil
-import socket
 
+from runfolder import host_runs
 from stats import median
 from term import visible
+from topo import cpu_ranges
 
 from . import journal as jr
 
@@ -21,10 +20,9 @@ from . import journal as jr
 def history(results, experiment, profile):
     """(seconds per run, mean repeats per point, re-measured attempts per kept repeat) of the newest
     run of this host that measured experiment in profile, or (None, None, 0.0)."""
-    host = socket.gethostname().split(".")[0]
-    for run in sorted(glob.glob(os.path.join(results, f"*-{host}*")), reverse=True):
+    for rf in host_runs(results):
         try:
-            events = jr.read(os.path.join(run, "sweep", "journal.jsonl"))
+            events = jr.read(rf.journal_path)
         except jr.JournalError:
             continue        # a damaged run says nothing reliable about times
         if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
@@ -68,18 +66,6 @@ def repeats(spec, seen_n):
     return min(max(seen_n or lo, lo), hi), lo, hi
 
 
-def ranges(cpus):
-    """[0, 1, 2, 5] → "0-2,5": the list as taskset prints it, order kept."""
-    out, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if j == i else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
 def hms(secs):
     secs = int(round(secs))
     return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
@@ -114,7 +100,7 @@ def price(specs, plans, profile, results, on_host, out):
             expect, fewest, most = expect + e * retried, fewest + lo * s, most + hi * retried
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
             out.write(f"{spec.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
-                      f"{s:>8.5g}  {ranges(p.cpus)}\n")
+                      f"{s:>8.5g}  {cpu_ranges(p.cpus)}\n")
         out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
                   + (f"; {again:.2g} re-measured per repeat last run" if again else "")

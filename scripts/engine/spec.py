@@ -6,7 +6,9 @@ naming file:line; the engine reports it and exits 2 before anything is created o
 """
 import os
 import re
+import sys
 
+from term import visible
 from topo import POLICIES
 
 # key: (kind, default, may the command line override it, meaning). Kinds are checked by check().
@@ -55,6 +57,9 @@ MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
 MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server")
+# The sweep's own command-line keys (scripts/sweep.py), never spec keys.
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -72,7 +77,7 @@ def check(key, value, where):
         raise SpecError(f"{where}: {key} is empty: give it a value, or leave the line out for the default")
     if len(value) > MOST_CHARS or (kind != "shell" and len(words) > MOST_WORDS):
         raise SpecError(f"{where}: {key} is too long (at most {MOST_WORDS} values, {MOST_CHARS} characters)")
-    if kind == "name" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+    if kind == "name" and not NAME.fullmatch(value):
         bad = "a name of letters, digits, '.', '_' or '-'"
     elif kind == "placements":
         unknown = [w for w in words if w not in POLICIES]
@@ -99,8 +104,8 @@ def check(key, value, where):
     elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
                              or ".." in value.split("/")):
         bad = "a path inside the project, relative to its root"
-    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
-        bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)}"
+    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
+        bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     if bad:
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
 
@@ -237,9 +242,35 @@ def load(paths):
 
 
 def spec_charts(path):
-    """(experiment, [(kind, metric)]) of a spec file, for charts and report."""
-    s = Spec(path)
-    return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
+    """(experiment, [(kind, metric)]) of a spec file, for charts and report. A spec of an old run that
+    the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
+    try:
+        s = Spec(path)
+        return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
+    except SpecError as e:
+        print(visible(f"{e}; reading only its experiment and chart lines"), file=sys.stderr)
+    charts, exp = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            k, _, v = line.partition("=")
+            k, v = k.strip(), v.strip()
+            if k == "experiment":
+                exp = v
+            elif k == "chart" and v:
+                kind, _, metric = v.partition(" ")
+                charts.append((kind, metric.strip()))
+    # names become file names (data/<exp>.csv, plots/<exp>-<kind>-<metric>.png): a received run's
+    # `../` must not reach outside its folder
+    if exp is None or not NAME.fullmatch(exp):
+        print(visible(f"{path}: experiment {exp!r} is not a name: no charts"), file=sys.stderr)
+        return exp, []
+    named = []
+    for k, m in charts:
+        if NAME.fullmatch(m):
+            named.append((k, m))
+        else:
+            print(visible(f"{path}: chart metric {m!r} is not a name: not drawn"), file=sys.stderr)
+    return exp, named
 
 
 def spec_dir(root):

@@ -6,10 +6,10 @@ data/points/<experiment>/<key>.csv by a rename: that file is the proof it is don
 with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
-import glob
 import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -17,8 +17,9 @@ import sys
 import time
 
 import tidy
-from stats import ci_pct
+from stats import ci_method, ci_pct
 from term import visible
+from topo import cpu_list
 
 from . import journal as jr
 from . import orphans
@@ -47,11 +48,16 @@ def identity(root):
 
 
 class Sweep:
-    def __init__(self, root, run, specs, topo, opts, out=sys.stderr):
-        self.root, self.run, self.topo, self.out = root, run, topo, out
+    def __init__(self, root, rf, specs, topo, opts, out=sys.stderr):
+        self.root, self.rf, self.topo, self.out = root, rf, topo, out
         self.specs = specs                       # resolved specs, in order
-        self.run_id = os.path.basename(run)
+        self.run_id = rf.name
         self.perf = opts["perf"]
+        # The variants' order in each round is shuffled from this seed (journaled): drift and periodic
+        # noise cannot line up with one variant, and the order can be re-derived (round_order).
+        self.seed = opts.get("seed")
+        if self.seed is None:
+            self.seed = int(hashlib.sha256(rf.name.encode()).hexdigest()[:8], 16)
         self.perf_event = prefix.perf_event() if self.perf else ""
         self.token = orphans.new_token()     # every process this sweep starts carries it
         self.env = dict(os.environ, LAB_ROOT=root, **{orphans.VAR: self.token})
@@ -64,25 +70,19 @@ class Sweep:
         self.done_now = 0
         self.started = time.monotonic()
         self.total = 0
-        os.makedirs(os.path.join(run, "sweep"), exist_ok=True)
-        self.journal = jr.Journal(os.path.join(run, "sweep"))
+        os.makedirs(rf.sweep_dir, exist_ok=True)
+        self.journal = jr.Journal(rf.journal_path, rf.journal_log)
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
         self.child = proc
 
-    def point_file(self, point, repeat):
-        return os.path.join(self.run, "data", "points", point.experiment, point.key(repeat) + ".csv")
-
     def done_repeats(self, point):
         """Repeats of a point already on disk, as {repeat: rows}."""
         out = {}
-        pattern = self.point_file(point, "*")
-        for path in glob.glob(pattern):
-            r = path.rsplit("_r", 1)[1][:-4]
-            if r.isdigit():
-                with open(path, newline="") as f:
-                    out[int(r)] = list(csv.DictReader(f, tidy.COLUMNS))
+        for r, path in self.rf.repeats(point.experiment, point.stem).items():
+            with open(path, newline="") as f:
+                out[r] = list(csv.DictReader(f, tidy.COLUMNS))
         return out
 
     def settled(self, spec, point, done):
@@ -119,7 +119,7 @@ class Sweep:
 
     def fields(self, point, repeat=None, **extra):
         d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
-             "threads": point.threads, "cpus": ",".join(map(str, point.cpus))}
+             "threads": point.threads, "cpus": cpu_list(point.cpus)}
         if repeat is not None:
             d.update(repeat=repeat, key=point.key(repeat))
         d.update(extra)
@@ -129,7 +129,7 @@ class Sweep:
     def guard_children(self):
         """End what a killed engine of this run left running, then start this engine's reaper and
         record its token: from here on nothing the sweep starts outlives it."""
-        record = os.path.join(self.run, "sweep", "engine.json")
+        record = self.rf.sweep_file("engine.json")
         before = orphans.leftover(record)
         if before:
             n = orphans.end(before)
@@ -137,10 +137,7 @@ class Sweep:
                 self.journal.event("orphans", f"ended {n} process(es) that a killed sweep of this run left "
                                    "running, before measuring", count=n)
         pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
-        tmp = record + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
-        os.replace(tmp, record)
+        self.rf.write_text("sweep/engine.json", json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
 
     def run_all(self):
         """Returns the exit code: 0 complete, 1 some points failed, 2 a command rejected its input,
@@ -178,7 +175,7 @@ class Sweep:
         finally:
             self.stopping = True          # a second Ctrl-C now waits for teardown and the state
             self.run_teardown()
-        write_state(self.run, state)
+        self.rf.set_state(state)
         self.journal.event("end", state=state, failed=self.failed)
         os.close(self.reaper)             # the reaper ends whatever is left, then exits
         return code
@@ -199,11 +196,11 @@ class Sweep:
         if self.teardown:
             text, self.teardown = self.teardown, ""
             # in its own session: the terminal's second Ctrl-C must not cut it off
-            pt.run_shell(text, self.root, self.env, os.path.join(self.run, "sweep", "setup.log"), own_session=True)
+            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"), own_session=True)
 
     def experiment(self, spec, points):
         exp = spec.name
-        os.makedirs(os.path.join(self.run, "data", "points", exp), exist_ok=True)
+        os.makedirs(self.rf.points_dir(exp), exist_ok=True)
         for p in points:
             if p.skip:
                 self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
@@ -215,15 +212,14 @@ class Sweep:
         elif self.prepare(spec, len(todo)):
             self.measure_points(spec, todo)
             self.run_teardown()
-        files = sorted(glob.glob(os.path.join(self.run, "data", "points", exp, "*.csv")))
         rows = []
-        for path in files:
+        for path in self.rf.point_files(exp):
             with open(path, newline="") as f:
                 rows += list(csv.DictReader(f, tidy.COLUMNS))
-        tidy.write_atomic(os.path.join(self.run, "data", f"{exp}.csv"), rows)
+        tidy.write_atomic(self.rf.data_csv(exp), rows)
 
     def prepare(self, spec, n):
-        log = os.path.join(self.run, "sweep", "setup.log")
+        log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
             text = spec[step]
             if not text:
@@ -256,7 +252,12 @@ class Sweep:
             while True:
                 rnd += 1
                 active = False
-                for p in members:
+                order = round_order(self.seed, spec.name, members[0].placement, members[0].threads, rnd, members)
+                if len(order) > 1:
+                    self.journal.event("round", experiment=spec.name, placement=members[0].placement,
+                                       threads=members[0].threads, round=rnd, seed=self.seed,
+                                       order=[p.variant for p in order])
+                for p in order:
                     if id(p) in broken:
                         continue
                     done = self.done_repeats(p)
@@ -272,16 +273,19 @@ class Sweep:
                     ok, n, ci = self.settled(spec, p, done)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
+                        stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
+                                   f"repeat cap reached ({n} = max_repeats) at ±{ci:.1f}% > {spec['ci']}%")
                         self.journal.event(
                             "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
-                            f"n={n}, 95% CI ±{ci:.1f}%" + ("" if confident else f" > {spec['ci']}%: not confident"),
+                            f"n={n}, {stopped}" + ("" if confident else ": not confident"),
                             **self.fields(p), metric=" ".join(spec.watched()), n=n,
-                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident)
+                            ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident,
+                            stopped=stopped, method=ci_method(n))
                 if not active:
                     break
 
     def warm_up(self, spec, p, count):
-        raw = os.path.join(self.run, "raw", p.experiment, p.key(0))
+        raw = self.rf.raw(p.experiment, p.key(0))
         for i in range(count):
             self.journal.event("warmup", f"{p.experiment}: warm-up run ({p.variant or '-'} {p.placement} "
                                f"threads={p.threads}), discarded", **self.fields(p))
@@ -291,7 +295,7 @@ class Sweep:
         """Measure one repeat, re-measuring while the guard says it was disturbed. True when kept."""
         t_enter = time.monotonic()
         exp = p.experiment
-        raw = os.path.join(self.run, "raw", exp, p.key(repeat))
+        raw = self.rf.raw(exp, p.key(repeat))
         limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
         command = pt.expand_args(spec["command"], spec["args"])
         shown = pt.display(command, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
@@ -307,7 +311,7 @@ class Sweep:
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
             if outcome.rc != 0 and not outcome.reason:
-                outcome.reason = silent_failure(self.run)
+                outcome.reason = silent_failure(self.rf.path)
             measured += outcome.reading.seconds if outcome.reading else secs
             if outcome.rc == 2:
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
@@ -335,7 +339,7 @@ class Sweep:
                 r["suspect"] = why
             self.journal.event("suspect", f"{exp}: {p.key(repeat)} kept but suspect: {why}",
                                **self.fields(p, repeat), reason=why)
-        path = self.point_file(p, repeat)
+        path = self.rf.point_csv(exp, p.key(repeat))
         tmp = path + ".tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, tidy.COLUMNS, lineterminator="\n")
@@ -362,14 +366,12 @@ def silent_failure(run):
             "no output on stderr")
 
 
-def write_state(run, state):
-    """sweep/state, atomically: a reader (or a full disk) never sees half of it."""
-    path = os.path.join(run, "sweep", "state")
-    with open(path + ".tmp", "w") as f:
-        f.write(state + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(path + ".tmp", path)
+def round_order(seed, experiment, placement, threads, rnd, members):
+    """The variants of one (placement, threads) in the order round `rnd` measures them: a shuffle seeded
+    by the sweep's seed and the round, so that the journal's seed reproduces it."""
+    order = list(members)
+    random.Random(f"{seed}:{experiment}:{placement}:{threads}:{rnd}").shuffle(order)
+    return order
 
 
 def human(secs):

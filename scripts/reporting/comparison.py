@@ -3,10 +3,9 @@ medians, B / A, and Welch's t-test over the repeats that are not suspect; noise 
 when the runs built different code (env/build.txt) or ran different specs (sweep/specs/)."""
 import difflib
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from stats import summary, welch  # noqa: E402
+from runfolder import RunFolder
+from stats import summary, welch
 
 
 def by_key(model):
@@ -31,7 +30,8 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
-    ba, bb = read_text(os.path.join(a_run, "env", "build.txt")), read_text(os.path.join(b_run, "env", "build.txt"))
+    ra, rb = RunFolder(a_run), RunFolder(b_run)
+    ba, bb = read_text(ra.env("build.txt")), read_text(rb.env("build.txt"))
     if ba is None or bb is None:
         missing = " and ".join(x for x, t in (("A", ba), ("B", bb)) if t is None)
         out.append(f"build not recorded in {missing} (env/build.txt): cannot tell whether both ran the same code")
@@ -39,7 +39,7 @@ def warnings(a_run, b_run):
         diff = [ln for ln in difflib.unified_diff(ba.splitlines(), bb.splitlines(), "A", "B", lineterm="", n=0)
                 if ln[:1] in "+-" and not ln.startswith(("---", "+++"))]
         out.append("the two runs measured differently built code (env/build.txt differs): " + "; ".join(diff[:6]))
-    sa, sb = os.path.join(a_run, "sweep", "specs"), os.path.join(b_run, "sweep", "specs")
+    sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
     for name in names:
         ta = [ln.strip() for ln in open(os.path.join(sa, name)) if ln.strip() and not ln.startswith("#")]

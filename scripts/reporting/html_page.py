@@ -4,14 +4,12 @@ to it). Nothing is fetched: no font, no script, no image from elsewhere."""
 import base64
 import hashlib
 import os
-import sys
 from html import escape as E
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from charts import host_topology  # noqa: E402
+from runfolder import RunFolder
 
-from reporting import svg  # noqa: E402
-from reporting.fmt import ci, fmt, spread  # noqa: E402
+from reporting import svg
+from reporting.fmt import ci, fmt, spread
 
 CSS = """
 :root{--ink:#1b1f24;--mute:#5b6470;--line:#d8dde3;--bg:#f6f8fa;--yes:#1a7f37;--no:#cf222e;--inc:#9a6700}
@@ -176,11 +174,11 @@ def draw(run_label_sets, kind, metric, title, run=None):
         if not cells:
             return ""
         seen = {c for pair in cells for c in pair}
-        topo = host_topology(run) if run else None
+        topo = RunFolder(run).topology() if run else None
         order = [p.os for p in topo.pus if p.os in seen] if topo else []
         order += sorted(seen - set(order))
         unit = next(iter(cells.values()))[0]["unit"]
-        png = os.path.join(run or "", "plots", f"{e['name']}-heatmap-{metric}.png")
+        png = RunFolder(run).chart(e["name"], "heatmap", metric, "png") if run else ""
         if len(order) > HEATMAP_SVG_CPUS and os.path.exists(png):
             # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.
             with open(png, "rb") as f:

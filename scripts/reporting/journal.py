@@ -1,14 +1,8 @@
 """A run's sweep journal as events: sweep/journal.jsonl (one JSON object per line, written by the
-engine), or, for runs made before it existed, the few facts the old human log (sweep/journal.log)
-states in a fixed form ("exp: skip PLACEMENT threads=N: reason", "exp: skip all: reason").
-
-The report reads events only from here; no other file parses journal wording."""
+engine). The report reads events only from here; no other file parses journal wording."""
 import os
-import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from engine.journal import JournalError, read as read_jsonl  # noqa: E402,F401  (JournalError: re-exported)
+from engine.journal import JournalError, read as read_jsonl  # noqa: F401  (JournalError: re-exported)
 
 
 def point_of(ev):
@@ -17,29 +11,9 @@ def point_of(ev):
 
 
 class Journal:
-    def __init__(self, run):
-        self.events = []
-        self.structured = False
-        path = os.path.join(run, "sweep", "journal.jsonl")
-        if os.path.exists(path):
-            self.structured = True
-            self.events = read_jsonl(path)
-        else:
-            self.events = list(self._read_log(os.path.join(run, "sweep", "journal.log")))
-
-    @staticmethod
-    def _read_log(path):
-        if not os.path.exists(path):
-            return
-        for line in open(path, errors="replace"):
-            m = re.match(r"\S+ (\S+): skip all: (.*)$", line.strip())
-            if m:
-                yield {"event": "experiment_skipped", "experiment": m.group(1), "reason": m.group(2)}
-                continue
-            m = re.match(r"\S+ (\S+): skip (\S+) threads=(\S+): (.*)$", line.strip())
-            if m:
-                yield {"event": "skipped", "experiment": m.group(1), "placement": m.group(2),
-                       "threads": m.group(3), "reason": m.group(4)}
+    def __init__(self, rf):
+        self.structured = os.path.exists(rf.journal_path)
+        self.events = read_jsonl(rf.journal_path) if self.structured else []
 
     def of(self, kind, experiment=None):
         return [e for e in self.events if e.get("event") == kind

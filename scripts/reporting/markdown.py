@@ -14,8 +14,9 @@ def environment(m):
         lines.append(f"| {k} | {v} |")
     # One line per instrument (compiler, version, flags): two runs built differently show it here.
     builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    # every line of env/build.txt but the compiler wrapper's and the compiler's defaults is an instrument
     lines += [f"| build: {name} | `{how}` |" for name, how in builds
-              if name in ("c-probes", "cache-server", "rust-runner")] or ["| build | not recorded |"]
+              if name != "wrapper" and not name.endswith(" defaults")] or ["| build | not recorded |"]
     lines += ["", "Everything else (lstopo XML, lscpu, versions, NUMA distances, configs) is in `env/`.", ""]
     return lines
 
@@ -165,3 +166,32 @@ def render(m):
     if m["not_measured"]:
         lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m["not_measured"].items())] + [""]
     return "\n".join(lines) + "\n"
+
+
+def side(s, unit):
+    """A noise median of one run, or "–" when that run did not record it (an old run)."""
+    return f"{fmt(s['median'])} {unit}" if s else "–"
+
+
+def comparison(ma, mb, cmp):
+    """compare.py's page: two run models and their comparison (reporting/comparison.py)."""
+    na, nb = ma["name"], mb["name"]
+    out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
+    out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
+    out += ["## A"] + environment(ma)[1:] + ["## B"] + environment(mb)[1:]
+    out += ["## Points measured by both", "",
+            "| experiment | variant | placement | threads | metric | A median | B median | B / A | p (Welch) | |",
+            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
+    for r in cmp["rows"]:
+        k = r["key"]
+        left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
+                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
+    out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
+            "(placements one host cannot satisfy, or experiments one run did not include).", ""]
+    if cmp["noise"]:
+        out += ["## Noise per point (not results)", "", "| experiment | variant | placement | threads | metric | A | B |",
+                "|---|---|---|---|---|---:|---:|"]
+        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {side(r['a'], k[5])} | {side(r['b'], k[5])} |"
+                for r in cmp["noise"] for k in [r["key"]]] + [""]
+    return "\n".join(out) + "\n"

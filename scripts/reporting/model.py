@@ -4,21 +4,17 @@ command of every repeat), the published comparisons with their verdicts, and one
 
 Renderers format this model; they compute no number of their own."""
 import csv
-import glob
 import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from charts import spec_charts  # noqa: E402
-from engine.guard import NOISE_METRICS  # noqa: E402  (the guard's rows and instruments' corun_pct)
-from stats import summary  # noqa: E402
-from tidy import COLUMNS, read, row_problem  # noqa: E402
+from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
+from engine.spec import spec_charts
+from runfolder import ROOT, RunFolder
+from stats import summary
+from tidy import COLUMNS, read, row_problem
 
-from reporting import verdict as V  # noqa: E402
-from reporting.journal import Journal  # noqa: E402
+from reporting import verdict as V
+from reporting.journal import Journal
 
-ROOT = os.path.dirname(os.path.dirname(HERE))
 # Published names that differ from ours for the same quantity.
 METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
 PERF_METRICS = ("mutex_cpu_share", "atomic_cpu_share", "top_symbol_share")
@@ -72,7 +68,7 @@ def read_rows(path):
 
 # --- host -----------------------------------------------------------------------------------------
 def host(run):
-    env = os.path.join(run, "env")
+    env = RunFolder(run).env_dir
     topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
     model = first_line(f"{env}/cpuinfo.txt", "model name").lstrip(": \t") or "unknown CPU"
     kind = virt.get("kind", "unknown")
@@ -86,7 +82,7 @@ def host(run):
     commit = first_line(f"{env}/git.txt")[:12]
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
-    build = os.path.join(env, "build.txt")
+    build = f"{env}/build.txt"
     return {
         "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
         "kind": kind,
@@ -110,12 +106,6 @@ def host(run):
 
 
 # --- points ---------------------------------------------------------------------------------------
-def old_key(variant, placement, threads, repeat):
-    """The raw folder name the Bash engine used (common.sh point_key), for runs without journal.jsonl."""
-    v = "".join(c if c.isalnum() or c in ".-" else "_" for c in variant)
-    return f"{v}_{placement}_t{threads}_r{repeat}"
-
-
 def points(run, exp, rows, journal):
     """[point] with repeats, summary, suspect reasons, raw links and commands."""
     done = journal.last_done(exp)
@@ -130,8 +120,8 @@ def points(run, exp, rows, journal):
         for r in sorted(rs, key=lambda r: tint(r["repeat"])):
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
-            raw_key = ev.get("key") or old_key(variant, placement, threads, r["repeat"])
-            raw = os.path.join("raw", exp, raw_key)
+            raw_key = ev.get("key") or f"{variant}_{placement}_t{threads}_r{r['repeat']}"
+            raw = RunFolder(run).raw_rel(exp, raw_key)
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
             reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
@@ -306,13 +296,13 @@ def suspect_points(pts):
 
 
 def tried(run, exp, e):
-    raw = os.path.join("raw", exp, f"{e.get('key')}.try{e.get('attempt')}")
+    raw = RunFolder(run).raw_rel(exp, f"{e.get('key')}.try{e.get('attempt')}")
     return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
 
 
-def experiment(run, data, journal, pub, vmap):
-    exp = os.path.basename(data)[:-4]
-    spec = os.path.join(run, "sweep", "specs", f"{exp}.spec")
+def experiment(run, exp, journal, pub, vmap):
+    rf = RunFolder(run)
+    data, spec = rf.data_csv(exp), rf.spec_path(exp)
     charts = spec_charts(spec)[1] if os.path.exists(spec) else []
     all_pts = points(run, exp, read_rows(data), journal)
     for p in all_pts:
@@ -326,8 +316,8 @@ def experiment(run, data, journal, pub, vmap):
         "name": exp,
         "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
         "charts": charts,
-        "chart_files": [(k, m, f"plots/{exp}-{k}-{m}") for k, m in charts
-                        if os.path.exists(os.path.join(run, "plots", f"{exp}-{k}-{m}.png"))],
+        "chart_files": [(k, m, os.path.relpath(rf.chart(exp, k, m), run)) for k, m in charts
+                        if os.path.exists(rf.chart(exp, k, m, "png"))],
         "missing_charts": missing_charts(charts, pts),
         "skipped": journal.skipped(exp),
         "points": pts,
@@ -344,11 +334,18 @@ def experiment(run, data, journal, pub, vmap):
         "failed": [event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
                    for e in journal.of("failed", exp)],
         "unconfident": [e for e in journal.of("confidence", exp) if e.get("confident") is False],
-        "perf": sorted(glob.glob(os.path.join(run, "raw", exp, "*_r1", "perf-top.txt"))),
+        "perf": perf_tops(rf, exp),
         "beside": beside(exp, pts, pub),
         "shapes": shapes(exp, pts, pub),
         "ratios": ratios(exp, pts, pub, vmap),
     }
+
+
+def perf_tops(rf, exp):
+    """The perf summaries of each point's first repeat."""
+    d = os.path.join(rf.raw_dir, exp)
+    tops = [os.path.join(d, k, "perf-top.txt") for k in (os.listdir(d) if os.path.isdir(d) else []) if k.endswith("_r1")]
+    return sorted(t for t in tops if os.path.isfile(t))
 
 
 def story_rows(exps, pub):
@@ -386,20 +383,18 @@ def story_rows(exps, pub):
 
 def build(run):
     """The whole model of a run folder. Raises DataError / JournalError on unreadable input."""
-    run = os.path.abspath(run)
-    journal = Journal(run)
+    rf = RunFolder(run)
+    run = rf.path
+    journal = Journal(rf)
     pub, vmap = published(), variant_map()
-    state_file = os.path.join(run, "sweep", "state")
-    exps = [experiment(run, d, journal, pub, vmap) for d in sorted(glob.glob(os.path.join(run, "data", "*.csv")))]
+    exps = [experiment(run, exp, journal, pub, vmap) for exp in rf.experiments()]
     return {
         "run": run,
-        "name": os.path.basename(run),
-        "state": open(state_file).read().strip() if os.path.exists(state_file) else "unknown",
-        "command": first_line(os.path.join(run, "sweep", "command")),
+        "name": rf.name,
+        "state": rf.state() or "unknown",
+        "command": first_line(rf.sweep_file("command")),
         "host": host(run),
-        "journal": "journal.jsonl" if journal.structured else
-                   ("journal.log (old run: skips only)" if os.path.exists(os.path.join(run, "sweep", "journal.log"))
-                    else "none"),
+        "journal": "journal.jsonl" if journal.structured else "none",
         "experiments": exps,
         "not_measured": journal.experiments_skipped(),
         "stories": story_rows(exps, pub),

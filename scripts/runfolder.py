@@ -1,0 +1,307 @@
+"""The run folder: the one owner of its layout (docs/design.md, "Results folder").
+
+    results/<UTC stamp>[-<label>]-<host>/
+      env/            the host as measured (env.sh): lstopo.xml, build.txt, …
+      data/<exp>.csv  tidy rows of one experiment; data/points/<exp>/<stem>_r<N>.csv one repeat each
+      raw/<exp>/<key>/  a repeat's own output (stdout, stderr, perf, tries)
+      plots/<exp>-<kind>-<metric>.{png,svg,dat}
+      sweep/          specs/ as run, journal.jsonl, journal.log, state, signature, command, args.json,
+                      identity.json, lock, setup.log
+      report.md, report.html
+
+Every other module asks this one for a path; none spells `data/points` or `sweep/state` itself.
+Choosing, locking and resuming a run folder live here too, since they read the same files.
+"""
+import fcntl
+import json
+import os
+import re
+import socket
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATE_COMPLETE, STATE_RUNNING, STATE_INCOMPLETE = "complete", "running", "incomplete"
+
+
+class RunFolderError(Exception):
+    """A run folder that cannot be used as asked; str() is the one line to show."""
+
+
+def results_dir():
+    return os.environ.get("LAB_RESULTS") or os.path.join(ROOT, "results")
+
+
+def hostname():
+    return socket.gethostname().split(".")[0]
+
+
+def run_name(stamp, host, label="", n=1):
+    """The one naming rule: the host is always the last part, so `*-<host>` finds a host's runs."""
+    return "-".join(p for p in (stamp + (f".{n}" if n > 1 else ""), label, host) if p)
+
+
+def stamp_now():
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def new_run(results=None, host=None, label=""):
+    """A new, empty, uniquely named run folder under results/."""
+    results = results or results_dir()
+    host = host or hostname()
+    os.makedirs(results, exist_ok=True)
+    stamp = stamp_now()
+    for n in range(1, 1000):
+        path = os.path.join(results, run_name(stamp, host, label, n))
+        try:
+            os.makedirs(path)
+            return RunFolder(path)
+        except FileExistsError:
+            continue
+    raise RunFolderError(f"cannot create a new run folder in {results}")
+
+
+def is_run(path):
+    return os.path.isdir(os.path.join(path, "sweep"))
+
+
+def find(name):
+    """A run folder given by path or by its name under results/, or None."""
+    for d in (name, os.path.join(results_dir(), name)):
+        if d and is_run(d):
+            return RunFolder(os.path.abspath(d.rstrip("/")))
+    return None
+
+
+class RunFolder:
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.name = os.path.basename(self.path.rstrip("/"))
+        self.env_dir = os.path.join(self.path, "env")
+        self.data_dir = os.path.join(self.path, "data")
+        self.raw_dir = os.path.join(self.path, "raw")
+        self.plots_dir = os.path.join(self.path, "plots")
+        self.sweep_dir = os.path.join(self.path, "sweep")
+        self.specs_dir = os.path.join(self.sweep_dir, "specs")
+        self.journal_path = os.path.join(self.sweep_dir, "journal.jsonl")
+        self.journal_log = os.path.join(self.sweep_dir, "journal.log")
+        self.report_md = os.path.join(self.path, "report.md")
+        self.report_html = os.path.join(self.path, "report.html")
+
+    def __repr__(self):
+        return f"RunFolder({self.path!r})"
+
+    # --- paths ----------------------------------------------------------------------------------------
+    def env(self, name):
+        return os.path.join(self.env_dir, name)
+
+    def data_csv(self, exp):
+        return os.path.join(self.data_dir, f"{exp}.csv")
+
+    def experiments(self):
+        """Experiments with a data file, sorted."""
+        if not os.path.isdir(self.data_dir):
+            return []
+        return sorted(f[:-4] for f in os.listdir(self.data_dir) if f.endswith(".csv") and not f.startswith("."))
+
+    def points_dir(self, exp):
+        return os.path.join(self.data_dir, "points", exp)
+
+    def point_csv(self, exp, key):
+        return os.path.join(self.points_dir(exp), f"{key}.csv")
+
+    def point_files(self, exp):
+        d = self.points_dir(exp)
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".csv")) if os.path.isdir(d) else []
+
+    def repeats(self, exp, stem):
+        """{repeat: path} of the finished repeats of one point (files `<stem>_r<N>.csv`)."""
+        d = self.points_dir(exp)
+        pattern = re.compile(re.escape(stem) + r"_r(\d+)\.csv")
+        out = {}
+        for f in os.listdir(d) if os.path.isdir(d) else []:
+            m = pattern.fullmatch(f)
+            if m:
+                out[int(m.group(1))] = os.path.join(d, f)
+        return out
+
+    def raw(self, exp, key):
+        return os.path.join(self.raw_dir, exp, key)
+
+    def raw_rel(self, exp, key):
+        """The same, relative to the run folder (what reports link to)."""
+        return os.path.join("raw", exp, key)
+
+    def plot(self, name):
+        return os.path.join(self.plots_dir, name)
+
+    def chart(self, exp, kind, metric, ext=None):
+        """plots/<exp>-<kind>-<metric>[.<ext>]: the one chart naming rule (charts, report, page)."""
+        return self.plot(f"{exp}-{kind}-{metric}" + (f".{ext}" if ext else ""))
+
+    def spec_path(self, exp):
+        return os.path.join(self.specs_dir, f"{exp}.spec")
+
+    def spec_paths(self):
+        d = self.specs_dir
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".spec")) if os.path.isdir(d) else []
+
+    def sweep_file(self, name):
+        return os.path.join(self.sweep_dir, name)
+
+    def topology(self):
+        """The run's own host topology (env/lstopo.xml), or None when it was not captured or unreadable."""
+        from topo import PlacementError, Topology    # here: topo is heavy and most callers need only paths
+        xml = self.env("lstopo.xml")
+        try:
+            with open(xml, errors="replace") as f:
+                if f.read(12).startswith("unavailable"):
+                    return None
+            return Topology(xml)
+        except (OSError, PlacementError):
+            return None
+
+    # --- reading and writing -------------------------------------------------------------------------
+    def read(self, rel, default=""):
+        """A small text file of the run (stripped), or default."""
+        try:
+            with open(os.path.join(self.path, rel), errors="replace") as f:
+                return f.read().strip()
+        except OSError:
+            return default
+
+    def state(self):
+        return self.read("sweep/state")
+
+    def identity(self):
+        text = self.read("sweep/identity.json")
+        try:
+            ident = json.loads(text) if text else None
+        except ValueError:
+            raise RunFolderError(f"{self.sweep_file('identity.json')}:1: not JSON") from None
+        return ident if isinstance(ident, dict) else None
+
+    def make(self):
+        # env/ is not made here: its presence means env.sh captured it
+        for d in (os.path.join(self.data_dir, "points"), self.raw_dir, self.plots_dir, self.specs_dir):
+            os.makedirs(d, exist_ok=True)
+
+    def write_text(self, rel, text):
+        """Write a file inside the run so that no reader (or a kill -9) ever sees half of it."""
+        write_atomic_text(os.path.join(self.path, rel), text)
+
+    def set_state(self, state):
+        self.write_text("sweep/state", state + "\n")
+
+    def drop_partial(self):
+        """A point file being written when the last sweep was killed is not a point: drop it. Only the
+        engine's own temporary names, only in data/ and data/points/<exp>/."""
+        points = os.path.join(self.data_dir, "points")
+        dirs = [self.data_dir] + ([self.points_dir(e) for e in os.listdir(points)] if os.path.isdir(points) else [])
+        for d in dirs:
+            if not os.path.isdir(d):
+                continue
+            for f in os.listdir(d):
+                if (f.endswith(".csv.tmp") or f.startswith(".tmp-")) and os.path.isfile(os.path.join(d, f)):
+                    os.remove(os.path.join(d, f))
+
+    # --- the lock ------------------------------------------------------------------------------------
+    def lock(self):
+        """Take the run folder's lock (flock on sweep/lock): an open file, or None when another sweep
+        holds it."""
+        os.makedirs(self.sweep_dir, exist_ok=True)
+        f = open(self.sweep_file("lock"), "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            return None
+        except OSError as e:    # a file system without locks (9p in the test guests): say so, go on
+            print(f"warning: cannot lock {self.path} ({e.strerror}): do not run two sweeps into it",
+                  file=sys.stderr)
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        return f
+
+
+def write_atomic_text(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the file from others
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def choose(explicit, signature, ident, results=None, host=None):
+    """(RunFolder, lock, note) for a sweep. An explicit run= is resumed only with the same code; an
+    automatic resume takes this host's newest unfinished run of the same signature, skipping runs
+    that are locked or were measured with other code, and says why."""
+    if explicit:
+        rf = RunFolder(explicit)
+        if os.path.isdir(rf.path) and os.listdir(rf.path) and not is_run(rf.path):
+            raise RunFolderError(f"{rf.path} exists and is not a run folder (no sweep/): name a new folder or a run")
+        if is_run(rf.path):
+            theirs = rf.read("sweep/signature")
+            if theirs and theirs != signature:
+                raise RunFolderError(
+                    f"{rf.path} was swept with other arguments ({theirs}); this command asks for {signature}: "
+                    "resume it with its own arguments (sweep/command), or start a new run (omit run=)")
+            before = rf.identity()
+            if before and before != ident:
+                raise RunFolderError(
+                    f"{rf.path} was measured with other code ({str(before.get('commit'))[:12]}, diff "
+                    f"{str(before.get('diff_sha256'))[:8]}); this checkout is {ident['commit'][:12]}, diff "
+                    f"{ident['diff_sha256'][:8]}: resume it from that code, or start a new run (omit run=)")
+        lock = rf.lock()
+        if lock is None:
+            raise RunFolderError(f"another sweep is writing {rf.path} (pid {rf.read('sweep/lock')})")
+        return rf, lock, f"run folder {rf.path}"
+    results = results or results_dir()
+    host = host or hostname()
+    notes = []
+    if os.path.isdir(results):
+        for name in sorted(os.listdir(results), reverse=True):
+            rf = RunFolder(os.path.join(results, name))
+            if not name.endswith(f"-{host}") or not is_run(rf.path):
+                continue
+            if rf.state() == STATE_COMPLETE or rf.read("sweep/signature") != signature:
+                continue
+            try:
+                before = rf.identity()
+            except RunFolderError as e:
+                notes.append(f"not resuming {rf.path}: {e}")
+                continue
+            if before and before != ident:
+                notes.append(f"not resuming {rf.path}: it was measured with other code")
+                continue
+            lock = rf.lock()
+            if lock is None:
+                notes.append(f"not resuming {rf.path}: another sweep is writing it")
+                continue
+            return rf, lock, "; ".join(notes + [f"resuming {rf.path}"])
+    rf = new_run(results, host)
+    return rf, rf.lock(), "; ".join(notes + [f"new run {rf.path}"])
+
+
+def host_runs(results=None, host=None):
+    """This host's run folders, newest first (what the dry run prices from)."""
+    results = results or results_dir()
+    host = host or hostname()
+    if not os.path.isdir(results):
+        return []
+    names = sorted((n for n in os.listdir(results) if n.endswith(f"-{host}") or f"-{host}-" in n), reverse=True)
+    return [RunFolder(os.path.join(results, n)) for n in names if is_run(os.path.join(results, n))]
