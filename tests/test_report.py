@@ -162,9 +162,9 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
 def test_open_prints_the_newest_report(tmp_path):
     results = tmp_path / "results"
     for name in ("20260101T000000Z-a", "20260102T000000Z-b"):
-        (results / name).mkdir(parents=True)
+        (results / name / "sweep").mkdir(parents=True)
         (results / name / "report.html").write_text("<!doctype html>")
-    (results / "20260103T000000Z-c").mkdir()         # no report yet: not the newest to open
+    (results / "20260103T000000Z-c" / "sweep").mkdir(parents=True)   # no report yet: not the newest to open
     env = {"LAB_RESULTS": str(results), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
     assert sh("scripts/open.sh", env=env).stdout.strip() == str(results / "20260102T000000Z-b" / "report.html")
     assert sh("scripts/open.sh", "20260101T000000Z-a", env=env).stdout.strip() == \
