@@ -17,6 +17,7 @@ from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
 from term import visible  # noqa: E402
 from topo import POLICIES  # noqa: E402
+from reporting import scaling as scaling_words  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -183,7 +184,33 @@ def heatmap(groups, metric, dat, run_dir=None):
     return {"n": len(cpus), "unit": unit, "cpus": " ".join(map(str, cpus)), "variant": variant_seen, "bounds": bounds}
 
 
-KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
+def speedup(groups, metric, dat, suspects=None, better="higher"):
+    """Speedup over each placement's smallest thread count (reporting/scaling.py's formula), one
+    block per placement in scaling.gp's columns, the ideal line n / b in column 5."""
+    series, flagged, variant = {}, {}, None
+    for (v, placement, threads, cpus, m, u), xs in sorted(groups.items()):
+        if m == metric and threads.isdigit() and (variant is None or v == variant):
+            variant = v
+            series.setdefault(placement, {})[int(threads)] = summary(xs)
+            flagged[(placement, int(threads))] = bool((suspects or {}).get((v, placement, threads, cpus, m, u)))
+    if not series:
+        return None
+    rows = scaling_words.speedups(series, better)
+    with open(dat, "w") as f:
+        for placement in sorted(rows, key=lambda p: category_order(p)):
+            f.write(f'"{placement}"\n')
+            for r in rows[placement]:
+                lo, hi = (r["lo"], r["hi"]) if r["s"]["n"] >= 3 and r["lo"] == r["lo"] else (r["speedup"],) * 2
+                clean, hollow = ((f"{r['speedup']:.6g}", "NaN") if not flagged[(placement, r["threads"])]
+                                 else ("NaN", f"{r['speedup']:.6g}"))
+                f.write(f"{r['threads']} {r['speedup']:.6g} {max(lo, 0):.6g} {min(hi, 1e6):.6g} {r['ideal']:.6g} "
+                        f"{clean} {hollow}\n")
+            f.write("\n\n")
+    return {"n": len(rows), "unit": f"x, {metric} {'higher' if better == 'higher' else 'lower'} is better",
+            "ideal": 1, "suspect": int(any(flagged.values()))}
+
+
+KINDS = {"scaling": scaling, "speedup": speedup, "bars": bars, "heatmap": heatmap}
 
 
 def render(run, exp, kind, metric):
@@ -193,18 +220,25 @@ def render(run, exp, kind, metric):
         return None
     base = rf.chart(exp, kind, metric)
     groups, suspects = load(data)
-    info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
-            else KINDS[kind](groups, metric, base + ".dat", suspects))
+    if kind == "speedup":
+        unit = next((k[5] for k in groups if k[4] == metric), "")
+        better = scaling_words.better_of(rf.spec_path(exp), metric, unit)
+        info = speedup(groups, metric, base + ".dat", suspects, better)
+    else:
+        info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
+                else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
         print(visible(f"charts: {exp}: no rows for {metric}, no {kind} chart"), file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
+    if kind == "speedup":
+        title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
     width = 1280 if info.get("panels") else 960
-    script = os.path.join(ROOT, "plots", f"{kind}.gp")
+    script = os.path.join(ROOT, "plots", f"{'scaling' if kind == 'speedup' else kind}.gp")   # speedup: ratios
     # Every value goes to gnuplot as a `-c` argument, a string the scripts only use as a value: a
     # cell, a variant or a run folder's name is data there, never gnuplot text (no -e, no macro).
-    ylabel = f"{metric} [{info['unit']}]"
-    if kind == "scaling":   # gnuplot takes 9 arguments at most: the numbers travel as one list
+    ylabel = f"speedup [{info['unit']}]" if kind == "speedup" else f"{metric} [{info['unit']}]"
+    if kind in ("scaling", "speedup"):   # gnuplot takes 9 arguments at most: the numbers travel as one list
         nums = (info["n"], info["ideal"], info["suspect"], info.get("ymax", 0), len(info.get("panels", [])),
                 *info.get("starts", []), *info.get("counts", []), *info.get("colours", []))
         args = [title, ylabel, " ".join(map(str, nums)), " ".join(info.get("panels", []))]

@@ -142,6 +142,23 @@ def draw(run_label_sets, kind, metric, title, run=None):
             return ""
         unit = series[0]["pts"][0][0]["unit"]
         return svg.scaling(title, f"{metric} [{unit}]", series, ideal=is_rate(metric, unit) and len(run_label_sets) == 1)
+    if kind == "speedup":        # the numbers of reporting/scaling.py, the same as the words beside it
+        sc = run_label_sets[0][1].get("scaling")
+        if not sc:
+            return ""
+        for i, pl in enumerate(dict.fromkeys(r["placement"] for r in sc["rows"])):
+            pts = []
+            for r in (r for r in sc["rows"] if r["placement"] == pl):
+                bounded = r["s"]["n"] >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
+                s = {"median": r["speedup"], "min": r["speedup"], "max": r["speedup"], "n": r["s"]["n"],
+                     "ci_lo": r["lo"] if bounded else float("nan"), "ci_hi": r["hi"] if bounded else float("nan"),
+                     "ci_pct": float("nan"), "suspect": r["s"]["suspect"]}
+                p = {"variant": "", "placement": pl, "threads": r["threads"], "cpus": "", "s": s,
+                     "metric": f"speedup of {metric}", "unit": "×"}
+                pts.append((p, "", f"efficiency {r['eff'] * 100:.0f}% (95% CI {r['eff_lo'] * 100:.0f}–"
+                                   f"{r['eff_hi'] * 100:.0f}%)"))
+            series.append({"label": pl, "colour": i, "dash": False, "pts": pts})
+        return svg.scaling(title + " (speedup; thin dots: ideal)", "speedup [×]", series, ideal=True)
     if kind == "bars":
         cats, variants = {}, []
         for prefix, e, dash in run_label_sets:
@@ -320,6 +337,29 @@ def marks(e):
     return f'<ul class="marks">{"".join(items)}</ul>' if items else ""
 
 
+def bold(text):
+    """A sentence of reporting/scaling.py, escaped, its **words** in bold."""
+    parts = E(text).split("**")
+    return "".join(f"<b>{x}</b>" if i % 2 else x for i, x in enumerate(parts))
+
+
+def scaling_html(sc):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    if not sc:
+        return ""
+    rows = [[E(r["placement"]), num(r["threads"]), num(r["s"]["median"], f"{fmt(r['s']['median'])} {sc['unit']}"),
+             num(r["s"]["n"]), num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
+             num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
+             E(r["doubt"])] for r in sc["rows"]]
+    return ('<h3>How it scales</h3><ul class="scaling">' + "".join(f"<li>{bold(s)}</li>" for s in sc["sentences"])
+            + f'</ul><p class="mute">Speedup of {E(sc["metric"])} ({E(sc["better"])} is better) over the '
+            f'placement\'s fewest threads; efficiency = speedup / ideal; scaling stops where efficiency is below '
+            f'{sc["threshold"] * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one with '
+            'fewer than 3 repeats are inconclusive.</p>'
+            + table(["placement", "threads", f"{E(sc['metric'])} median", "n", "speedup (95% CI)",
+                     "efficiency (95% CI)", "doubt"], rows, num=(1, 2, 3, 4, 5)))
+
+
 def experiment_html(m, e):
     n_sus = len(e["suspect"])
     head = (f'<h2>{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
@@ -330,6 +370,7 @@ def experiment_html(m, e):
     body = [head, marks(e)]
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
+    body.append(scaling_html(e.get("scaling")))
     if not e["points"]:
         return section(e, "".join(body) + "<p>No measured rows.</p>")
     if e["glance"]:

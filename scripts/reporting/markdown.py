@@ -127,6 +127,24 @@ def published(e):
     return out
 
 
+def scaling_md(sc):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    if not sc:
+        return []
+    out = ["#### How it scales", ""] + [f"- {s}" for s in sc["sentences"]]
+    out += ["", f"Speedup of {sc['metric']} ({sc['better']} is better) over the placement's fewest threads; "
+            f"efficiency = speedup / ideal; scaling stops where efficiency is below {sc['threshold'] * 100:.0f}% "
+            "over its whole 95% CI. Words resting on a suspect point or one with fewer than 3 repeats are "
+            "inconclusive.", "",
+            f"| placement | threads | {sc['metric']} median | n | speedup (95% CI) | efficiency (95% CI) | |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for r in sc["rows"]:
+        out.append(f"| {r['placement']} | {r['threads']} | {fmt(r['s']['median'])} {sc['unit']} | {r['s']['n']} | "
+                   f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f}) | {r['eff'] * 100:.0f}% "
+                   f"({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%) | {r['doubt']} |")
+    return out + [""]
+
+
 def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
@@ -148,6 +166,7 @@ def render(m):
         for kind, metric, base in e["chart_files"]:
             lines += [f"![{e['name']}-{kind}-{metric}]({base}.png)", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
+        lines += scaling_md(e.get("scaling"))
         if not e["points"]:
             lines += ["No measured rows.", ""]
             continue

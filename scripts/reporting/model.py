@@ -12,6 +12,7 @@ from runfolder import ROOT, RunFolder
 from stats import summary
 from tidy import COLUMNS, read, row_problem
 
+from reporting import scaling
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -388,6 +389,8 @@ def build(run):
     journal = Journal(rf)
     pub, vmap = published(), variant_map()
     exps = [experiment(run, exp, journal, pub, vmap) for exp in rf.experiments()]
+    for e in exps:      # how a command scales, in words (an experiment with a speedup chart)
+        e["scaling"] = scaling.section(run, e)
     return {
         "run": run,
         "name": rf.name,
