@@ -121,13 +121,13 @@ def read_args(path, archive):
         die(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})")
     name = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
     ok = (isinstance(args, dict) and isinstance(args.get("profile", "default"), str)
-          and name.fullmatch(args.get("profile", "default")) and args.get("perf", 0) in (0, 1)
+          and name.fullmatch(args.get("profile", "default")) and args.get("perf", 0) in (0, 1, "stat")
           and isinstance(args.get("overrides", {}), dict)
           and all(isinstance(k, str) and isinstance(v, str) for k, v in args.get("overrides", {}).items())
           and isinstance(args.get("experiments"), list)
           and all(isinstance(x, str) and name.fullmatch(x) for x in args["experiments"]))
     if not ok:
-        die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0 or 1, \"overrides\": "
+        die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
             f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
     return args
 

@@ -213,7 +213,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     (["variants="], "variants is empty"),
     (["threads= "], "threads is empty"),
     (["profile=smok"], "unknown profile 'smok': the specs name default, "),
-    (["perf=x.spec"], "perf must be 0 or 1, not 'x.spec'"),
+    (["perf=x.spec"], "perf must be 0 or 1 or stat, not 'x.spec'"),
     (["profile=x.spec"], "unknown profile 'x.spec'"),
 ])
 def test_out_of_bounds_or_empty_values_are_refused_in_one_line(tmp_path, results, args, says):
