@@ -76,6 +76,18 @@ compare run_a run_b:
 open run="":
     scripts/open.sh ${1:+"$1"}
 
+# Import a published core-to-core matrix (nviennot/core-to-core-latency --csv) as a c2c-matrix run: FILE topology=FILE|STRING [name=CPU] [source=…] [run=DIR]; prints relation,pairs,median_ns,p10_ns,p90_ns
+[group('lab')]
+[positional-arguments]
+import-c2c *args:
+    scripts/import_c2c.py "$@"
+
+# Import every catalogued published matrix (reference/c2c/), or the named ones, each into its own run
+[group('lab')]
+[positional-arguments]
+import-c2c-catalogue *names:
+    scripts/import_c2c.py catalogue "$@"
+
 # Pack one run folder into results/<run>.tar.gz
 [group('lab')]
 [positional-arguments]

@@ -16,7 +16,8 @@ from tidy import read, row_problem  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
 from term import visible  # noqa: E402
-from topo import POLICIES  # noqa: E402
+from topo import POLICIES, borders  # noqa: E402
+from c2c_published import imported_charts  # noqa: E402
 from reporting import scaling as scaling_words  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -170,9 +171,7 @@ def heatmap(groups, metric, dat, run_dir=None):
     cpus += sorted(seen - set(cpus))
     bounds = ""
     if topo:
-        domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
-        bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
-                          if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
+        bounds = " ".join(f"{i + 0.5}" for i in borders(topo, cpus))
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
@@ -270,6 +269,11 @@ def main(argv):
                 return 2
             if png:
                 made.append(png)
+    # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
+    for exp, kind, metric in imported_charts(run):
+        png = render(run, exp, kind, metric)
+        if png:
+            made.append(png)
     print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
     return 0
 

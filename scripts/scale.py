@@ -36,6 +36,9 @@ import sweep  # noqa: E402
 from engine import argv as av  # noqa: E402
 from engine.point import PLACEHOLDERS  # noqa: E402
 from engine.spec import ENGINE_KEYS, KEYS, Spec, SpecError  # noqa: E402
+from reporting import model  # noqa: E402
+from reporting.journal import JournalError  # noqa: E402
+from runfolder import RunFolder, host_runs  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -161,9 +164,33 @@ def main(argv):
                 f.write(text)
             print(f"scale: wrote {save}: `./lab sweep {save}` measures the same again", file=sys.stderr)
             path = dest
-        return sweep.main(engine + [path], shown="./lab scale " + shlex.join(argv))
+        code = sweep.main(engine + [path], shown="./lab scale " + shlex.join(argv))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if not dry:
+        say_words(name, next((a.split("=", 1)[1] for a in engine if a.startswith("run=")), None))
+    return code
+
+
+def say_words(name, run):
+    """The report's words on how the command scales, on the terminal too (report.md has the numbers)."""
+    if run:
+        rf = RunFolder(os.path.abspath(run))
+    else:   # the folder this sweep wrote: the newest journal among this host's runs of the experiment
+        runs = [r for r in host_runs() if os.path.exists(r.spec_path(name)) and os.path.exists(r.journal_path)]
+        rf = max(runs, key=lambda r: os.path.getmtime(r.journal_path), default=None)
+    if rf is None:
+        return
+    try:
+        exps = model.build(rf.path)["experiments"]
+    except (model.DataError, JournalError) as e:
+        print(f"scale: no words: {e}", file=sys.stderr)
+        return
+    sc = next((e["scaling"] for e in exps if e["name"] == name and e.get("scaling")), None)
+    if sc:
+        print(f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {rf.report_md}):")
+        for line in sc["sentences"]:
+            print("  - " + line.replace("**", ""))
 
 
 if __name__ == "__main__":

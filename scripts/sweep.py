@@ -26,6 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from c2c_published import imported  # noqa: E402
 from engine import perfstat  # noqa: E402
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
@@ -121,6 +122,9 @@ def main(argv, shown=None):
                  + " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
     ident = identity(ROOT)
+    if keys.get("run") and imported(os.path.abspath(keys["run"])):
+        die(f"{os.path.abspath(keys['run'])} is an imported published matrix: it has no spec and takes no "
+            "measurement; omit run=")
     try:
         rf, lock, note = choose(os.path.abspath(keys["run"]) if keys.get("run") else None, signature, ident)
     except RunFolderError as e:

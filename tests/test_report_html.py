@@ -115,7 +115,7 @@ def test_report_html_in_a_browser(runs):
     expected = stories_present(str(a))
     assert expected == ["seed-004"] and [r[:len("seed-004")] for r in rows] == expected
     verdict = br.eval("document.querySelector('#verdicts tbody tr .v').textContent")
-    assert verdict in ("yes", "no", "inconclusive", "mixed")
+    assert verdict in ("yes", "no", "inconclusive", "not measurable here")
     # the suspect repeat: hollow in the charts, listed with its reason, its re-measure listed too
     assert br.eval("document.querySelectorAll('svg .sus').length") >= 2       # iters_per_s and loop_ns
     body = br.eval("document.body.textContent")      # folded <details> included

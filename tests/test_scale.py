@@ -107,8 +107,10 @@ def test_shell_text_in_a_word_runs_nothing(tmp_path, results):
 def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_file):
     saved = tmp_path / "xz-blocks.spec"
     cmd = ["--", "xz", "-T{threads}", "-1", "--block-size=262144", "-c", text_file]
-    scale(results, 'threads=1 2', "placements=compact unpinned", "repeats=3", *BASE, f"save={saved}", *cmd)
+    p = scale(results, 'threads=1 2', "placements=compact unpinned", "repeats=3", *BASE, f"save={saved}", *cmd)
     run = only_run(results)
+    # the words are on the terminal too, the same as in report.md
+    assert p.stdout.startswith("How it scales (wall_s, lower is better; numbers in ") and "  - compact: " in p.stdout
     data = rows(os.path.join(run, "data", "xz-blocks.csv"))
     for key in {(r["placement"], r["threads"], r["repeat"]) for r in data}:
         mine = {r["metric"]: float(r["value"]) for r in data if (r["placement"], r["threads"], r["repeat"]) == key}
@@ -311,3 +313,23 @@ def test_a_command_over_its_timeout_is_killed_and_failed(results):
     assert p.returncode == 1
     (failed,) = events(only_run(results), "failed")
     assert failed["rc"] == 124 and "killed after the 1 s timeout" in failed["reason"] and failed["seconds"] < 20
+
+
+def test_placeholders_become_the_points_values_inside_words(results):
+    scale(results, "threads=1 2", "placements=compact unpinned", "repeats=1", *BASE, "--", "echo",
+          "t={threads}", "cpus={cpus}/{ncpus}", "{placement}")
+    run = only_run(results)
+    for e in events(run, "done"):
+        out = open(os.path.join(run, "raw", e["experiment"], e["key"], "stdout.txt")).read()
+        assert out == f"t={e['threads']} cpus={e['cpus']}/{len(e['cpus'].split(','))} {e['placement']}\n", out
+
+
+def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothing(results):
+    smt = f"topology={TOPO}/Intel-RaptorLake-i7-1370P.hybrid.xml"       # 20 PUs, SMT on its P-cores
+    plan = scale(results, "dry=1", smt, "--", "program-not-installed-here", "-T{threads}").stdout
+    rows_ = [ln.split() for ln in plan.splitlines() if ln.startswith("program-not-installed-here-")]
+    assert {r[2] for r in rows_} == {"compact", "scatter", "unpinned", "cores"}
+    assert sorted({int(r[3]) for r in rows_}) == [1, 2, 4, 8, 16, 20]
+    plan = scale(results, "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--", "true").stdout
+    assert "cores" not in {ln.split()[2] for ln in plan.splitlines() if ln.startswith("true-")}
+    assert os.listdir(results["LAB_RESULTS"]) == []
