@@ -21,7 +21,7 @@
     { pkg = pkgs.numactl; commands = [ "numactl" ]; }
     { pkg = pkgs.hwloc; commands = [ "lstopo-no-graphics" "lstopo" "hwloc-ls" ]; }
     { pkg = pkgs.gnuplot; commands = [ "gnuplot" ]; }
-    { pkg = pkgs.util-linux; commands = [ "lscpu" "taskset" "setsid" "setarch" "flock" "prlimit" ]; }
+    { pkg = pkgs.util-linux; commands = [ "lscpu" "taskset" "setsid" "setarch" "flock" "prlimit" "mount" "umount" ]; }
     { pkg = pkgs.hostname-debian; commands = [ "hostname" ]; }
     { pkg = pkgs.getconf; commands = [ "getconf" ]; }
     { pkg = pkgs.dmidecode; commands = [ "dmidecode" ]; }

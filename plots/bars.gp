@@ -1,15 +1,17 @@
 # Bar chart per category (placement), one bar per variant. Whiskers: the median's 95% CI where a point
 # has >= 3 repeats, else min..max. A point with a suspect repeat (disturbed measurement) is drawn hollow.
 # Data: "category" then per variant four columns: median lo hi suspect(0/1); first row = header.
-# Called by scripts/charts.py with: dat out term title ylabel n suspect
-set terminal @term
+# Called by scripts/charts.py as `gnuplot -c bars.gp dat out ext width title ylabel n suspect`: the
+# arguments are strings from a run folder, used only as values (never @macros or eval text).
+dat = ARG1; out = ARG2; title = ARG5; ylabel = ARG6; n = int(ARG7 + 0); suspect = int(ARG8 + 0)
+if (ARG3 eq "png") { set terminal pngcairo size int(ARG4 + 0),600 } else { set terminal svg size int(ARG4 + 0),600 }
 set output out
 set title title noenhanced
 set ylabel ylabel noenhanced
 set key outside right top noenhanced
 set grid ytics
 set datafile columnheaders
-set yrange [0:*]
+set yrange [*<0:0<*]   # from 0, or below it for a metric with negative values
 set xtics noenhanced
 bw = 0.8 / n
 off(i) = (i - (n - 1) / 2.0) * bw

@@ -11,22 +11,26 @@ keys and overrides go through the engine's own checks, and member names are chec
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
 from engine.spec import ENGINE_KEYS, Spec, SpecError, spec_dir  # noqa: E402
 from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
+from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def die(msg):
-    print(f"archive: {msg}", file=sys.stderr)
+    print(f"archive: {visible(msg)}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -42,26 +46,91 @@ def pack(name):
     print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
 
 
+# What an archive may unpack to: a run's data, raw output and environment are megabytes; a member or
+# a total beyond these is a bomb (a 74 KB archive can hold a 1 GiB sparse file), not a run.
+MAX_MEMBER = 256 << 20
+MAX_TOTAL = 1 << 30
+MAX_MEMBERS = 100_000
+MAX_TOP = 100               # characters of the run folder's name
+MAX_HOURS = 24              # a replay priced above this is refused
+
+
+def members_of(archive, t):
+    """The members of an archive, refused (one line, exit 2) unless they are regular files and
+    folders under one top folder, bounded in count and size, none sparse, none named twice."""
+    members, total, tops, files, dirs = [], 0, set(), set(), set()
+    for m in t:
+        members.append(m)
+        name = m.name.rstrip("/")
+        parts = name.split("/")
+        if len(members) > MAX_MEMBERS:
+            die(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
+        if m.name.startswith("/") or ".." in parts or "" in parts or not (m.isfile() or m.isdir()):
+            die(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
+        if m.issparse():
+            die(f"{archive}: refusing member {m.name!r}: a sparse file")
+        if m.size > MAX_MEMBER:
+            die(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
+        total += m.size
+        if total > MAX_TOTAL:
+            die(f"{archive}: more than {MAX_TOTAL >> 30} GiB unpacked: not a run folder")
+        if name in files or name in dirs:
+            die(f"{archive}: {name!r} is in it twice")
+        (dirs if m.isdir() else files).add(name)
+        tops.add(parts[0])
+    if len(tops) != 1:
+        die(f"{archive}: expected one run folder inside, found {len(tops)}")
+    top = next(iter(tops))
+    if top in files:
+        die(f"{archive}: its top {top!r} is a file, not a run folder")
+    if len(top) > MAX_TOP:
+        die(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
+    for name in files | dirs:
+        parts = name.split("/")
+        clash = next((p for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in files), None)
+        if clash:
+            die(f"{archive}: {clash!r} is both a file and a folder")
+    return members, top
+
+
 def safe_extract(archive, dest):
-    """Regular files and folders under one top folder only: no links, devices, absolute or .. paths."""
+    """Regular files and folders under one top folder only: no links, devices, absolute or .. paths,
+    nothing sparse, nothing beyond the bounds above."""
     try:
         t = tarfile.open(archive)
-    except (tarfile.TarError, OSError) as e:
+        with t:
+            members, top = members_of(archive, t)
+            for m in members:
+                m.mode = 0o755 if m.isdir() else 0o644
+                t.extract(m, dest, set_attrs=False)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         die(f"cannot read {archive}: {e}")
-    with t:
-        members = t.getmembers()
-        tops = set()
-        for m in members:
-            parts = m.name.split("/")
-            if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
-                die(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
-            tops.add(parts[0])
-        if len(tops) != 1:
-            die(f"{archive}: expected one run folder inside, found {len(tops)}")
-        for m in members:
-            m.mode = 0o755 if m.isdir() else 0o644
-            t.extract(m, dest, set_attrs=False)
-    return os.path.join(dest, tops.pop())
+    return os.path.join(dest, top)
+
+
+def read_args(path, archive):
+    """sweep/args.json of a received run, checked for shape: {"profile": name, "perf": 0|1,
+    "overrides": {key: text}, "experiments": [name…]}. Its values then pass the engine's own checks
+    and bounds (a dry run) before anything is measured."""
+    where = f"{archive}: sweep/args.json"
+    try:
+        if os.path.getsize(path) > 1 << 20:
+            die(f"{where}: more than 1 MiB")
+        with open(path, encoding="utf-8") as f:
+            args = json.load(f)
+    except (ValueError, RecursionError) as e:
+        die(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})")
+    name = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+    ok = (isinstance(args, dict) and isinstance(args.get("profile", "default"), str)
+          and name.fullmatch(args.get("profile", "default")) and args.get("perf", 0) in (0, 1, "stat")
+          and isinstance(args.get("overrides", {}), dict)
+          and all(isinstance(k, str) and isinstance(v, str) for k, v in args.get("overrides", {}).items())
+          and isinstance(args.get("experiments"), list)
+          and all(isinstance(x, str) and name.fullmatch(x) for x in args["experiments"]))
+    if not ok:
+        die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
+            f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
+    return args
 
 
 def local_specs():
@@ -88,25 +157,42 @@ def replay(archive):
         if not os.path.exists(old_rf.sweep_file("args.json")):
             die(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an older "
                 "engine) has no sweep to replay; compare it with ./lab compare instead")
-        args = json.load(open(old_rf.sweep_file("args.json")))
+        args = read_args(old_rf.sweep_file("args.json"), archive)
         mine = local_specs()
         specs = []
         for exp in args["experiments"]:
             theirs = old_rf.spec_path(exp)
             if exp not in mine:
-                print(f"archive: {exp}: no local spec measures it; its spec is shown, not run:", file=sys.stderr)
+                print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
                 if os.path.exists(theirs):
-                    sys.stderr.write("".join(f"    {ln}" for ln in open(theirs, errors="replace")))
+                    sys.stderr.write("".join(f"    {visible(ln, lines=True)}" for ln in open(theirs, errors="replace")))
                 continue
             specs.append(mine[exp].path)
         if not specs:
             die("nothing to replay: no experiment of the archive has a local spec")
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
         new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
-        argv = [f"profile={args['profile']}", f"perf={args['perf']}", f"run={new}"]
-        argv += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
-        print(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}", file=sys.stderr)
-        rc = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), *argv, *specs]).returncode
+        asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
+        asked += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
+        argv = asked + [f"run={new}"]
+        print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
+        sweep = os.path.join(ROOT, "scripts", "sweep.py")
+        # The price first: the engine checks and bounds every value the archive asks for, and the
+        # dry run shows what it costs; a replay of more than MAX_HOURS is refused.
+        dry = subprocess.run([sweep, *asked, "dry=1", *specs], stdout=subprocess.PIPE, text=True)
+        sys.stdout.write(visible(dry.stdout, lines=True))
+        if dry.returncode != 0:
+            return dry.returncode
+        eta = re.search(r"ETA (\d+):(\d\d):(\d\d)", dry.stdout.splitlines()[-1] if dry.stdout else "")
+        hours = int(eta.group(1)) + int(eta.group(2)) / 60 if eta else float("inf")
+        if hours > MAX_HOURS:
+            die(f"the archive asks for {dry.stdout.splitlines()[-1] if dry.stdout else 'an unknown price'}: more "
+                f"than {MAX_HOURS} h; replay its experiments yourself with fewer repeats (./lab sweep …)")
+        rc = measure(sweep, argv, specs)
+        if rc == 130:
+            die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
+                f"scripts/sweep.py {' '.join(shlex.quote(a) for a in argv)} "
+                + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
         if rc == 2:
             return 2
         out = os.path.join(new, f"compare-with-{name}.md")
@@ -120,6 +206,24 @@ def replay(archive):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def measure(sweep, argv, specs):
+    """The replay's sweep; a Ctrl-C reaches it from the terminal and it stops cleanly (teardown, state):
+    this process only waits for it (subprocess.run would kill it at once)."""
+    seen = []
+    old = signal.signal(signal.SIGINT, lambda *_: seen.append(1))
+    try:
+        p = subprocess.Popen([sweep, *argv, *specs])
+        while True:
+            try:
+                rc = p.wait()
+                break
+            except InterruptedError:
+                continue
+    finally:
+        signal.signal(signal.SIGINT, old)
+    return 130 if seen and rc != 0 else rc
+
+
 def main(argv):
     if len(argv) == 2 and argv[0] == "pack":
         pack(argv[1])
@@ -130,4 +234,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        die("interrupted")

@@ -12,9 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from stats import group, summary  # noqa: E402
-from tidy import read  # noqa: E402
+from tidy import read, row_problem  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
+from term import visible  # noqa: E402
 from topo import POLICIES, borders  # noqa: E402
 from c2c_published import imported_charts  # noqa: E402
 from reporting import scaling as scaling_words  # noqa: E402
@@ -25,6 +26,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def series_label(variant, placement):
     return f"{variant} {placement}".strip() if variant not in ("", "-") else placement
+
+
+def quoted(label):
+    """A label as one quoted gnuplot data field: gnuplot's data files have no escape for a quote or a
+    line break, so a name from a run folder that holds one is shown with them replaced."""
+    return '"' + "".join("'" if c == '"' else " " if c < " " or c == "\x7f" else c for c in label) + '"'
 
 
 def point(xs, suspects, key):
@@ -44,6 +51,10 @@ def whisker(s):
 def load(data):
     """(groups, {point key: number of suspect repeats}) of a tidy CSV; noise metrics are not charted."""
     rows = read(data)
+    for n, r in enumerate(rows, start=2):
+        why = row_problem(r)
+        if why:
+            raise ValueError(f"{data}:{n}: {why}")
     keys = ("variant", "placement", "threads", "cpus", "metric", "unit")
     suspects = {}
     for r in rows:
@@ -77,7 +88,7 @@ def scaling(groups, metric, dat, suspects=None):
     with open(dat, "w") as f:
         for placement, variant in order:
             pts = series[(placement, variant)]
-            f.write(f'"{variant or metric}"\n' if panels else f'"{series_label(variant, placement)}"\n')
+            f.write(quoted(variant or metric if panels else series_label(variant, placement)) + "\n")
             base = pts.get(min(pts))["median"] / min(pts)
             for t in sorted(pts):
                 s = pts[t]
@@ -90,10 +101,10 @@ def scaling(groups, metric, dat, suspects=None):
     info = {"n": len(series), "unit": unit, "ideal": int(rate),
             "suspect": int(any(s["suspect"] for pts in series.values() for s in pts.values()))}
     if panels:
-        info.update(panels=" ".join(panels), ymax=f"{ymax * 1.05:.6g}",
-                    starts=" ".join(str(next(i for i, k in enumerate(order) if k[0] == p)) for p in panels),
-                    counts=" ".join(str(sum(1 for k in order if k[0] == p)) for p in panels),
-                    colours=" ".join(str(colour[v]) for _p, v in order))
+        info.update(panels=panels, ymax=f"{ymax * 1.05:.6g}",
+                    starts=[next(i for i, k in enumerate(order) if k[0] == p) for p in panels],
+                    counts=[sum(1 for k in order if k[0] == p) for p in panels],
+                    colours=[colour[v] for _p, v in order])
     return info
 
 
@@ -116,7 +127,7 @@ def bars(groups, metric, dat, suspects=None):
         return None
     variants.sort()
     with open(dat, "w") as f:
-        f.write("category " + " ".join(f'"{v or metric}" lo hi suspect' for v in variants) + "\n")
+        f.write("category " + " ".join(f'{quoted(v or metric)} lo hi suspect' for v in variants) + "\n")
         for placement in sorted(cells, key=category_order):
             vals = []
             for v in variants:
@@ -125,7 +136,7 @@ def bars(groups, metric, dat, suspects=None):
                 lo, hi = whisker(s) if s else (0, 0)
                 vals += [f"{s['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(flagged[placement][v]))] \
                     if s else ["NaN"] * 3 + ["0"]
-            f.write(f'"{placement}" ' + " ".join(vals) + "\n")
+            f.write(quoted(placement) + " " + " ".join(vals) + "\n")
     return {"n": len(variants), "unit": unit,
             "suspect": int(any(f for row in flagged.values() for f in row.values()))}
 
@@ -152,8 +163,8 @@ def node_heatmap(groups, metric, dat):
                 m = summary(got[0])["median"] if got else None
                 f.write(f'{j} {i} {m:.6g} "{m:.3g}"\n' if got else f'{j} {i} NaN ""\n')
             f.write("\n")
-    return {"n": len(nodes), "unit": next(iter(cells.values()))[1], "tics": ", ".join(f'"{n}" {i}' for i, n in enumerate(nodes)),
-            "xlab": "memory node", "ylab": "CPU node", "variant": "CPU node x memory node; bandwidth: all CPUs of a node"}
+    return {"n": len(nodes), "unit": next(iter(cells.values()))[1], "cpus": " ".join(map(str, nodes)), "bounds": "",
+            "axes": "node", "variant": "CPU node x memory node; bandwidth: all CPUs of a node"}
 
 
 def heatmap(groups, metric, dat, run_dir=None):
@@ -191,8 +202,7 @@ def heatmap(groups, metric, dat, run_dir=None):
                 m = summary(xs)["median"] if xs else None
                 f.write(f'{i} {j} {m:.6g} "{m:.0f}"\n' if xs else f'{i} {j} NaN ""\n')
             f.write("\n")
-    tics = ", ".join(f'"{c}" {i}' for i, c in enumerate(cpus))
-    return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
+    return {"n": len(cpus), "unit": unit, "cpus": " ".join(map(str, cpus)), "variant": variant_seen, "bounds": bounds}
 
 
 def speedup(groups, metric, dat, suspects=None, better="higher"):
@@ -239,23 +249,27 @@ def render(run, exp, kind, metric):
         info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
                 else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
-        print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
+        print(visible(f"charts: {exp}: no rows for {metric}, no {kind} chart"), file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
     if kind == "speedup":
         title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
     width = 1280 if info.get("panels") else 960
-    for term, ext in ((f"pngcairo size {width},600", "png"), (f"svg size {width},600", "svg")):
-        args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
-                "ylabel": f"speedup [{info['unit']}]" if kind == "speedup" else f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
-                "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
-                "panels": info.get("panels", ""), "starts": info.get("starts", ""),
-                "counts": info.get("counts", ""), "colours": info.get("colours", ""),
-                "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0),
-                "xlab": info.get("xlab", "CPU"), "ylab": info.get("ylab", "CPU")}
-        expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
-        script = "scaling" if kind == "speedup" else kind     # a speedup chart is a scaling chart of ratios
-        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{script}.gp")], check=True)
+    script = os.path.join(ROOT, "plots", f"{'scaling' if kind == 'speedup' else kind}.gp")   # speedup: ratios
+    # Every value goes to gnuplot as a `-c` argument, a string the scripts only use as a value: a
+    # cell, a variant or a run folder's name is data there, never gnuplot text (no -e, no macro).
+    ylabel = f"speedup [{info['unit']}]" if kind == "speedup" else f"{metric} [{info['unit']}]"
+    if kind in ("scaling", "speedup"):   # gnuplot takes 9 arguments at most: the numbers travel as one list
+        nums = (info["n"], info["ideal"], info["suspect"], info.get("ymax", 0), len(info.get("panels", [])),
+                *info.get("starts", []), *info.get("counts", []), *info.get("colours", []))
+        args = [title, ylabel, " ".join(map(str, nums)), " ".join(info.get("panels", []))]
+    elif kind == "bars":
+        args = [title, ylabel, str(info["n"]), str(info["suspect"])]
+    else:
+        args = [title, ylabel, f"{info['n']} {info.get('axes', 'cpu')}", info["cpus"], info["bounds"]]
+    for ext in ("png", "svg"):
+        subprocess.run(["gnuplot", "-c", script, base + ".dat", f"{base}.{ext}", ext, str(width), *args],
+                       check=True)
     return f"{base}.png"
 
 
@@ -267,10 +281,14 @@ def main(argv):
         exp, charts = spec_charts(spec)
         for kind, metric in charts:
             if kind not in KINDS:
-                print(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})",
+                print(visible(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
                       file=sys.stderr)
                 continue
-            png = render(run, exp, kind, metric)
+            try:
+                png = render(run, exp, kind, metric)
+            except ValueError as e:      # a row no chart can show: the report says the same, file:line
+                print(visible(f"charts: {e}"), file=sys.stderr)
+                return 2
             if png:
                 made.append(png)
     # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).

@@ -16,6 +16,7 @@ from reporting import html_page, markdown, model  # noqa: E402
 from reporting.comparison import compare  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, write_atomic_text  # noqa: E402
+from term import visible  # noqa: E402
 
 
 def main(argv):
@@ -30,7 +31,7 @@ def main(argv):
     try:
         ma, mb = model.build(a_run), model.build(b_run)
     except (model.DataError, JournalError) as e:
-        print(f"compare: {e}", file=sys.stderr)
+        print(f"compare: {visible(e)}", file=sys.stderr)
         return 2
     cmp = compare(ma, mb)
     text = markdown.comparison(ma, mb, cmp)
@@ -39,10 +40,10 @@ def main(argv):
     html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"
     write_atomic_text(dest, text)
     write_atomic_text(html, html_page.compare(ma, mb, cmp))
-    print(text)
+    print(visible(text, lines=True))    # the names and cells in it are the runs' own: shown, not obeyed
     for w in cmp["warnings"]:
-        print(f"compare: warning: {w}", file=sys.stderr)
-    print(f"compare: written to {dest} and {html}", file=sys.stderr)
+        print(f"compare: warning: {visible(w)}", file=sys.stderr)
+    print(f"compare: written to {visible(dest)} and {visible(html)}", file=sys.stderr)
     return 0
 
 

@@ -201,8 +201,13 @@ capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"
 git_state > "$dir/git.txt"
-capture git-diff.patch git_diff
-[[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
+# an empty diff is a clean tree, not a failed capture
+if out=$(git_diff 2>&1); then
+  if [[ -n $out ]]; then printf '%s\n' "$out" > "$dir/git-diff.patch"
+  else echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"; fi
+else
+  printf 'unavailable: git diff failed: %s\n' "$(head -c 300 <<< "$out" | tr '\n' ' ')" > "$dir/git-diff.patch"
+fi
 versions > "$dir/versions.txt"
 builds > "$dir/build.txt"
 cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: versions.env missing" > "$dir/versions.env"

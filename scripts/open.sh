@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Print the path of a run's report.html (the newest run when none is given) and open it in a browser
-# where a desktop session exists.
+# where a desktop session exists. The page is redrawn from the run's data first: a run folder may
+# come from someone else, and the report.html it carries is theirs, not one this lab drew.
 #   scripts/open.sh [RUN]      RUN: a run folder, a name under results/, or a compare-*.html file
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,15 +19,17 @@ elif [[ ! -e $target && -e $results/$target ]]; then
 fi
 if [[ -d $target ]]; then
   page=$target/report.html
-  if [[ ! -f $page ]]; then
-    echo "open: $page does not exist: write it with ./lab report $target" >&2
-    exit 2
-  fi
+elif [[ -f $target && $(basename "$target") == report.html && -d $(dirname "$target")/sweep ]]; then
+  target=$(dirname "$target")
+  page=$target/report.html
 elif [[ -f $target && $target == *.html ]]; then
   page=$target
 else
   echo "open: $target is neither a run folder nor an .html file" >&2
   exit 2
+fi
+if [[ -d $target ]]; then
+  "$root/scripts/report.py" "$target" || { echo "open: cannot redraw $page from the run's data (above)" >&2; exit 2; }
 fi
 page=$(cd "$(dirname "$page")" && pwd)/$(basename "$page")
 echo "$page"

@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reporting import html_page, markdown, model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, is_run  # noqa: E402
+from term import visible  # noqa: E402
 
 
 def main(argv):
@@ -27,7 +28,7 @@ def main(argv):
     try:
         m = model.build(run)
     except (model.DataError, JournalError) as e:
-        print(f"report: {e}", file=sys.stderr)
+        print(f"report: {visible(e)}", file=sys.stderr)
         return 2
     rf.write_text("report.md", markdown.render(m))
     rf.write_text("report.html", html_page.report(m))

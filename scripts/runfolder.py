@@ -231,6 +231,9 @@ def write_atomic_text(path, text):
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the file from others
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -249,7 +252,14 @@ def choose(explicit, signature, ident, results=None, host=None):
     that are locked or were measured with other code, and says why."""
     if explicit:
         rf = RunFolder(explicit)
+        if os.path.isdir(rf.path) and os.listdir(rf.path) and not is_run(rf.path):
+            raise RunFolderError(f"{rf.path} exists and is not a run folder (no sweep/): name a new folder or a run")
         if is_run(rf.path):
+            theirs = rf.read("sweep/signature")
+            if theirs and theirs != signature:
+                raise RunFolderError(
+                    f"{rf.path} was swept with other arguments ({theirs}); this command asks for {signature}: "
+                    "resume it with its own arguments (sweep/command), or start a new run (omit run=)")
             before = rf.identity()
             if before and before != ident:
                 raise RunFolderError(

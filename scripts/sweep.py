@@ -31,16 +31,17 @@ from engine import perfstat  # noqa: E402
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_program, check_quoting, expand_args  # noqa: E402
-from engine.spec import ENGINE_KEYS, SpecError, default_specs, load, overrides_from  # noqa: E402
+from engine.spec import ENGINE_KEYS, SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
 from runfolder import RunFolderError, choose, hostname, results_dir  # noqa: E402
+from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def die(msg):
-    print(f"error: {msg}", file=sys.stderr)
+    print(f"error: {visible(msg)}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -48,8 +49,9 @@ def parse_args(argv):
     keys, paths = {}, []
     pairs = []
     for arg in argv:
-        if "=" in arg and not arg.endswith(".spec"):
-            k, v = arg.split("=", 1)
+        k, eq, v = arg.partition("=")
+        # KEY=VALUE when the part before '=' is a key's name (`profile=x.spec` too); else a spec path
+        if eq and k.isidentifier():
             pairs.append((k, v))
             if k in ENGINE_KEYS:
                 keys[k] = v
@@ -67,6 +69,15 @@ def parse_args(argv):
     return keys, pairs, paths
 
 
+def project_profiles():
+    """The profiles the project's own specs name: `profile=smoke` is known even to a spec without
+    smoke lines (it then runs its defaults)."""
+    try:
+        return profiles(default_specs(ROOT, "default"))
+    except (SpecError, OSError):
+        return set()
+
+
 def main(argv, shown=None):
     """shown: the command line to record in sweep/command, when another program (scale.py) runs the sweep."""
     keys, pairs, paths = parse_args(argv)
@@ -80,6 +91,9 @@ def main(argv, shown=None):
         specs = load(paths) if paths else default_specs(ROOT, profile)
         if not specs:
             die("no experiment to sweep (experiments/*.spec is empty)")
+        known = profiles(specs) | project_profiles()
+        if profile not in known:
+            die(f"unknown profile {profile!r}: the specs name {', '.join(sorted(known))}")
         resolved = [s.resolve(profile, overrides) for s in specs]
         for s, r in zip(specs, resolved):
             if r["exec"]:
@@ -97,8 +111,8 @@ def main(argv, shown=None):
     plan_ms = (time.monotonic() - t0) * 1000
     if dry:
         where = keys.get("topology") or f"this host ({hostname()})"
-        print(f"# dry run on {where}: profile {profile}, overrides: "
-              f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}")
+        print(visible(f"# dry run on {where}: profile {profile}, overrides: "
+                      f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
         pr.price(resolved, plans, profile, results_dir(), not keys.get("topology"), sys.stdout)
         return 0
 
@@ -130,7 +144,13 @@ def main(argv, shown=None):
                       r.snapshot(f"{os.path.basename(r.path)}, profile {profile}, overrides: "
                                  f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
     if not os.path.isdir(rf.env_dir):
-        subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), rf.env_dir], check=False)
+        # captured beside, then renamed: a capture cut off (kill -9) leaves env.tmp, which the next
+        # resume throws away and captures again, never a half env/ that stays
+        tmp = rf.env_dir + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), tmp], check=False)
+        if os.path.isdir(tmp):
+            os.replace(tmp, rf.env_dir)
     sweep = Sweep(ROOT, rf, resolved, topo, {"perf": perf,
                                              "seed": int(keys["seed"]) if "seed" in keys else None})
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf, seed=sweep.seed,
@@ -148,14 +168,20 @@ def main(argv, shown=None):
     try:
         code = sweep.run_all()
     except OSError as e:   # a full disk, a folder removed under the sweep: say so, keep what is measured
+        try:
+            rf.set_state("incomplete")
+        except OSError:
+            pass
         print(f"error: cannot write into {rf.path}: {e}; the repeats measured so far are kept: fix it and run "
               "the same command again to resume", file=sys.stderr)
         return 1
+    drawn = True
     for script in ("charts.py", "report.py"):
         if subprocess.run([os.path.join(ROOT, "scripts", script), rf.path]).returncode != 0:
             print(f"{script} failed (see above)", file=sys.stderr)
-    print(f"run folder: {rf.path}\nreport:     {rf.report_html} (and report.md; ./lab open {rf.path})",
-          file=sys.stderr)
+            drawn = drawn and script != "report.py"
+    print(f"run folder: {rf.path}\n" + (f"report:     {rf.report_html} (and report.md; ./lab open {rf.path})"
+                                        if drawn else "report:     none written (see above)"), file=sys.stderr)
     if code == 1:
         print(f"{sweep.failed} point(s) failed: see {rf.journal_log}; run the same command again to "
               "retry them", file=sys.stderr)
@@ -164,4 +190,9 @@ def main(argv, shown=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
+        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
+              "command again to resume", file=sys.stderr)
+        sys.exit(1)

@@ -19,6 +19,34 @@ COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "r
            "metric", "value", "unit", "suspect"]
 
 
+# No instrument measures beyond this magnitude; a received run's 1.7e308 would overflow the
+# statistics and the chart scales, so it is refused like NaN.
+MAX_VALUE = 1e18
+
+
+def value_problem(text):
+    """Why a value cell is no measurement, or "" when it is one."""
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return f"value {text!r} is not a number"
+    if not math.isfinite(v):
+        return f"value {text} is not finite"
+    if abs(v) > MAX_VALUE:
+        return f"value {text} is beyond ±{MAX_VALUE:g}"
+    return ""
+
+
+def row_problem(row):
+    """Why a row of a tidy CSV is not one the lab can use, or "": a measured value, and a whole
+    number of threads and repeat."""
+    for k in ("threads", "repeat"):
+        t = row.get(k) or ""
+        if not (t.isascii() and t.isdigit()):
+            return f"{k} {t!r} is not a whole number"
+    return value_problem(row.get("value"))
+
+
 def read(path):
     """Rows of a tidy CSV file as dicts (the lab's own files; header included)."""
     with open(path, newline="") as f:
@@ -32,6 +60,9 @@ def write_atomic(path, rows, header=True):
     """Write rows (dicts) so that a reader never sees half a file: temp file + rename."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the data from others
     with os.fdopen(fd, "w", newline="") as f:
         w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
         if header:
@@ -55,12 +86,9 @@ def fill(point, text):
         raise ValueError(f"CSV header has columns outside the schema: {sorted(unknown)}")
     out = []
     for n, row in enumerate(reader, start=2):
-        try:
-            v = float(row["value"])
-        except (TypeError, ValueError):
-            raise ValueError(f"line {n}: value {row['value']!r} is not a number")
-        if not math.isfinite(v):
-            raise ValueError(f"line {n}: value {row['value']} is not finite")
+        why = value_problem(row["value"])
+        if why:
+            raise ValueError(f"line {n}: {why}")
         if not row["metric"]:
             raise ValueError(f"line {n}: empty metric")
         merged = dict(point)

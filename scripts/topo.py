@@ -65,7 +65,9 @@ def bitmap(mask):
     return {i for i in range(value.bit_length()) if value >> i & 1}
 
 
-MAX_PUS = 65536   # far above any machine; a bigger synthetic string is a typo that would take minutes
+# Linux's usual NR_CPUS: far above any machine. hwloc alone takes ~20 s and 1.1 GB to write the XML of
+# 65,536 PUs, and pair placements are O(PUs²): a bigger synthetic string is a typo, refused at once.
+MAX_PUS = 8192
 
 
 def synthetic_pus(text):
@@ -91,6 +93,10 @@ def xml_text(topology):
         pus = synthetic_pus(topology)
         if pus is not None and pus > MAX_PUS:
             raise PlacementError(f"synthetic topology {topology!r} has {pus} PUs; at most {MAX_PUS} are read")
+        if pus is None and not os.path.exists(topology):
+            # hwloc would call it a synthetic string with an unknown object type
+            raise PlacementError(f"no such topology file: {topology} (nor a synthetic string such as "
+                                 "\"pack:2 core:8 pu:2\")")
         cmd[1:1] = ["--input", topology]
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -118,6 +124,8 @@ class Topology:
             self.kinds.append({"cpus": bitmap(k.get("cpuset", "0x0")),
                                "type": info.get("CoreType") or info.get("FrequencyMaxMHz", "")})
         counters = {"Package": 0, "Die": 0, "L3Cache": 0, "L2Cache": 0, "Core": 0}
+        self._siblings = {}
+        self._pair_counts, self._spread = None, {}      # spread_pairs(): per topology, per k
         self._walk(root, {"Package": -1, "Die": -1, "L3Cache": -1, "L2Cache": -1, "Core": -1}, counters)
         if not self.pus:
             raise PlacementError("hwloc reports no PU in this topology")
@@ -133,7 +141,8 @@ class Topology:
                 counters[kind] += 1
             if kind == "PU":
                 core = here["Core"] if here["Core"] >= 0 else 10**6 + int(child.get("os_index"))
-                smt = sum(1 for p in self.pus if p.core == core)
+                smt = self._siblings.get(core, 0)      # a count per core: a scan of every PU is O(PUs²)
+                self._siblings[core] = smt + 1
                 os_index = int(child.get("os_index"))
                 rank = next((i for i, k in enumerate(self.kinds) if os_index in k["cpus"]), 0)
                 self.pus.append(PU(os_index, here["Package"], here["Die"],
@@ -219,6 +228,11 @@ class Topology:
         x, y = self.pu(a), self.pu(b)
         if a == b:
             raise PlacementError(f"CPU {a} paired with itself")
+        return self.between(x, y)
+
+    @staticmethod
+    def between(x, y):
+        """relation() of two distinct PU objects (pairs() calls it for every pair: no lookups)."""
         if x.package != y.package:
             return "cross-package"
         if x.core == y.core:
@@ -244,7 +258,7 @@ class Topology:
         if policy in PAIRS:
             if n != 2:
                 raise PlacementError(f"{policy} is a pair placement: it takes exactly 2 threads, not {n}")
-            return list(self.pairs(policy)[0])
+            return list(self.spread_pairs(policy, 1)[0])
         if policy == "unpinned":
             return [p.os for p in self.pus]        # the set the scheduler may use; no binding
         order = self.compact() if policy == "compact" else \
@@ -275,13 +289,45 @@ class Topology:
     def pairs(self, policy):
         if policy not in PAIRS:
             raise PlacementError(f"{policy!r} is not a pair placement; pairs: {' '.join(PAIRS)}")
-        # A pair never mixes kinds unless its relation is cross-kind; an explicit kind keeps both in it.
-        pool = self.usable() if self.kind_asked else self.pus
-        found = [(a.os, b.os) for i, a in enumerate(pool) for b in pool[i + 1:]
-                 if self.relation(a.os, b.os) == policy]
+        found = [(a.os, b.os) for a, b in self._all_pairs() if self.between(a, b) == policy]
         if not found:
             raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
         return found
+
+    def _all_pairs(self):
+        # A pair never mixes kinds unless its relation is cross-kind; an explicit kind keeps both in it.
+        pool = self.usable() if self.kind_asked else self.pus
+        return ((a, b) for i, a in enumerate(pool) for b in pool[i + 1:])
+
+    def spread_pairs(self, policy, k):
+        """Up to k of pairs(policy) spread evenly over that list (hwloc's order): one pair says little
+        on a big host. The same pairs as indexing the list, without building it: the list is O(PUs²)
+        (gigabytes for a big synthetic host), so one pass counts every relation's pairs, once per
+        topology, and one pass per k picks them."""
+        if policy not in PAIRS:
+            raise PlacementError(f"{policy!r} is not a pair placement; pairs: {' '.join(PAIRS)}")
+        if self._pair_counts is None:
+            counts = dict.fromkeys(PAIRS, 0)
+            between = self.between
+            for a, b in self._all_pairs():
+                counts[between(a, b)] += 1
+            self._pair_counts = counts
+        total = self._pair_counts[policy]
+        if not total:
+            raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
+        if k not in self._spread:
+            n = {p: min(k, c) for p, c in self._pair_counts.items()}
+            want = {p: [i * c // n[p] for i in range(n[p])] for p, c in self._pair_counts.items() if c}
+            picked, seen = {p: [] for p in want}, dict.fromkeys(want, 0)
+            between = self.between
+            for a, b in self._all_pairs():
+                p = between(a, b)
+                w = want[p]
+                if len(picked[p]) < len(w) and seen[p] == w[len(picked[p])]:
+                    picked[p].append((a.os, b.os))
+                seen[p] += 1
+            self._spread[k] = picked
+        return self._spread[k][policy]
 
     def why_not(self, policy):
         s = self.summary()

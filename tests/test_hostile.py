@@ -101,3 +101,471 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
 def test_a_huge_synthetic_topology_is_refused_at_once():
     p = sh("scripts/topo.py", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
     assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
+
+
+# --- issue 24: a run folder from someone else is data, never code ------------------------------------
+def quick_run(tmp_path, results, name="run", variants=None):
+    """A real run of the spin fixture (one repeat), to be edited as a hostile sender would."""
+    run = tmp_path / name
+    extra = [f"variants={variants}"] if variants else []
+    sh("scripts/sweep.py", f"run={run}", *QUICK, *extra, SPEC, env=results)
+    return run
+
+
+def set_cells(csv_path, **cells):
+    """Rewrite every row of a tidy CSV with the given cells (fixture input: a hostile sender's edit)."""
+    import csv
+    with open(csv_path, newline="") as f:
+        rs = list(csv.DictReader(f))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, list(rs[0]))
+        w.writeheader()
+        w.writerows(dict(r, **cells) for r in rs)
+
+
+def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results):
+    canary = tmp_path / "X"
+    run = quick_run(tmp_path, results, name=f"run';system('touch {canary}');'")
+    set_cells(run / "data" / "spin.csv", unit=f"1/s'; system(\"touch {canary}\"); x='",
+              variant=f"v\"; system('touch {canary}') #")
+    for f in (run / "plots").iterdir():
+        f.unlink()
+    sh("scripts/charts.py", str(run))
+    sh("scripts/report.py", str(run))
+    assert not canary.exists()
+    drawn = sorted(f.name for f in (run / "plots").iterdir() if f.suffix in (".png", ".svg"))
+    assert drawn == ["spin-bars-loop_ns.png", "spin-bars-loop_ns.svg",
+                     "spin-scaling-iters_per_s.png", "spin-scaling-iters_per_s.svg"]
+    assert "system(" in (run / "plots" / "spin-bars-loop_ns.svg").read_text()   # the label, shown as text
+
+
+PAYLOAD = '<img src=x onerror="document.title=\'pwned\'">'
+
+
+def hostile_report(tmp_path, results):
+    """A run whose data file's name, cells and env carry HTML, and whose own report.html is the sender's."""
+    run = quick_run(tmp_path, results)
+    set_cells(run / "data" / "spin.csv", variant=PAYLOAD, unit=PAYLOAD, suspect=PAYLOAD)
+    os.rename(run / "data" / "spin.csv", run / "data" / f'e">{PAYLOAD}.csv')
+    shutil.copytree(run / "data" / "points" / "spin", run / "data" / "points" / f'e">{PAYLOAD}')
+    (run / "report.html").write_text(f"<html><body>{PAYLOAD}<script>document.title='pwned'</script>")
+    return run
+
+
+def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path, results):
+    from browser import Browser, chromium
+    if not chromium():
+        pytest.skip("chromium is not installed (./lab test installs it)")
+    run = hostile_report(tmp_path, results)
+    sh("scripts/report.py", str(run))
+    text = (run / "report.html").read_text()
+    assert PAYLOAD not in text and "Content-Security-Policy" in text
+    b = Browser()
+    try:
+        b.load(str(run / "report.html"))
+        assert b.eval("document.title") != "pwned"
+        assert b.eval("document.querySelectorAll('img[src=x]').length") == 0
+        assert PAYLOAD in b.eval("document.body.textContent")      # shown as text
+        # the CSP itself: a script the page did not bring is refused even if it reached the markup
+        b.eval("var s=document.createElement('div');s.innerHTML='<img src=x onerror=\"document.title=1\">';"
+               "document.body.appendChild(s); new Promise(r => setTimeout(r, 300))")
+        assert b.eval("document.title") != "1"
+    finally:
+        b.close()
+
+
+def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results):
+    run = hostile_report(tmp_path, results)
+    p = sh("scripts/open.sh", str(run), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""))
+    assert p.stdout.strip() == str(run / "report.html")
+    text = (run / "report.html").read_text()
+    assert "<script>document.title='pwned'" not in text and "Content-Security-Policy" in text
+
+
+ESC = "\x1b]0;pwned\x07\x1b[2J"
+
+
+def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_path, results):
+    a = quick_run(tmp_path, results, name="a")
+    b = quick_run(tmp_path, results, name="b", variants=f"v{ESC}")
+    cpuinfo = b / "env" / "cpuinfo.txt"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Evil{ESC} CPU\n")
+    p = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md"))
+    assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
+    assert "\\x1b]0;pwned\\x07" in p.stdout
+    # replay prints a spec it will not run: visibly
+    (b / "sweep" / "specs" / "evil.spec").write_text(f"experiment = evil\ncommand = true {ESC}\n")
+    args = json.loads((b / "sweep" / "args.json").read_text())
+    (b / "sweep" / "args.json").write_text(json.dumps(dict(args, experiments=["evil", "spin"],
+                                                          overrides={"repeats": "1", "threads": "1"})))
+    with tarfile.open(tmp_path / "b.tar.gz", "w:gz") as t:
+        t.add(b, arcname="b")
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
+    assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["retry_pause=1e308"], "retry_pause must be a number from 0 to 86400, not '1e308'"),
+    (["timeout=nan"], "timeout must be a number from 0 to 86400"),
+    (["repeats=100000000"], "repeats must be auto or a whole number from 1 to 1000"),
+    (["placements=unpinned", "threads=100000"], "threads must be auto or whole numbers from 1 to 4096"),
+    (["placements="], "placements is empty"),
+    (["variants="], "variants is empty"),
+    (["threads= "], "threads is empty"),
+    (["profile=smok"], "unknown profile 'smok': the specs name default, "),
+    (["perf=x.spec"], "perf must be 0 or 1 or stat, not 'x.spec'"),
+    (["profile=x.spec"], "unknown profile 'x.spec'"),
+])
+def test_out_of_bounds_or_empty_values_are_refused_in_one_line(tmp_path, results, args, says):
+    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", *args, SPEC, env=results, check=False)
+    assert p.returncode == 2 and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_latin1_or_empty_valued_spec_is_refused_naming_its_line(tmp_path, results):
+    spec = tmp_path / "bad.spec"
+    spec.write_bytes(b"experiment = bad\ncommand = true\n# caf\xe9\n")
+    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:3: not UTF-8 (byte 0xe9)" in p.stderr
+    spec.write_text("experiment = bad\ncommand = true\nplacements =\n")
+    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:3: placements is empty" in p.stderr
+
+
+def test_a_bad_done_event_in_an_old_run_does_not_break_the_dry_run(tmp_path, results):
+    import socket
+    old = tmp_path / "results" / f"20200101T000000Z-{socket.gethostname().split('.')[0]}"
+    (old / "sweep").mkdir(parents=True)
+    events = [{"event": "sweep", "profile": "default"},
+              {"event": "done", "experiment": "spin", "seconds": "abc"},
+              {"event": "confidence", "experiment": "spin", "n": [1]}]
+    (old / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    p = sh("scripts/sweep.py", "dry=1", SPEC, env=results)
+    assert "seconds per run from the spec's cost" in p.stdout
+
+
+def tar_of(path, members):
+    """An archive of (TarInfo, bytes or None) written as given (fixture input: a hostile sender's)."""
+    import io
+    with tarfile.open(path, "w:gz") as t:
+        for info, data in members:
+            t.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def member(name, data=b"", kind=tarfile.REGTYPE, size=None):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = len(data) if size is None else size
+    return info, (data if kind == tarfile.REGTYPE and size is None else None)
+
+
+@pytest.mark.parametrize("members, says", [
+    ([member("run", b"x")], "its top 'run' is a file, not a run folder"),
+    ([member("run/a", b"x"), member("run/a/b", b"y")], "'run/a' is both a file and a folder"),
+    ([member("run/a", b"x"), member("run/a", b"y")], "'run/a' is in it twice"),
+    ([member("r" * 250 + "/a", b"x")], "its top folder's name has 250 characters (at most 100)"),
+    ([member("run/big.csv", size=300 << 20)], "refusing member 'run/big.csv': 314572800 bytes, more than 256 MiB"),
+    ([member("run/a", b"x"), member("other/b", b"y")], "expected one run folder inside, found 2"),
+])
+def test_archive_shapes_and_sizes_are_refused_in_one_line(tmp_path, results, members, says):
+    bad = tar_of(tmp_path / "bad.tar.gz", members)
+    p = sh("scripts/archive.py", "replay", str(bad), env=results, check=False)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert os.listdir(tmp_path / "results") == []
+
+
+def test_a_sparse_member_is_refused_before_it_unpacks(tmp_path, results):
+    (tmp_path / "run" / "data").mkdir(parents=True)
+    with open(tmp_path / "run" / "data" / "x.csv", "wb") as f:
+        f.truncate(1 << 30)       # 1 GiB of hole: the archive stays small
+    subprocess.run(["tar", "-S", "-czf", "sparse.tar.gz", "run"], cwd=tmp_path, check=True)
+    assert os.path.getsize(tmp_path / "sparse.tar.gz") < 1 << 20
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "sparse.tar.gz"), env=results, check=False)
+    assert p.returncode == 2 and "refusing member 'run/data/x.csv': a sparse file" in p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    ("{not json", "sweep/args.json: not valid JSON"),
+    ("[1, 2]", "sweep/args.json: expected an object"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"threads": 1}, "experiments": ["spin"]}),
+     "sweep/args.json: expected an object"),
+    ("[" * 100000 + "]" * 100000, "sweep/args.json: not valid JSON (RecursionError"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"threads": "100000", "placements": "unpinned"},
+                 "experiments": ["spin"]}), "threads must be auto or whole numbers from 1 to 4096"),
+    (json.dumps({"profile": "default", "perf": 0, "overrides": {"repeats": "1000", "cost": "100"},
+                 "experiments": ["spin"]}), "more than 24 h; replay its experiments yourself"),
+])
+def test_what_a_received_run_asks_for_is_checked_and_priced_first(tmp_path, results, args, says):
+    run = quick_run(tmp_path, results, name="theirs")
+    (run / "sweep" / "args.json").write_text(args)
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    p = sh("scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz"),
+           env=dict(results, LAB_SPECS="tests/fixtures"), check=False)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
+
+
+def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results):
+    import signal
+    import time
+    run = quick_run(tmp_path, results, name="theirs")
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    env = dict(os.environ, **results, LAB_SPECS="tests/fixtures", SPIN_SLEEP="30")
+    p = subprocess.Popen(["scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not any((d / "sweep" / "journal.jsonl").exists() and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
+                  for d in (tmp_path / "results").iterdir()):
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/sweep.py" in err
+    new = next(d for d in (tmp_path / "results").iterdir() if "-replay-" in d.name)
+    assert (new / "sweep" / "state").read_text() == "incomplete\n"
+
+
+def wait_for(cond, seconds=60, what="a condition"):
+    import time
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def token_holders(run):
+    from engine import orphans
+    return orphans.holders(json.loads((run / "sweep" / "engine.json").read_text())["token"])
+
+
+def started(run):
+    j = run / "sweep" / "journal.jsonl"
+    return j.exists() and '"started"' in j.read_text()
+
+
+def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="60")
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: started(run), what="the first point")
+    wait_for(lambda: token_holders(run), what="the measured command")
+    os.kill(p.pid, signal.SIGKILL)           # the engine only, as the OOM killer does
+    p.wait()
+    wait_for(lambda: not token_holders(run), seconds=10, what="the reaper to end the measured command")
+
+
+def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    env = dict(os.environ, **results, SPIN_SLEEP="60")
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: started(run), what="the first point")
+    wait_for(lambda: token_holders(run), what="the measured command")
+    left = token_holders(run)
+    os.kill(json.loads((run / "sweep" / "engine.json").read_text())["reaper"], signal.SIGKILL)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert all(os.path.exists(f"/proc/{pid}") for pid in left)     # orphans, measuring beside a resume
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert not any(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+                   for pid in left)
+    assert '"event": "orphans"' in (run / "sweep" / "journal.jsonl").read_text()
+    assert (run / "sweep" / "state").read_text() == "complete\n"
+
+
+def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
+    import signal
+    run = tmp_path / "run"
+    spec = tmp_path / "td.spec"
+    done = tmp_path / "teardown-done"
+    spec.write_text("experiment = td\ncommand = tests/fixtures/spin.sh {threads} 2000 ${SPIN_SLEEP:-0}\n"
+                    "setup = true\nteardown = sleep 2; touch \"$TD_DONE\"\nrepeats = 1\nwarmup = 0\n"
+                    "placements = compact\nthreads = 1\nchart = bars loop_ns\n")
+    env = dict(os.environ, **results, SPIN_SLEEP="60", TD_DONE=str(done))
+    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", str(spec)], cwd=ROOT, env=env, text=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    wait_for(lambda: started(run), what="the first point")
+    os.killpg(p.pid, signal.SIGINT)
+    wait_for(lambda: "$ sleep 2" in (run / "sweep" / "setup.log").read_text(), what="teardown")
+    os.killpg(p.pid, signal.SIGINT)          # impatient: a second Ctrl-C while teardown runs
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert done.exists() and (run / "sweep" / "state").read_text() == "incomplete\n"
+    assert not token_holders(run)
+
+
+def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    # what kill -9 during the capture leaves: a partial env.tmp and no env/
+    shutil.rmtree(run / "env")
+    (run / "env.tmp").mkdir()
+    (run / "env.tmp" / "uname.txt").write_text("half")
+    (run / "sweep" / "state").write_text("incomplete\n")
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert not (run / "env.tmp").exists() and (run / "env" / "lstopo.xml").exists()
+    assert (run / "env" / "uname.txt").read_text() != "half"
+
+
+def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    jl = run / "sweep" / "journal.jsonl"
+    with open(jl, "a") as f:
+        f.write('{"ts": "2026-01-01T00:00:00Z", "event": "sta')          # a full disk cut this event
+    (run / "sweep" / "state").write_text("incomplete\n")
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert "ended in a line cut short" in p.stderr and "not JSON" not in p.stderr
+    assert all(json.loads(line) for line in jl.read_text().splitlines())
+    # a journal an older engine appended to after the cut: the torn event is left out, the rest read
+    jl.write_text(jl.read_text().replace('{"ts"', '{"ts": "x", "ev{"ts"', 1))
+    p = sh("scripts/report.py", str(run))
+    assert "an event cut short before another, left out" in p.stderr
+    deep = "[" * 100000 + "]" * 100000
+    jl.write_text(jl.read_text() + deep + "\n" + '{"ts": "x", "event": "end"}\n')
+    p = sh("scripts/report.py", str(run), check=False)
+    assert p.returncode == 2 and "journal.jsonl:" in p.stderr and "nested too deeply" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    (run / "sweep" / "state").write_text("incomplete\n")
+    p = sh("scripts/sweep.py", f"run={run}", *QUICK, "warmup=1", SPEC, env=results, check=False)
+    assert p.returncode == 2 and "was swept with other arguments" in p.stderr
+    mine = tmp_path / "mine"
+    (mine / "data").mkdir(parents=True)
+    (mine / "data" / "notes.tmp").write_text("mine")
+    p = sh("scripts/sweep.py", f"run={mine}", *QUICK, SPEC, env=results, check=False)
+    assert p.returncode == 2 and "is not a run folder (no sweep/)" in p.stderr
+    assert (mine / "data" / "notes.tmp").read_text() == "mine"
+    (run / "data" / "keep.tmp").write_text("mine")
+    (run / "data" / "points" / "spin" / "x_r9.csv.tmp").write_text("half")
+    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    assert (run / "data" / "keep.tmp").exists() and not (run / "data" / "points" / "spin" / "x_r9.csv.tmp").exists()
+
+
+def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(tmp_path, results):
+    run = quick_run(tmp_path, results, variants="a+b a_b a/b")
+    files = sorted(os.listdir(run / "data" / "points" / "spin"))
+    assert len(files) == 3, files
+    by_variant = {}
+    for r in rows(run / "data" / "spin.csv"):
+        by_variant.setdefault(r["variant"], set()).add(r["repeat"])
+    assert by_variant == {"a+b": {"1"}, "a_b": {"1"}, "a/b": {"1"}}
+
+
+@pytest.mark.parametrize("cells, says", [
+    ({"value": "1.7e308"}, "value 1.7e308 is beyond ±1e+18"),
+    ({"value": "nan"}, "value nan is not finite"),
+    ({"threads": "abc"}, "threads 'abc' is not a whole number"),
+])
+def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, results, cells, says):
+    a = quick_run(tmp_path, results, name="a")
+    b = quick_run(tmp_path, results, name="b")
+    set_cells(b / "data" / "spin.csv", **cells)
+    for cmd in (["scripts/charts.py", str(b)], ["scripts/report.py", str(b)],
+                ["scripts/compare.py", str(a), str(b), str(tmp_path / "c.md")]):
+        p = sh(*cmd, check=False)
+        assert p.returncode == 2 and f"spin.csv:2: {says}" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    set_cells(run / "data" / "spin.csv", value="-5")
+    p = sh("scripts/charts.py", str(run))
+    assert "2 chart(s)" in p.stderr
+    sh("scripts/report.py", str(run))
+    assert "–5" in (run / "report.md").read_text() or "-5" in (run / "report.md").read_text()
+
+
+def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    assert os.stat(run / "data" / "spin.csv").st_mode & 0o044 == os.stat(run / "sweep" / "state").st_mode & 0o044
+    p = sh("scripts/topo.py", "--topology", str(tmp_path / "missing.xml"), "summary", check=False)
+    assert p.returncode == 2 and f"no such topology file: {tmp_path / 'missing.xml'}" in p.stderr
+    # a clean checkout records a clean tree, not a failed capture
+    subprocess.run(["git", "clone", "-q", ROOT, str(tmp_path / "clone")], check=True)
+    subprocess.run([str(tmp_path / "clone" / "scripts" / "env.sh"), str(tmp_path / "env")], check=True,
+                   capture_output=True)
+    assert (tmp_path / "env" / "git-diff.patch").read_text() == "(clean: no uncommitted change)\n"
+
+
+def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_path, results):
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        run = disk / "run"
+        args = [f"run={run}", "retries=0", "repeats=3", "placements=compact", "threads=1", SPEC]
+        env = dict(os.environ, **results, SPIN_SLEEP="1")
+        p = subprocess.Popen(["scripts/sweep.py", *args], cwd=ROOT, env=env, text=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_for(lambda: started(run) and (run / "data" / "points" / "spin").is_dir()
+                 and os.listdir(run / "data" / "points" / "spin"), what="the first repeat")
+        with open(disk / "filler", "wb") as f:      # the disk fills up mid-sweep
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+            except OSError:
+                pass
+        _out, err = p.communicate(timeout=120)
+        assert p.returncode == 1 and "Traceback" not in err, err
+        assert "No space left on device" in err and "run the same command again to resume" in err
+        assert (run / "sweep" / "state").read_text() != "complete\n"
+        p2 = sh("scripts/sweep.py", *args, env=results, check=False)      # still full: one line again
+        assert p2.returncode == 1 and "Traceback" not in p2.stderr, p2.stderr
+        os.remove(disk / "filler")
+        sh("scripts/sweep.py", *args, env=results)
+        assert (run / "sweep" / "state").read_text() == "complete\n"
+        assert (run / "report.html").exists()
+        assert {r["repeat"] for r in rows(run / "data" / "spin.csv")} == {"1", "2", "3"}
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])
+
+
+def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_cheap():
+    import glob
+    import time
+    from topo import PAIRS, PlacementError, Topology
+    for xml in sorted(glob.glob(os.path.join(ROOT, "topologies", "*.xml")))[:6]:
+        t = Topology(xml)
+        for policy in PAIRS:
+            try:
+                full = t.pairs(policy)
+            except PlacementError:
+                with pytest.raises(PlacementError):
+                    t.spread_pairs(policy, 8)
+                continue
+            for k in (1, 3, 8, 1000):
+                n = min(k, len(full))
+                assert t.spread_pairs(policy, k) == [full[i * len(full) // n] for i in range(n)], (xml, policy, k)
+            assert t.plan(policy, 2) == list(full[0])
+    # 2048 PUs: 2 M pairs, counted and picked in passes, never listed (this host's load may slow it)
+    t0 = time.process_time()
+    t = Topology("pack:2 core:512 pu:2")
+    assert len(t.spread_pairs("cross-package", 8)) == 8 and t.plan("smt", 2) == [0, 1]
+    assert time.process_time() - t0 < 60
+    p = sh("scripts/topo.py", "--topology", "pack:16 core:64 pu:64", "summary", check=False, timeout=20)
+    assert p.returncode == 2 and "has 65536 PUs; at most 8192" in p.stderr
+
+
+def test_a_received_spec_cannot_make_charts_write_outside_the_run(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    spec = run / "sweep" / "specs" / "spin.spec"
+    spec.write_text(spec.read_text() + "chart = bars ../../../escaped\n")
+    p = sh("scripts/charts.py", str(run))
+    assert "chart metric '../../../escaped' is not a name: not drawn" in p.stderr
+    assert not list(tmp_path.rglob("*escaped*"))
+    (run / "sweep" / "specs" / "evil.spec").write_text("experiment = ../../evil\nchart = bars loop_ns\n")
+    p = sh("scripts/charts.py", str(run))
+    assert "experiment '../../evil' is not a name: no charts" in p.stderr
+    assert not list(tmp_path.rglob("*evil-bars*"))

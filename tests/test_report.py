@@ -129,7 +129,7 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
     assert "noise_steal_pct" not in glance and "noise_steal_pct" not in text.split("Beside the published")[1]
     assert "noise per point (not results)" in text
     html = (run / "report.html").read_text()
-    assert 'href="raw/runner-empty/shared-arc_compact_t2_r1/"' in html and "rust-runner/x --threads 2" in html
+    assert 'href="./raw/runner-empty/shared-arc_compact_t2_r1/"' in html and "rust-runner/x --threads 2" in html
 
 
 def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
@@ -172,15 +172,19 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
 def test_open_prints_the_newest_report(tmp_path):
     results = tmp_path / "results"
     for name in ("20260101T000000Z-a", "20260102T000000Z-b"):
-        (results / name).mkdir(parents=True)
+        (results / name / "sweep").mkdir(parents=True)
         (results / name / "report.html").write_text("<!doctype html>")
-    (results / "20260103T000000Z-c").mkdir()         # no report yet: not the one to open
+    (results / "20260103T000000Z-c" / "sweep").mkdir(parents=True)   # no report yet: not the newest to open
     env = {"LAB_RESULTS": str(results), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
     assert sh("scripts/open.sh", env=env).stdout.strip() == str(results / "20260102T000000Z-b" / "report.html")
     assert sh("scripts/open.sh", "20260101T000000Z-a", env=env).stdout.strip() == \
         str(results / "20260101T000000Z-a" / "report.html")
-    p = sh("scripts/open.sh", "20260103T000000Z-c", env=env, check=False)
-    assert p.returncode == 2 and "./lab report" in p.stderr
+    # named, it is drawn from its data (as every page open shows: the lab's, never a sender's)
+    assert sh("scripts/open.sh", "20260103T000000Z-c", env=env).stdout.strip() == \
+        str(results / "20260103T000000Z-c" / "report.html")
+    assert "Content-Security-Policy" in (results / "20260103T000000Z-c" / "report.html").read_text()
+    p = sh("scripts/open.sh", "20260104T000000Z-none", env=env, check=False)
+    assert p.returncode == 2 and "neither a run folder" in p.stderr
 
 
 def test_numbers_have_three_significant_digits_and_a_prefix():

@@ -131,8 +131,8 @@ def test_report_html_in_a_browser(runs):
     assert "iters_per_s" in glance and "noise_" not in glance
     assert "noise per point" in body
     # every point row links its raw folders and shows the command it ran
-    raw_links = br.eval("Array.from(document.querySelectorAll('a[href^=\"raw/spin/\"]')).map(a=>a.getAttribute('href'))")
-    assert "raw/spin/loop_compact_t2_r2/" in raw_links
+    raw_links = br.eval("Array.from(document.querySelectorAll('a[href^=\"./raw/spin/\"]')).map(a=>a.getAttribute('href'))")
+    assert "./raw/spin/loop_compact_t2_r2/" in raw_links
     assert all(os.path.isdir(a / h) for h in raw_links)
     assert "tests/fixtures/spin.sh 2 20000" in br.eval("document.documentElement.innerHTML")
     # a chart point leads to its row, and the row opens

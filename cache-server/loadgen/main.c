@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -88,16 +89,41 @@ static void check_cpus(const int *cpus, int n)
     }
 }
 
-static double num(const char *s, const char *what)
+/* A flag's number, finite and within [lo, hi] (whole when `whole`), else one line naming the flag
+ * and the value, exit 2: NaN, inf, -1 or 1e20 must not become a silent mix, a loop or a wrap. */
+static double bounded(const char *s, const char *flag, double lo, double hi, int whole)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || v < 0) {
-        fprintf(stderr, "loadgen: bad %s '%s'\n", what, s);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v))) {
+        fprintf(stderr, "loadgen: %s wants %s from %.15g to %.15g, not '%s'\n", flag,
+                whole ? "a whole number" : "a number", lo, hi, s);
         exit(2);
     }
     return v;
+}
+
+static double num(const char *s, const char *flag, double lo, double hi)
+{
+    return bounded(s, flag, lo, hi, 0);
+}
+
+static double whole(const char *s, const char *flag, double lo, double hi)
+{
+    return bounded(s, flag, lo, hi, 1);
+}
+
+/* --mix G,S,D,I: four whole per-mille values summing to 1000 */
+static int parse_mix(const char *s, unsigned mix[4])
+{
+    char *copy = strdup(s), *save = NULL, *tok = strtok_r(copy, ",", &save);
+    int n = 0, sum = 0;
+    for (; tok && n < 4; tok = strtok_r(NULL, ",", &save), n++)
+        sum += (int)(mix[n] = (unsigned)whole(tok, "--mix", 0, 1000));
+    int ok = n == 4 && tok == NULL && sum == 1000 && s[strlen(s) - 1] != ',';
+    free(copy);
+    return ok;
 }
 
 static double cpu_seconds(void)
@@ -161,30 +187,28 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "s:p:t:c:d:w:k:V:g:M:r:D:h", opts, NULL)) != -1) {
         switch (o) {
         case 's': cfg.host = optarg; break;
-        case 'p': cfg.port = (int)num(optarg, "port"); break;
-        case 't': cfg.threads = (int)num(optarg, "thread count"); break;
-        case 'c': cfg.conns = (int)num(optarg, "connection count"); break;
-        case 'd': cfg.duration = num(optarg, "duration"); break;
-        case 'w': cfg.warmup = num(optarg, "warm-up"); break;
-        case 'k': cfg.keys = (uint32_t)num(optarg, "key count"); break;
-        case 'V': cfg.value_size = (uint32_t)num(optarg, "value size"); break;
+        case 'p': cfg.port = (int)whole(optarg, "-p", 1, 65535); break;
+        case 't': cfg.threads = (int)whole(optarg, "-t", 1, 256); break;
+        case 'c': cfg.conns = (int)whole(optarg, "-c", 1, 10000); break;
+        case 'd': cfg.duration = num(optarg, "-d", 0.001, 86400); break;
+        case 'w': cfg.warmup = num(optarg, "-w", 0, 86400); break;
+        case 'k': cfg.keys = (uint32_t)whole(optarg, "-k", 1, 1e9); break;
+        case 'V': cfg.value_size = (uint32_t)whole(optarg, "-V", 0, 64u << 20); break;
         case 'g': {
-            double g = num(optarg, "get ratio");
-            if (g > 1) { fprintf(stderr, "loadgen: get ratio is a fraction\n"); return 2; }
+            double g = num(optarg, "-g", 0, 1);
             cfg.mix[0] = (unsigned)(g * 1000 + 0.5);
             cfg.mix[1] = 1000 - cfg.mix[0];
             cfg.mix[2] = cfg.mix[3] = 0;
             break;
         }
         case 'M':
-            if (sscanf(optarg, "%u,%u,%u,%u", &cfg.mix[0], &cfg.mix[1], &cfg.mix[2], &cfg.mix[3]) != 4 ||
-                cfg.mix[0] + cfg.mix[1] + cfg.mix[2] + cfg.mix[3] != 1000) {
-                fprintf(stderr, "loadgen: --mix wants four per-mille values summing to 1000\n");
+            if (!parse_mix(optarg, cfg.mix)) {
+                fprintf(stderr, "loadgen: --mix wants four per-mille values summing to 1000, not '%s'\n", optarg);
                 return 2;
             }
             break;
-        case 'r': cfg.rate = num(optarg, "rate"); break;
-        case 'D': cfg.depth = (unsigned)num(optarg, "depth"); break;
+        case 'r': cfg.rate = num(optarg, "-r", 0, 1e9); break;
+        case 'D': cfg.depth = (unsigned)whole(optarg, "-D", 1, 65536); break;
         case 'N': cfg.load = false; break;
         case 'C':
             if (optarg[0] != '\0' && (cfg.ncpus = parse_cpus(optarg, &cfg.cpus)) <= 0) {
@@ -192,21 +216,23 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'O': cfg.max_ops = (uint64_t)num(optarg, "max ops"); break;
-        case 'W': cfg.wait_ready = num(optarg, "wait"); break;
+        case 'O': cfg.max_ops = (uint64_t)whole(optarg, "--max-ops", 0, 1e15); break;
+        case 'W': cfg.wait_ready = num(optarg, "--wait-ready", 0, 3600); break;
         case 'F': measure_file = optarg; break;
         case 'R': raw = optarg; break;
-        case 'T': cfg.timeout = num(optarg, "timeout"); break;
-        case 'L': cfg.load_timeout = num(optarg, "load timeout"); break;
-        case 'E': cfg.max_errors = (uint64_t)num(optarg, "error bound"); break;
+        case 'T': cfg.timeout = num(optarg, "--timeout", 0.001, 3600); break;
+        case 'L': cfg.load_timeout = num(optarg, "--load-timeout", 0.001, 86400); break;
+        case 'E': cfg.max_errors = (uint64_t)whole(optarg, "--max-errors", 0, 1e15); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (cfg.port <= 0 || cfg.port > 65535 || cfg.threads < 1 || cfg.threads > 256 || cfg.conns < 1 ||
-        cfg.keys < 1 || cfg.value_size > (64u << 20) || cfg.depth < 1 || cfg.depth > 65536 ||
-        cfg.duration <= 0 || cfg.duration > 86400 || optind < argc) {
-        usage(stderr);
+    if (optind < argc) {
+        fprintf(stderr, "loadgen: unexpected argument '%s' (options only; -h lists them)\n", argv[optind]);
+        return 2;
+    }
+    if (cfg.port == 0) {
+        fprintf(stderr, "loadgen: -p PORT is required (-h lists the options)\n");
         return 2;
     }
     struct in_addr ia;

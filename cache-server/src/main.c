@@ -80,7 +80,8 @@ static size_t parse_size(const char *s)
     if (errno != 0 || end == s) goto bad;
     if (*end == 'k' || *end == 'K') { v <<= 10; end++; }
     else if (*end == 'm' || *end == 'M') { v <<= 20; end++; }
-    if (*end != '\0') goto bad;
+    else if (*end == 'g' || *end == 'G') { v <<= 30; end++; }
+    if (*end != '\0' || v > (1ull << 40)) goto bad;     /* bounded before a shift can wrap */
     if (v < 1024 || v > (1ull << 30)) {
         fprintf(stderr, "cache-server: item size must be between 1k and 1g\n");
         exit(2);
@@ -128,6 +129,12 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "cache-server: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    if (settings.item_size_max > settings.maxbytes / 2) {
+        /* as memcached: an item may take at most half of the memory limit */
+        fprintf(stderr, "cache-server: -I %zu bytes is more than half of -m %zu MB: raise -m or lower -I\n",
+                settings.item_size_max, settings.maxbytes >> 20);
         return 2;
     }
     check_fd_limit(settings.maxconns, settings.nthreads);

@@ -110,6 +110,26 @@ def main():
     finally:
         srv.kill()
         srv.wait()
+    # a bad value is refused before anything connects, in one line naming the flag and the value
+    for args, needle in [
+        (["-g", "nan"], "-g wants a number from 0 to 1, not 'nan'"),
+        (["-d", "nan"], "-d wants a number from 0.001 to 86400, not 'nan'"),
+        (["-w", "inf"], "-w wants a number from 0 to 86400, not 'inf'"),
+        (["-M", "-1,1001,0,0"], "--mix wants a whole number from 0 to 1000, not '-1'"),
+        (["-M", "700,300"], "--mix wants four per-mille values summing to 1000, not '700,300'"),
+        (["-t", "0"], "-t wants a whole number from 1 to 256, not '0'"),
+        (["-c", "0"], "-c wants a whole number from 1 to 10000, not '0'"),
+        (["-k", "0"], "-k wants a whole number from 1 to 1000000000, not '0'"),
+        (["-V", "1e12"], "-V wants a whole number from 0 to 67108864, not '1e12'"),
+        (["-t", "1.5"], "-t wants a whole number from 1 to 256, not '1.5'"),
+        (["stray"], "unexpected argument 'stray'"),
+    ]:
+        rc, out, err = finish(loadgen(build, "1", *args))
+        check(f"{' '.join(args)}: refused in one line, exit 2", rc == 2 and needle in err and len(err.splitlines()) == 1
+              and out == "", f"rc {rc}, {err[-200:]!r}")
+    rc, out, err = finish(subprocess.Popen([os.path.join(build, "loadgen"), "-p", "0"], stderr=subprocess.PIPE, text=True))
+    check("-p 0: refused in one line, exit 2", rc == 2 and "-p wants a whole number from 1 to 65535" in err, err)
+
     rc, out, err = finish(loadgen(build, "1", "-d", "0.5", "--wait-ready", "0.1"))
     check("nothing listening: 'cannot connect' with the reason, exit 1",
           rc == 1 and "cannot connect to 127.0.0.1:1: Connection refused" in err, f"rc {rc}, {err[-200:]!r}")

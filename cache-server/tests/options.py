@@ -34,10 +34,24 @@ def main():
                          (["-m", "0"], "-m 0 is out of range"), (["-p", "70000"], "-p 70000 is out of range"),
                          (["-m", "17592186044417"], "-m 17592186044417 is out of range"),
                          (["-c", "0"], "-c 0 is out of range"), (["-t", "two"], "-t wants a whole number"),
-                         (["-m", "99999999999999999999999"], "out of range"), (["extra"], "unexpected argument 'extra'")]:
+                         (["-m", "99999999999999999999999"], "out of range"), (["extra"], "unexpected argument 'extra'"),
+                         (["-I", "2m", "-m", "1"], "more than half of -m 1 MB"), (["-I", "2g"], "between 1k and 1g"),
+                         (["-I", "99999999999g"], "bad item size")]:
         rc, err = run([srv, *args])
         check(f"{' '.join(args)}: exit 2 with its own message", rc == 2 and needle in err and "usage:" not in err.split("\n")[0],
               f"rc {rc}, stderr {err[:120]!r}")
+
+    # the documented maximum item size is accepted where -m leaves room for it, as memcached does
+    tmp = tempfile.mkdtemp()
+    pf = os.path.join(tmp, "port")
+    p = subprocess.Popen([srv, "-p", "0", "--port-file", pf, "-I", "1g", "-m", "2048"], stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        if os.path.exists(pf) or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    check("-I 1g -m 2048 starts", os.path.exists(pf), p.stderr.read() if p.poll() is not None else "")
+    p.terminate()
+    p.wait()
 
     # more connections than the hard limit and fs.nr_open allow: refused, even as root
     rc, err = run(["prlimit", "--nofile=100:100", srv, "-p", "0", "-c", "1048576"])

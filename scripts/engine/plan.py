@@ -4,6 +4,7 @@ A point is (experiment, variant, placement, threads) with its CPU list; its repe
 later. A placement the topology cannot satisfy becomes a skipped point with hwloc's reason, never a
 substitute.
 """
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -25,8 +26,12 @@ class Point:
 
     @property
     def stem(self):
-        """The point's name in file names; a repeat's files are `<stem>_r<N>`."""
-        v = re.sub(r"[^A-Za-z0-9.-]", "_", self.variant or "-")
+        """The point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
+        of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
+        and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
+        v = self.variant or "-"
+        if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
+            v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
         return f"{v}_{self.placement}_t{self.threads}"
 
     def key(self, repeat):
@@ -40,12 +45,6 @@ def auto_threads(topo):
         out.append(i)
         i *= 2
     return out + [n]
-
-
-def spread_pairs(pairs, k):
-    """Up to k pairs spread evenly over hwloc's list: one pair says little on a big host."""
-    n = min(k, len(pairs))
-    return [pairs[i * len(pairs) // n] for i in range(n)]
 
 
 def plan(resolved, topo):
@@ -62,7 +61,7 @@ def plan(resolved, topo):
                 continue
             pairs = ""
             if placement in PAIRS:
-                chosen = spread_pairs(topo.pairs(placement), int(resolved["pairs"]))
+                chosen = topo.spread_pairs(placement, int(resolved["pairs"]))
                 pairs = ",".join(f"{a}:{b}" for a, b in chosen)
             for v in variants:
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,

@@ -189,12 +189,12 @@ def tail(path, n=3):
         return ""
 
 
-def run_shell(text, root, env, log_path):
+def run_shell(text, root, env, log_path, own_session=False):
     """build / setup / teardown: the spec's own shell text, output kept in the run's log."""
     with open(log_path, "a") as log:
         log.write(f"\n$ {text}\n")
         log.flush()
         t0 = time.monotonic()
         p = subprocess.run(["bash", "-c", text], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                           stderr=log)
+                           stderr=log, start_new_session=own_session)
         return p.returncode, time.monotonic() - t0

@@ -6,10 +6,12 @@ last run needed (else min_repeats), and so do re-measurements: that run's distur
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
 max_repeats at that rate.
 """
+import math
 import shutil
 
 from runfolder import host_runs
 from stats import median
+from term import visible
 from topo import cpu_ranges
 
 from . import journal as jr
@@ -25,13 +27,20 @@ def history(results, experiment, profile):
             continue        # a damaged run says nothing reliable about times
         if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
             continue
-        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment]
+        # a value that is not a finite number (a damaged or foreign journal) says nothing: left out
+        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment
+                and finite(e.get("seconds"))]
         if not secs:
             continue
-        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment]
+        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment
+              and finite(e.get("n"))]
         again = sum(1 for e in events if e["event"] == "remeasured" and e.get("experiment") == experiment)
         return median(secs), (sum(ns) / len(ns) if ns else None), again / len(secs)
     return None, None, 0.0
+
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
 
 
 def per_run(spec, point, measured):
@@ -90,7 +99,7 @@ def price(specs, plans, profile, results, on_host, out):
             points += 1
             expect, fewest, most = expect + e * retried, fewest + lo * s, most + hi * retried
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
-            out.write(f"{spec.name:<18} {p.variant or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
+            out.write(f"{spec.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
                       f"{s:>8.5g}  {cpu_ranges(p.cpus)}\n")
         out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 
+from term import visible
 from topo import POLICIES
 
 from . import argv as av
@@ -53,8 +54,17 @@ KEYS = {
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric")
+# Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
+# a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
+MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 1000,
+        "max_invol_cs": 1e9}
+MOST_WORDS = 256            # values of a list key (variants, threads, …)
+MOST_CHARS = 4096           # characters of any value
+# Keys that may be set to nothing (`build =`): the others would silently give no points at all.
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server")
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
 ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -67,26 +77,31 @@ def check(key, value, where):
     kind = KEYS[key][0]
     words = value.split()
     bad = None
-    if kind == "name" and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+    most = MOST.get(key, MOST.get(kind))
+    if not value.strip() and key not in MAY_BE_EMPTY:
+        raise SpecError(f"{where}: {key} is empty: give it a value, or leave the line out for the default")
+    if len(value) > MOST_CHARS or (kind != "shell" and len(words) > MOST_WORDS):
+        raise SpecError(f"{where}: {key} is too long (at most {MOST_WORDS} values, {MOST_CHARS} characters)")
+    if kind == "name" and not NAME.fullmatch(value):
         bad = "a name of letters, digits, '.', '_' or '-'"
     elif kind == "placements":
         unknown = [w for w in words if w not in POLICIES]
         if unknown or not words:
             bad = f"placements from: {' '.join(POLICIES)} (not {' '.join(unknown) or 'nothing'})"
-    elif kind == "threads" and value != "auto" and not all(w.isdigit() and int(w) > 0 for w in words or ["x"]):
-        bad = "auto or positive whole numbers"
-    elif kind == "repeats" and value != "auto" and not (value.isdigit() and int(value) > 0):
-        bad = "auto or a positive whole number"
-    elif kind == "count" and not (value.isdigit() and int(value) > 0):
-        bad = "a positive whole number"
-    elif kind == "count0" and not value.isdigit():
-        bad = "a whole number"
+    elif kind == "threads" and value != "auto" and not all(whole(w, 1, most) for w in words or ["x"]):
+        bad = f"auto or whole numbers from 1 to {most}"
+    elif kind == "repeats" and value != "auto" and not whole(value, 1, most):
+        bad = f"auto or a whole number from 1 to {most}"
+    elif kind == "count" and not whole(value, 1, most):
+        bad = f"a whole number from 1 to {most}"
+    elif kind == "count0" and not whole(value, 0, most):
+        bad = f"a whole number from 0 to {most}"
     elif kind in ("seconds", "percent"):
         try:
-            if float(value) < 0 or float(value) != float(value):
+            if not 0 <= float(value) <= most:      # NaN and inf fail too
                 raise ValueError
         except ValueError:
-            bad = "a number, 0 or more"
+            bad = f"a number from 0 to {most:g}"
     elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?( max \d+(\.\d+)?)?", value):
         bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
@@ -94,8 +109,8 @@ def check(key, value, where):
     elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
                              or ".." in value.split("/")):
         bad = "a path inside the project, relative to its root"
-    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
-        bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)}"
+    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
+        bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     elif kind == "argv":
         from .point import PLACEHOLDERS     # here: point.py imports this module
         try:
@@ -111,6 +126,11 @@ def check(key, value, where):
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
 
 
+def whole(text, lo, hi):
+    """text is a whole number in lo..hi (ASCII digits only: no '١', no '1_000')."""
+    return text.isascii() and text.isdigit() and lo <= int(text) <= hi
+
+
 def unknown_key(key, where):
     return SpecError(f"{where}: unknown key {key!r}; known keys: {' '.join(KEYS)}")
 
@@ -122,9 +142,13 @@ class Spec:
         self.path = path
         self.lines = {}          # (key, profile or None) → [(value, "file:line")]
         try:
-            text = open(path).read()
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
         except OSError as e:
             raise SpecError(f"{path}: cannot read: {e.strerror}")
+        except UnicodeDecodeError as e:
+            line = text_line(path, e.start)
+            raise SpecError(f"{path}:{line}: not UTF-8 (byte 0x{e.object[e.start]:02x}): save the spec as UTF-8")
         for n, raw in enumerate(text.splitlines(), 1):
             where = f"{path}:{n}"
             if not raw.strip() or raw.lstrip().startswith("#"):
@@ -138,7 +162,7 @@ class Spec:
             if key not in REPEATED and (key, prof) in self.lines:
                 raise SpecError(f"{where}: {key}{f'[{prof}]' if prof else ''} is already set at "
                                 f"{self.lines[(key, prof)][0][1]}")
-            if value:
+            if value or key not in ("chart",):
                 check(key, value, where)
             self.lines.setdefault((key, prof), []).append((value, where))
         for key in ("experiment", "command"):
@@ -215,6 +239,17 @@ def overrides_from(pairs, engine_keys):
     return out
 
 
+def text_line(path, offset):
+    """The line number of a byte offset in a file."""
+    with open(path, "rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+def profiles(specs):
+    """Every profile the specs name (`key[NAME] = …`), and default."""
+    return {"default"} | {prof for s in specs for (_k, prof) in s.lines if prof}
+
+
 def load(paths):
     """Parse every spec before anything runs: the first error stops the sweep with nothing done."""
     specs = [Spec(p) for p in paths]
@@ -234,7 +269,7 @@ def spec_charts(path):
         s = Spec(path)
         return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
     except SpecError as e:
-        print(f"{e}; reading only its experiment and chart lines", file=sys.stderr)
+        print(visible(f"{e}; reading only its experiment and chart lines"), file=sys.stderr)
     charts, exp = [], None
     with open(path, errors="replace") as f:
         for line in f:
@@ -245,7 +280,18 @@ def spec_charts(path):
             elif k == "chart" and v:
                 kind, _, metric = v.partition(" ")
                 charts.append((kind, metric.strip()))
-    return exp, charts
+    # names become file names (data/<exp>.csv, plots/<exp>-<kind>-<metric>.png): a received run's
+    # `../` must not reach outside its folder
+    if exp is None or not NAME.fullmatch(exp):
+        print(visible(f"{path}: experiment {exp!r} is not a name: no charts"), file=sys.stderr)
+        return exp, []
+    named = []
+    for k, m in charts:
+        if NAME.fullmatch(m):
+            named.append((k, m))
+        else:
+            print(visible(f"{path}: chart metric {m!r} is not a name: not drawn"), file=sys.stderr)
+    return exp, named
 
 
 def spec_dir(root):

@@ -18,9 +18,11 @@ import time
 
 import tidy
 from stats import ci_method, ci_pct
+from term import visible
 from topo import cpu_list
 
 from . import journal as jr
+from . import orphans
 from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
@@ -67,9 +69,12 @@ class Sweep:
         if self.seed is None:
             self.seed = int(hashlib.sha256(rf.name.encode()).hexdigest()[:8], 16)
         self.perf_event = prefix.perf_event() if self.perf == 1 else ""
-        self.env = dict(os.environ, LAB_ROOT=root)
+        self.token = orphans.new_token()     # every process this sweep starts carries it
+        self.env = dict(os.environ, LAB_ROOT=root, **{orphans.VAR: self.token})
         self.all_cpus = [p.os for p in topo.pus]
         self.child = None
+        self.stopping = False
+        self.reaper = None
         self.teardown = ""
         self.failed = 0
         self.done_now = 0
@@ -119,8 +124,8 @@ class Sweep:
         self.total = max(self.total, self.done_now + 1)
         elapsed = time.monotonic() - self.started
         eta = human(elapsed * (self.total - self.done_now) / self.done_now) if self.done_now else "?"
-        print(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
-              f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}",
+        print(visible(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
+                      f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}"),
               file=self.out, flush=True)
 
     def fields(self, point, repeat=None, **extra):
@@ -132,11 +137,25 @@ class Sweep:
         return d
 
     # --- the sweep ----------------------------------------------------------------------------------
+    def guard_children(self):
+        """End what a killed engine of this run left running, then start this engine's reaper and
+        record its token: from here on nothing the sweep starts outlives it."""
+        record = self.rf.sweep_file("engine.json")
+        before = orphans.leftover(record)
+        if before:
+            n = orphans.end(before)
+            if n:
+                self.journal.event("orphans", f"ended {n} process(es) that a killed sweep of this run left "
+                                   "running, before measuring", count=n)
+        pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
+        self.rf.write_text("sweep/engine.json", json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
+
     def run_all(self):
         """Returns the exit code: 0 complete, 1 some points failed, 2 a command rejected its input,
         130 interrupted."""
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self.interrupt)
+        self.guard_children()
         plans = {}
         for spec in self.specs:
             missing = [t for t in spec["requires"].split() if shutil.which(t) is None]
@@ -165,12 +184,19 @@ class Sweep:
             code = 1 if self.failed else 0
             state = "incomplete" if self.failed else "complete"
         finally:
+            self.stopping = True          # a second Ctrl-C now waits for teardown and the state
             self.run_teardown()
         self.rf.set_state(state)
         self.journal.event("end", state=state, failed=self.failed)
+        os.close(self.reaper)             # the reaper ends whatever is left, then exits
         return code
 
     def interrupt(self, signum, _frame):
+        if self.stopping:
+            print(f"signal {signum}: stopping already (teardown, then the state); it ends by itself",
+                  file=self.out, flush=True)
+            return
+        self.stopping = True
         if self.child is not None:
             pt.kill_group(self.child)
         self.journal.event("interrupted", f"interrupted by signal {signum}: the measured points are kept; "
@@ -180,7 +206,8 @@ class Sweep:
     def run_teardown(self):
         if self.teardown:
             text, self.teardown = self.teardown, ""
-            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"))
+            # in its own session: the terminal's second Ctrl-C must not cut it off
+            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"), own_session=True)
 
     def experiment(self, spec, points):
         exp = spec.name
@@ -293,6 +320,8 @@ class Sweep:
             t0 = time.monotonic()
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
+            if outcome.rc != 0 and not outcome.reason:
+                outcome.reason = silent_failure(self.rf.path)
             measured += outcome.reading.seconds if outcome.reading else secs
             if outcome.rc == 2 and not spec.get("exec"):   # the lab's instruments' "bad input"; any program's 2 is a failure
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
@@ -335,6 +364,17 @@ class Sweep:
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=outcome.reading.as_dict())
         return True
+
+
+def silent_failure(run):
+    """Why a command that failed left no word on stderr: often a full disk (its log could not be
+    written either)."""
+    try:
+        free = shutil.disk_usage(run).free
+    except OSError as e:
+        return f"no output; the run folder cannot be read: {e.strerror}"
+    return ("no output: the disk holding the run folder is full" if free < 1 << 20 else
+            "no output on stderr")
 
 
 def round_order(seed, experiment, placement, threads, rnd, members):

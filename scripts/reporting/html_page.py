@@ -2,6 +2,7 @@
 SVG charts, a few lines of inline script to sort tables and open a folded row when a chart point links
 to it). Nothing is fetched: no font, no script, no image from elsewhere."""
 import base64
+import hashlib
 import os
 from html import escape as E
 
@@ -49,8 +50,20 @@ window.addEventListener('hashchange',openTarget);openTarget();
 """
 
 
+# The page runs only its own script (by hash) and fetches nothing: whatever a received run's names or
+# cells smuggle past the escaping, the browser refuses to run or load it.
+CSP = ("default-src 'none'; script-src 'sha256-" + base64.b64encode(hashlib.sha256(JS.encode()).digest()).decode()
+       + "'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def href(path):
+    """A link into the run folder: relative, so a name like `javascript:…` stays a file name."""
+    return path if path.startswith(("#", "./", "../")) else "./" + path
+
+
 def page(title, body):
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{E(title)}</title>'
             f'<style>{CSS}</style></head><body><main>\n{body}\n</main><script>{JS}</script></body></html>\n')
 
@@ -99,7 +112,7 @@ def chart_points(e):
             out[id(p)] = f"#{pid(e['name'], i)}"
         else:
             raw = next((r["raw"] for r in p["repeats"] if r["raw"]), None)
-            out[id(p)] = f"{raw}/" if raw else ""
+            out[id(p)] = href(f"{raw}/") if raw else ""
     return out
 
 
@@ -221,7 +234,7 @@ def stories_table(m):
 def repeats_cell(p):
     items = []
     for r in p["repeats"]:
-        link = f'<a href="{E(r["raw"])}/">r{E(r["repeat"])}</a>' if r["raw"] else f"r{E(r['repeat'])}"
+        link = f'<a href="{E(href(r["raw"] + "/"))}">r{E(r["repeat"])}</a>' if r["raw"] else f"r{E(r['repeat'])}"
         cmd = f' <code>{E(r["command"])}</code>' if r["command"] else ""
         sus = f' <span class="sus">suspect: {E(r["suspect"])}</span>' if r["suspect"] else ""
         items.append(f"<li>{link} {E(fmt(r['value']))}{sus}{cmd}</li>")
@@ -346,9 +359,9 @@ def marks(e):
     items = []
     for p, metrics in e["suspect_points"]:
         i = next(i for i, q in enumerate(e["points"]) if q is p)
-        items.append(f'<li class="sus">suspect: <a href="#{pid(e["name"], i)}">{E(p["variant"] or "–")} '
+        items.append(f'<li class="sus">suspect: <a href="#{E(pid(e["name"], i))}">{E(p["variant"] or "–")} '
                      f'{E(p["placement"])} t{E(p["threads"])}</a> ({E(", ".join(metrics))}) — {E(p["s"]["suspect"])}</li>')
-    items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(raw)}/">discarded attempt</a>)' if raw else "") + "</li>"
+    items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(href(raw + "/"))}">discarded attempt</a>)' if raw else "") + "</li>"
               for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
     items += [f"<li>failed: {E(s)}</li>" for s in e["failed"]]
     items += [f"<li>skipped: {E(s)}</li>" for s in e["skipped"]]
@@ -401,8 +414,8 @@ def experiment_html(m, e):
     n_sus = len(e["suspect"])
     head = (f'<h2>{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
             f'{n_sus} suspect · {len(e["remeasured"])} re-measured · {len(e["skipped"])} skipped · '
-            f'data: <a href="data/{E(e["name"])}.csv">data/{E(e["name"])}.csv</a> · raw: '
-            f'<a href="raw/{E(e["name"])}/">raw/{E(e["name"])}/</a></p>')
+            f'data: <a href="./data/{E(e["name"])}.csv">data/{E(e["name"])}.csv</a> · raw: '
+            f'<a href="./raw/{E(e["name"])}/">raw/{E(e["name"])}/</a></p>')
     charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m["run"]) for k, mt in dict.fromkeys(e["charts"])]
     body = [head, marks(e)]
     if any(charts):
@@ -428,7 +441,7 @@ def experiment_html(m, e):
     body.append(noise_table(e))
     if e["perf"]:
         body.append("<p>perf top symbols: " + " ".join(
-            f'<a href="{E(os.path.relpath(p, m["run"]))}">{E(os.path.basename(os.path.dirname(p)))}</a>' for p in e["perf"]) + "</p>")
+            f'<a href="{E(href(os.path.relpath(p, m["run"])))}">{E(os.path.basename(os.path.dirname(p)))}</a>' for p in e["perf"]) + "</p>")
     if e["spec"]:
         body.append("<details><summary>spec as run</summary><pre>" + E("\n".join(e["spec"])) + "</pre></details>")
     return section(e, "".join(body))

@@ -10,7 +10,7 @@ from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' cor
 from engine.spec import spec_charts
 from runfolder import ROOT, RunFolder
 from stats import summary
-from tidy import COLUMNS, read
+from tidy import COLUMNS, read, row_problem
 
 from c2c_published import imported, imported_charts
 from reporting import claims, relations, scaling
@@ -62,12 +62,9 @@ def read_rows(path):
     for n, r in enumerate(rows, start=2):
         if None in r or any(r.get(k) is None for k in ("metric", "value", "unit")):
             raise DataError(f"{path}:{n}: wrong number of columns")
-        try:
-            v = float(r["value"])
-        except ValueError:
-            raise DataError(f"{path}:{n}: value {r['value']!r} is not a number") from None
-        if v != v or v in (float("inf"), float("-inf")):
-            raise DataError(f"{path}:{n}: value {r['value']} is not finite")
+        why = row_problem(r)
+        if why:
+            raise DataError(f"{path}:{n}: {why}")
         r["_line"] = n
     return rows
 
