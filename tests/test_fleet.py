@@ -17,7 +17,7 @@ import time
 
 import browser
 import pytest
-from conftest import ROOT
+from conftest import ROOT, results  # noqa: F401  (fixture)
 from runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).
@@ -292,3 +292,30 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
         with pytest.raises(FetchError):
             unpack(archive(name, members), str(tmp_path / "hostB"))
     assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()
+
+
+def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
+    """What fleet-sweep polls on each host: the state, whether the engine still runs, repeats done."""
+    run = tmp_path / "run"
+    sweep = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *SWEEP[:4],
+                              "repeats=1", "retries=0"], cwd=ROOT,
+                             env=dict(os.environ, **results, PATH=os.path.dirname(sys.executable) + os.pathsep
+                                      + os.environ.get("PATH", "")),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = []
+    try:
+        while sweep.poll() is None:
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+                               capture_output=True, text=True, check=True)
+            seen.append(json.loads(p.stdout))
+            time.sleep(0.05)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 0
+    assert any(s["state"] == "running" and s["alive"] for s in seen), seen[-3:]
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+                       capture_output=True, text=True, check=True)
+    last = json.loads(p.stdout)
+    assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
+    assert last["last"].startswith("counters shared-atomic compact threads="), last
