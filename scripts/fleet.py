@@ -28,6 +28,7 @@ from fleetlib import code, folder, play  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
+from runfolder import RunFolder, is_run, results_dir, stamp_now  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,10 +45,6 @@ def die(msg):
 
 def say(msg):
     print(msg, flush=True)
-
-
-def results_dir():
-    return os.environ.get("LAB_RESULTS") or os.path.join(ROOT, "results")
 
 
 def parse(argv):
@@ -151,7 +148,7 @@ def check_rows(found):
 
 def cmd_check(keys, _args, env):
     hosts = hosts_of(keys, env)
-    out = os.path.join(results_dir(), f"fleet-hosts-{folder.stamp_now()}")
+    out = os.path.join(results_dir(), f"fleet-hosts-{stamp_now()}")
     found = read_hosts(keys, hosts, env, out)
     say(table(["host", "address", "CPU", "topology", "kernel", "VM or bare metal", "status"], check_rows(found)))
     bad = [h for h, r in found.items() if r["status"] != "ok"]
@@ -173,7 +170,7 @@ def dry_run(xml, args):
 
 def cmd_plan(keys, args, env):
     hosts = hosts_of(keys, env)
-    out = os.path.join(results_dir(), f"fleet-hosts-{folder.stamp_now()}")
+    out = os.path.join(results_dir(), f"fleet-hosts-{stamp_now()}")
     found = read_hosts(keys, hosts, env, out)
     rows, worst = [], None
     total_points = 0
@@ -262,7 +259,7 @@ def cmd_sweep(keys, args, env):
         os.remove(os.path.join(fdir, "jobs", name))
     # A host this fleet sweep already completed and fetched is kept as it is.
     status = {h: "complete" for h in hosts if st["hosts_state"].get(h) == "complete"
-              and os.path.isdir(os.path.join(fdir, h, "sweep"))}
+              and is_run(os.path.join(fdir, h))}
     for h in status:
         say(f"{h}: complete in an earlier attempt, kept ({os.path.join(fdir, h)})")
     todo = [h for h in hosts if h not in status]
@@ -341,10 +338,10 @@ def cmd_sweep(keys, args, env):
     # 4. one page, one column per host
     runs, missing = [], []
     for h in hosts:
-        d = os.path.join(fdir, h)
-        if os.path.isdir(os.path.join(d, "data")):
+        rf = RunFolder(os.path.join(fdir, h))
+        if os.path.isdir(rf.data_dir):
             try:
-                runs.append((h, model.build(d)))
+                runs.append((h, model.build(rf.path)))
             except (model.DataError, JournalError) as e:
                 missing.append((h, f"its run folder cannot be read: {e}"))
         else:

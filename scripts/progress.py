@@ -12,14 +12,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.journal import JournalError, read  # noqa: E402
+from runfolder import RunFolder  # noqa: E402
 
 
-def engine_alive(sweep):
+def engine_alive(rf):
     """Whether the sweep that wrote its pid into sweep/lock still runs. Read, never locked: taking the
     lock, even briefly, could make a sweep starting at that moment give up."""
     try:
-        with open(os.path.join(sweep, "lock")) as f:
-            pid = int(f.read().split()[0])
+        pid = int(rf.read("sweep/lock").split()[0])
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return b"sweep.py" in f.read()
     except (OSError, ValueError, IndexError):
@@ -27,16 +27,12 @@ def engine_alive(sweep):
 
 
 def summary(run):
-    sweep = os.path.join(run, "sweep")
+    rf = RunFolder(run)
+    state = rf.state() or "not started"
     try:
-        with open(os.path.join(sweep, "state")) as f:
-            state = f.read().strip()
-    except OSError:
-        state = "not started"
-    try:
-        events = read(os.path.join(sweep, "journal.jsonl"))
+        events = read(rf.journal_path)
     except JournalError as e:
-        return {"state": state, "alive": engine_alive(sweep), "error": str(e)}
+        return {"state": state, "alive": engine_alive(rf), "error": str(e)}
     count = {}
     last = ""
     for ev in events:
@@ -44,7 +40,7 @@ def summary(run):
         if ev["event"] == "started":
             last = (f"{ev.get('experiment', '?')} {ev.get('variant') or '-'} {ev.get('placement', '?')} "
                     f"threads={ev.get('threads', '?')} repeat={ev.get('repeat', '?')}")
-    return {"state": state, "alive": engine_alive(sweep), "done": count.get("done", 0), "failed": count.get("failed", 0),
+    return {"state": state, "alive": engine_alive(rf), "done": count.get("done", 0), "failed": count.get("failed", 0),
             "suspect": count.get("suspect", 0), "remeasured": count.get("remeasured", 0),
             "experiments_done": count.get("experiment_done", 0), "sweeps": count.get("sweep", 0),
             "last": last, "ts": events[-1]["ts"] if events else ""}

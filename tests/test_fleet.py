@@ -17,11 +17,14 @@ import time
 
 import browser
 import pytest
-from conftest import ROOT
+from conftest import ROOT, results  # noqa: F401  (fixture)
+from runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).
 SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
 FLEET = os.path.join(ROOT, "scripts", "fleet.py")
+SFTP = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/sftp-server", "/usr/lib/ssh/sftp-server")
+             if os.path.exists(p)), "internal-sftp")
 ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
 # One cheap experiment, short: 2 points × 4 repeats per host; no re-measuring, since the two hosts share
 # this machine's CPUs with each other (and other work) by construction.
@@ -69,7 +72,9 @@ class Host:
             f"ListenAddress {addr}:{self.port}\nHostKey {self.dir / 'host_key'}\n"
             f"AuthorizedKeysFile {tmp / 'authorized_keys'}\nPidFile {self.dir / 'sshd.pid'}\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            "UsePAM no\nStrictModes no\n")
+            "UsePAM no\nStrictModes no\n"
+            # Ansible copies files over sftp, as to any real host.
+            f"Subsystem sftp {SFTP}\n")
         self.proc = None
 
     def start(self):
@@ -178,12 +183,18 @@ def test_bad_input_is_one_line_and_exit_2(fleet):
     assert p.stderr.count("\n") == 1, p.stderr
 
 
+def host_run(host):
+    """The host's run folder of the fleet sweep (<lab_dir>/results/<stamp>-fleet-<hostname>), or None."""
+    runs = glob.glob(str(host.dir / "lab" / "results" / "*-fleet-*"))
+    return RunFolder(runs[0]) if runs else None
+
+
 def journal(host):
-    paths = glob.glob(str(host.dir / "lab" / "results" / "*-fleet-*" / "sweep" / "journal.jsonl"))
-    if not paths:
+    rf = host_run(host)
+    if rf is None or not os.path.exists(rf.journal_path):
         return []
     out = []
-    for line in open(paths[0]):
+    for line in open(rf.journal_path):
         try:
             out.append(json.loads(line))
         except ValueError:
@@ -199,13 +210,13 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
                              text=True)
     try:
         # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
-        deadline = time.monotonic() + 200
+        deadline = time.monotonic() + 300   # shipping and each host's first ./lab, on a loaded machine
         while not any(e["event"] == "done" for e in journal(b)):
             assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
             time.sleep(0.1)
-        lock = glob.glob(str(b.dir / "lab" / "results" / "*-fleet-*" / "sweep" / "lock"))[0]
+        pid = int(host_run(b).read("sweep/lock").split()[0])
         b.stop()
-        os.killpg(os.getpgid(int(open(lock).read().split()[0])), signal.SIGKILL)
+        os.killpg(os.getpgid(pid), signal.SIGKILL)
         out, _ = first.communicate(timeout=240)
     finally:
         if first.poll() is None:
@@ -231,10 +242,11 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
     assert len(fdir) == 1, fdir
     fdir = fdir[0]
     for h in ("hostA", "hostB"):
-        assert os.path.exists(os.path.join(fdir, h, "data", "counters.csv")), os.listdir(os.path.join(fdir, h))
-        assert os.path.exists(os.path.join(fdir, h, "report.html"))
+        rf = RunFolder(os.path.join(fdir, h))
+        assert os.path.exists(rf.data_csv("counters")), os.listdir(rf.path)
+        assert os.path.exists(rf.report_html)
         # the shipped code says what it is: the controller's commit, in the host's env/
-        git = open(os.path.join(fdir, h, "env", "git.txt")).read()
+        git = open(rf.env("git.txt")).read()
         assert json.load(open(os.path.join(fdir, "fleet.json")))["identity"]["commit"] in git, git
     page = open(os.path.join(fdir, "fleet.html")).read()
     md = open(os.path.join(fdir, "fleet.md")).read()
@@ -280,3 +292,30 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
         with pytest.raises(FetchError):
             unpack(archive(name, members), str(tmp_path / "hostB"))
     assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()
+
+
+def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
+    """What fleet-sweep polls on each host: the state, whether the engine still runs, repeats done."""
+    run = tmp_path / "run"
+    sweep = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *SWEEP[:4],
+                              "repeats=1", "retries=0"], cwd=ROOT,
+                             env=dict(os.environ, **results, PATH=os.path.dirname(sys.executable) + os.pathsep
+                                      + os.environ.get("PATH", "")),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = []
+    try:
+        while sweep.poll() is None:
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+                               capture_output=True, text=True, check=True)
+            seen.append(json.loads(p.stdout))
+            time.sleep(0.05)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 0
+    assert any(s["state"] == "running" and s["alive"] for s in seen), seen[-3:]
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+                       capture_output=True, text=True, check=True)
+    last = json.loads(p.stdout)
+    assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
+    assert last["last"].startswith("counters shared-atomic compact threads="), last

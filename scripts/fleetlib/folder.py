@@ -5,13 +5,9 @@ import json
 import os
 import shutil
 import tarfile
-import time
+from runfolder import stamp_now, write_atomic_text
 
 STATE = "fleet.json"
-
-
-def stamp_now():
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 def load(folder):
@@ -20,10 +16,7 @@ def load(folder):
 
 
 def save(folder, state):
-    tmp = os.path.join(folder, STATE + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(state, f, indent=1, sort_keys=True)
-    os.replace(tmp, os.path.join(folder, STATE))
+    write_atomic_text(os.path.join(folder, STATE), json.dumps(state, indent=1, sort_keys=True))
 
 
 def find_or_new(results, signature):
