@@ -147,7 +147,7 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
     from charts import heatmap, load
     groups, _s = load(os.path.join(run, "data", "c2c-matrix.csv"))
     info = heatmap(groups, "one_way_ns", str(tmp_path / "h.dat"), run)
-    order = [int(t.split()[0].strip('"')) for t in info["tics"].split(", ")]
+    order = [int(c) for c in info["cpus"].split()]
     assert order[:4] == [0, 16, 1, 17] and order[16:18] == [8, 24]
     assert info["bounds"] == "15.5"
     assert os.path.exists(os.path.join(run, "plots", "c2c-matrix-heatmap-one_way_ns.png"))
