@@ -8,6 +8,8 @@ import? 'c-probes/lab.just'
 import? 'cache-server/lab.just'
 import? 'rust-runner/lab.just'
 import? 'vm/lab.just'
+# Several hosts through Ansible: fleet-check, fleet-plan, fleet-sweep.
+import? 'fleet/lab.just'
 
 # List every recipe
 default:
@@ -18,6 +20,12 @@ default:
 [positional-arguments]
 sweep *args:
     scripts/sweep.py "$@"
+
+# How any command scales here: `just scale [threads="1 2 4"] [placements=…] [metric=NAME:REGEX[:UNIT[:higher|lower]]] [save=experiments/NAME.spec] [dry=1] -- CMD ARG…` ({threads} {cpus} {ncpus} inside words; never a shell)
+[group('lab')]
+[positional-arguments]
+scale *args:
+    scripts/scale.py "$@"
 
 # Print this host's topology: packages, NUMA nodes (per package), dies, L3 domains, shared L2, cores, PUs, SMT, CPU kinds (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
@@ -68,6 +76,18 @@ compare run_a run_b:
 open run="":
     scripts/open.sh ${1:+"$1"}
 
+# Import a published core-to-core matrix (nviennot/core-to-core-latency --csv) as a c2c-matrix run: FILE topology=FILE|STRING [name=CPU] [source=…] [run=DIR]; prints relation,pairs,median_ns,p10_ns,p90_ns
+[group('lab')]
+[positional-arguments]
+import-c2c *args:
+    scripts/import_c2c.py "$@"
+
+# Import every catalogued published matrix (reference/c2c/), or the named ones, each into its own run
+[group('lab')]
+[positional-arguments]
+import-c2c-catalogue *names:
+    scripts/import_c2c.py catalogue "$@"
+
 # Pack one run folder into results/<run>.tar.gz
 [group('lab')]
 [positional-arguments]
@@ -85,6 +105,12 @@ replay archive:
 [positional-arguments]
 bench-lab *args:
     scripts/bench_lab.py "$@"
+
+# Benchmark ./lab scale itself: the engine's 1-thread wall time of `sort --parallel=1` beside hyperfine's, interleaved, with the noise and the engine's overhead per repeat (args: rounds=5 runs=3 lines=400000 keep=DIR)
+[group('lab')]
+[positional-arguments]
+bench-scale *args:
+    scripts/bench_scale.py "$@"
 
 # Run every test: the lab's own, then each instrument's test-* recipe; ends with "N passed, N failed"
 [group('test')]

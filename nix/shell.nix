@@ -43,6 +43,11 @@
     { pkg = pkgs.pkg-config; commands = [ "pkg-config" ]; }
     { pkg = pkgs.shellcheck; commands = [ "shellcheck" ]; }
     { pkg = pkgs.git; commands = [ "git" ]; }
+    # fleet/: Ansible drives several hosts over ssh (versions.env pins ansible-core for ./lab; this is
+    # nixpkgs' ansible at the pinned rev, whose version each fleet folder records in controller.txt).
+    { pkg = pkgs.ansible; commands = [ "ansible" "ansible-playbook" "ansible-inventory" ]; }
+    # ssh for Ansible; sshd and ssh-keyscan for tests/test_fleet.py's loopback hosts.
+    { pkg = pkgs.openssh; commands = [ "ssh" "ssh-keygen" "ssh-keyscan" "sshd" ]; }
     { pkg = pkgs.python3.withPackages (ps: [ ps.pytest ]); commands = [ "python3" "pytest" ]; }
   ];
 }

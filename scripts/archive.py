@@ -18,6 +18,7 @@ import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from c2c_published import imported  # noqa: E402
 from engine.spec import ENGINE_KEYS, Spec, SpecError, spec_dir  # noqa: E402
 from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 
@@ -80,6 +81,10 @@ def replay(archive):
     try:
         old_rf = RunFolder(safe_extract(archive, work))
         old = old_rf.path
+        rec = imported(old)
+        if rec:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+            die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
+                "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")
         if not os.path.exists(old_rf.sweep_file("args.json")):
             die(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an older "
                 "engine) has no sweep to replay; compare it with ./lab compare instead")

@@ -15,7 +15,9 @@ from stats import group, summary  # noqa: E402
 from tidy import read  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
-from topo import POLICIES  # noqa: E402
+from topo import POLICIES, borders  # noqa: E402
+from c2c_published import imported_charts  # noqa: E402
+from reporting import scaling as scaling_words  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -158,9 +160,7 @@ def heatmap(groups, metric, dat, run_dir=None):
     cpus += sorted(seen - set(cpus))
     bounds = ""
     if topo:
-        domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
-        bounds = " ".join(f"{i + 0.5}" for i in range(len(cpus) - 1)
-                          if domain.get(cpus[i]) != domain.get(cpus[i + 1]))
+        bounds = " ".join(f"{i + 0.5}" for i in borders(topo, cpus))
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
@@ -173,7 +173,33 @@ def heatmap(groups, metric, dat, run_dir=None):
     return {"n": len(cpus), "unit": unit, "tics": tics, "variant": variant_seen, "bounds": bounds}
 
 
-KINDS = {"scaling": scaling, "bars": bars, "heatmap": heatmap}
+def speedup(groups, metric, dat, suspects=None, better="higher"):
+    """Speedup over each placement's smallest thread count (reporting/scaling.py's formula), one
+    block per placement in scaling.gp's columns, the ideal line n / b in column 5."""
+    series, flagged, variant = {}, {}, None
+    for (v, placement, threads, cpus, m, u), xs in sorted(groups.items()):
+        if m == metric and threads.isdigit() and (variant is None or v == variant):
+            variant = v
+            series.setdefault(placement, {})[int(threads)] = summary(xs)
+            flagged[(placement, int(threads))] = bool((suspects or {}).get((v, placement, threads, cpus, m, u)))
+    if not series:
+        return None
+    rows = scaling_words.speedups(series, better)
+    with open(dat, "w") as f:
+        for placement in sorted(rows, key=lambda p: category_order(p)):
+            f.write(f'"{placement}"\n')
+            for r in rows[placement]:
+                lo, hi = (r["lo"], r["hi"]) if r["s"]["n"] >= 3 and r["lo"] == r["lo"] else (r["speedup"],) * 2
+                clean, hollow = ((f"{r['speedup']:.6g}", "NaN") if not flagged[(placement, r["threads"])]
+                                 else ("NaN", f"{r['speedup']:.6g}"))
+                f.write(f"{r['threads']} {r['speedup']:.6g} {max(lo, 0):.6g} {min(hi, 1e6):.6g} {r['ideal']:.6g} "
+                        f"{clean} {hollow}\n")
+            f.write("\n\n")
+    return {"n": len(rows), "unit": f"x, {metric} {'higher' if better == 'higher' else 'lower'} is better",
+            "ideal": 1, "suspect": int(any(flagged.values()))}
+
+
+KINDS = {"scaling": scaling, "speedup": speedup, "bars": bars, "heatmap": heatmap}
 
 
 def render(run, exp, kind, metric):
@@ -183,22 +209,30 @@ def render(run, exp, kind, metric):
         return None
     base = rf.chart(exp, kind, metric)
     groups, suspects = load(data)
-    info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
-            else KINDS[kind](groups, metric, base + ".dat", suspects))
+    if kind == "speedup":
+        unit = next((k[5] for k in groups if k[4] == metric), "")
+        better = scaling_words.better_of(rf.spec_path(exp), metric, unit)
+        info = speedup(groups, metric, base + ".dat", suspects, better)
+    else:
+        info = (heatmap(groups, metric, base + ".dat", run) if kind == "heatmap"
+                else KINDS[kind](groups, metric, base + ".dat", suspects))
     if info is None:
         print(f"charts: {exp}: no rows for {metric}, no {kind} chart", file=sys.stderr)
         return None
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
+    if kind == "speedup":
+        title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
     width = 1280 if info.get("panels") else 960
     for term, ext in ((f"pngcairo size {width},600", "png"), (f"svg size {width},600", "svg")):
         args = {"dat": base + ".dat", "out": f"{base}.{ext}", "term": term, "title": title,
-                "ylabel": f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
+                "ylabel": f"speedup [{info['unit']}]" if kind == "speedup" else f"{metric} [{info['unit']}]", "n": info["n"], "ideal": info.get("ideal", 0),
                 "tics": info.get("tics", ""), "bounds": info.get("bounds", ""),
                 "panels": info.get("panels", ""), "starts": info.get("starts", ""),
                 "counts": info.get("counts", ""), "colours": info.get("colours", ""),
                 "ymax": info.get("ymax", ""), "suspect": info.get("suspect", 0)}
         expr = "; ".join(f"{k}={v}" if isinstance(v, int) else f"{k}='{v}'" for k, v in args.items())
-        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{kind}.gp")], check=True)
+        script = "scaling" if kind == "speedup" else kind     # a speedup chart is a scaling chart of ratios
+        subprocess.run(["gnuplot", "-e", expr, os.path.join(ROOT, "plots", f"{script}.gp")], check=True)
     return f"{base}.png"
 
 
@@ -216,6 +250,11 @@ def main(argv):
             png = render(run, exp, kind, metric)
             if png:
                 made.append(png)
+    # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
+    for exp, kind, metric in imported_charts(run):
+        png = render(run, exp, kind, metric)
+        if png:
+            made.append(png)
     print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
     return 0
 

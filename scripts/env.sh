@@ -83,9 +83,20 @@ numa_nodes() {
   echo "numa_per_package=${shape:-unavailable: no node has CPUs}"
 }
 
+# A copy shipped by fleet-sweep has no .git: .lab-source/ holds the commit and the uncommitted diff it
+# was archived from.
 git_state() {
-  git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
-  git -C "$root" status --short 2>/dev/null
+  if [[ ! -e $root/.git && -f $root/.lab-source/commit ]]; then
+    cat "$root/.lab-source/commit"; echo "(a git archive shipped by fleet-sweep: .lab-source/)"
+  else
+    git -C "$root" rev-parse HEAD 2>/dev/null || echo "unavailable: not a git checkout"
+    git -C "$root" status --short 2>/dev/null
+  fi
+}
+
+git_diff() {
+  if [[ ! -e $root/.git && -f $root/.lab-source/diff.patch ]]; then cat "$root/.lab-source/diff.patch"
+  else git -C "$root" diff HEAD; fi
 }
 
 versions() {
@@ -143,7 +154,7 @@ capture dmidecode.txt dmidecode -t system
 virt > "$dir/virt.txt"
 cpu_state > "$dir/cpu-state.txt"
 git_state > "$dir/git.txt"
-capture git-diff.patch git -C "$root" diff HEAD
+capture git-diff.patch git_diff
 [[ -s $dir/git-diff.patch ]] || echo "(clean: no uncommitted change)" > "$dir/git-diff.patch"
 versions > "$dir/versions.txt"
 builds > "$dir/build.txt"

@@ -5,7 +5,8 @@
 
 With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep's own keys:
   profile=NAME      use the spec lines `key[NAME] = …` (default: default)
-  perf=0|1          record every point with perf (docs/instruments.md)
+  perf=0|1|stat     1: record every point with perf (docs/instruments.md); stat: count cycles,
+                    instructions, cache and LLC misses, switches, migrations where the PMU allows
   run=DIR           the run folder (default: resume this host's newest unfinished run of the same
                     arguments, else results/<UTC time>-<host>)
   dry=1             measure nothing: print every point, what is impossible and why, and the ETA
@@ -25,9 +26,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from c2c_published import imported  # noqa: E402
+from engine import perfstat  # noqa: E402
 from engine import price as pr  # noqa: E402
 from engine.plan import plan  # noqa: E402
-from engine.point import check_quoting, expand_args  # noqa: E402
+from engine.point import check_program, check_quoting, expand_args  # noqa: E402
 from engine.spec import ENGINE_KEYS, SpecError, default_specs, load, overrides_from  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
 from runfolder import RunFolderError, choose, hostname, results_dir  # noqa: E402
@@ -56,15 +59,16 @@ def parse_args(argv):
             paths.append(arg)
         else:
             die(f"unknown argument '{arg}' (expected KEY=VALUE or a .spec file)")
-    for k, allowed in (("perf", ("0", "1")), ("dry", ("0", "1"))):
+    for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1"))):
         if keys.get(k, "0") not in allowed:
-            die(f"{k} must be 0 or 1, not {keys[k]!r}")
+            die(f"{k} must be {' or '.join(allowed)}, not {keys[k]!r}")
     if "seed" in keys and not (keys["seed"].isdigit() and len(keys["seed"]) <= 18):
         die(f"seed must be a whole number (at most 18 digits), not {keys['seed']!r}")
     return keys, pairs, paths
 
 
-def main(argv):
+def main(argv, shown=None):
+    """shown: the command line to record in sweep/command, when another program (scale.py) runs the sweep."""
     keys, pairs, paths = parse_args(argv)
     profile = keys.get("profile", "default")
     dry = keys.get("dry") == "1"
@@ -78,7 +82,11 @@ def main(argv):
             die("no experiment to sweep (experiments/*.spec is empty)")
         resolved = [s.resolve(profile, overrides) for s in specs]
         for s, r in zip(specs, resolved):
-            check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
+            if r["exec"]:
+                if not dry:    # a host you have not booked need not have the program
+                    check_program(r, s.where("exec", profile), ROOT)
+            else:
+                check_quoting(expand_args(r["command"], r["args"]), s.where("command", profile))
     except SpecError as e:
         die(str(e))
     try:
@@ -94,11 +102,15 @@ def main(argv):
         pr.price(resolved, plans, profile, results_dir(), not keys.get("topology"), sys.stdout)
         return 0
 
-    perf = int(keys.get("perf", "0"))
+    perf = keys.get("perf", "0")
+    perf = "stat" if perf == "stat" else int(perf)     # stat: perf stat counters (engine/perfstat.py)
     signature = (f"profile={profile} perf={perf} topology=host kind={keys.get('kind', '')} "
                  + " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
     ident = identity(ROOT)
+    if keys.get("run") and imported(os.path.abspath(keys["run"])):
+        die(f"{os.path.abspath(keys['run'])} is an imported published matrix: it has no spec and takes no "
+            "measurement; omit run=")
     try:
         rf, lock, note = choose(os.path.abspath(keys["run"]) if keys.get("run") else None, signature, ident)
     except RunFolderError as e:
@@ -106,7 +118,7 @@ def main(argv):
     print(note, file=sys.stderr)
     rf.make()
     rf.drop_partial()
-    for name, text in (("signature", signature), ("command", "scripts/sweep.py " + " ".join(argv)),
+    for name, text in (("signature", signature), ("command", shown or "scripts/sweep.py " + " ".join(argv)),
                        ("state", "running"), ("identity.json", json.dumps(ident)),
                        ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
                                                  "experiments": [r.name for r in resolved]}))):
@@ -124,7 +136,12 @@ def main(argv):
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf, seed=sweep.seed,
                         overrides=overrides, experiments=[r.name for r in resolved], plan_ms=round(plan_ms, 1),
                         **ident)
-    if perf:
+    if perf == "stat":
+        counted, missing = perfstat.probe()
+        sweep.journal.event("perf_stat", "perf stat: counting " + (", ".join(counted) or "nothing")
+                            + (f"; not countable here (no PMU in this VM, or perf_event_paranoid): {', '.join(missing)}"
+                               if missing else ""), counted=counted, missing=missing)
+    elif perf:
         sweep.journal.event("perf", f"perf: recording with -e {sweep.perf_event}"
                             + (" (no hardware counters here)" if sweep.perf_event == "cpu-clock" else ""),
                             perf_event=sweep.perf_event)

@@ -81,6 +81,11 @@ def synthetic_pus(text):
 
 
 def load_xml(topology):
+    return ET.fromstring(xml_text(topology))
+
+
+def xml_text(topology):
+    """hwloc's XML of the host (None), a topology file or a synthetic string, as lstopo writes it."""
     cmd = ["lstopo-no-graphics", "--no-io", "--of", "xml", "-"]
     if topology:
         pus = synthetic_pus(topology)
@@ -93,7 +98,7 @@ def load_xml(topology):
         raise PlacementError("lstopo-no-graphics not found: install hwloc (./lab does)")
     except subprocess.CalledProcessError as e:
         raise PlacementError(f"hwloc cannot read topology {topology!r}: {e.stderr.strip()}")
-    return ET.fromstring(out)
+    return out
 
 
 KIND_ALIASES = {"p": "performance", "e": "efficiency"}
@@ -314,6 +319,13 @@ class Topology:
     def others(self, cpus):
         taken = {self.pu(c).os for c in cpus}
         return [p.os for p in self.pus if p.os not in taken]
+
+
+def borders(topo, cpus):
+    """Indexes i where cpus[i] and cpus[i + 1] lie in different domains (package, NUMA node, die, L3):
+    where a heatmap in hwloc's order draws a line."""
+    domain = {p.os: (p.package, p.nodes, p.die, p.l3) for p in topo.pus}
+    return [i for i in range(len(cpus) - 1) if domain.get(cpus[i]) != domain.get(cpus[i + 1])]
 
 
 def spread(pus, levels):

@@ -74,7 +74,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
     # The busy process takes about half the CPU from the spin loop (a third when something else runs
     # there too). Whatever else loads this CPU is foreign in both runs, so only the difference is asserted:
     # the test must pass on a busy host (no threshold on the host's own load).
-    assert foreign[False] - foreign[True] > 15, foreign
+    assert foreign[False] - foreign[True] > 10, foreign
 
 
 def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):

@@ -115,12 +115,12 @@ def test_report_html_in_a_browser(runs):
     expected = stories_present(str(a))
     assert expected == ["seed-004"] and [r[:len("seed-004")] for r in rows] == expected
     verdict = br.eval("document.querySelector('#verdicts tbody tr .v').textContent")
-    assert verdict in ("yes", "no", "inconclusive", "mixed")
+    assert verdict in ("yes", "no", "inconclusive", "not measurable here")
     # the suspect repeat: hollow in the charts, listed with its reason, its re-measure listed too
     assert br.eval("document.querySelectorAll('svg .sus').length") >= 2       # iters_per_s and loop_ns
     body = br.eval("document.body.textContent")      # folded <details> included
     # (this host's load may have made other repeats of the point suspect too: their reasons come first)
-    assert "suspect: loop compact t2 (iters_per_s, loop_ns) — " in body and f"r2: {SUSPECT_WHY}" in body
+    assert "suspect: loop compact t2 (cpu_sys_s, cpu_user_s, iters_per_s, loop_ns, max_rss_kib, wall_s) — " in body and f"r2: {SUSPECT_WHY}" in body
     assert "re-measured: loop compact t2 r2 attempt 1: steal 35% > 10%" in body
     skips = [json.loads(ln) for ln in open(a / "sweep" / "journal.jsonl") if '"skipped"' in ln]
     for e in skips:
@@ -144,7 +144,7 @@ def test_report_html_in_a_browser(runs):
     medians = br.eval("""(function(){var t=document.querySelector('#exp-spin details table.sortable');
         var th=Array.from(t.tHead.rows[0].cells).find(c=>c.textContent.startsWith('median')); th.click();
         return Array.from(t.tBodies[0].rows).map(r=>parseFloat(r.cells[th.cellIndex].dataset.v));})()""")
-    assert len(medians) == 6 and medians == sorted(medians)
+    assert len(medians) == 18 and medians == sorted(medians)    # 3 points × (2 metrics + the engine's 4: wall_s, …)
 
 
 def test_compare_html_in_a_browser(runs):

@@ -15,6 +15,7 @@ SPEC = "tests/fixtures/spin.spec"
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
           "suspect"]
 NOISE = {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs", "cpu_mhz"}
+RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}    # the engine's, from wait4: may be 0
 
 
 def sweep(results, run, *args, check=True):
@@ -26,7 +27,8 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     p = sweep(results, run, "repeats=2", SPEC)
     data = rows(run / "data" / "spin.csv")
     assert list(data[0].keys()) == SCHEMA
-    assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE)
+    assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE | RESOURCES)
+    assert all(float(r["value"]) >= 0 for r in data if r["metric"] in RESOURCES)
     # every repeat carries the guard's readings
     assert {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs"} <= {r["metric"] for r in data}
     pus = sh("scripts/topo.py", "pus").stdout.strip().split(",")
@@ -84,7 +86,8 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
         key = (r["placement"], r["threads"], r["repeat"], r["metric"])
         seen[key] = seen.get(key, 0) + 1
     threads = {r["threads"] for r in data}
-    assert len(seen) == 2 * len(threads) * 4 * 5    # placements × threads × repeats × (2 metrics + 3 noise)
+    # placements × threads × repeats × (2 metrics + 4 resource rows + 3 noise)
+    assert len(seen) == 2 * len(threads) * 4 * 9
     assert set(seen.values()) == {1}
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 

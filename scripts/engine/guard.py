@@ -10,7 +10,8 @@ all its threads were running (c-probes/corun.h). A hypervisor that runs two vCPU
 leaves no trace in the guest's /proc/stat, but a "contention" run whose threads never overlapped
 measured none.
 
-foreign = busy time on the point's CPUs that the measured tree did not use. irq and softirq time is
+foreign = busy time on the point's CPUs that the measured tree did not use, nor the engine itself while
+it measured (its threads copy an `exec` command's output from pipes: the measurement's own work). irq and softirq time is
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
 process. A lower bound, then: it catches a competing process, not interrupt storms.
 
@@ -130,9 +131,11 @@ class Window:
         self.t0 = time.monotonic()
         self.ticks0 = cpu_ticks()
         self.ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.self0 = resource.getrusage(resource.RUSAGE_SELF)
 
     def stop(self):
         ticks1, ru1 = cpu_ticks(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        self1 = resource.getrusage(resource.RUSAGE_SELF)
         seconds = time.monotonic() - self.t0
 
         def delta(cpus, i):
@@ -141,6 +144,7 @@ class Window:
         total = delta(self.cpus, 2)
         steal = delta(self.cpus, 1) / total * 100 if total > 0 else 0.0
         tree = (ru1.ru_utime - self.ru0.ru_utime + ru1.ru_stime - self.ru0.ru_stime) * HZ
+        tree += (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
         server1 = process_ticks(self.server) if self.server0 is not None else None
         if server1 is not None:
             tree += server1 - self.server0

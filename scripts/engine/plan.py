@@ -69,7 +69,7 @@ def plan(resolved, topo):
     """Every point of one resolved spec, in measuring order."""
     out = []
     variants = resolved["variants"].split()
-    want_smt = "{smt_pairs}" in resolved["command"] + resolved["args"]
+    want_smt = "{smt_pairs}" in (resolved["command"] or "") + (resolved["args"] or "") + (resolved["exec"] or "")
     for placement in resolved["placements"].split():
         threads = auto_threads(topo) if resolved["threads"] == "auto" else \
             [every(topo, placement)] if resolved["threads"] == "all" else \

@@ -14,7 +14,8 @@ import time
 import tidy
 from topo import cpu_list
 
-from . import guard, prefix
+from . import argv as av
+from . import child, guard, perfstat, prefix
 from .spec import SpecError
 
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
@@ -46,6 +47,14 @@ def check_quoting(text, where):
         i += 1
 
 
+def check_program(spec, where, root):
+    """An exec spec's program must exist here and be executable: SpecError otherwise."""
+    try:
+        av.program(av.parse_exec(spec["exec"], PLACEHOLDERS)[0], root)
+    except ValueError as e:
+        raise SpecError(f"{where}: exec: {e}")
+
+
 def shell_text(command):
     return PLACEHOLDER.sub(lambda m: f'"${{LAB_{m.group(1).upper()}}}"', command)
 
@@ -61,25 +70,6 @@ def values_for(point, repeat, raw, perf, root, pinned):
             "other_cpus": cpu_list(point.others), "raw": raw, "perf": perf, "root": root,
             "pinned": int(pinned), "pairs": point.pairs, "smt_pairs": point.smt_pairs,
             "ncpus": len(point.cpus)}
-
-
-def run_argv(argv, env, cwd, out_path, err_path, timeout, on_start=None):
-    """Run argv in its own process group; kill the group at the timeout. Returns the exit code
-    (124 for a timeout, as timeout(1) says)."""
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                             start_new_session=True)
-        if on_start:
-            on_start(p)
-        try:
-            return p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(p)
-            err.write(f"\nengine: killed after the {timeout:g} s timeout\n")
-            return 124
-        finally:
-            if on_start:
-                on_start(None)
 
 
 def kill_group(p, grace=5):
@@ -100,42 +90,83 @@ class Outcome:
         self.rc, self.reading, self.rows, self.reason = rc, reading, rows, reason
 
 
+def exec_words(spec, values):
+    """The words of an `exec` spec with this run's values, or None for a shell `command` spec."""
+    if not spec.get("exec"):
+        return None
+    return av.substitute(av.parse_exec(spec["exec"], PLACEHOLDERS), values)
+
+
+def shown_command(spec, values):
+    """The command as it ran, for the journal and the report (never executed)."""
+    words = exec_words(spec, values)
+    if words is not None:
+        return av.shown(words)
+    return display(expand_args(spec["command"], spec["args"]), values)
+
+
 def measure(ctx, spec, point, repeat, raw, discard=False):
     """One run. ctx: the sweep (root, run_id, perf, env). Returns an Outcome with tidy rows (dicts)
     on success; the caller decides whether to keep them."""
     os.makedirs(raw, exist_ok=True)
     pinned = point.placement != "unpinned"
-    command = expand_args(spec["command"], spec["args"])
     values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
     env = dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event)
     env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
     perf_by_engine = ctx.perf == 1 and spec["perf"] == "engine" and not discard
-    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
-        ["bash", "-c", shell_text(command)]
+    words = exec_words(spec, values)
+    command = "" if words is not None else expand_args(spec["command"], spec["args"])
+    counting = ctx.perf == "stat" and not discard
+    argv = (perfstat.prefix(raw) if counting else []) + \
+        prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
+        (words if words is not None else ["bash", "-c", shell_text(command)])
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
     if pinned and spec["pin"] == "self" and "{other_cpus}" in command:
         span = point.cpus + point.others
-    out = os.path.join(raw, "warmup.out" if discard else "stdout.csv")
+    if words is not None:      # any program: plain text out, bounded
+        out = os.path.join(raw, "warmup.out" if discard else "stdout.txt")
+        cap = child.OUTPUT_CAP
+    else:                      # the lab's instruments: tidy CSV
+        out = os.path.join(raw, "warmup.out" if discard else "stdout.csv")
+        cap = None
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     window = guard.Window(point.cpus, span, guard.server_pid(ctx.root, spec["server"]))
-    rc = run_argv(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track)
+    rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
     reading = window.stop()
+    if note:
+        with open(err, "a") as f:
+            f.write(f"\n{note}\n")
     if discard or rc != 0:
-        return Outcome(rc, reading, reason=tail(err))
+        why = tail(err)
+        if rc < 0:
+            why = f"killed by signal {-rc}: {why}"
+        return Outcome(rc, reading, reason=why)
     fields = {"run_id": ctx.run_id, "experiment": point.experiment, "variant": point.variant,
               "placement": point.placement, "threads": str(point.threads), "cpus": values["cpus"],
               "repeat": str(repeat)}
     try:
-        rows = tidy.fill(fields, open(out).read())
+        if words is not None:
+            with open(out, errors="replace") as f:
+                rows = [dict(fields, **r) for r in av.read_metrics(metrics_of(spec), f.read())]
+        else:
+            rows = tidy.fill(fields, open(out).read())
         if os.path.exists(os.path.join(raw, "perf.data")):
             rows += perf_rows(ctx, raw, fields)
+        if counting:
+            rows += [dict(fields, **r) for r in perfstat.read(raw)[0]]
     except ValueError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")
         return Outcome(3, reading, reason=str(e))
+    if usage is not None:
+        rows += [dict(fields, **r) for r in usage.rows()]
     rows += [dict(fields, **r) for r in reading.rows()]
     return Outcome(0, reading, rows)
+
+
+def metrics_of(spec):
+    return [av.parse_metric(m) for m in spec.get("metric") or []]
 
 
 def perf_rows(ctx, raw, fields):

@@ -10,6 +10,8 @@ import sys
 
 from topo import POLICIES
 
+from . import argv as av
+
 # key: (kind, default, may the command line override it, meaning). Kinds are checked by check().
 # Shell keys (command, args, build, setup, teardown) come only from the project's spec files: a value
 # from the command line is never run as shell text.
@@ -20,6 +22,7 @@ KEYS = {
     "setup": ("shell", "", False, "run once after build, before the first point"),
     "teardown": ("shell", "", False, "run once after the last point, also when the sweep is interrupted"),
     "command": ("shell", None, False, "the measuring command, with {placeholders}"),
+    "exec": ("argv", None, False, "instead of command: any program as a JSON array of words, run without a shell; {threads}, {cpus}, {ncpus}… are replaced inside words as plain text"),
     "args": ("shell", "", False, "text put in place of {args}: a profile can change the arguments, not the command"),
     "variants": ("words", "-", True, "values of {variant} (default: one empty variant)"),
     "placements": ("placements", "unpinned", True, "placement policies (docs/design.md)"),
@@ -34,7 +37,8 @@ KEYS = {
     "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
     "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
     "pairs": ("count", "8", True, "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
-    "chart": ("chart", None, False, "repeated: scaling METRIC, bars METRIC or heatmap METRIC"),
+    "chart": ("chart", None, False, "repeated: scaling METRIC, speedup METRIC, bars METRIC or heatmap METRIC"),
+    "metric": ("metric", None, False, "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last match; its group, else the whole match)"),
     "timeout": ("seconds", "600", True, "seconds per run before it is killed"),
     "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally `max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
@@ -47,7 +51,8 @@ KEYS = {
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
 }
-CHART_KINDS = ("scaling", "bars", "heatmap")
+CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
+REPEATED = ("chart", "metric")
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
 ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
@@ -91,6 +96,17 @@ def check(key, value, where):
         bad = "a path inside the project, relative to its root"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)}"
+    elif kind == "argv":
+        from .point import PLACEHOLDERS     # here: point.py imports this module
+        try:
+            av.parse_exec(value, PLACEHOLDERS)
+        except ValueError as e:
+            bad = str(e)
+    elif kind == "metric":
+        try:
+            av.parse_metric(value)
+        except ValueError as e:
+            bad = str(e)
     if bad:
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
 
@@ -119,22 +135,27 @@ class Spec:
             key, prof, value = m.groups()
             if key not in KEYS:
                 raise unknown_key(key, where)
-            if key != "chart" and (key, prof) in self.lines:
+            if key not in REPEATED and (key, prof) in self.lines:
                 raise SpecError(f"{where}: {key}{f'[{prof}]' if prof else ''} is already set at "
                                 f"{self.lines[(key, prof)][0][1]}")
             if value:
                 check(key, value, where)
             self.lines.setdefault((key, prof), []).append((value, where))
         for key in ("experiment", "command"):
-            if (key, None) not in self.lines:
-                raise SpecError(f"{path}:1: no {key!r} key (every spec needs experiment and command)")
+            if (key, None) not in self.lines and (key != "command" or ("exec", None) not in self.lines):
+                raise SpecError(f"{path}:1: no {key!r} key (every spec needs experiment, and command or exec)")
+        if ("command", None) in self.lines and ("exec", None) in self.lines:
+            raise SpecError(f"{self.lines[('exec', None)][0][1]}: exec and command both set: a spec runs one of them")
+        if ("metric", None) in self.lines and ("exec", None) not in self.lines:
+            raise SpecError(f"{self.lines[('metric', None)][0][1]}: metric reads an exec command's stdout; "
+                            "a command prints tidy CSV")
 
     def resolve(self, profile, overrides):
         """{key: value} for this profile; chart is a list. Overrides (already checked) win."""
         out = {}
         for key, (_kind, default, _cli, _doc) in KEYS.items():
             vals = self.lines.get((key, profile)) or self.lines.get((key, None))
-            if key == "chart":
+            if key in REPEATED:
                 out[key] = [v for v, _w in vals or []]
             elif key in overrides:
                 out[key] = overrides[key]
@@ -172,7 +193,7 @@ class Resolved(dict):
     def snapshot(self, header):
         lines = [f"# {header}"]
         for key in KEYS:
-            vals = self[key] if key == "chart" else [self[key]]
+            vals = self[key] if key in REPEATED else [self[key]]
             lines += [f"{key} = {v}" for v in vals if v not in ("", None)]
         return "\n".join(lines) + "\n"
 

@@ -7,6 +7,7 @@ with -9 is resumed by running it again, with exactly one row set per repeat.
 """
 import csv
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -39,6 +40,15 @@ def identity(root):
     def git(*args):
         p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
         return p.stdout if p.returncode == 0 else ""
+    shipped = os.path.join(root, ".lab-source", "identity.json")
+    if not os.path.exists(os.path.join(root, ".git")) and os.path.exists(shipped):
+        # A copy shipped by fleet-sweep (a git archive): it carries the identity it was made from.
+        try:
+            with open(shipped) as f:
+                d = json.load(f)
+            return {"commit": str(d["commit"]), "diff_sha256": str(d["diff_sha256"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     head = git("rev-parse", "HEAD").strip() or "unavailable: not a git checkout"
     diff = git("diff", "HEAD", "--", ".", ":(exclude)results")
     return {"commit": head, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest()}
@@ -55,7 +65,7 @@ class Sweep:
         self.seed = opts.get("seed")
         if self.seed is None:
             self.seed = int(hashlib.sha256(rf.name.encode()).hexdigest()[:8], 16)
-        self.perf_event = prefix.perf_event() if self.perf else ""
+        self.perf_event = prefix.perf_event() if self.perf == 1 else ""
         self.env = dict(os.environ, LAB_ROOT=root)
         self.all_cpus = [p.os for p in topo.pus]
         self.child = None
@@ -269,8 +279,7 @@ class Sweep:
         exp = p.experiment
         raw = self.rf.raw(exp, p.key(repeat))
         limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
-        command = pt.expand_args(spec["command"], spec["args"])
-        shown = pt.display(command, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
+        shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
         measured = 0.0       # seconds inside measured commands (and retry pauses): not the engine's
         while True:
@@ -283,7 +292,7 @@ class Sweep:
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
             measured += outcome.reading.seconds if outcome.reading else secs
-            if outcome.rc == 2:
+            if outcome.rc == 2 and not spec.get("exec"):   # the lab's instruments' "bad input"; any program's 2 is a failure
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
                                    f"{outcome.reason}", **self.fields(p, repeat), rc=2, reason=outcome.reason)
                 raise RejectedInput()

@@ -5,7 +5,10 @@ import difflib
 import os
 
 from runfolder import RunFolder
+from c2c_published import imported
 from stats import summary, welch
+
+from reporting import relations
 
 
 def by_key(model):
@@ -30,6 +33,10 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
+    pub = [x for x, run in (("A", a_run), ("B", b_run)) if imported(run)]
+    if pub:     # a published matrix has no build and no spec: say what it is instead
+        return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "
+                f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: compare them by relation"]
     ra, rb = RunFolder(a_run), RunFolder(b_run)
     ba, bb = read_text(ra.env("build.txt")), read_text(rb.env("build.txt"))
     if ba is None or bb is None:
@@ -68,5 +75,5 @@ def compare(ma, mb):
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             "warnings": warnings(ma["run"], mb["run"])}

@@ -6,6 +6,7 @@ import os
 from html import escape as E
 
 from runfolder import RunFolder
+from topo import borders
 
 from reporting import svg
 from reporting.fmt import ci, fmt, spread
@@ -92,8 +93,9 @@ def pid(exp, i):
 def chart_points(e):
     """{id(point): href} for chart markers: the point's row in the table (or its raw folder)."""
     out = {}
+    in_table = {id(p) for p in e["table"]}     # by identity: `p in list` of dicts is quadratic
     for i, p in enumerate(e["points"]):
-        if p in e["table"]:
+        if id(p) in in_table:
             out[id(p)] = f"#{pid(e['name'], i)}"
         else:
             raw = next((r["raw"] for r in p["repeats"] if r["raw"]), None)
@@ -129,6 +131,23 @@ def draw(run_label_sets, kind, metric, title, run=None):
             return ""
         unit = series[0]["pts"][0][0]["unit"]
         return svg.scaling(title, f"{metric} [{unit}]", series, ideal=is_rate(metric, unit) and len(run_label_sets) == 1)
+    if kind == "speedup":        # the numbers of reporting/scaling.py, the same as the words beside it
+        sc = run_label_sets[0][1].get("scaling")
+        if not sc:
+            return ""
+        for i, pl in enumerate(dict.fromkeys(r["placement"] for r in sc["rows"])):
+            pts = []
+            for r in (r for r in sc["rows"] if r["placement"] == pl):
+                bounded = r["s"]["n"] >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
+                s = {"median": r["speedup"], "min": r["speedup"], "max": r["speedup"], "n": r["s"]["n"],
+                     "ci_lo": r["lo"] if bounded else float("nan"), "ci_hi": r["hi"] if bounded else float("nan"),
+                     "ci_pct": float("nan"), "suspect": r["s"]["suspect"]}
+                p = {"variant": "", "placement": pl, "threads": r["threads"], "cpus": "", "s": s,
+                     "metric": f"speedup of {metric}", "unit": "×"}
+                pts.append((p, "", f"efficiency {r['eff'] * 100:.0f}% (95% CI {r['eff_lo'] * 100:.0f}–"
+                                   f"{r['eff_hi'] * 100:.0f}%)"))
+            series.append({"label": pl, "colour": i, "dash": False, "pts": pts})
+        return svg.scaling(title + " (speedup; thin dots: ideal)", "speedup [×]", series, ideal=True)
     if kind == "bars":
         cats, variants = {}, []
         for prefix, e, dash in run_label_sets:
@@ -172,7 +191,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
                 data = base64.b64encode(f.read()).decode()
             return (f'<img class="chart" alt="{E(title)} heatmap, {len(order)} CPUs" '
                     f'src="data:image/png;base64,{data}">')
-        return svg.heatmap(f"{title} ({first})", unit, cells, order)
+        return svg.heatmap(f"{title} ({first})", unit, cells, order, borders(topo, order) if topo else [])
     return ""
 
 
@@ -183,13 +202,13 @@ def stories_table(m):
                 'c2c…): nothing to set beside the published effects.</p>')
     rows = []
     for s in m["stories"]:
-        measured = "<br>".join(f"{E(c[0])} {badge(c[1], c[2])}" for c in s["checks"]) or \
-            '<span class="mute">no published figure matches a measured point</span>'
-        why = "; ".join(f"{c[0]} — {c[1]}: {c[2]}" for c in s["checks"])
-        rows.append([f"{E(s['source'])}<br>{E(s['title'])}", E(s["effect"]), measured,
-                     badge(s["verdict"], why) + (f'<br><span class="badge">{E(s["tally"])}</span>' if s["tally"] else ""),
+        details = "<br>".join(f"{E(c[0])} {badge(c[1], c[2])}" for c in s["checks"])
+        rows.append([f"{E(s['source'])}<br>{E(s['title'])}", E(s["claim"]), E(s["published"] or "–"),
+                     E(s["measured"] or "–") + (f'<details><summary>per-point comparisons</summary>{details}</details>'
+                                                 if details else ""),
+                     badge(s["verdict"], s["why"]) + f'<br><span class="badge">{E(s["why"])}</span>',
                      " ".join(f'<a href="#exp-{E(x)}">{E(x)} →</a>' for x in s["experiments"])])
-    return ('<table class="stories" id="verdicts"><thead><tr><th>story</th><th>published effect</th>'
+    return ('<table class="stories" id="verdicts"><thead><tr><th>story</th><th>claim</th><th>published</th>'
             '<th>measured here</th><th>verdict</th><th>details</th></tr></thead><tbody>'
             + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</tbody></table>")
 
@@ -207,8 +226,9 @@ def repeats_cell(p):
 
 def points_table(e):
     rows = []
+    in_table = {id(p) for p in e["table"]}
     for i, p in enumerate(e["points"]):
-        if p not in e["table"]:
+        if id(p) not in in_table:
             continue
         s = p["s"]
         bad = sum(1 for r in p["repeats"] if r["suspect"])
@@ -287,6 +307,36 @@ def published_html(e):
     return "".join(out)
 
 
+def relations_html(e):
+    """Per relation, the home-socket split in words, and the catalogued published machines beside."""
+    r = e.get("relations")
+    if not r:
+        return ""
+    body = [f"<h3>Per relation ({E(r['variant'])}, one_way_ns over pairs)</h3>" + table(
+        ["relation", "pairs", "median ns", "p10", "p90"],
+        [[E(x["relation"]), num(x["pairs"], str(x["pairs"])), num(x["median_ns"]), num(x["p10_ns"]), num(x["p90_ns"])]
+         for x in r["rows"]])]
+    body.append(f'<p class="mute">Home-node split: {E(r["home_note"])}.</p>')
+    if r["split"]:
+        body.append("<ul>" + "".join(f"<li>{E(x['relation'])}: do the halves differ? <b>{'yes' if x['differ'] else 'no'}</b>: "
+                                     f"{E(x['words'])}</li>"
+                                     for x in r["split"]) + "</ul>")
+    b = r["beside"]
+    if b.get("error"):
+        body.append(f'<p class="warn">{E(b["error"])}</p>')
+    elif b["machines"]:
+        ms = b["machines"]
+        cell = lambda x: num(x["median_ns"], f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})") if x else "–"  # noqa: E731
+        body.append("<h3>Beside the published machines</h3>" + table(
+            ["relation", "this run"] + [f'{E(m["cpu"])}<br><span class="badge">{E(m["uarch"])}'
+                                        + (f" · same {E(m['same'])}" if m["same"] else "") + "</span>" for m in ms],
+            [[E(rel), cell(b["here"].get(rel))] + [cell(m["rows"].get(rel)) for m in ms] for rel in b["relations"]],
+            sortable=False))
+        body.append('<p class="mute">Median ns (p10–p90) over pairs; same vendor and family first. Sources: '
+                    + "; ".join(f"{E(m['cpu'])}: {E(m['cite'])}" for m in ms) + " (CAS ping-pong, mean over samples).</p>")
+    return "".join(body)
+
+
 def marks(e):
     items = []
     for p, metrics in e["suspect_points"]:
@@ -309,6 +359,29 @@ def marks(e):
     return f'<ul class="marks">{"".join(items)}</ul>' if items else ""
 
 
+def bold(text):
+    """A sentence of reporting/scaling.py, escaped, its **words** in bold."""
+    parts = E(text).split("**")
+    return "".join(f"<b>{x}</b>" if i % 2 else x for i, x in enumerate(parts))
+
+
+def scaling_html(sc):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    if not sc:
+        return ""
+    rows = [[E(r["placement"]), num(r["threads"]), num(r["s"]["median"], f"{fmt(r['s']['median'])} {sc['unit']}"),
+             num(r["s"]["n"]), num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
+             num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
+             E(r["doubt"])] for r in sc["rows"]]
+    return ('<h3>How it scales</h3><ul class="scaling">' + "".join(f"<li>{bold(s)}</li>" for s in sc["sentences"])
+            + f'</ul><p class="mute">Speedup of {E(sc["metric"])} ({E(sc["better"])} is better) over the '
+            f'placement\'s fewest threads; efficiency = speedup / ideal; scaling stops where efficiency is below '
+            f'{sc["threshold"] * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one with '
+            'fewer than 3 repeats are inconclusive.</p>'
+            + table(["placement", "threads", f"{E(sc['metric'])} median", "n", "speedup (95% CI)",
+                     "efficiency (95% CI)", "doubt"], rows, num=(1, 2, 3, 4, 5)))
+
+
 def experiment_html(m, e):
     n_sus = len(e["suspect"])
     head = (f'<h2>{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
@@ -319,14 +392,21 @@ def experiment_html(m, e):
     body = [head, marks(e)]
     if any(charts):
         body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
+    body.append(scaling_html(e.get("scaling")))
+    rec = (e.get("relations") or {}).get("imported")
+    if rec:     # every published number shown names where it was published
+        body.append(f'<p class="warn">Published numbers, not measured here: {E(str(rec.get("source", "?")))} '
+                    f'(file {E(str(rec.get("file", "?")))}).</p>')
     if not e["points"]:
         return section(e, "".join(body) + "<p>No measured rows.</p>")
     if e["glance"]:
         body.append("<h3>At a glance</h3>" + glance_table(e["glance"]) +
                     '<p class="mute">Median over repeats (95% CI of the median as ±%); ⚠ = a suspect repeat.</p>')
+    body.append(relations_html(e))
     body.append(published_html(e))
-    body.append(f'<details{" open" if len(e["table"]) <= 12 else ""}><summary>every point: median, min–max, n, '
-                f'95% CI, raw folders and commands ({len(e["table"])} rows)</summary>' + points_table(e) + "</details>")
+    if e["table"]:      # a matrix's pairs are all in the heatmap: no empty table
+        body.append(f'<details{" open" if len(e["table"]) <= 12 else ""}><summary>every point: median, min–max, n, '
+                    f'95% CI, raw folders and commands ({len(e["table"])} rows)</summary>' + points_table(e) + "</details>")
     if e["pair_rows"]:
         body.append(f'<p class="mute">{e["pair_rows"]} per-pair rows are in the heatmap (hover a cell) and the CSV.</p>')
     body.append(noise_table(e))
@@ -372,10 +452,12 @@ def report(m):
             disturbed(exps),
             (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
              if m["state"] == "complete" else
+             f'<p class="mute">Imported published matrix, not measured here · command <code>{E(m["command"])}</code></p>'
+             if m["state"] == "imported" else
              f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '
              f'command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'),
-            "<h2 style=\"border:0;margin-top:14px\">Does each published effect reproduce here?</h2>", stories_table(m),
-            '<p class="mute">yes / no compare the measured word (near-linear, flat, higher…) with the published one. '
+            "<h2 style=\"border:0;margin-top:14px\">Does each story's claim hold here?</h2>", stories_table(m),
+            '<p class="mute">yes / no judge the story\'s claim at the spans measured here, from the 95% CIs of the medians involved. '
             '<b>inconclusive</b>: a compared median\'s 95% CI straddles the threshold, a point has fewer than 3 '
             'repeats, or a point is suspect (disturbed by steal or other processes). Hover a verdict for why.</p>',
             "<nav>" + "".join(f'<a href="#exp-{E(e["name"])}">{E(e["name"])}</a>' for e in m["experiments"])
@@ -417,6 +499,15 @@ def compare(ma, mb, cmp):
     body.append(f'<h2 style="border:0">The two hosts</h2><table><tr><th></th><th>A: <a href="{E(ma["run"])}/report.html">{E(na)}</a></th>'
                 f'<th>B: <a href="{E(mb["run"])}/report.html">{E(nb)}</a></th></tr>{rows}'
                 f'<tr><th>build</th><td>{bld(ma["host"])}</td><td>{bld(mb["host"])}</td></tr></table>')
+    if cmp.get("relations"):
+        cell = lambda x: num(x["median_ns"], f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") if x else "–"  # noqa: E731
+        r0 = cmp["relations"][0]
+        body.append(f'<h2 id="relations">Core-to-core latency by relation</h2><p class="mute">A: {E(r0["exp_a"])}, '
+                    f'B: {E(r0["exp_b"])}; median over pairs (p10–p90). The matrices differ in size: compared by '
+                    'relation, not by CPU pair.</p>' + table(
+                        ["relation", "A", "B", "B / A"],
+                        [[E(r["relation"]), cell(r["a"]), cell(r["b"]),
+                          num(r["ratio"], "–" if r["ratio"] is None else f"{r['ratio']:.2f}")] for r in cmp["relations"]]))
     exps_b = {e["name"]: e for e in mb["experiments"]}
     for ea in ma["experiments"]:
         eb = exps_b.get(ea["name"])

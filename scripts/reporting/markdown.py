@@ -24,13 +24,16 @@ def environment(m):
 def stories(m):
     if not m["stories"]:
         return []
-    out = ["## Does each published effect reproduce here?", "",
-           "| story | published | measured here | verdict |", "|---|---|---|---|"]
+    out = ["## Does each story's claim hold here?", "",
+           "| story | claim | published | measured here | verdict |", "|---|---|---|---|---|"]
     for s in m["stories"]:
-        measured = "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"]) or \
-            "no published figure matches a measured point"
-        out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['effect']} | {measured} | "
-                   f"**{s['verdict']}**{' (' + s['tally'] + ')' if s['tally'] else ''} |")
+        out.append(f"| {s['source']} {s['title']} ({', '.join(s['experiments'])}) | {s['claim']} | "
+                   f"{s['published'] or '–'} | {s['measured'] or '–'} | **{s['verdict']}** ({s['why']}) |")
+    details = [f"- {s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
+               for s in m["stories"] if s["checks"]]
+    if details:
+        out += ["", "Per-point comparisons with the published figures (details in each experiment; they do not "
+                "decide the claim):", ""] + details
     return out + ["", "A verdict is *inconclusive* when a compared median's 95% CI straddles the threshold, "
                   "a point has fewer than 3 repeats, or a point is suspect (see docs/design.md).", ""]
 
@@ -127,6 +130,52 @@ def published(e):
     return out
 
 
+def relations(e):
+    """Per-relation medians, the home-socket split and the catalogued machines beside them."""
+    r = e.get("relations")
+    if not r:
+        return []
+    out = ["", f"#### Per relation ({r['variant']}, one_way_ns over pairs)", "",
+           "| relation | pairs | median | p10 | p90 |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {x['relation']} | {x['pairs']} | {fmt(x['median_ns'])} ns | {fmt(x['p10_ns'])} | {fmt(x['p90_ns'])} |"
+            for x in r["rows"]]
+    out += ["", f"Home-node split: {r['home_note']}."]
+    out += [f"- {x['relation']}: do the halves differ? **{'yes' if x['differ'] else 'no'}**: {x['words']}"
+            for x in r["split"]]
+    b = r["beside"]
+    if b.get("error"):
+        out += ["", b["error"]]
+    elif b["machines"]:
+        ms = b["machines"]
+        out += ["", "#### Beside the published machines (median ns, p10–p90; same vendor and family first)", "",
+                "| relation | this run | " + " | ".join(f"{m['cpu']} ({m['uarch']})" for m in ms) + " |",
+                "|---|---:|" + "---:|" * len(ms)]
+        cell = lambda x: f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})" if x else "–"  # noqa: E731
+        for rel in b["relations"]:
+            out.append(f"| {rel} | {cell(b['here'].get(rel))} | " + " | ".join(cell(m["rows"].get(rel)) for m in ms) + " |")
+        out += [""] + [f"- {m['cpu']}: {m['cite']} (CAS, mean over samples)" +
+                       (f"; same {m['same']} as this run's CPU" if m["same"] else "") for m in ms]
+    return out
+
+
+def scaling_md(sc):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    if not sc:
+        return []
+    out = ["#### How it scales", ""] + [f"- {s}" for s in sc["sentences"]]
+    out += ["", f"Speedup of {sc['metric']} ({sc['better']} is better) over the placement's fewest threads; "
+            f"efficiency = speedup / ideal; scaling stops where efficiency is below {sc['threshold'] * 100:.0f}% "
+            "over its whole 95% CI. Words resting on a suspect point or one with fewer than 3 repeats are "
+            "inconclusive.", "",
+            f"| placement | threads | {sc['metric']} median | n | speedup (95% CI) | efficiency (95% CI) | |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for r in sc["rows"]:
+        out.append(f"| {r['placement']} | {r['threads']} | {fmt(r['s']['median'])} {sc['unit']} | {r['s']['n']} | "
+                   f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f}) | {r['eff'] * 100:.0f}% "
+                   f"({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%) | {r['doubt']} |")
+    return out + [""]
+
+
 def render(m):
     lines = [f"# Scaling lab run {m['name']}", "",
              f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
@@ -148,7 +197,11 @@ def render(m):
         lines.append("")
         for kind, metric, base in e["chart_files"]:
             lines += [f"![{e['name']}-{kind}-{metric}]({base}.png)", ""]
+        rec = (e.get("relations") or {}).get("imported")
+        if rec:     # every published number shown names where it was published
+            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
         lines += [f"- {s}\n" for s in e["missing_charts"]]
+        lines += scaling_md(e.get("scaling"))
         if not e["points"]:
             lines += ["No measured rows.", ""]
             continue
@@ -162,6 +215,7 @@ def render(m):
             lines += full
         lines += noise_table(e)
         lines += perf_tables(m["run"], e)
+        lines += relations(e)
         lines += published(e)
         lines.append("")
     if m["not_measured"]:
@@ -188,6 +242,13 @@ def comparison(ma, mb, cmp):
         left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
                    f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
+    if cmp.get("relations"):
+        cell = lambda x: f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)" if x else "–"  # noqa: E731
+        r0 = cmp["relations"][0]
+        out += ["", f"## Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", "",
+                "| relation | A median (p10–p90, pairs) | B median (p10–p90, pairs) | B / A |", "|---|---:|---:|---:|"]
+        out += [f"| {r['relation']} | {cell(r['a'])} | {cell(r['b'])} | "
+                f"{'–' if r['ratio'] is None else format(r['ratio'], '.2f')} |" for r in cmp["relations"]]
     out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
             "(placements one host cannot satisfy, or experiments one run did not include).", ""]
     if cmp["noise"]:

@@ -12,7 +12,8 @@ from runfolder import ROOT, RunFolder
 from stats import summary
 from tidy import COLUMNS, read
 
-from reporting import client
+from c2c_published import imported, imported_charts
+from reporting import claims, client, relations, scaling
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -87,6 +88,18 @@ def host(run):
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = f"{env}/build.txt"
+    rec = imported(run)
+    if rec:     # a published matrix: the CPU and the source are what the import recorded
+        src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
+        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
+                "kind": "published", "imported": rec, "build": None,
+                "rows": [("host kind", f"published (imported by import-c2c; {src})"),
+                         ("CPU", rec.get("cpu", "?")),
+                         ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
+                                                   if rec.get(k)) or "not catalogued"),
+                         ("topology", f"{rec.get('topology', '?')}: {shape}"),
+                         ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
+                                    f"{str(rec.get('sha256', '?'))[:16]}…")]}
     return {
         "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
         "kind": kind,
@@ -307,7 +320,8 @@ def tried(run, exp, e):
 def experiment(run, exp, journal, pub, vmap):
     rf = RunFolder(run)
     data, spec = rf.data_csv(exp), rf.spec_path(exp)
-    charts = spec_charts(spec)[1] if os.path.exists(spec) else []
+    charts = spec_charts(spec)[1] if os.path.exists(spec) else \
+        [(k, m) for x, k, m in imported_charts(run) if x == exp]
     all_pts = points(run, exp, read_rows(data), journal)
     for p in all_pts:
         p["noise"] = p["metric"] in NOISE_METRICS
@@ -316,7 +330,9 @@ def experiment(run, exp, journal, pub, vmap):
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
     # A full pair matrix goes to the heatmap and the CSV, not into the table.
     pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
-    return {
+    # by identity: `p not in pair_rows` compares dicts, quadratic (100 s for a 192-CPU matrix)
+    pair_ids = {id(p) for p in pair_rows}
+    e = {
         "name": exp,
         "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
         "charts": charts,
@@ -325,7 +341,7 @@ def experiment(run, exp, journal, pub, vmap):
         "missing_charts": missing_charts(charts, pts),
         "skipped": journal.skipped(exp),
         "points": pts,
-        "table": [p for p in pts if p not in pair_rows],
+        "table": [p for p in pts if id(p) not in pair_ids],
         "pair_rows": len(pair_rows),
         "noise": [p for p in all_pts if p["noise"]],
         "glance": glance if glance["variants"] else None,
@@ -344,6 +360,8 @@ def experiment(run, exp, journal, pub, vmap):
         "shapes": shapes(exp, pts, pub),
         "ratios": ratios(exp, pts, pub, vmap),
     }
+    e["relations"] = relations.of_experiment(run, e)    # c2c, c2c-matrix: per relation, beside published
+    return e
 
 
 def perf_tops(rf, exp):
@@ -354,7 +372,9 @@ def perf_tops(rf, exp):
 
 
 def story_rows(exps, pub):
-    """One row per seed story with an experiment in this run: published effect, measured, verdict."""
+    """One row per seed story with an experiment in this run: its claim, the published figure of that
+    claim, what was measured, and the verdict on the claim (reporting/claims.py). The per-point checks
+    (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
     present = {e["name"]: e for e in exps}
     out = []
     for st in stories():
@@ -371,18 +391,12 @@ def story_rows(exps, pub):
             for r in e["ratios"]:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
-        verdicts = [c[1] for c in checks]
-        if not checks:
-            word = "not compared"
-        elif len(set(verdicts)) == 1:
-            word = verdicts[0]
-        elif "no" not in verdicts:
-            word = "inconclusive"
-        else:
-            word = "mixed"
-        tally = ", ".join(f"{verdicts.count(v)} {v}" for v in ("yes", "no", "inconclusive") if v in verdicts)
-        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"],
-                    "experiments": names, "checks": checks, "verdict": word, "tally": tally})
+        c = claims.judge(st["source"], present, pub, merged) or \
+            {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
+             "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it"}
+        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
+                    "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
+                    "verdict": c["verdict"], "why": c["why"]})
     return out
 
 
@@ -393,6 +407,8 @@ def build(run):
     journal = Journal(rf)
     pub, vmap = published(), variant_map()
     exps = [experiment(run, exp, journal, pub, vmap) for exp in rf.experiments()]
+    for e in exps:      # how a command scales, in words (an experiment with a speedup chart)
+        e["scaling"] = scaling.section(run, e)
     return {
         "run": run,
         "name": rf.name,

@@ -191,8 +191,9 @@ def bars(title, ylabel, categories, variants):
     return "\n".join(out)
 
 
-def heatmap(title, unit, cells, order):
-    """cells: {(a, b): (point, href)}; order: CPU numbers in display order."""
+def heatmap(title, unit, cells, order, bounds=()):
+    """cells: {(a, b): (point, href)}; order: CPU numbers in display order; bounds: indexes i after which
+    a topology domain changes (a line between order[i] and order[i + 1])."""
     n = len(order)
     if not n:
         return ""
@@ -219,6 +220,10 @@ def heatmap(title, unit, cells, order):
             a_ = f'<a href="{escape(href)}">' if href else ""
             out.append(f'{a_}<rect x="{60 + j * size}" y="{40 + i * size}" width="{size}" height="{size}" '
                        f'fill="{colour}" class="cell"><title>{escape(tip(p))}</title></rect>{"</a>" if href else ""}')
+    for i in bounds:
+        at = 60 + (i + 1) * size, 40 + (i + 1) * size
+        out.append(f'<line x1="{at[0]}" y1="40" x2="{at[0]}" y2="{side - 20}" stroke="#000" stroke-width="1.5" class="border"/>'
+                   f'<line x1="60" y1="{at[1]}" x2="{side}" y2="{at[1]}" stroke="#000" stroke-width="1.5" class="border"/>')
     out.append(f'<text x="{side + 10}" y="60" class="lg">{escape(fmt(lo))}–{escape(fmt(hi))} {escape(unit)}</text>'
                f'<text x="{side + 10}" y="76" class="lg">light = low</text>')
     out.append("</svg>")

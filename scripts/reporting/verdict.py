@@ -71,3 +71,38 @@ def ratio_verdict(published_word, other, base, labels=("variant", "base")):
     ratio = other["median"] / base["median"] if base["median"] else float("nan")
     word = direction(ratio)
     return (ratio, word, *judge(published_word, word, direction, other, base, labels))
+
+
+# --- equivalence against a published value ----------------------------------------------------------
+TOLERANCE = 0.25          # the default band: a measured quantity within ±25% of the published one
+
+
+def band(published, tolerance=TOLERANCE):
+    """The band around a published value inside which a measured one reproduces it: ×(1 ± tolerance)."""
+    return published * (1 - tolerance), published * (1 + tolerance)
+
+
+def equivalence(ci_lo, ci_hi, lo, hi):
+    """An equivalence test: (verdict, why). The measured 95% interval [ci_lo, ci_hi] inside the band
+    [lo, hi] → "yes" (reproduces); wholly outside → "no"; across an edge, or undefined → "inconclusive"."""
+    if ci_lo != ci_lo or ci_hi != ci_hi:
+        return "inconclusive", "no 95% interval (fewer than 3 values)"
+    where = f"95% CI {ci_lo:.3g}–{ci_hi:.3g}, band {lo:.3g}–{hi:.3g}"
+    if lo <= ci_lo and ci_hi <= hi:
+        return "yes", f"{where}: inside"
+    if ci_hi < lo or ci_lo > hi:
+        return "no", f"{where}: outside"
+    return "inconclusive", f"{where}: straddles an edge"
+
+
+def claim_above(ci_lo, ci_hi, threshold):
+    """A one-sided claim ("A beats B": a ratio above threshold): yes when the whole 95% interval is
+    above it, no when the whole interval is at or below it, else inconclusive."""
+    if ci_lo != ci_lo or ci_hi != ci_hi:
+        return "inconclusive", "no 95% interval (fewer than 3 values)"
+    where = f"95% CI ×{ci_lo:.2f}–×{ci_hi:.2f} vs ×{threshold:.2f}"
+    if ci_lo > threshold:
+        return "yes", f"{where}: above"
+    if ci_hi <= threshold:
+        return "no", f"{where}: not above"
+    return "inconclusive", f"{where}: straddles it"

@@ -79,7 +79,7 @@ let
   pkgs = lib.genAttrs [
     "just" "hyperfine" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
-    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd"
+    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh"
   ] tool // {
     inherit lib callPackage gcc;
     glibc = tool "glibc" // { bin = tool "glibc-bin"; };

@@ -1,0 +1,149 @@
+"""One measured command: started in its own session, reaped with wait4(2), killed as a group at the timeout.
+
+wait4 gives what the engine measures of any command, every repeat (RESOURCE_METRICS):
+- wall_s: from just before fork to the moment the command was reaped (a thread blocks in wait4, so
+  no polling interval is added);
+- cpu_user_s, cpu_sys_s: user and system CPU time of the command and of every descendant it waited for
+  (a daemon it left running, or a server started elsewhere, is not in them);
+- max_rss_kib: the peak resident set of the *largest single process* among the command and the
+  descendants it waited for (Linux keeps the maximum, not a sum: two 1 GiB workers read 1 GiB).
+These are results of the command, not conditions of the run: they are not the guard's noise metrics.
+
+Output: the lab's own instruments write their files directly. A command from `exec` (any program)
+writes through pipes, and at most `cap` bytes of each stream are kept: its first and its last half,
+with a line saying how much was left out between them (a command that prints gigabytes must not
+fill the disk).
+"""
+import collections
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+RESOURCE_METRICS = (("wall_s", "s"), ("cpu_user_s", "s"), ("cpu_sys_s", "s"), ("max_rss_kib", "KiB"))
+OUTPUT_CAP = 1 << 20     # bytes kept of each of stdout and stderr of an `exec` command
+CHUNK = 1 << 16
+DRAIN = 5                # seconds to wait for a left-over descendant to close the pipes
+
+
+@dataclass
+class Usage:
+    wall_s: float
+    user_s: float
+    sys_s: float
+    maxrss_kib: int
+
+    def rows(self):
+        vals = (f"{self.wall_s:.6f}", f"{self.user_s:.6f}", f"{self.sys_s:.6f}", str(self.maxrss_kib))
+        return [{"metric": m, "value": v, "unit": u} for (m, u), v in zip(RESOURCE_METRICS, vals)]
+
+
+class Capped(threading.Thread):
+    """Copy a pipe into a file, keeping its first and last cap/2 bytes."""
+
+    def __init__(self, pipe, path, cap):
+        super().__init__(daemon=True)
+        self.pipe, self.path, self.half = pipe, path, cap // 2
+        self.total = self.dropped = 0
+
+    def run(self):
+        head_left, tail, tail_len = self.half, collections.deque(), 0
+        with open(self.path, "wb") as f:
+            while True:
+                try:
+                    chunk = os.read(self.pipe.fileno(), CHUNK)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.total += len(chunk)
+                if head_left:
+                    part = chunk[:head_left]
+                    f.write(part)
+                    head_left -= len(part)
+                    chunk = chunk[len(part):]
+                if chunk:
+                    tail.append(chunk)
+                    tail_len += len(chunk)
+                    while tail_len - len(tail[0]) >= self.half:
+                        tail_len -= len(tail.popleft())
+            if tail_len > self.half and self.total > 2 * self.half:     # exactly the last half
+                tail[0] = tail[0][tail_len - self.half:]
+                tail_len = self.half
+            self.dropped = self.total - (self.half - head_left) - tail_len
+            if self.dropped > 0:
+                f.write(f"\n[engine: {self.dropped} bytes left out here: the lab keeps the first and the last "
+                        f"{self.half // 1024} KiB of each stream]\n".encode())
+            for chunk in tail:
+                f.write(chunk)
+        self.pipe.close()
+
+
+def signal_group(p, sig):
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None):
+    """Run argv; returns (exit code, Usage or None, note). The exit code is negative for a signal and
+    124 for a timeout, as timeout(1) says; note says what the engine did (killed, output truncated)."""
+    piped = cap is not None
+    files = [] if piped else [open(out_path, "w"), open(err_path, "w")]
+    reaped = {}
+
+    def reap(pid):
+        try:
+            _pid, status, ru = os.wait4(pid, 0)
+        except ChildProcessError:      # reaped by the interrupt handler's kill first
+            return
+        reaped.update(t1=time.monotonic(), status=status, ru=ru)
+
+    try:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE if piped else files[0],
+                             stderr=subprocess.PIPE if piped else files[1], start_new_session=True)
+    finally:
+        for f in files:
+            f.close()
+    readers = [Capped(p.stdout, out_path, cap), Capped(p.stderr, err_path, cap)] if piped else []
+    for r in readers:
+        r.start()
+    waiter = threading.Thread(target=reap, args=(p.pid,), daemon=True)
+    waiter.start()
+    if on_start:
+        on_start(p)
+    notes = []
+    try:
+        waiter.join(timeout)
+        if waiter.is_alive():
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                signal_group(p, sig)
+                waiter.join(DRAIN)
+                if not waiter.is_alive():
+                    break
+            notes.append(f"engine: killed after the {timeout:g} s timeout")
+    finally:
+        if on_start:
+            on_start(None)
+    for r in readers:
+        r.join(DRAIN)
+        if r.is_alive():            # a descendant still holds the pipe open: end it, keep what came
+            signal_group(p, signal.SIGKILL)
+            r.join()
+    notes += [f"engine: {r.dropped} bytes of {name} left out (over the {cap // 1024} KiB cap)"
+              for r, name in zip(readers, ("stdout", "stderr")) if r.dropped > 0]
+    if "status" not in reaped:
+        p.returncode = p.returncode if p.returncode is not None else -signal.SIGKILL
+        return p.returncode, None, "; ".join(notes)
+    code = os.waitstatus_to_exitcode(reaped["status"])
+    p.returncode = code                 # Popen must not wait for a child already reaped
+    if notes and notes[0].startswith("engine: killed"):
+        code = 124
+    ru = reaped["ru"]
+    usage = Usage(reaped["t1"] - t0, ru.ru_utime, ru.ru_stime, ru.ru_maxrss)
+    return code, usage, "; ".join(notes)

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Several hosts through Ansible (fleet/): the same sweep on every host of an inventory.
+
+  fleet.py check inventory=FILE [hosts=PATTERN] [known_hosts=FILE]
+  fleet.py plan  inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [KEY=VALUE…] [experiments/X.spec…]
+  fleet.py sweep inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [poll=SECONDS] [timeout=SECONDS]
+                 [KEY=VALUE…] [experiments/X.spec…]
+
+check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
+host. plan: the dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, and the
+fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
+the commit with the uncommitted diff) to every host, start `./lab sweep` on all of them at once, print
+each host's progress, fetch every run folder (a failed host's partial one too) into
+results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
+command to resume: every host's run folder is resumed by the engine (run=), a running one reattached.
+Host keys are checked (known_hosts=FILE, else the user's). KEY=VALUE and specs go to every host's sweep.
+Exit: 0 every host complete, 1 a host failed or could not be reached, 2 bad input (nothing run).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fleetlib import code, folder, play  # noqa: E402
+from fleetlib.inventory import InventoryError, load, select  # noqa: E402
+from reporting import model, nway  # noqa: E402
+from reporting.journal import JournalError  # noqa: E402
+from topo import PlacementError, Topology  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "30", "timeout": "172800"}
+NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fleet sweep, resumed by a rerun)",
+            "dry": "use fleet-plan for the dry run", "topology": "fleet-plan reads each host's own topology"}
+ETA = re.compile(r"^(\d+) points?, ETA (\d+):(\d\d):(\d\d)(?: \(range (.*)\))?$")
+
+
+def die(msg):
+    print(f"fleet: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def results_dir():
+    return os.environ.get("LAB_RESULTS") or os.path.join(ROOT, "results")
+
+
+def parse(argv):
+    keys, sweep_args = dict(FLEET_KEYS), []
+    for a in argv:
+        if a.endswith(".spec") and "=" not in a:
+            rel = os.path.relpath(os.path.abspath(a), ROOT)
+            if not os.path.isfile(a) or rel.startswith(".."):
+                die(f"{a}: not a spec file of this lab (every host runs this checkout's experiments/)")
+            sweep_args.append(rel)
+        elif "=" in a:
+            k, v = a.split("=", 1)
+            if k in NOT_HERE:
+                die(f"{k}= is not for a fleet: {NOT_HERE[k]}")
+            if k in FLEET_KEYS:
+                keys[k] = v
+            elif re.match(r"^[a-z_][a-z0-9_]*$", k):
+                sweep_args.append(a)
+            else:
+                die(f"argument {a!r}: expected KEY=VALUE with a lowercase key")
+        else:
+            die(f"unknown argument {a!r} (expected KEY=VALUE or experiments/NAME.spec)")
+    if not keys["inventory"]:
+        die("inventory=FILE is required (an Ansible inventory: fleet/inventory.example.ini)")
+    for k, lo, hi in (("poll", 1, 3600), ("timeout", 60, 30 * 86400)):
+        if not keys[k].isdigit() or not lo <= int(keys[k]) <= hi:
+            die(f"{k}={keys[k]!r}: a whole number of seconds from {lo} to {hi}")
+    if keys["known_hosts"] and not os.path.isfile(keys["known_hosts"]):
+        die(f"known_hosts={keys['known_hosts']}: no such file")
+    return keys, sweep_args
+
+
+def hosts_of(keys, env):
+    try:
+        inv = load(keys["inventory"], env)
+        return select(inv, keys["hosts"], keys["inventory"], env)
+    except InventoryError as e:
+        die(str(e))
+
+
+def table(head, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+# --- check -----------------------------------------------------------------------------------------
+def virt_word(f):
+    d = f.get("detect_virt", "").strip()
+    if d == "none":
+        return "bare metal"
+    if d:
+        return f"container ({d})" if d in ("docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "wsl") \
+            else f"VM ({d})"
+    role, typ = f.get("virtualization_role", ""), f.get("virtualization_type", "")
+    if role == "guest":
+        return f"VM ({typ})"
+    if role == "host":
+        return "bare metal"
+    return f"unknown (no systemd-detect-virt; Ansible says {role or '?'}/{typ or '?'})"
+
+
+def read_hosts(keys, hosts, env, out):
+    """Run check.yml; {host: row dict} with the topology saved as out/<host>/lstopo.xml."""
+    os.makedirs(out, exist_ok=True)
+    outcome = play.run("check.yml", keys["inventory"], hosts, {"out_dir": out}, env, os.path.join(out, "ansible.log"))
+    found = {}
+    for h in hosts:
+        row = {"host": h, "status": outcome.by_host[h], "xml": None}
+        path = os.path.join(out, f"{h}.json")
+        if os.path.exists(path):
+            f = json.load(open(path))
+            os.makedirs(os.path.join(out, h), exist_ok=True)
+            os.replace(path, os.path.join(out, h, "facts.json"))
+            model_name = next((ln.split(":", 1)[1].strip() for ln in f.get("lscpu", "").splitlines()
+                               if ln.startswith("Model name:")), "?")
+            with open(os.path.join(out, h, "lscpu.txt"), "w") as g:
+                g.write(f.get("lscpu", ""))
+            shape = f"no topology: {f.get('lstopo_error') or 'lstopo failed'}"
+            if str(f.get("lstopo_rc")) == "0" and f.get("lstopo_xml"):
+                xml = os.path.join(out, h, "lstopo.xml")
+                with open(xml, "w") as g:
+                    g.write(f["lstopo_xml"])
+                try:
+                    s = Topology(xml).summary()
+                    shape = (f"{s['packages']} pkg, {s['numa_nodes']} NUMA, {s['l3_domains']} L3, "
+                             f"{s['cores']} cores, {s['pus']} PUs")
+                    row["xml"] = xml
+                except PlacementError as e:
+                    shape = f"unreadable topology: {e}"
+            row.update(address=f.get("address", ""), cpu=model_name, shape=shape,
+                       kernel=f.get("kernel", ""), virt=virt_word(f), status="ok")
+        found[h] = row
+    return found
+
+
+def check_rows(found):
+    return [[r["host"], r.get("address", ""), r.get("cpu", ""), r.get("shape", ""), r.get("kernel", ""),
+             r.get("virt", ""), r["status"]] for r in found.values()]
+
+
+def cmd_check(keys, _args, env):
+    hosts = hosts_of(keys, env)
+    out = os.path.join(results_dir(), f"fleet-hosts-{folder.stamp_now()}")
+    found = read_hosts(keys, hosts, env, out)
+    say(table(["host", "address", "CPU", "topology", "kernel", "VM or bare metal", "status"], check_rows(found)))
+    bad = [h for h, r in found.items() if r["status"] != "ok"]
+    say(f"{len(hosts) - len(bad)} of {len(hosts)} hosts reached; what each returned: {out}/<host>/ "
+        f"(Ansible's log: {out}/ansible.log)")
+    return 1 if bad else 0
+
+
+# --- plan ------------------------------------------------------------------------------------------
+def hms(s):
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def dry_run(xml, args):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", f"topology={xml}", *args],
+                       capture_output=True, text=True, cwd=ROOT)
+    return p
+
+
+def cmd_plan(keys, args, env):
+    hosts = hosts_of(keys, env)
+    out = os.path.join(results_dir(), f"fleet-hosts-{folder.stamp_now()}")
+    found = read_hosts(keys, hosts, env, out)
+    rows, worst = [], None
+    total_points = 0
+    for h, r in found.items():
+        if not r["xml"]:
+            rows.append([h, "–", "–", "–", r["status"] if r["status"] != "ok" else r["shape"]])
+            continue
+        p = dry_run(r["xml"], args)
+        if p.returncode == 2:
+            die(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "the dry run rejected the arguments")
+        with open(os.path.join(out, h, "dry-run.txt"), "w") as g:
+            g.write(p.stdout + p.stderr)
+        last = (p.stdout.strip().splitlines() or [""])[-1]
+        m = ETA.match(last)
+        if p.returncode != 0 or not m:
+            rows.append([h, "–", "–", "–", f"dry run failed: {(p.stderr.strip().splitlines() or [last])[-1]}"])
+            continue
+        secs = int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4))
+        total_points += int(m.group(1))
+        if worst is None or secs > worst[0]:
+            worst = (secs, h)
+        rows.append([h, m.group(1), hms(secs), m.group(5) or "–", "ok"])
+    say(table(["host", "points", "ETA", "range", "status"], rows))
+    if worst:
+        say(f"fleet: {total_points} points on {sum(1 for r in rows if r[4] == 'ok')} host(s), ETA {hms(worst[0])} "
+            f"(the hosts measure at once: the slowest is {worst[1]}); each host's dry run: {out}/<host>/dry-run.txt")
+    return 0 if all(r[4] == "ok" for r in rows) else 1
+
+
+# --- sweep -----------------------------------------------------------------------------------------
+def controller_text(env):
+    p = subprocess.run(["ansible-playbook", "--version"], capture_output=True, text=True, env=env)
+    return (p.stdout.strip().splitlines() or ["ansible-playbook: unavailable"])[0] + f"\npython {sys.version.split()[0]}\n"
+
+
+def progress_line(p):
+    try:
+        g = json.loads(p.get("progress") or "{}")
+    except ValueError:
+        g = {}
+    if not g:
+        return "starting (installing tools, building)"
+    return play.one_line(f"{g.get('done', 0)} repeats done, {g.get('failed', 0)} failed, {g.get('suspect', 0)} "
+                         f"suspect, {g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
+
+
+def cmd_sweep(keys, args, env):
+    hosts = hosts_of(keys, env)
+    # Bad arguments are found here, before any host is touched: the dry run on this host checks them.
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", *args],
+                       capture_output=True, text=True, cwd=ROOT)
+    if p.returncode == 2:
+        die((p.stderr.strip().splitlines() or ["the sweep's arguments were rejected"])[-1])
+    try:
+        ident = code.identity(ROOT)
+    except code.CodeError as e:
+        die(str(e))
+    code_id = f"{ident['commit'][:12]}-{ident['diff_sha256'][:8]}"
+    signature = json.dumps({"inventory": os.path.abspath(keys["inventory"]), "hosts": hosts, "args": args,
+                            "code": code_id}, sort_keys=True)
+    untracked = code.untracked(ROOT)
+    if untracked:
+        say(f"fleet: note: files git does not track are not shipped ({', '.join(untracked[:5])}"
+            f"{', …' if len(untracked) > 5 else ''}): git add them to measure them")
+    fdir, st, resumed = folder.find_or_new(results_dir(), signature)
+    try:
+        tar, code_id, ident = code.pack(ROOT, fdir)
+    except code.CodeError as e:
+        die(str(e))
+    st.update(inventory=os.path.abspath(keys["inventory"]), hosts=hosts, args=args, code_id=code_id,
+              identity=ident, state="running")
+    folder.save(fdir, st)
+    with open(os.path.join(fdir, "controller.txt"), "w") as f:
+        f.write(controller_text(env))
+    log = os.path.join(fdir, "ansible.log")
+    say(f"fleet folder {fdir} ({'resumed' if resumed else 'new'}); code {ident['commit'][:12]}, "
+        f"uncommitted diff {ident['diff_sha256'][:8]}; hosts: {', '.join(hosts)}")
+
+    # 1. the same code everywhere, the sweep started everywhere at once (or reattached where it still runs)
+    t0 = time.monotonic()
+    prev = {h: j["jid"] for h, j in st["jobs"].items() if h in hosts}
+    extra = {"out_dir": fdir, "fleet_stamp": st["stamp"], "code_tar": tar, "code_id": code_id, "sweep_args": args,
+             "async_timeout": int(keys["timeout"]), "prev_jobs": prev}
+    os.makedirs(os.path.join(fdir, "jobs"), exist_ok=True)
+    for name in os.listdir(os.path.join(fdir, "jobs")):
+        os.remove(os.path.join(fdir, "jobs", name))
+    # A host this fleet sweep already completed and fetched is kept as it is.
+    status = {h: "complete" for h in hosts if st["hosts_state"].get(h) == "complete"
+              and os.path.isdir(os.path.join(fdir, h, "sweep"))}
+    for h in status:
+        say(f"{h}: complete in an earlier attempt, kept ({os.path.join(fdir, h)})")
+    todo = [h for h in hosts if h not in status]
+    started = play.run("start.yml", keys["inventory"], todo, extra, env, log) if todo else None
+    for h in todo:
+        path = os.path.join(fdir, "jobs", f"{h}.json")
+        if os.path.exists(path):
+            st["jobs"][h] = json.load(open(path))
+            say(f"{h}: sweep {'reattached (still running)' if st['jobs'][h]['reattached'] in (True, 'True') else 'started'}"
+                f" in {st['jobs'][h]['run_dir']}")
+        else:
+            status[h] = started.by_host[h]
+            say(f"{h}: not started: {status[h]}")
+    folder.save(fdir, st)
+
+    # 2. progress per host until every host has finished or cannot be reached
+    active = [h for h in hosts if h in st["jobs"] and h not in status]
+    misses = {}
+    while active:
+        time.sleep(int(keys["poll"]))
+        pdir = os.path.join(fdir, "poll")
+        os.makedirs(pdir, exist_ok=True)
+        for name in os.listdir(pdir):
+            os.remove(os.path.join(pdir, name))
+        polled = play.run("poll.yml", keys["inventory"], active, {"out_dir": fdir, "jobs": st["jobs"]}, env, log)
+        elapsed = hms(int(time.monotonic() - t0))
+        for h in list(active):
+            path = os.path.join(pdir, f"{h}.json")
+            if not os.path.exists(path):
+                misses[h] = misses.get(h, 0) + 1
+                say(f"[{elapsed}] {h}: {polled.by_host[h]}")
+                if misses[h] >= 2:
+                    status[h] = f"unreachable since {elapsed} ({polled.by_host[h].removeprefix('unreachable: ')})"
+                    say(f"[{elapsed}] {h}: given up for now (the others go on); rerun the same command to resume it")
+                    active.remove(h)
+                continue
+            misses[h] = 0
+            r = json.load(open(path))
+            try:
+                g = json.loads(r.get("progress") or "{}")
+            except ValueError:
+                g = {}
+            # A job that never finishes because its engine was killed (the host restarted, kill -9)
+            # leaves Ansible's job file "started" for ever: the engine's own pid says it is gone.
+            lost = g.get("state") == "running" and not g.get("alive") and int(r["finished"]) == 0
+            if int(r["finished"]) == 1 or r["known"] in (False, "False") or lost:
+                rc = r.get("rc")
+                status[h] = ("complete" if str(rc) == "0" else
+                             play.one_line(f"sweep ended with rc {rc}: {' / '.join(r.get('stderr_tail') or [])[-300:]}")
+                             if int(r["finished"]) == 1 else
+                             "sweep stopped: its engine is gone (killed, or the host restarted)" if lost else
+                             f"sweep not running ({r.get('msg') or 'job lost'})")
+                say(f"[{elapsed}] {h}: {status[h]}; {progress_line(r)}")
+                active.remove(h)
+            else:
+                say(f"[{elapsed}] {h}: running; {progress_line(r)}")
+
+    # 3. every run folder there is, complete or not
+    ended = [h for h in todo if h in st["jobs"] and not status.get(h, "").startswith("unreachable")]
+    if ended:
+        fetched = play.run("fetch.yml", keys["inventory"], ended, {"out_dir": fdir, "jobs": st["jobs"]}, env, log)
+        for h in ended:
+            tgz = os.path.join(fdir, "fetched", f"{h}.tgz")
+            if os.path.exists(tgz):
+                try:
+                    folder.unpack(tgz, os.path.join(fdir, h))
+                    os.remove(tgz)
+                except (folder.FetchError, OSError) as e:
+                    status[h] = f"fetch failed: {e}"
+            elif not fetched.ok(h):
+                status[h] = f"{status.get(h, '')}; fetch: {fetched.by_host[h]}".lstrip("; ")
+    st["hosts_state"] = {h: status.get(h, "?") for h in hosts}
+    st["state"] = "complete" if all(status.get(h) == "complete" for h in hosts) else "incomplete"
+    folder.save(fdir, st)
+
+    # 4. one page, one column per host
+    runs, missing = [], []
+    for h in hosts:
+        d = os.path.join(fdir, h)
+        if os.path.isdir(os.path.join(d, "data")):
+            try:
+                runs.append((h, model.build(d)))
+            except (model.DataError, JournalError) as e:
+                missing.append((h, f"its run folder cannot be read: {e}"))
+        else:
+            missing.append((h, status.get(h, "no run folder")))
+    if runs:
+        title = f"Fleet sweep {os.path.basename(fdir)}: {', '.join(lab for lab, _m in runs)}"
+        cmp = nway.compare(runs)
+        with open(os.path.join(fdir, "fleet.md"), "w") as f:
+            f.write(nway.markdown(runs, cmp, title, missing))
+        with open(os.path.join(fdir, "fleet.html"), "w") as f:
+            f.write(nway.html(runs, cmp, title, missing, [(lab, f"{lab}/report.html") for lab, _m in runs]))
+    say(table(["host", "state", "run folder"],
+              [[h, status.get(h, "?"), os.path.join(fdir, h) if os.path.isdir(os.path.join(fdir, h)) else "–"]
+               for h in hosts]))
+    if runs:
+        say(f"comparison: {os.path.join(fdir, 'fleet.html')} (and fleet.md)")
+    if st["state"] != "complete":
+        say("not every host is complete: run the same command again to resume (each host's run folder is kept)")
+    return 0 if st["state"] == "complete" else 1
+
+
+def main(argv):
+    if not argv or argv[0] not in ("check", "plan", "sweep"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    keys, args = parse(argv[1:])
+    if argv[0] == "check" and args:
+        die(f"check takes inventory=, hosts= and known_hosts= only, not {args[0]!r}")
+    env = play.environment(keys["known_hosts"])
+    try:
+        return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep}[argv[0]](keys, args, env)
+    except KeyboardInterrupt:
+        # The hosts' sweeps are detached: they go on, and the same command follows them again.
+        print("fleet: interrupted; sweeps already started go on, on their hosts: run the same command again "
+              "to follow them and fetch their run folders", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,57 @@
+"""The code every host runs: a `git archive` of this checkout's commit with its uncommitted (tracked)
+changes, plus `.lab-source/` naming the commit and holding the diff, so that a host's env/ and the
+engine's run identity say exactly what it measured, as on the controller."""
+import io
+import json
+import os
+import subprocess
+import tarfile
+
+from engine.sweep import identity
+
+
+class CodeError(Exception):
+    pass
+
+
+def git(root, *args, text=True):
+    p = subprocess.run(["git", "-C", root, *args], capture_output=True, text=text)
+    if p.returncode != 0:
+        raise CodeError(f"git {' '.join(args)}: {(p.stderr if text else p.stderr.decode()).strip()}")
+    return p.stdout
+
+
+def pack(root, dest_dir):
+    """Write <dest_dir>/code-<id>.tar (once per identity); returns (path, code_id, identity)."""
+    ident = identity(root)
+    if ident["commit"].startswith("unavailable"):
+        raise CodeError(f"{root} is not a git checkout: fleet-sweep ships a git archive of it")
+    code_id = f"{ident['commit'][:12]}-{ident['diff_sha256'][:8]}"
+    path = os.path.join(dest_dir, f"code-{code_id}.tar")
+    if os.path.exists(path):
+        return path, code_id, ident
+    # `git stash create` makes a commit object of the working tree's tracked changes without touching
+    # the checkout or the stash list; with no change it prints nothing and HEAD is archived.
+    tree = git(root, "stash", "create").strip() or "HEAD"
+    diff = git(root, "diff", "HEAD", "--binary", "--", ".", ":(exclude)results")
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(git(root, "archive", "--format=tar", tree, text=False))
+    with tarfile.open(tmp, "a") as t:
+        for name, data in ((".lab-source/diff.patch", diff.encode()),
+                           (".lab-source/commit", ident["commit"].encode() + b"\n"),
+                           # identity.json last: start.yml's `creates` takes it as a whole extraction
+                           (".lab-source/identity.json", json.dumps(ident).encode())):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            t.addfile(info, io.BytesIO(data))
+    os.replace(tmp, path)
+    return path, code_id, ident
+
+
+def untracked(root):
+    """Files neither tracked nor ignored: the archive does not hold them (nor does the run identity)."""
+    try:
+        return [x for x in git(root, "ls-files", "--others", "--exclude-standard").splitlines() if x]
+    except CodeError:
+        return []

@@ -1,0 +1,75 @@
+"""The user's Ansible inventory, read by Ansible itself (ansible-inventory --list): the hosts a pattern
+selects, in inventory order. Host names become folder names on the controller, so they are checked."""
+import json
+import os
+import re
+import subprocess
+
+SAFE_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# An Ansible host pattern (groups, names, :, &, !, *, commas): Ansible's own language, never shell.
+SAFE_PATTERN = re.compile(r"^[A-Za-z0-9_.:&!*,\[\]-]{1,200}$")
+
+
+class InventoryError(Exception):
+    """Bad inventory or pattern; str() is the one line to show (file:line where it applies)."""
+
+
+def line_of(path, word):
+    """file:line of the first line naming `word`, else the file."""
+    try:
+        with open(path, errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if word in line:
+                    return f"{path}:{n}"
+    except OSError:
+        pass
+    return path
+
+
+def members(data, group, seen=None):
+    """Hosts of a group and its children, in the order ansible-inventory lists them."""
+    seen = set() if seen is None else seen
+    if group in seen:
+        return []
+    seen.add(group)
+    g = data.get(group, {})
+    out = list(g.get("hosts", []))
+    for child in g.get("children", []):
+        out += [h for h in members(data, child, seen) if h not in out]
+    return out
+
+
+def load(path, env):
+    """{"hosts": [all hosts], "groups": {group: [hosts]}, "hostvars": {...}} of an inventory file."""
+    if not os.path.isfile(path):
+        raise InventoryError(f"no such inventory: {path}")
+    p = subprocess.run(["ansible-inventory", "-i", path, "--list"], capture_output=True, text=True, env=env)
+    try:
+        data = json.loads(p.stdout) if p.returncode == 0 else None
+    except ValueError:
+        data = None
+    if data is None:
+        last = (p.stderr.strip().splitlines() or ["ansible-inventory failed"])[-1]
+        raise InventoryError(f"{path}: Ansible cannot read this inventory: {last}")
+    hosts = members(data, "all")
+    if not hosts:
+        raise InventoryError(f"{path}: no host in this inventory (is it an Ansible INI or YAML inventory?)")
+    for h in hosts:
+        if not SAFE_HOST.match(h) or ".." in h:
+            raise InventoryError(f"{line_of(path, h)}: host name {h!r}: use letters, digits, '.', '_' or '-' "
+                                 "(it names a folder on this machine)")
+    groups = {g: members(data, g) for g in data if g not in ("_meta",)}
+    return {"hosts": hosts, "groups": groups, "hostvars": data.get("_meta", {}).get("hostvars", {})}
+
+
+def select(inv, pattern, path, env):
+    """The hosts an Ansible pattern selects (ansible --list-hosts), in inventory order."""
+    if not SAFE_PATTERN.match(pattern):
+        raise InventoryError(f"hosts={pattern!r}: not an Ansible host pattern (group or host names, ':', '&', '!', '*')")
+    p = subprocess.run(["ansible", "-i", path, "--list-hosts", pattern], capture_output=True, text=True, env=env)
+    chosen = {ln.strip() for ln in p.stdout.splitlines()[1:] if ln.strip()}
+    hosts = [h for h in inv["hosts"] if h in chosen]
+    if not hosts:
+        raise InventoryError(f"{path}: hosts={pattern} selects no host (groups: "
+                             f"{', '.join(sorted(g for g in inv['groups'] if g not in ('all', 'ungrouped')))})")
+    return hosts

@@ -1,0 +1,75 @@
+"""Running one of fleet/*.yml with ansible-playbook, and reading what it did to each host from the lab's
+status callback (fleet/callback_plugins/lab_status.py), never from Ansible's text. Variables go in as a
+JSON file (-e @file): nothing from the inventory or the command line is ever shell text."""
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FLEET = os.path.join(ROOT, "fleet")
+
+
+def environment(known_hosts=None, base=None):
+    """ansible's environment: the lab's config and callback; host keys always checked, against the
+    user's known_hosts or a given file."""
+    env = dict(base or os.environ)
+    env.update(ANSIBLE_CONFIG=os.path.join(FLEET, "ansible.cfg"),
+               ANSIBLE_CALLBACK_PLUGINS=os.path.join(FLEET, "callback_plugins"),
+               ANSIBLE_HOST_KEY_CHECKING="True", ANSIBLE_NOCOLOR="1")
+    opts = "-o StrictHostKeyChecking=yes"
+    if known_hosts:
+        opts += f" -o UserKnownHostsFile={shlex.quote(os.path.abspath(known_hosts))}"
+    env["ANSIBLE_SSH_COMMON_ARGS"] = opts
+    return env
+
+
+def one_line(text):
+    """A message from a host, fit for one table cell: no line breaks, no control characters."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text.replace("\n", " ")).split())
+
+
+class Outcome:
+    """Per host: 'ok', 'failed: why' or 'unreachable: why' (the first failure counts)."""
+
+    def __init__(self, hosts, status_path, rc):
+        self.rc = rc
+        self.by_host = {h: "not run" for h in hosts}
+        seen = set()
+        for line in open(status_path) if os.path.exists(status_path) else []:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            h = r.get("host")
+            if h not in self.by_host or h in seen:
+                continue
+            if r["status"] in ("failed", "unreachable"):
+                self.by_host[h] = one_line(f"{r['status']}: {r['task']}: {r['msg'] or 'rc ' + str(r.get('rc'))}")
+                seen.add(h)
+            elif r["status"] in ("ok", "skipped", "ignored"):
+                self.by_host[h] = "ok"
+
+    def ok(self, h):
+        return self.by_host.get(h) == "ok"
+
+    def unreachable(self, h):
+        return self.by_host.get(h, "").startswith("unreachable")
+
+
+def run(playbook, inventory, hosts, extra, env, log_path):
+    """Run fleet/<playbook> on `hosts` (names); Ansible's own output is appended to log_path."""
+    with tempfile.TemporaryDirectory(prefix="lab-fleet-") as tmp:
+        vars_file = os.path.join(tmp, "vars.json")
+        status = os.path.join(tmp, "status.jsonl")
+        with open(vars_file, "w") as f:
+            json.dump(dict(extra, fleet_hosts=",".join(hosts)), f)
+        argv = ["ansible-playbook", "-i", os.path.abspath(inventory), "-e", "@" + vars_file,
+                os.path.join(FLEET, playbook)]
+        with open(log_path, "a") as log:
+            log.write(f"\n### {' '.join(shlex.quote(a) for a in argv)}\n")
+            log.flush()
+            p = subprocess.run(argv, env=dict(env, LAB_FLEET_STATUS=status), stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, cwd=ROOT)
+        return Outcome(hosts, status, p.returncode)

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""How any command scales on this host: an ordinary sweep of an `exec` spec written for it.
+
+  scale.py [KEY=VALUE…] -- CMD [ARG…]
+
+CMD and its arguments are words, never shell text: they reach execve as they are, after taskset /
+numactl. Inside a word, {threads}, {cpus} (the placement's CPU list, e.g. 0,2) and {ncpus} are
+replaced by the point's values (docs/instruments.md lists every placeholder); any other {name} is an
+error. A relative path in CMD starts at the project folder (./lab runs there).
+
+Keys (before --):
+  metric=NAME:REGEX[:UNIT[:higher|lower]]   repeatable: a number from the command's stdout
+  save=experiments/NAME.spec               write the spec too: `./lab sweep experiments/NAME.spec` reruns it
+  threads="1 2 4"  placements="compact unpinned"  repeats=auto|N  membind=local  timeout=600  ci=5 …
+                                           any spec key the command line may set (docs/instruments.md)
+  perf=stat                                count cycles, instructions, cache and LLC misses, context
+                                           switches, migrations (rows perf_*) where the PMU allows; the
+                                           report names those this host cannot count
+  dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/sweep.py)
+Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
+host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.
+The run folder, report and verdicts are the sweep's: the same command again resumes an interrupted run.
+Exit: 0 complete, 1 points failed, 2 bad input (nothing run, no run folder), 130 interrupted.
+"""
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sweep  # noqa: E402
+from engine import argv as av  # noqa: E402
+from engine.point import PLACEHOLDERS  # noqa: E402
+from engine.spec import ENGINE_KEYS, KEYS, Spec, SpecError  # noqa: E402
+from reporting import model  # noqa: E402
+from reporting.journal import JournalError  # noqa: E402
+from runfolder import RunFolder, host_runs  # noqa: E402
+from topo import PlacementError, Topology  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OWN = ("metric", "save")
+MAX_THREAD_COUNTS, MAX_THREADS, MAX_METRICS = 64, 4096, 32
+
+
+def die(msg):
+    print(f"scale: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def split(argv):
+    """(key=value pairs before --, the command's words after it)."""
+    if "--" not in argv:
+        die("no command: write `./lab scale [KEY=VALUE…] -- CMD [ARG…]`")
+    i = argv.index("--")
+    head, words = argv[:i], argv[i + 1:]
+    if not words:
+        die("nothing after --: give the command to measure, e.g. `./lab scale -- xz -T{threads} -k -c FILE`")
+    pairs = []
+    for a in head:
+        k, sep, v = a.partition("=")
+        if not sep:
+            die(f"unknown argument {a!r} before -- (expected KEY=VALUE)")
+        pairs.append((k, v))
+    return pairs, words
+
+
+def default_placements(topo):
+    smt = topo.summary()["smt_per_core"] > 1
+    return "compact scatter unpinned" + (" cores" if smt else "")
+
+
+def spec_body(words, metrics, keys):
+    lines = [f"exec = {json.dumps(words)}"]
+    lines += [f"metric = {m.spec_value()}" for m in metrics]
+    lines += [f"{k} = {v}" for k, v in keys.items()]
+    primary = metrics[0].name if metrics else "wall_s"
+    lines += [f"chart = speedup {primary}", f"chart = scaling {primary}"]
+    if primary != "wall_s":
+        lines.append("chart = scaling wall_s")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    pairs, words = split(argv)
+    if len(words) > av.MAX_WORDS or any(len(w) > av.MAX_WORD for w in words):
+        die(f"the command has more than {av.MAX_WORDS} words or a word over {av.MAX_WORD} characters")
+    engine, spec_keys, metrics, save = [], {}, [], None
+    for k, v in pairs:
+        if k == "metric":
+            try:
+                metrics.append(av.parse_metric(v))
+            except ValueError as e:
+                die(f"metric={v!r}: {e}")
+        elif k == "save":
+            save = v
+        elif k in ENGINE_KEYS:
+            engine.append(f"{k}={v}")
+        elif k in KEYS and KEYS[k][2]:
+            spec_keys[k] = v
+        elif k in KEYS:
+            die(f"{k} cannot be set here: the command comes after --, and {k} only from a spec file")
+        else:
+            die(f"unknown key {k!r}; scale keys: {' '.join(OWN)}; sweep keys: {' '.join(ENGINE_KEYS)}; "
+                f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
+    if len({m.name for m in metrics}) != len(metrics):
+        die("two metric= share a name")
+    if len(metrics) > MAX_METRICS:
+        die(f"at most {MAX_METRICS} metric= (each is one regex over the command's output)")
+    try:
+        av.parse_exec(json.dumps(words), PLACEHOLDERS)
+    except ValueError as e:
+        die(f"command: {e}")
+    dry = "dry=1" in engine
+    if not dry:
+        try:
+            av.program(words[0], ROOT)
+        except ValueError as e:
+            die(f"command: {e}")
+    topology = next((a.split("=", 1)[1] for a in engine if a.startswith("topology=")), None)
+    try:
+        topo = Topology(topology or None)
+    except PlacementError as e:
+        die(f"topology: {e}")
+    spec_keys.setdefault("placements", default_placements(topo))
+    spec_keys.setdefault("threads", "auto")
+    spec_keys.setdefault("repeats", "auto")
+    counts = spec_keys["threads"].split()
+    if spec_keys["threads"] != "auto" and (len(counts) > MAX_THREAD_COUNTS or
+                                          any(c.isdigit() and int(c) > MAX_THREADS for c in counts)):
+        die(f"threads: at most {MAX_THREAD_COUNTS} counts of at most {MAX_THREADS}")
+    body = spec_body(words, metrics, spec_keys)
+    if save:
+        if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/"):
+            die(f"save={save!r}: a path like experiments/NAME.spec")
+        name = os.path.basename(save)[:-5]
+    else:
+        prog = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(words[0]))[:40] or "cmd"
+        name = f"{prog}-{hashlib.sha256(body.encode()).hexdigest()[:8]}"
+    text = (f"# written by ./lab scale; rerun it with ./lab sweep {save or 'THIS.spec'}\n"
+            f"experiment = {name}\n" + body)
+    tmp = tempfile.mkdtemp(prefix="lab-scale-")
+    try:
+        path = os.path.join(tmp, f"{name}.spec")
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            Spec(path)
+        except SpecError as e:
+            die(re.sub(re.escape(path) + r"(:\d+)?", "command line", str(e)))
+        if not any(av.WORD_PLACEHOLDER.search(w) for w in words):
+            print("scale: note: the command uses no {threads}, {cpus} or {ncpus}: every point runs the same "
+                  "command, only its CPUs differ (a program that counts its CPUs, such as `nproc`, sees the "
+                  "placement's)", file=sys.stderr)
+        if save:
+            dest = os.path.join(ROOT, save) if not os.path.isabs(save) else save
+            if os.path.exists(dest) and open(dest).read() != text:
+                die(f"{save} exists with other content: remove it or choose another name")
+            os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+            with open(dest, "w") as f:
+                f.write(text)
+            print(f"scale: wrote {save}: `./lab sweep {save}` measures the same again", file=sys.stderr)
+            path = dest
+        code = sweep.main(engine + [path], shown="./lab scale " + shlex.join(argv))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not dry:
+        say_words(name, next((a.split("=", 1)[1] for a in engine if a.startswith("run=")), None))
+    return code
+
+
+def say_words(name, run):
+    """The report's words on how the command scales, on the terminal too (report.md has the numbers)."""
+    if run:
+        rf = RunFolder(os.path.abspath(run))
+    else:   # the folder this sweep wrote: the newest journal among this host's runs of the experiment
+        runs = [r for r in host_runs() if os.path.exists(r.spec_path(name)) and os.path.exists(r.journal_path)]
+        rf = max(runs, key=lambda r: os.path.getmtime(r.journal_path), default=None)
+    if rf is None:
+        return
+    try:
+        exps = model.build(rf.path)["experiments"]
+    except (model.DataError, JournalError) as e:
+        print(f"scale: no words: {e}", file=sys.stderr)
+        return
+    sc = next((e["scaling"] for e in exps if e["name"] == name and e.get("scaling")), None)
+    if sc:
+        print(f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {rf.report_md}):")
+        for line in sc["sentences"]:
+            print("  - " + line.replace("**", ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,282 @@
+"""Several hosts through Ansible, without another machine: each "host" is an sshd of its own on a
+loopback address (127.0.0.2, 127.0.0.3) with its own host key, its own copy of the lab (lab_dir) and an
+authorized key the test generates; known_hosts is written from ssh-keyscan here, in the fixture only.
+fleet-check, fleet-plan, and a fleet-sweep of one cheap C experiment on both hosts end to end; one host
+made unreachable half-way (its sshd and its sweep killed) is reported while the other finishes, and the
+same command run again resumes it; both run folders are fetched and compared on one page."""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import browser
+import pytest
+from conftest import ROOT
+
+# sshd must be started by its absolute path (it re-executes itself).
+SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
+FLEET = os.path.join(ROOT, "scripts", "fleet.py")
+ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
+# One cheap experiment, short: 2 points × 4 repeats per host; no re-measuring, since the two hosts share
+# this machine's CPUs with each other (and other work) by construction.
+SWEEP = ["profile=smoke", "experiments/counters.spec", "variants=shared-atomic", "placements=compact",
+         "repeats=4", "retries=0"]
+
+HOSTS = [
+    pytest.mark.skipif(not os.path.exists(SSHD), reason="no sshd (apt openssh-server; ./lab test installs it)"),
+    pytest.mark.skipif(shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep
+                                    + os.environ.get("PATH", "")) is None,
+                       reason="ansible-playbook not installed (./lab test installs ansible-core into .work/tools)"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="sshd's privilege separation needs root here"),
+]
+
+
+def free_port(addr):
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+def children(pid):
+    """Every descendant of pid (from /proc): an sshd's sessions outlive its listener otherwise."""
+    kids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == pid:
+                kids += [int(d)] + children(int(d))
+    return kids
+
+
+class Host:
+    def __init__(self, tmp, name, addr):
+        self.name, self.addr, self.dir = name, addr, tmp / name
+        self.dir.mkdir()
+        self.port = free_port(addr)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.dir / "host_key")], check=True)
+        self.config = self.dir / "sshd_config"
+        self.config.write_text(
+            f"ListenAddress {addr}:{self.port}\nHostKey {self.dir / 'host_key'}\n"
+            f"AuthorizedKeysFile {tmp / 'authorized_keys'}\nPidFile {self.dir / 'sshd.pid'}\n"
+            "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            "UsePAM no\nStrictModes no\n")
+        self.proc = None
+
+    def start(self):
+        os.makedirs("/run/sshd", exist_ok=True)
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)],
+                                     stderr=open(self.dir / "sshd.log", "a"))
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex((self.addr, self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"sshd on {self.addr}:{self.port} did not start: {(self.dir / 'sshd.log').read_text()}")
+
+    def stop(self):
+        """The host goes away: its listener and every session it started."""
+        if self.proc and self.proc.poll() is None:
+            for pid in [self.proc.pid] + children(self.proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+
+
+def needs_hosts(f):
+    for mark in HOSTS:
+        f = mark(f)
+    return f
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "client_key")], check=True)
+    shutil.copy(tmp_path / "client_key.pub", tmp_path / "authorized_keys")
+    hosts = {n: Host(tmp_path, n, a) for n, a in ADDRS.items()}
+    known = []
+    try:
+        for h in hosts.values():
+            h.start()
+            scan = subprocess.run(["ssh-keyscan", "-t", "ed25519", "-p", str(h.port), h.addr],
+                                  capture_output=True, text=True, timeout=20)
+            assert scan.stdout.strip(), scan.stderr
+            known.append(scan.stdout)
+        (tmp_path / "known_hosts").write_text("".join(known))
+        inv = tmp_path / "inventory.ini"
+        inv.write_text(
+            f"[servers]\nhostA ansible_host={ADDRS['hostA']} ansible_port={hosts['hostA'].port} "
+            f"lab_dir={hosts['hostA'].dir / 'lab'}\n"
+            f"[clients]\nhostB ansible_host={ADDRS['hostB']} ansible_port={hosts['hostB'].port} "
+            f"lab_dir={hosts['hostB'].dir / 'lab'}\n"
+            f"[all:vars]\nansible_user=root\nansible_ssh_private_key_file={tmp_path / 'client_key'}\n"
+            "ansible_python_interpreter=/usr/bin/python3\n")
+        env = dict(os.environ, LAB_RESULTS=str(tmp_path / "results"),
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+                   # Ansible's own working folders stay in the test's folder, on both sides.
+                   ANSIBLE_HOME=str(tmp_path / "ansible"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible" / "tmp"),
+                   ANSIBLE_REMOTE_TMP=str(tmp_path / "remote-tmp"), ANSIBLE_ASYNC_DIR=str(tmp_path / "async"))
+        yield {"tmp": tmp_path, "hosts": hosts, "inv": str(inv), "env": env,
+               "known": f"known_hosts={tmp_path / 'known_hosts'}"}
+    finally:
+        for h in hosts.values():
+            h.stop()
+
+
+def fleet_cmd(f, *args, check=None, timeout=300):
+    p = subprocess.run([sys.executable, FLEET, *args], cwd=ROOT, env=f["env"], capture_output=True, text=True,
+                       timeout=timeout)
+    if check is not None:
+        assert p.returncode == check, f"exit {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p
+
+
+@needs_hosts
+def test_check_and_plan_read_every_host(fleet):
+    p = fleet_cmd(fleet, "check", f"inventory={fleet['inv']}", fleet["known"], check=0)
+    rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith("host") and not ln.startswith("host ")}
+    assert set(rows) == {"hostA", "hostB"}, p.stdout
+    for name, line in rows.items():
+        assert ADDRS[name] in line and " PUs" in line and line.rstrip().endswith("ok"), line
+    p = fleet_cmd(fleet, "plan", f"inventory={fleet['inv']}", fleet["known"], "hosts=servers", *SWEEP, check=0)
+    assert "hostA" in p.stdout and "hostB" not in p.stdout.split("fleet:")[0], p.stdout
+    assert "fleet: 2 points on 1 host(s), ETA" in p.stdout, p.stdout
+
+
+@needs_hosts
+def test_unknown_host_key_is_refused_by_name(fleet):
+    """A host whose key is not in known_hosts is not trusted: that host fails, by name; the other is read."""
+    kh = fleet["tmp"] / "known_hosts_a_only"
+    kh.write_text("".join(ln + "\n" for ln in (fleet["tmp"] / "known_hosts").read_text().splitlines()
+                          if ADDRS["hostA"] in ln))
+    p = fleet_cmd(fleet, "check", f"inventory={fleet['inv']}", f"known_hosts={kh}", check=1)
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("hostB"))
+    assert "unreachable" in line and "ost key verification failed" in line, p.stdout
+    assert next(ln for ln in p.stdout.splitlines() if ln.startswith("hostA")).rstrip().endswith("ok"), p.stdout
+
+
+@needs_hosts
+def test_bad_input_is_one_line_and_exit_2(fleet):
+    p = fleet_cmd(fleet, "sweep", f"inventory={fleet['inv']}", "run=/tmp/x", check=2)
+    assert p.stderr.count("\n") == 1 and "run=" in p.stderr, p.stderr
+    bad = fleet["tmp"] / "bad.ini"
+    bad.write_text("[servers]\nok-host ansible_host=127.0.0.2\n'bad;name' ansible_host=127.0.0.3\n")
+    p = fleet_cmd(fleet, "check", f"inventory={bad}", check=2)
+    assert f"{bad}:3:" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    p = fleet_cmd(fleet, "sweep", f"inventory={fleet['inv']}", "threads=two", *SWEEP[:2], check=2)
+    assert p.stderr.count("\n") == 1, p.stderr
+
+
+def journal(host):
+    paths = glob.glob(str(host.dir / "lab" / "results" / "*-fleet-*" / "sweep" / "journal.jsonl"))
+    if not paths:
+        return []
+    out = []
+    for line in open(paths[0]):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+@needs_hosts
+def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
+    args = [sys.executable, FLEET, "sweep", f"inventory={fleet['inv']}", fleet["known"], "poll=2", *SWEEP]
+    b = fleet["hosts"]["hostB"]
+    first = subprocess.Popen(args, cwd=ROOT, env=fleet["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    try:
+        # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
+        deadline = time.monotonic() + 200
+        while not any(e["event"] == "done" for e in journal(b)):
+            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
+            time.sleep(0.1)
+        lock = glob.glob(str(b.dir / "lab" / "results" / "*-fleet-*" / "sweep" / "lock"))[0]
+        b.stop()
+        os.killpg(os.getpgid(int(open(lock).read().split()[0])), signal.SIGKILL)
+        out, _ = first.communicate(timeout=240)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 1, out
+    assert "hostB: given up for now" in out and "unreachable" in out, out
+    final = dict(re.findall(r"^(host[AB])  +(\S+)", out, re.M))     # the last table: host, state, folder
+    assert final == {"hostA": "complete", "hostB": "unreachable"}, out
+    done_before = sum(e["event"] == "done" for e in journal(b))
+    assert 1 <= done_before < 8, journal(b)
+
+    # The host is back: the same command resumes its run folder; hostA is kept as it was.
+    b.start()
+    p = subprocess.run(args, cwd=ROOT, env=fleet["env"], capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "(resumed)" in p.stdout and "hostA: complete in an earlier attempt" in p.stdout, p.stdout
+    ev = journal(b)
+    keys = [e["key"] for e in ev if e["event"] == "done"]
+    assert len(keys) == 8 and len(set(keys)) == 8, keys          # nothing measured twice, nothing missing
+    assert sum(e["event"] == "sweep" for e in ev) == 2, ev       # one run folder, resumed once
+
+    fdir = glob.glob(str(fleet["tmp"] / "results" / "fleet-2*"))
+    assert len(fdir) == 1, fdir
+    fdir = fdir[0]
+    for h in ("hostA", "hostB"):
+        assert os.path.exists(os.path.join(fdir, h, "data", "counters.csv")), os.listdir(os.path.join(fdir, h))
+        assert os.path.exists(os.path.join(fdir, h, "report.html"))
+        # the shipped code says what it is: the controller's commit, in the host's env/
+        git = open(os.path.join(fdir, h, "env", "git.txt")).read()
+        assert json.load(open(os.path.join(fdir, "fleet.json")))["identity"]["commit"] in git, git
+    page = open(os.path.join(fdir, "fleet.html")).read()
+    md = open(os.path.join(fdir, "fleet.md")).read()
+    assert "hostA median (CI)" in page and "hostB median (CI)" in page, page[:2000]
+    row = next(ln for ln in md.splitlines() if ln.startswith("| counters | shared-atomic | compact | 1 | ops_per_s"))
+    assert row.count(" ops/s") + row.count("/s (") >= 2 and "×" in row, row
+    assert json.load(open(os.path.join(fdir, "fleet.json")))["state"] == "complete"
+    if browser.chromium():      # the page opens from the file system, fetches nothing, runs without error
+        b = browser.Browser()
+        try:
+            b.load(os.path.join(fdir, "fleet.html"))
+            assert b.errors() == [] and all(r.startswith("file://") for r in b.requests()), (b.errors(), b.requests())
+            assert b.eval("document.querySelectorAll('svg.chart').length") >= 1
+        finally:
+            b.close()
+
+
+def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
+    """What a host sends back is data: a link, a path out of the folder, or two top folders are refused."""
+    import io
+    import tarfile
+
+    from fleetlib.folder import FetchError, unpack
+
+    def archive(name, members):
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as t:
+            for m, data in members:
+                info = tarfile.TarInfo(m)
+                if data is None:
+                    info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                    t.addfile(info)
+                else:
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+        return str(path)
+    good = archive("good.tgz", [("run/data/x.csv", b"a,b\n"), ("run/sweep/state", b"complete\n")])
+    unpack(good, str(tmp_path / "hostA"))
+    assert (tmp_path / "hostA" / "data" / "x.csv").read_bytes() == b"a,b\n"
+    for name, members in (("link.tgz", [("run/env/lscpu.txt", None)]),
+                          ("escape.tgz", [("run/../../evil", b"x")]),
+                          ("two.tgz", [("run/a", b"x"), ("other/b", b"y")])):
+        with pytest.raises(FetchError):
+            unpack(archive(name, members), str(tmp_path / "hostB"))
+    assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()

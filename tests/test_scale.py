@@ -1,0 +1,335 @@
+"""`./lab scale -- CMD`: any program as an argument vector, measured as an ordinary sweep, and the words
+of reporting/scaling.py.
+
+This machine has 2 vCPUs shared with other work, so a measured outcome can flip under load. The tests
+never assert on the host's timing: a word is asserted exactly only where the points it rests on are
+clean (no suspect repeat, n >= 3) — otherwise the lab must say "inconclusive", which is asserted
+instead — and the words' formulas are checked exactly on synthetic summaries."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import ROOT, TOPO, rows, sh
+
+from reporting import model, scaling
+from stats import summary
+from topo import Topology
+
+RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}
+BASE = ("retries=0", "warmup=0")
+
+
+def scale(results, *args, check=True):
+    return sh("scripts/scale.py", *args, env=results, check=check)
+
+
+def only_run(results):
+    runs = glob.glob(os.path.join(results["LAB_RESULTS"], "*"))
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def events(run, kind=None):
+    evs = [json.loads(line) for line in open(os.path.join(run, "sweep", "journal.jsonl"))]
+    return [e for e in evs if kind is None or e["event"] == kind]
+
+
+def scaling_of(run):
+    (e,) = model.build(run)["experiments"]
+    return e["scaling"]
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory):
+    """2 MB of incompressible-ish text: xz with 256 KiB blocks has 8 blocks to share among threads."""
+    path = tmp_path_factory.mktemp("input") / "input.txt"
+    rnd = subprocess.run(["head", "-c", "1500000", "/dev/urandom"], capture_output=True, check=True).stdout
+    path.write_text(__import__("base64").b64encode(rnd).decode())
+    return str(path)
+
+
+# --- bad input: one line, exit 2, no run folder --------------------------------------------------------
+@pytest.mark.parametrize("args, says", [
+    ((), "no command"),
+    (("--",), "nothing after --"),
+    (("--", "xz", "-T{thread}"), "{thread} is not one of"),
+    (("--", "no-such-program-here", "{threads}"), "command not found"),
+    (("--", "./README.md"), "not executable"),
+    (("metric=ops",  "--", "true"), "metric="),
+    (("metric=ops:([0-9]+)(x)", "--", "true"), "2 groups"),
+    (("metric=t:time: ([0-9.]+)", "--", "true"), "long form"),
+    (("threads=0", "--", "true"), "threads must be"),
+    (("command=true", "--", "true"), "command cannot be set here"),
+    (("save=../x.spec", "--", "true"), "save="),
+    (("--", "{threads}"), "program name"),
+])
+def test_bad_input_gets_one_line_exit_2_and_no_run_folder(results, args, says):
+    p = scale(results, *args, check=False)
+    assert p.returncode == 2, p.stderr
+    assert says in p.stderr and p.stderr.strip().count("\n") == 0, p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_spec_keys_exec_and_metric(tmp_path):
+    from engine.spec import Spec, SpecError
+    bad = {"both": 'experiment = x\ncommand = true\nexec = ["true"]\n',
+           "metric without exec": "experiment = x\ncommand = true\nmetric = a:([0-9]+)\n",
+           "not an array": 'experiment = x\nexec = "true"\n',
+           "unknown placeholder": 'experiment = x\nexec = ["xz", "-T{treads}"]\n'}
+    for why, text in bad.items():
+        (tmp_path / "x.spec").write_text(text)
+        with pytest.raises(SpecError, match=r"x\.spec:\d+:"):
+            Spec(str(tmp_path / "x.spec"))
+    (tmp_path / "x.spec").write_text('experiment = x\nexec = ["xz", "-T{threads}"]\nmetric = a:([0-9.]+) ms:ms\n'
+                                     'metric = b:rate=([0-9.]+):1/s:higher\n')
+    r = Spec(str(tmp_path / "x.spec")).resolve("default", {})
+    assert json.loads(r["exec"]) == ["xz", "-T{threads}"] and len(r["metric"]) == 2
+    assert "metric = b:rate=([0-9.]+):1/s:higher" in r.snapshot("test")
+
+
+# --- no shell ------------------------------------------------------------------------------------------
+def test_shell_text_in_a_word_runs_nothing(tmp_path, results):
+    words = [f"$(touch {tmp_path}/a)", f"`touch {tmp_path}/b`; touch {tmp_path}/c", f"{{threads}}$(touch {tmp_path}/d)"]
+    scale(results, "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "echo", *words)
+    run = only_run(results)
+    assert sorted(os.listdir(tmp_path)) == ["results"]          # nothing was touched
+    out = open(glob.glob(os.path.join(run, "raw", "*", "*_r1", "stdout.txt"))[0]).read()
+    assert out == " ".join(words).replace("{threads}", "1") + "\n"
+    (started,) = events(run, "started")
+    assert started["command"].startswith("echo '$(touch ")
+
+
+# --- a real program, the run folder, the chart, the words, the saved spec --------------------------------
+def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_file):
+    saved = tmp_path / "xz-blocks.spec"
+    cmd = ["--", "xz", "-T{threads}", "-1", "--block-size=262144", "-c", text_file]
+    p = scale(results, 'threads=1 2', "placements=compact unpinned", "repeats=3", *BASE, f"save={saved}", *cmd)
+    run = only_run(results)
+    # the words are on the terminal too, the same as in report.md
+    assert p.stdout.startswith("How it scales (wall_s, lower is better; numbers in ") and "  - compact: " in p.stdout
+    data = rows(os.path.join(run, "data", "xz-blocks.csv"))
+    for key in {(r["placement"], r["threads"], r["repeat"]) for r in data}:
+        mine = {r["metric"]: float(r["value"]) for r in data if (r["placement"], r["threads"], r["repeat"]) == key}
+        assert RESOURCES <= set(mine), key
+        assert mine["wall_s"] > 0 and mine["max_rss_kib"] > 0 and mine["cpu_user_s"] + mine["cpu_sys_s"] > 0
+    assert {(r["placement"], r["threads"]) for r in data} == {("compact", "1"), ("compact", "2"),
+                                                              ("unpinned", "1"), ("unpinned", "2")}
+    # xz's output went to the raw folder, bounded; the engine's own time per repeat is in the journal
+    assert all(os.path.getsize(p) <= (1 << 20) + 200 for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
+    assert all(e["overhead_ms"] >= 0 for e in events(run, "done"))
+    for ext in ("png", "svg"):
+        assert os.path.getsize(os.path.join(run, "plots", f"xz-blocks-speedup-wall_s.{ext}")) > 1000
+    sc = scaling_of(run)
+    assert set(sc["words"]) == {"compact", "unpinned"} and sc["better"] == "lower"
+    assert set(sc["words"].values()) <= {"stops", "scales", "inconclusive"}
+    report = open(os.path.join(run, "report.md")).read()
+    assert "#### How it scales" in report and "- compact: " in report and "pinning (compact) against unpinned" in report
+    assert "no crossing to measure here" in report or "crossing" in report
+    html = open(os.path.join(run, "report.html")).read()
+    assert "How it scales" in html and "speedup [×]" in html
+    assert "Command: `./lab scale 'threads=1 2' " in report
+    # the saved spec is an ordinary spec: rerun by the sweep, priced by a dry run on a fixture host
+    text = saved.read_text()
+    assert 'exec = ["xz", "-T{threads}"' in text and "experiment = xz-blocks" in text
+    run2 = tmp_path / "again"
+    sh("scripts/sweep.py", f"run={run2}", "repeats=1", "threads=1", "placements=unpinned", *BASE, str(saved),
+       env=results)
+    assert RESOURCES <= {r["metric"] for r in rows(run2 / "data" / "xz-blocks.csv")}
+    dry = sh("scripts/sweep.py", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", str(saved),
+             env=results)
+    assert "points, ETA" in dry.stdout
+
+
+def test_saved_spec_is_not_overwritten_by_another_command(tmp_path, results):
+    saved = tmp_path / "one.spec"
+    saved.write_text("experiment = one\nexec = [\"true\"]\n")
+    p = scale(results, f"save={saved}", "--", "false", check=False)
+    assert p.returncode == 2 and "exists with other content" in p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+# --- the words on real programs ------------------------------------------------------------------------
+def burn(results, mode, *keys, n="{threads}", iters="1500000"):
+    scale(results, *keys, "repeats=3", *BASE, "metric=work:work: ([0-9.]+) s:s:lower", "--",
+          "python3", "tests/fixtures/burn.py", mode, n, iters)
+    run = only_run(results)
+    return run, scaling_of(run)
+
+
+def test_gil_threads_are_never_said_to_scale(results):
+    run, sc = burn(results, "threads", "threads=1 2", "placements=compact")
+    (t2,) = [r for r in sc["rows"] if r["threads"] == 2]
+    assert sc["words"]["compact"] in ("stops", "inconclusive")
+    if not t2["doubt"]:
+        assert sc["words"]["compact"] == "stops", sc["sentences"]
+    else:
+        assert sc["words"]["compact"] == "inconclusive"
+    # whatever the load: threads under one lock keep at most about one CPU busy
+    data = rows(os.path.join(run, "data", f"{os.path.basename(glob.glob(os.path.join(run, 'data', '*.csv'))[0])}"))
+    cpu, wall = {}, {}
+    for r in data:
+        if r["threads"] == "2" and r["metric"] in ("cpu_user_s", "cpu_sys_s"):
+            cpu[r["repeat"]] = cpu.get(r["repeat"], 0) + float(r["value"])
+        if r["threads"] == "2" and r["metric"] == "wall_s":
+            wall[r["repeat"]] = float(r["value"])
+    assert sorted(cpu[k] / wall[k] for k in wall)[1] < 1.3
+
+
+def test_parallel_processes_are_not_said_to_stop_at_one(results):
+    _run, sc = burn(results, "processes", "threads=1 2", "placements=compact")
+    (t2,) = [r for r in sc["rows"] if r["threads"] == 2]
+    if t2["doubt"]:
+        assert sc["words"]["compact"] == "inconclusive"
+    else:
+        assert sc["words"]["compact"] != "stops", sc["sentences"]
+
+
+def test_pinning_that_makes_a_command_slower_is_said_to_hurt(results):
+    # two busy processes whatever the point: pinned to one CPU they share it, unpinned they get two
+    _run, sc = burn(results, "processes", "threads=1", "placements=compact unpinned", n="2")
+    (pin,) = sc["pinning"]
+    assert pin["word"] != "helps"
+    if "suspect" not in pin["why"]:
+        assert pin["word"] == "hurts", pin
+        assert any(s.startswith("pinning (compact) against unpinned **hurts** at 1 thread") for s in sc["sentences"])
+    else:
+        assert pin["word"] == "inconclusive"
+
+
+# --- failures and bounds -------------------------------------------------------------------------------
+def test_failures_are_failed_points_with_their_reason(results):
+    p = scale(results, "threads=1 2", "placements=unpinned", "repeats=1", *BASE, "metric=x:never([0-9]+)", "--",
+              "sh", "-c", "echo boom >&2; echo output; exit $(( {threads} + 1 ))", check=False)
+    assert p.returncode == 1            # exit 2 of a user's program is a failure, not the lab's "bad input"
+    run = only_run(results)
+    failed = events(run, "failed")
+    assert sorted(e["rc"] for e in failed) == [2, 3] and all("boom" in e["reason"] for e in failed)
+    report = open(os.path.join(run, "report.md")).read()
+    assert report.count("- failed: ") == 2 and "boom" in report
+    p = scale(results, "threads=1", "placements=unpinned", "repeats=1", *BASE, "metric=x:never([0-9]+)", "--",
+              "echo", "output", check=False)
+    assert p.returncode == 1
+    (failed,) = [e for e in events(max(glob.glob(os.path.join(results["LAB_RESULTS"], "*")), key=os.path.getmtime),
+                                   "failed")]
+    assert "regex 'never([0-9]+)' never matched" in failed["reason"]
+
+
+def test_output_over_the_cap_is_cut_and_said(results):
+    scale(results, "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "head", "-c", "3000000",
+          "/dev/zero")
+    run = only_run(results)
+    raw = glob.glob(os.path.join(run, "raw", "*", "*_r1"))[0]
+    assert os.path.getsize(os.path.join(raw, "stdout.txt")) <= (1 << 20) + 200
+    assert b"bytes left out here" in open(os.path.join(raw, "stdout.txt"), "rb").read()
+    assert "of stdout left out" in open(os.path.join(raw, "stderr.log")).read()
+
+
+def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
+    args = ["scripts/scale.py", "threads=1 2", "placements=unpinned", "repeats=3", *BASE, "--", "sleep", "0.3"]
+    p = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ, **results), stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    deadline = time.monotonic() + 60
+    points = []
+    while time.monotonic() < deadline and len(points) < 2:
+        time.sleep(0.1)
+        points = glob.glob(os.path.join(results["LAB_RESULTS"], "*", "data", "points", "*", "*.csv"))
+    os.killpg(p.pid, signal.SIGINT)
+    assert p.wait(timeout=30) == 130
+    kept = {f: open(f).read() for f in points}
+    again = scale(results, *args[1:])
+    assert "resuming" in again.stderr
+    run = only_run(results)
+    files = glob.glob(os.path.join(run, "data", "points", "*", "*.csv"))
+    assert len(files) == 6 and all(open(f).read() == t for f, t in kept.items())
+
+
+# --- the formulas, exactly -----------------------------------------------------------------------------
+def pt(placement, threads, xs, cpus, metric="ops", unit="1/s"):
+    return {"variant": "", "placement": placement, "threads": str(threads), "cpus": cpus, "metric": metric,
+            "unit": unit, "s": dict(summary(xs), suspect="")}
+
+
+def test_words_from_synthetic_points():
+    tight = lambda m: [m * 0.998, m, m * 1.002]          # noqa: E731
+    pts = [pt("compact", 1, tight(100), "0"), pt("compact", 2, tight(105), "0,1"),          # stops at 1
+           pt("scatter", 1, tight(100), "0"), pt("scatter", 2, tight(196), "0,24"),         # scales
+           pt("unpinned", 1, tight(100), "0-47"), pt("unpinned", 2, tight(150), "0-47")]
+    topo = Topology(os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml"))
+    pts[3]["cpus"] = ",".join(map(str, topo.plan("scatter", 2)))
+    pts[1]["cpus"] = ",".join(map(str, topo.plan("compact", 2)))
+    sc = scaling.analyse(pts, "ops", "higher", topo, 2)
+    assert sc["words"]["compact"] == "stops" and sc["words"]["scatter"] == "scales"
+    text = "\n".join(sc["sentences"])
+    assert "compact: **scaling stops at 1 thread**" in text and "scatter: **scales to every PU here** (2)" in text
+    assert "at 2 threads: **scatter**" in text
+    assert "pinning (compact) against unpinned **hurts** at 2 threads" in text
+    assert "pinning (scatter) against unpinned **helps** at 2 threads" in text
+    assert "makes no difference** at 1 thread" in text
+    assert "crossing a package gains **87%** at 2 threads (scatter against compact" in text
+    # lower is better (seconds): the same speeds as times
+    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
+    assert scaling.analyse(times, "t", "lower", None, 2)["words"] == {"compact": "stops"}
+    # a suspect point or too few repeats: inconclusive, with the reason
+    pts[3]["s"]["suspect"] = "r1: foreign 50% > 10%"
+    sc = scaling.analyse(pts, "ops", "higher", topo, 2)
+    assert sc["words"]["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
+        "\n".join(sc["sentences"])
+
+
+@pytest.mark.skipif(not __import__("shutil").which("perf"), reason="perf not installed (./lab installs linux-perf)")
+def test_perf_stat_counts_what_the_host_allows_and_says_what_it_cannot(results):
+    scale(results, "perf=stat", "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "sleep", "0.05")
+    run = only_run(results)
+    (ev,) = events(run, "perf_stat")
+    assert set(ev["counted"]) | set(ev["missing"]) == set(__import__("engine.perfstat").perfstat.EVENTS)
+    metrics = {r["metric"] for r in rows(glob.glob(os.path.join(run, "data", "*.csv"))[0])}
+    assert {"perf_" + e.replace("-", "_") for e in ev["counted"]} <= metrics
+    assert "perf_context_switches" in metrics            # a software event: every Linux counts it
+    words = "\n".join(scaling_of(run)["sentences"])
+    assert "perf stat counted" in words and all(e in words for e in ev["missing"])
+
+
+def test_a_saved_scale_run_is_archived_replayed_and_compared(tmp_path, results):
+    specs = tmp_path / "specs"
+    scale(results, f"save={specs}/rep.spec", "threads=1", "placements=unpinned", "repeats=3", *BASE, "--",
+          "sleep", "0.05")
+    run = only_run(results)
+    sh("scripts/archive.py", "pack", run, env=results)
+    env = dict(results, LAB_SPECS=str(specs))
+    p = sh("scripts/archive.py", "replay", run + ".tar.gz", env=env)
+    (new,) = [d for d in glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-*")) if os.path.isdir(d)]
+    assert "wall_s" in {r["metric"] for r in rows(os.path.join(new, "data", "rep.csv"))}
+    compared = glob.glob(os.path.join(new, "compare-with-*.md"))
+    assert compared and "wall_s" in open(compared[0]).read(), p.stderr
+
+
+def test_a_command_over_its_timeout_is_killed_and_failed(results):
+    p = scale(results, "timeout=1", "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "sh", "-c",
+              "echo started >&2; sleep 30", check=False)
+    assert p.returncode == 1
+    (failed,) = events(only_run(results), "failed")
+    assert failed["rc"] == 124 and "killed after the 1 s timeout" in failed["reason"] and failed["seconds"] < 20
+
+
+def test_placeholders_become_the_points_values_inside_words(results):
+    scale(results, "threads=1 2", "placements=compact unpinned", "repeats=1", *BASE, "--", "echo",
+          "t={threads}", "cpus={cpus}/{ncpus}", "{placement}")
+    run = only_run(results)
+    for e in events(run, "done"):
+        out = open(os.path.join(run, "raw", e["experiment"], e["key"], "stdout.txt")).read()
+        assert out == f"t={e['threads']} cpus={e['cpus']}/{len(e['cpus'].split(','))} {e['placement']}\n", out
+
+
+def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothing(results):
+    smt = f"topology={TOPO}/Intel-RaptorLake-i7-1370P.hybrid.xml"       # 20 PUs, SMT on its P-cores
+    plan = scale(results, "dry=1", smt, "--", "program-not-installed-here", "-T{threads}").stdout
+    rows_ = [ln.split() for ln in plan.splitlines() if ln.startswith("program-not-installed-here-")]
+    assert {r[2] for r in rows_} == {"compact", "scatter", "unpinned", "cores"}
+    assert sorted({int(r[3]) for r in rows_}) == [1, 2, 4, 8, 16, 20]
+    plan = scale(results, "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--", "true").stdout
+    assert "cores" not in {ln.split()[2] for ln in plan.splitlines() if ln.startswith("true-")}
+    assert os.listdir(results["LAB_RESULTS"]) == []
