@@ -268,6 +268,8 @@ static void usage(void)
 "                    a comma list runs each mode over every pair (default cas)\n"
 "  --cpus LIST       two CPUs: that pair; more: every pair among them (\"0-3,8\")\n"
 "  --pairs LIST      explicit pairs, A:B comma separated (\"0:1,0:8\")\n"
+"  --extra-pairs LIST  with --cpus or --matrix: these pairs too, after the matrix's (the SMT\n"
+"                    siblings of a one-PU-per-core matrix); empty: none\n"
 "  --matrix          every pair of usable CPUs (the default when no pair is given)\n"
 "  --round-trips N   round trips timed together as one sample (default %llu)\n"
 "  --min-samples N   samples before the stability check starts (default %llu)\n"
@@ -360,16 +362,17 @@ int main(int argc, char **argv)
 {
 	static int cpus[MAX_CPUS];
 	int nc = 0, np = 0, (*pairs)[2] = NULL, modes[2] = {CAS, -1}, adaptive = 1, matrix = 0;
-	const char *raw = getenv("LAB_RAW"), *cpus_arg = NULL, *pairs_arg = NULL;
+	const char *raw = getenv("LAB_RAW"), *cpus_arg = NULL, *pairs_arg = NULL, *extra_arg = NULL;
 	prog = "c2c";
 	enum { O_RT = 256, O_MIN, O_MAX, O_TOL, O_FIXED, O_PRE, O_WARM, O_NONUMA, O_RAW, O_PAIRS, O_HOME,
-	       O_BUDGET };
+	       O_BUDGET, O_EXTRA };
 	static const struct option lo[] = {
 		{"mode", 1, 0, 'm'}, {"cpus", 1, 0, 'c'}, {"pairs", 1, 0, O_PAIRS},
 		{"matrix", 0, 0, 'M'}, {"round-trips", 1, 0, O_RT}, {"min-samples", 1, 0, O_MIN},
 		{"max-samples", 1, 0, O_MAX}, {"tolerance", 1, 0, O_TOL}, {"fixed", 0, 0, O_FIXED},
 		{"preheat-ms", 1, 0, O_PRE}, {"warmup-ms", 1, 0, O_WARM}, {"no-numa", 0, 0, O_NONUMA},
 		{"raw", 1, 0, O_RAW}, {"home", 1, 0, O_HOME}, {"budget", 1, 0, O_BUDGET},
+		{"extra-pairs", 1, 0, O_EXTRA},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "hm:c:M", lo, NULL)) != -1;) {
 		switch (c) {
@@ -383,6 +386,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c': cpus_arg = optarg; break;
 		case O_PAIRS: pairs_arg = optarg; break;
+		case O_EXTRA: extra_arg = optarg; break;
 		case 'M': matrix = 1; break;
 		case O_RT: opt.round_trips = parse_count("--round-trips", optarg, 1, 1u << 30); break;
 		case O_MIN: opt.min_samples = parse_count("--min-samples", optarg, 1, 1u << 24); break;
@@ -403,6 +407,8 @@ int main(int argc, char **argv)
 	ran_on_dir(raw);
 	if (!!cpus_arg + !!pairs_arg + matrix > 1)
 		bad_input("give only one of --cpus, --pairs, --matrix");
+	if (extra_arg && pairs_arg)
+		bad_input("--extra-pairs goes with --cpus or --matrix, not --pairs (name them all in --pairs)");
 	if (opt.min_samples > opt.max_samples)
 		bad_input("--min-samples (%llu) exceeds --max-samples (%llu)",
 			  (unsigned long long)opt.min_samples, (unsigned long long)opt.max_samples);
@@ -435,6 +441,30 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nc; i++)
 			for (int j = i + 1; j < nc; j++)
 				pairs[np][0] = cpus[i], pairs[np][1] = cpus[j], np++;
+		if (extra_arg && *extra_arg) {
+			/* Measured after the matrix's pairs, with the same budget shares; the matrix file
+			 * spans their CPUs too (cells not measured stay empty). */
+			static int xl[MAX_CPUS][2];
+			int ne = parse_pairs(extra_arg, xl, MAX_CPUS), nx = 0;
+			static int xc[2 * MAX_CPUS];
+			if (ne < 0)
+				bad_input("--extra-pairs: cannot parse '%s' (want A:B[,A:B...], A != B)", extra_arg);
+			pairs = realloc(pairs, ((size_t)np + (size_t)ne) * sizeof *pairs);
+			if (!pairs)
+				fail("out of memory");
+			for (int p = 0; p < ne; p++) {
+				pairs[np][0] = xl[p][0], pairs[np][1] = xl[p][1], np++;
+				for (int e = 0; e < 2; e++) {
+					int seen = 0;
+					for (int i = 0; i < nc; i++)
+						seen |= cpus[i] == xl[p][e];
+					if (!seen && nc < MAX_CPUS)
+						cpus[nc++] = xl[p][e], xc[nx++] = xl[p][e];
+				}
+			}
+			if (nx)
+				check_cpus_usable(xc, nx);
+		}
 	}
 
 	double *xs = calloc(opt.max_samples, sizeof *xs), *tmp = calloc(opt.max_samples, sizeof *tmp);

@@ -41,6 +41,31 @@ def test_epyc_fixture_prices_the_matrix_per_pair(results):
     assert "impossible: c2c smt threads=2: smt is impossible here" in out
 
 
+def test_a_256_pu_host_gets_both_matrices_in_ten_minutes(results):
+    """Issue 27 item 4: 2 packages x 64 cores x 2 PUs. The matrix is one PU per core (128 cores: 8128
+    pairs) plus up to `pairs` (32) SMT-sibling pairs; each mode is bounded by --budget 240 (max 250)."""
+    host = "topology=pack:2 numa:4 l3:2 core:8 pu:2"
+    out = sh("scripts/sweep.py", "dry=1", host, "experiments/c2c-matrix.spec", env=results).stdout
+    matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
+    assert [m[1] for m in matrix] == ["cas", "rw"]
+    assert all(m[2] == "cores" and m[3] == "128" for m in matrix)
+    assert matrix[0][6].split(",")[:3] == ["0", "2", "4"]             # the first PU of each core
+    assert len(matrix[0][6].split(",")) == 128
+    assert all(float(m[5]) == 250 for m in matrix)                   # capped by the budget
+    h, mi, sec = map(int, out.rstrip().rsplit("ETA ", 1)[1].split(":"))
+    assert h * 3600 + mi * 60 + sec <= 600, out
+    # Uncapped, the per-pair price counts what c2c measures: the core pairs and the SMT pairs.
+    out = sh("scripts/sweep.py", "dry=1", host, "cost=0.001/pair", "experiments/c2c-matrix.spec",
+             env=results).stdout
+    matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
+    assert abs(float(matrix[0][5]) - 0.001 * (128 * 127 / 2 + 32)) < 1e-6, out
+    # Without SMT there are no sibling pairs to add.
+    out = sh("scripts/sweep.py", "dry=1", "topology=pack:1 core:8 pu:1", "cost=0.001/pair",
+             "experiments/c2c-matrix.spec", env=results).stdout
+    matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
+    assert abs(float(matrix[0][5]) - 0.001 * 8 * 7 / 2) < 1e-6, out
+
+
 def test_a_per_pair_cost_below_its_cap_is_not_capped(results):
     out = sh("scripts/sweep.py", "dry=1", "topology=pack:1 core:8 pu:1", "experiments/c2c-matrix.spec",
              env=results).stdout

@@ -45,3 +45,17 @@ def test_smoke_sweep_of_every_instrument(tmp_path, results):
                     assert not png.exists()
                     assert f"chart {kind} {metric} not drawn:" in report, (exp, metric)
     assert (run / "sweep" / "state").read_text().strip() == "complete"
+
+
+def test_a_smoke_cache_point_carries_the_load_generators_own_cpu_rows(tmp_path, results):
+    """Issue 25 item 4: loadgen's CPU per request and per thread reach data/ and the report's table."""
+    run = tmp_path / "cache"
+    p = sh("scripts/sweep.py", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
+           "threads=1", "warmup=0", "experiments/cache-get.spec", env=results, check=False)
+    assert p.returncode == 0, p.stderr[-4000:]
+    data = rows(run / "data" / "cache-get.csv")
+    got = {r["metric"]: float(r["value"]) for r in data}
+    for m in ("client_cpu_us_per_req", "client_cpu_util_pct", "client_cpus", "client_thread_busy_max_pct"):
+        assert m in got, sorted(got)
+    assert got["client_cpu_us_per_req"] > 0
+    assert "client_cpu_us_per_req" in (run / "report.md").read_text()

@@ -21,7 +21,7 @@ GOOD = "experiment = x\ncommand = true\n"
 @pytest.mark.parametrize("text, line, words", [
     (GOOD + "repeat = 3\n", 3, "unknown key 'repeat'; known keys: experiment"),
     (GOOD + "placements = compact scater\n", 3, "placements from:"),
-    (GOOD + "threads = 1 two\n", 3, "threads must be auto or whole numbers from 1 to 4096"),
+    (GOOD + "threads = 1 two\n", 3, "threads must be auto, all or whole numbers from 1 to 4096"),
     (GOOD + "repeats = 0\n", 3, "repeats must be auto or a whole number from 1 to 1000"),
     (GOOD + "pin = tasket\n", 3, "pin must be one of: taskset self none"),
     (GOOD + "membind = locale\n", 3, "membind must be one of: local interleave none"),

@@ -38,7 +38,7 @@ check "ring: 1M messages once, in order" $b/test_ring 1000000
 check "ring: under ASan+UBSan" build/asan/test_ring 100000
 check "ring: under TSan, 200k messages per chain" build/tsan/test_ring 200000
 check "channel 3-stage pipeline under TSan" build/tsan/channel --stages 3 --messages 50000
-check "c2c under ASan+UBSan" build/asan/c2c --mode cas,rw --cpus 0,1 --min-samples 10 --max-samples 40 --preheat-ms 10
+check "c2c under ASan+UBSan" build/asan/c2c --mode cas,rw --cpus 0,1 --extra-pairs 1:0 --min-samples 10 --max-samples 40 --preheat-ms 10
 check "counters under ASan+UBSan" build/asan/counters --ops 100000
 check "channel under ASan+UBSan" build/asan/channel --messages 100000
 check "mem under ASan+UBSan" build/asan/mem --size-mib 64 --seconds 0.02
@@ -82,6 +82,8 @@ rejects "c2c: pair list 0:0" "cannot parse" $b/c2c --pairs 0:0
 rejects "c2c: pair list 0:1," "cannot parse" $b/c2c --pairs 0:1,
 rejects "c2c: pair with offline CPU" "not online" $b/c2c --pairs 0:$offline
 rejects "c2c: one CPU" "at least two" $b/c2c --cpus 0
+rejects "c2c: --extra-pairs with --pairs" "goes with --cpus or --matrix" $b/c2c --pairs 0:1 --extra-pairs 1:0
+rejects "c2c: --extra-pairs 0:x" "cannot parse" $b/c2c --cpus 0,1 --extra-pairs 0:x
 rejects "c2c: mode" "--mode" $b/c2c --mode xchg
 rejects "c2c: --home x" "want a, b, a NUMA node number or none" $b/c2c --cpus 0,1 --home x
 rejects "c2c: --home a,a" "given twice" $b/c2c --cpus 0,1 --home a,a
@@ -172,6 +174,16 @@ if $b/c2c --pairs 0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1,0:1 --fixed --budget 0.05 
   if [[ $n == 10 && $lo -ge 10 && $hi -lt 2000 ]]; then ok "c2c --budget: sampling stopped early (samples $lo-$hi of 2000, never < 10)"
   else bad "c2c --budget: samples $lo-$hi over $n pairs (want 10 pairs, 10 <= samples < 2000)" "$out/budget.csv"; fi
 else bad "c2c --budget runs" "$out/budget.err"; fi
+
+# --extra-pairs: the matrix's pairs, then the extra ones (a one-PU-per-core matrix's SMT siblings), a
+# row each; an empty list adds none.
+if $b/c2c --cpus 0,1 --extra-pairs 1:0 --min-samples 10 --max-samples 20 --preheat-ms 0 > "$out/extra.csv" 2> "$out/extra.err" \
+    && $b/c2c --cpus 0,1 --extra-pairs "" --min-samples 10 --max-samples 20 --preheat-ms 0 > "$out/noextra.csv" 2>> "$out/extra.err"; then
+  pairs=$(awk -F, '$4 == "one_way_ns" { printf "%s%s,%s", sep, $2, $3; sep = " " }' "$out/extra.csv")
+  none=$(awk -F, '$4 == "one_way_ns" { n++ } END { print n + 0 }' "$out/noextra.csv")
+  if [[ $pairs == '"0,1" "1,0"' && $none == 1 ]]; then ok "c2c --extra-pairs: the matrix pair, then the extra one ($pairs); empty adds none"
+  else bad "c2c --extra-pairs: pairs '$pairs', with an empty list $none (want \"0,1\" \"1,0\" and 1)" "$out/extra.csv"; fi
+else bad "c2c --extra-pairs runs" "$out/extra.err"; fi
 
 # corun_pct: two threads pinned to one CPU can never run together; the probe must say so (< 60%:
 # each thread's CPU time covers about half the span), and a row must be there for every variant.

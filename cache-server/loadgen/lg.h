@@ -1,6 +1,7 @@
 /* loadgen: a memcached text-protocol load generator (closed or open loop) on epoll. */
 #ifndef LG_H
 #define LG_H
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,4 +100,12 @@ long parse_response(const char *buf, size_t len, const struct request *rq, uint3
 enum { LG_ENOMEM = 1, LG_ESOCKET, LG_ECONNECT };
 int worker_connect(struct worker *w, const struct config *cfg);
 void *worker_main(void *arg);
+
+/* main.c: one tidy row, metric,value,unit */
+void row(const char *metric, double v, const char *unit);
+
+/* cpu.c: each thread's CPU clock (seconds, -1 if unreadable), and the client's own CPU rows */
+void thread_cpu_snap(const pthread_t *tids, int n, double *out);
+void cpu_rows(const struct config *cfg, const double *t0, const double *t1, double proc_cpu_s,
+              double secs, uint64_t ops, const char *raw);
 #endif

@@ -144,7 +144,7 @@ static void sleep_until(uint64_t t)
     }
 }
 
-static void row(const char *metric, double v, const char *unit)
+void row(const char *metric, double v, const char *unit)
 {
     printf("%s,%.6g,%s\n", metric, v, unit);
 }
@@ -307,6 +307,12 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns();
     g_phase = PH_WARMUP;
     sleep_until(t0 + (uint64_t)(cfg.warmup * 1e9));
+    double *tcpu = calloc(2 * (size_t)cfg.threads, sizeof(*tcpu));   /* per thread: start, end */
+    if (tcpu == NULL) {
+        fprintf(stderr, "loadgen: out of memory for %d threads\n", cfg.threads);
+        return 1;
+    }
+    thread_cpu_snap(tids, cfg.threads, tcpu);
     double cpu0 = cpu_seconds();
     uint64_t start = now_ns();
     __atomic_store_n(&g_measure_start, start, __ATOMIC_SEQ_CST);
@@ -318,6 +324,7 @@ int main(int argc, char **argv)
     sleep_until(start + (uint64_t)(cfg.duration * 1e9));
     uint64_t end = now_ns();
     double cpu1 = cpu_seconds();
+    thread_cpu_snap(tids, cfg.threads, tcpu + cfg.threads);
     __atomic_store_n(&g_measure_end, end, __ATOMIC_SEQ_CST);
     g_phase = PH_DRAIN;                  /* workers wait --timeout for replies still due */
     for (int i = 0; i < cfg.threads; i++)
@@ -350,9 +357,12 @@ int main(int argc, char **argv)
     row("client_cpu_share", 100.0 * (cpu1 - cpu0) / secs, "%");
     row("client_threads", cfg.threads, "threads");
     row("client_conns", cfg.threads * cfg.conns, "count");
+    if (raw != NULL)
+        mkdir(raw, 0755);
+    cpu_rows(&cfg, tcpu, tcpu + cfg.threads, cpu1 - cpu0, secs, tot.ops, raw);
+    free(tcpu);
     if (raw != NULL) {
         char p[4096];
-        mkdir(raw, 0755);
         snprintf(p, sizeof(p), "%s/latency-ready-hist.csv", raw);
         hist_dump(&tot.ready, p);
         snprintf(p, sizeof(p), "%s/latency-parsed-hist.csv", raw);

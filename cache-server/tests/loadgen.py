@@ -141,6 +141,29 @@ def main():
                         "--value-size=2000000", "--keys=50"], capture_output=True, text=True, env=env, timeout=60)
     check("point.sh: a load phase the server refuses is a failed point (exit 1, no rows)",
           p.returncode == 1 and "not a measured point" in p.stderr and p.stdout == "", f"rc {p.returncode}, {p.stderr[-200:]!r}")
+    # the client's own CPU rows in a smoke point (experiments/cache-get.spec's smoke args), consistent
+    # with each other: util x CPUs = the process's share, per request x rate = the share (us per s)
+    raw = tempfile.mkdtemp()
+    p = subprocess.run([point, "--variant=global", "--pinned=0", "--duration=1", "--warmup=0.2", "--keys=2000",
+                        "--client-threads=2", f"--raw={raw}"], capture_output=True, text=True, env=env, timeout=60)
+    r = rows(p.stdout)
+    want = ("client_cpu_us_per_req", "client_cpu_util_pct", "client_cpus", "client_thread_busy_max_pct",
+            "client_thread_busy_min_pct")
+    check("point.sh smoke: the client's CPU per request and per thread are rows", p.returncode == 0 and
+          all(k in r for k in want) and r["client_cpu_us_per_req"] > 0, f"rc {p.returncode}, {sorted(r)}, {p.stderr[-300:]!r}")
+    if all(k in r for k in want + ("client_cpu_share", "ops_per_s")):
+        share = r["client_cpu_share"]
+        check("client rows agree: util x CPUs = CPU share; us per request x rate = share",
+              abs(r["client_cpu_util_pct"] * r["client_cpus"] - share) <= 0.01 * share + 1e-6 and
+              abs(r["client_cpu_us_per_req"] * r["ops_per_s"] / 1e4 - share) <= 0.01 * share + 1e-6 and
+              r["client_thread_busy_min_pct"] <= r["client_thread_busy_max_pct"], str(r))
+    try:
+        with open(os.path.join(raw, "client-threads.csv")) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        lines = [str(e)]
+    check("raw/client-threads.csv: a line per client thread", lines[:1] == ["thread,cpu,cpu_s,busy_pct"] and
+          len(lines) == 3, str(lines))
     p = subprocess.run([point, "--variant=global-lock", "--pinned=0"], capture_output=True, text=True, env=env, timeout=60)
     check("point.sh: variant global-lock is gone (global): exit 2", p.returncode == 2 and "unknown variant" in p.stderr,
           f"rc {p.returncode}")

@@ -22,6 +22,7 @@ class Point:
     others: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
     pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
+    smt_pairs: str = ""     # "a:b,c:d": SMT siblings of the point's CPUs (only for a command using them)
     skip: str = ""          # why the host cannot run it
 
     @property
@@ -47,12 +48,38 @@ def auto_threads(topo):
     return out + [n]
 
 
+def spread_list(pairs, k):
+    """Up to k pairs spread evenly over a list of pairs (topo.spread_pairs does it for a placement's
+    pairs without building their list)."""
+    n = min(k, len(pairs))
+    return [pairs[i * len(pairs) // n] for i in range(n)]
+
+
+def every(topo, placement):
+    """threads = all: every CPU the placement can use (one PU per core for `cores`)."""
+    return len(topo.pus) if placement == "unpinned" else \
+        len(topo.cores()) if placement == "cores" else len(topo.usable())
+
+
+def smt_pairs(topo, cpus, k):
+    """Up to k SMT-sibling pairs whose first PU is one of cpus (a `cores` list), spread over hwloc's
+    list; none on a host without SMT."""
+    try:
+        found = [(a, b) for a, b in topo.pairs("smt") if a in set(cpus)]
+    except PlacementError:
+        return ""
+    return ",".join(f"{a}:{b}" for a, b in spread_list(found, k)) if found else ""
+
+
 def plan(resolved, topo):
     """Every point of one resolved spec, in measuring order."""
     out = []
     variants = resolved["variants"].split()
-    threads = auto_threads(topo) if resolved["threads"] == "auto" else [int(t) for t in resolved["threads"].split()]
+    want_smt = "{smt_pairs}" in (resolved["command"] or "") + (resolved["args"] or "") + (resolved["exec"] or "")
     for placement in resolved["placements"].split():
+        threads = auto_threads(topo) if resolved["threads"] == "auto" else \
+            [every(topo, placement)] if resolved["threads"] == "all" else \
+            [int(t) for t in resolved["threads"].split()]
         for t in ([2] if placement in PAIRS else threads):
             try:
                 cpus = topo.plan(placement, t)
@@ -63,7 +90,8 @@ def plan(resolved, topo):
             if placement in PAIRS:
                 chosen = topo.spread_pairs(placement, int(resolved["pairs"]))
                 pairs = ",".join(f"{a}:{b}" for a, b in chosen)
+            smt = smt_pairs(topo, cpus, int(resolved["pairs"])) if want_smt else ""
             for v in variants:
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
-                                 topo.others(cpus), topo.nodes(cpus), pairs))
+                                 topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt))
     return out

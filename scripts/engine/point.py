@@ -19,7 +19,7 @@ from . import child, guard, perfstat, prefix
 from .spec import SpecError
 
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
-                "pinned", "pairs", "ncpus")
+                "pinned", "pairs", "smt_pairs", "ncpus")
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -68,7 +68,8 @@ def values_for(point, repeat, raw, perf, root, pinned):
     return {"variant": point.variant, "placement": point.placement, "threads": point.threads,
             "repeat": repeat, "cpus": cpu_list(point.cpus),
             "other_cpus": cpu_list(point.others), "raw": raw, "perf": perf, "root": root,
-            "pinned": int(pinned), "pairs": point.pairs, "ncpus": len(point.cpus)}
+            "pinned": int(pinned), "pairs": point.pairs, "smt_pairs": point.smt_pairs,
+            "ncpus": len(point.cpus)}
 
 
 def kill_group(p, grace=5):

@@ -49,7 +49,9 @@ def per_run(spec, point, measured):
     cost, _, most = spec["cost"].partition(" max ")
     n = len(point.cpus)
     if cost.endswith("/pair"):
-        secs = float(cost[:-5]) * n * (n - 1) / 2
+        # every pair of {cpus}, and the SMT pairs a one-PU-per-core matrix adds ({smt_pairs})
+        extra = len(point.smt_pairs.split(",")) if point.smt_pairs else 0
+        secs = float(cost[:-5]) * (n * (n - 1) / 2 + extra)
     elif cost.endswith("/cpu"):
         secs = float(cost[:-4]) * n
     else:

@@ -27,7 +27,7 @@ KEYS = {
     "args": ("shell", "", False, "text put in place of {args}: a profile can change the arguments, not the command"),
     "variants": ("words", "-", True, "values of {variant} (default: one empty variant)"),
     "placements": ("placements", "unpinned", True, "placement policies (docs/design.md)"),
-    "threads": ("threads", "auto", True, "thread counts, or auto = 1, 2, 4, … and the PU count; pairs use 2"),
+    "threads": ("threads", "auto", True, "thread counts, or auto = 1, 2, 4, … and the PU count, or all = every CPU the placement can use (one per core for cores); pairs use 2"),
     "repeats": ("repeats", "3", True, "measured repeats per point, or auto: until the median's 95% CI is within ci"),
     "min_repeats": ("count", "3", True, "repeats=auto: never fewer"),
     "max_repeats": ("count", "6", True, "repeats=auto: never more"),
@@ -37,7 +37,7 @@ KEYS = {
     "pin": ("choice:taskset self none", "taskset", True, "who applies the placement: the engine (taskset), the command, or nobody"),
     "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
     "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
-    "pairs": ("count", "8", True, "{pairs}: how many CPU pairs of the placement's relation, spread over hwloc's list"),
+    "pairs": ("count", "8", True, "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
     "chart": ("chart", None, False, "repeated: scaling METRIC, speedup METRIC, bars METRIC or heatmap METRIC"),
     "metric": ("metric", None, False, "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last match; its group, else the whole match)"),
     "timeout": ("seconds", "600", True, "seconds per run before it is killed"),
@@ -88,8 +88,8 @@ def check(key, value, where):
         unknown = [w for w in words if w not in POLICIES]
         if unknown or not words:
             bad = f"placements from: {' '.join(POLICIES)} (not {' '.join(unknown) or 'nothing'})"
-    elif kind == "threads" and value != "auto" and not all(whole(w, 1, most) for w in words or ["x"]):
-        bad = f"auto or whole numbers from 1 to {most}"
+    elif kind == "threads" and value not in ("auto", "all") and not all(whole(w, 1, most) for w in words or ["x"]):
+        bad = f"auto, all or whole numbers from 1 to {most}"
     elif kind == "repeats" and value != "auto" and not whole(value, 1, most):
         bad = f"auto or a whole number from 1 to {most}"
     elif kind == "count" and not whole(value, 1, most):

@@ -13,8 +13,7 @@ from stats import summary
 from tidy import COLUMNS, read, row_problem
 
 from c2c_published import imported, imported_charts
-from reporting import claims, relations, scaling
-from reporting import numa
+from reporting import claims, client, numa, relations, scaling
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -370,6 +369,7 @@ def experiment(run, exp, journal, pub, vmap):
         "suspect": [p for p in pts if p["s"]["suspect"]],
         # the same repeats are suspect for every metric of a point: listed once per point
         "suspect_points": suspect_points(pts),
+        "client_bound": client.bound(pts),
         "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
         "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],

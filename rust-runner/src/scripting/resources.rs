@@ -53,18 +53,41 @@ pub fn fs_module(base: Option<PathBuf>) -> Result<Module, ContextError> {
     Ok(m)
 }
 
-/// Where resources come from, in order: the workload's folder, then `$RUNNER_RESOURCES`. Latte embeds its
-/// own data files in its binary; the runner ships none, so a Latte script's resources are put beside it
-/// (or in a folder named by `RUNNER_RESOURCES`).
+/// Resources the runner ships, under the names Latte 0.29's workloads read (its `sai/orig` tables take
+/// their tags from `variable_words.txt`). Our own lists (see `resources/README.md`), not Latte's: a Latte
+/// script runs unchanged from any folder, as with Latte, whose resources are built into its binary.
+const SHIPPED: &[(&str, &str)] = &[("variable_words.txt", include_str!("../../resources/variable_words.txt"))];
+
+/// Where a resource is looked for, in order: the script's folder; a `resources/` folder in the script's
+/// folder or any folder above it (Latte's tree keeps `resources/` beside `workloads/`); `$RUNNER_RESOURCES`.
+/// The runner's shipped resources come last (`read_resource`). The walk is bounded by the path's depth.
 fn resource_dirs(base: &Option<PathBuf>) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = base.iter().cloned().collect();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(b) = base {
+        dirs.push(b.clone());
+        // Absolute, so that a relative script path ("w.rn", "../x/w.rn") still walks up to `/`; a
+        // script named without a folder has "" as its parent, the working folder.
+        let here = if b.as_os_str().is_empty() { PathBuf::from(".") } else { b.clone() };
+        let abs = std::fs::canonicalize(&here).unwrap_or(here);
+        dirs.extend(abs.ancestors().map(|a| a.join("resources")));
+    }
     if let Some(d) = std::env::var_os("RUNNER_RESOURCES").filter(|d| !d.is_empty()) {
         dirs.push(PathBuf::from(d));
     }
     dirs
 }
 
+/// A resource name is a relative path inside a resources folder: no `..`, no absolute path, so a script
+/// reads only what the folders above hold (Latte's embedded lookup cannot leave its folder either).
+fn valid_name(name: &str) -> bool {
+    let p = std::path::Path::new(name);
+    !name.is_empty() && p.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
 fn read_resource(name: &str, base: &Option<PathBuf>) -> Result<String, String> {
+    if !valid_name(name) {
+        return Err(format!("resource name {name:?} is not a relative path inside a resources folder"));
+    }
     let dirs = resource_dirs(base);
     for dir in &dirs {
         let p = dir.join(name);
@@ -75,8 +98,16 @@ fn read_resource(name: &str, base: &Option<PathBuf>) -> Result<String, String> {
             };
         }
     }
+    if let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == name) {
+        return Ok((*text).to_string());
+    }
     let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    Err(format!("resource {name} not found (looked in: {}; set RUNNER_RESOURCES)", looked.join(", ")))
+    let shipped: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+    Err(format!(
+        "resource {name} not found (looked in: {}; shipped: {}; set RUNNER_RESOURCES)",
+        looked.join(", "),
+        shipped.join(", ")
+    ))
 }
 
 /// Every line, empty ones kept (Latte splits on '\n'); unlike Latte, no empty string after a final newline.
