@@ -11,6 +11,7 @@
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
     "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "uniq" "wc" "xargs"
     "gzip" "xz" "install"
+    "nm"   # stdenv's bintools (cache-server/tests/callgraph.py)
   ];
   packages = [
     { pkg = pkgs.just; commands = [ "just" ]; }

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!initialised) {
         settings.maxbytes = 1u << 20;
         settings.item_size_max = 64u << 10;
-        items_init();
+        clock_init();
         assoc_init(settings.maxbytes);
         lru_init();
         locks_init(LM_STRIPED);

@@ -1,6 +1,8 @@
 /* Shared declarations of the cache server: settings, items, connections, per-thread stats.
- * Layout follows memcached: one concern per file (items.c memory, assoc.c hash table, lru.c
- * recency lists, locks.c lock modes, proto.c text protocol, conn.c sockets, thread.c workers). */
+ * Layout follows memcached: one concern per file (items.c items, memory.c the -m budget, assoc.c
+ * hash table, lru.c recency lists, locks.c lock modes, route.c where an operation runs, shard.c
+ * messages between workers, proto.c text protocol, conn.c sockets, thread.c workers). Files call
+ * only downwards: tests/callgraph.py checks that their dependency graph has no cycle. */
 #ifndef CACHE_H
 #define CACHE_H
 
@@ -37,9 +39,10 @@ extern struct settings settings;
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define BUMP(x, n) STORE(x, LOAD(x) + (n))   /* single writer: no locked instruction needed */
 
-/* ---- clock (items.c) ---- */
+/* ---- clock (clock.c) ---- */
 extern rel_time_t current_time;
 extern time_t process_started;
+void clock_init(void);
 void clock_update(void);
 rel_time_t realtime(long exptime);
 
@@ -69,22 +72,27 @@ enum store_type { NREAD_SET, NREAD_ADD, NREAD_REPLACE, NREAD_APPEND, NREAD_PREPE
 enum store_result { STORED, NOT_STORED, EXISTS, NOT_FOUND, TOO_LARGE, NO_MEMORY };
 enum delta_result { DELTA_OK, DELTA_NON_NUMERIC, DELTA_EOM, DELTA_NOT_FOUND };
 
-void items_init(void);
 item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptime, size_t nbytes,
                  bool may_block);
 bool item_size_ok(size_t nkey, size_t nbytes);
+void item_flush(long exptime);
+
+/* ---- the -m budget (memory.c): charged by item_alloc, uncharged by the last release ---- */
+extern uint64_t mem_used;
+extern uint64_t shard_used[MAX_SHARDS];   /* sharded mode: each owner's part of mem_used */
+uint64_t item_mem_used(void);
 void item_release(item *it);
-void item_free_now(item *it);
+
+/* ---- routing (route.c): the public operations, run here or by the key's owner ---- */
 item *item_get(const char *key, size_t nkey, bool bump);
 item *item_touch(const char *key, size_t nkey, rel_time_t exptime);
 enum store_result item_store(item *it, enum store_type comm);
 bool item_delete(const char *key, size_t nkey);
 void item_unlink_key(const char *key, size_t nkey);
 enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf);
-void item_flush(long exptime);
-uint64_t item_mem_used(void);
 
-/* ---- deferred freeing for lock-free readers (qsbr.c) ---- */
+/* ---- freeing (qsbr.c): at once, or deferred for lock-free readers ---- */
+void item_free_now(item *it);
 void qsbr_register(void);
 void qsbr_online(void);
 void qsbr_offline(void);
@@ -110,14 +118,14 @@ struct rpc {
 };
 extern int nshards;
 extern __thread int my_shard;
-extern uint64_t shard_used[MAX_SHARDS];
 static inline int shard_of(uint32_t hv) { return (int)((hv & 1023) % (uint32_t)nshards); }
-void shard_init(int n);
+void shard_init(int n, void (*handler)(struct rpc *));   /* handler: route_run */
 int shard_register(int id);
 void shard_call(int owner, struct rpc *r);
 void shard_serve(void);
 bool shard_trim(void);
 bool shard_make_room(int owner);
+void route_run(struct rpc *r);
 item *item_get_local(const char *key, size_t nkey, bool bump);
 item *item_touch_local(const char *key, size_t nkey, rel_time_t exptime);
 enum store_result item_store_local(item *it, enum store_type comm);
@@ -210,7 +218,7 @@ bool safe_strtoul(const char *s, uint32_t *out);
 bool safe_strtol(const char *s, int32_t *out);
 bool safe_strtoull(const char *s, uint64_t *out);
 
-/* ---- stats output (stats.c) ---- */
+/* ---- stats output (stats_text.c) ---- */
 void stats_write(conn *c);
 
 /* ---- threads (thread.c) ---- */

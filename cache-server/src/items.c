@@ -1,58 +1,18 @@
-/* Items: memory accounting against -m, allocation with eviction, reference counts, and the
- * store / get / delete / delta / touch / flush semantics of memcached 1.6 (do_store_item and
- * friends), each done under the item lock of the key's hash. Memory is malloc'd per item and
- * charged to one counter; an allocation that would pass the limit evicts from the LRU first, so
+/* Items: allocation with eviction, reference counts, and the local store / get / delete / delta /
+ * touch / flush semantics of memcached 1.6 (do_store_item and friends), each done under the item
+ * lock of the key's hash (route.c decides where they run). Memory is malloc'd per item and
+ * charged to one counter (memory.c); an allocation that would pass the limit evicts from the LRU first, so
  * memory stays bounded under any load (items pinned by in-flight responses are bounded by the
  * connection count times one response). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "cache.h"
 #include "hooks.h"
 
-rel_time_t current_time;
-time_t process_started;
-static time_t mono_started;
-static uint64_t mem_used, cas_id;
+static uint64_t cas_id;
 static rel_time_t oldest_live;
 static uint64_t oldest_cas;
-
-void clock_update(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    rel_time_t now = (rel_time_t)(ts.tv_sec - mono_started) + ITEM_UPDATE_INTERVAL + 2;
-    if (LOAD(current_time) != now)
-        STORE(current_time, now);
-}
-
-/* memcached's realtime(): 0 = never, <= 30 days = relative, more = a unix time */
-rel_time_t realtime(long exptime)
-{
-    if (exptime == 0)
-        return 0;
-    if (exptime < 0)
-        return 1;
-    if (exptime > REALTIME_MAXDELTA) {
-        if (exptime <= process_started)
-            return 1;
-        return (rel_time_t)(exptime - process_started);
-    }
-    return (rel_time_t)(exptime + LOAD(current_time));
-}
-
-void items_init(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    mono_started = ts.tv_sec;
-    /* like memcached, start the relative clock past 0 so that "1" always means expired */
-    process_started = time(NULL) - ITEM_UPDATE_INTERVAL - 2;
-    clock_update();
-}
-
-uint64_t item_mem_used(void) { return __atomic_load_n(&mem_used, __ATOMIC_RELAXED); }
 
 static size_t item_total(size_t nkey, size_t nbytes) { return sizeof(item) + nkey + 1 + nbytes; }
 
@@ -123,25 +83,6 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
     memcpy(ITEM_key(it), key, nkey);
     ITEM_key(it)[nkey] = '\0';
     return it;
-}
-
-void item_free_now(item *it) { free(it); }
-
-/* The charge goes when the last reference does, even if the free waits for a grace period:
- * otherwise eviction would see no progress while its victims sit in limbo and would empty the
- * whole LRU. Limbo is freed within one epoll batch of every worker, so RSS can pass -m only by
- * what one batch retires. */
-void item_release(item *it)
-{
-    if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
-        __atomic_sub_fetch(&mem_used, it->size, __ATOMIC_RELAXED);
-        if (settings.lock_mode == LM_SHARDED)
-            __atomic_sub_fetch(&shard_used[it->lru_id], it->size, __ATOMIC_RELAXED);
-        if (settings.lock_mode == LM_OPTIMISTIC)
-            qsbr_retire(it);             /* a lock-free reader may still be looking at it */
-        else
-            item_free_now(it);
-    }
 }
 
 /* a reference unless the item is already on its way out (count 0: retired, not yet freed) */
@@ -425,67 +366,4 @@ void item_flush(long exptime)
     STORE(oldest_live, new_oldest - 1);
     if (new_oldest - 1 <= now)
         STORE(oldest_cas, __atomic_add_fetch(&cas_id, 1, __ATOMIC_RELAXED));
-}
-
-/* ---- the public entry points: local, or a message to the owner in the sharded mode ---- */
-
-static int remote_owner(uint32_t hv)
-{
-    if (settings.lock_mode != LM_SHARDED)
-        return -1;
-    int o = shard_of(hv);
-    return o == my_shard ? -1 : o;
-}
-
-item *item_get(const char *key, size_t nkey, bool bump)
-{
-    int o = remote_owner(hash(key, nkey));
-    if (o < 0)
-        return item_get_local(key, nkey, bump);
-    struct rpc r = { .kind = RPC_GET, .key = key, .nkey = nkey, .bump = bump };
-    shard_call(o, &r);
-    return r.it;
-}
-
-item *item_touch(const char *key, size_t nkey, rel_time_t exptime)
-{
-    int o = remote_owner(hash(key, nkey));
-    if (o < 0)
-        return item_touch_local(key, nkey, exptime);
-    struct rpc r = { .kind = RPC_TOUCH, .key = key, .nkey = nkey, .exptime = exptime };
-    shard_call(o, &r);
-    return r.it;
-}
-
-enum store_result item_store(item *it, enum store_type comm)
-{
-    int o = remote_owner(it->hv);
-    if (o < 0)
-        return item_store_local(it, comm);
-    struct rpc r = { .kind = RPC_STORE, .it = it, .comm = comm };
-    shard_call(o, &r);
-    return r.store;
-}
-
-bool item_delete(const char *key, size_t nkey)
-{
-    int o = remote_owner(hash(key, nkey));
-    if (o < 0)
-        return item_delete_local(key, nkey);
-    struct rpc r = { .kind = RPC_DELETE, .key = key, .nkey = nkey };
-    shard_call(o, &r);
-    return r.deleted;
-}
-
-void item_unlink_key(const char *key, size_t nkey) { (void)item_delete(key, nkey); }
-
-enum delta_result item_delta(const char *key, size_t nkey, bool incr, uint64_t delta, char *buf)
-{
-    int o = remote_owner(hash(key, nkey));
-    if (o < 0)
-        return item_delta_local(key, nkey, incr, delta, buf);
-    struct rpc r = { .kind = RPC_DELTA, .key = key, .nkey = nkey, .incr = incr, .amount = delta,
-                     .buf = buf };
-    shard_call(o, &r);
-    return r.delta;
 }

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     }
     check_fd_limit(settings.maxconns, settings.nthreads);
     signal(SIGPIPE, SIG_IGN);
-    items_init();
+    clock_init();
     assoc_init(settings.maxbytes);
     lru_init();
     locks_init(settings.lock_mode);

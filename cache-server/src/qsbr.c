@@ -1,4 +1,5 @@
-/* Deferred freeing for the optimistic lock mode (quiescent-state-based reclamation).
+/* Freeing items: item_free_now at once (every mode but optimistic), and deferred freeing for the
+ * optimistic lock mode (quiescent-state-based reclamation).
  * GETs walk hash chains and take item references without any lock, so an item whose last
  * reference goes away may still be under another thread's feet. Such items are retired with a
  * ticket from a global epoch and freed only once every worker has passed a quiescent point
@@ -45,6 +46,8 @@ void qsbr_offline(void)
 }
 
 size_t qsbr_pending(void) { return nlimbo; }
+
+void item_free_now(item *it) { free(it); }
 
 void qsbr_retire(item *it)
 {

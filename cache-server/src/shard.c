@@ -25,12 +25,13 @@ struct inbox {
 
 int nshards = 1;
 __thread int my_shard;
-uint64_t shard_used[MAX_SHARDS];
 static struct inbox *inboxes;
+static void (*run)(struct rpc *);   /* route_run: what a request means is routing's */
 
-void shard_init(int n)
+void shard_init(int n, void (*handler)(struct rpc *))
 {
     nshards = n;
+    run = handler;
     inboxes = calloc((size_t)n, sizeof(*inboxes));
     if (inboxes == NULL)
         abort();
@@ -57,18 +58,6 @@ static void kick(int shard)
         perror("eventfd write");
 }
 
-static void execute(struct rpc *r)
-{
-    switch (r->kind) {
-    case RPC_GET: r->it = item_get_local(r->key, r->nkey, r->bump); break;
-    case RPC_TOUCH: r->it = item_touch_local(r->key, r->nkey, r->exptime); break;
-    case RPC_STORE: r->store = item_store_local(r->it, r->comm); break;
-    case RPC_DELETE: r->deleted = item_delete_local(r->key, r->nkey); break;
-    case RPC_DELTA: r->delta = item_delta_local(r->key, r->nkey, r->incr, r->amount, r->buf); break;
-    case RPC_TRIM: r->deleted = shard_trim(); break;
-    }
-}
-
 /* runs every request queued for this worker */
 void shard_serve(void)
 {
@@ -88,7 +77,7 @@ void shard_serve(void)
         if (r == NULL)
             return;
         int caller = r->caller;
-        execute(r);
+        run(r);
         __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);   /* r may vanish after this */
         kick(caller);
         BUMP(tstats.rpc_served, 1);

@@ -100,7 +100,7 @@ void threads_start(int n)
     if (workers == NULL)
         abort();
     if (settings.lock_mode == LM_SHARDED)
-        shard_init(n);
+        shard_init(n, route_run);
     for (int i = 0; i < n; i++) {
         struct worker *w = &workers[i];
         w->id = i;

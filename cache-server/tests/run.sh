@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# All cache-server tests (`just test-cache`): builds, protocol unit tests, the optimistic race
+# All cache-server tests (`just test-cache`): builds, no cycle between src/*.c, protocol unit tests, the optimistic race
 # replay, differential test and differential fuzz against real memcached, sanitizer stress in
 # every lock mode, real-socket tests (deep pipelines, large values, stalled values, start-up
 # options), the load generator's failure exits, bad input, bounded libFuzzer runs (parser and
@@ -51,6 +51,7 @@ out=$(timeout 60 build/test-race 2>&1); rc=$?
 [[ $rc == 0 ]] || echo "$out" | head -n 30
 result "optimistic unlink/bump race replayed under ASan: $(tail -n 1 <<< "$out")" $rc
 
+tally < <(python3 tests/callgraph.py 2>&1)
 tally < <(python3 tests/test_mcperf_csv.py 2>&1)
 tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded 2>&1)
 tally < <(timeout 300 python3 tests/difffuzz.py build/cache-server "$fuzz_secs" global striped rwlock optimistic sharded 2>&1)

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
         return 2;
     }
     settings.maxbytes = 2u << 20;
-    items_init();
+    clock_init();
     assoc_init(settings.maxbytes);
     lru_init();
     locks_init(settings.lock_mode);

@@ -57,7 +57,7 @@ int main(void)
 {
     settings.lock_mode = LM_OPTIMISTIC;
     settings.maxbytes = 8u << 20;
-    items_init();
+    clock_init();
     assoc_init(settings.maxbytes);
     lru_init();
     locks_init(settings.lock_mode);

@@ -3,7 +3,9 @@
 //! write per call; they report one sample per sampling period to the main thread over a channel.
 
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
@@ -17,6 +19,7 @@ use rune::runtime::{RuntimeContext, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
 use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
+use crate::scripting::deadline::Deadlines;
 use crate::corun::{corun_pct, Stamps};
 use crate::scripting::{Program, Sharing};
 
@@ -229,9 +232,17 @@ impl Worker {
     }
 
     /// Runs cycles until the span is over (or a stop); when measured (`stamps` given) it sends samples
-    /// and stamps whether the worker was running (corun.rs).
+    /// and stamps whether the worker was running (corun.rs). Its phases: set-up, the loop (polled
+    /// until the span is over), the drain of the calls still in flight, and the last sample.
     async fn run_loop(&self, spec: &PhaseSpec, span: Span, mut stamps: Option<&mut Stamps>, tx: &mpsc::Sender<Msg>, shared: &Shared) -> Duration {
         let measure = stamps.is_some();
+        let mut st = self.set_up(spec, span);
+        std::future::poll_fn(|cx| self.poll_cycles(&mut st, spec, &mut stamps, measure, tx, shared, cx)).await;
+        self.finish(st, measure, tx)
+    }
+
+    /// Set-up: this worker's share of the span, its rate, its first sample and the loop's timers.
+    fn set_up(&self, spec: &PhaseSpec, span: Span) -> LoopState {
         let start = Instant::now();
         // This loop sweeps the context's request deadlines while it runs (scripting/deadline.rs).
         let deadlines = self.ctx.borrow_ref::<Context>().map(|c| {
@@ -253,178 +264,240 @@ impl Worker {
             Span::Time(d) => Some(start + d),
             Span::Cycles(_) => None,
         };
-        let mut limiter = spec.rate.map(|r| RateLimiter::new(start, r / n as f64, me as f64 / n as f64));
+        let limiter = spec.rate.map(|r| RateLimiter::new(start, r / n as f64, me as f64 / n as f64));
         let with_service = limiter.is_some();
-        let mut sample = Sample::new(0, with_service);
-        // Corun stamps are taken at sampling boundaries only: a check per call cost the empty
-        // workload ~10% here (3.54M vs 3.14M calls/s, interleaved), a stamp per period costs nothing.
-        let mut next_boundary = start + spec.sampling.min(STAMP_EVERY);
-        let mut next_sample = start + spec.sampling;
-        let mut inflight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
-        let mut timer = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
-        // Wakes the loop when the oldest request comes due: armed on a 10-ms grid, so that it is re-armed
-        // about a hundred times a second at most, not per request.
-        let mut expiry = Box::pin(tokio::time::sleep(Duration::from_secs(3600)));
-        let mut expiry_at: Option<Instant> = None;
-        let mut k = 0u64;
-        let mut now = start;
-        let mut last_end = start;
-        // Set when the phase is over: calls still in flight after this are abandoned.
-        let mut abandon_at: Option<Instant> = None;
+        LoopState {
+            start,
+            deadlines,
+            n,
+            me,
+            my_cycles,
+            deadline,
+            limiter,
+            with_service,
+            sample: Sample::new(0, with_service),
+            // Corun stamps are taken at sampling boundaries only: a check per call cost the empty
+            // workload ~10% here (3.54M vs 3.14M calls/s, interleaved), a stamp per period costs nothing.
+            next_boundary: start + spec.sampling.min(STAMP_EVERY),
+            next_sample: start + spec.sampling,
+            inflight: FuturesUnordered::new(),
+            timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
+            // Wakes the loop when the oldest request comes due: armed on a 10-ms grid, so that it is re-armed
+            // about a hundred times a second at most, not per request.
+            expiry: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
+            expiry_at: None,
+            k: 0,
+            now: start,
+            last_end: start,
+            abandon_at: None,
+        }
+    }
 
-        let record = |sample: &mut Sample, r: Result<(), String>, origin: Instant, started: Instant, end: Instant| {
-            sample.cycles += 1;
-            let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
-            if let Some(h) = sample.service_ns.as_mut() {
-                let _ = h.record((end - started).as_nanos().max(1) as u64);
+    /// Counts one finished call in the sample; errors count towards --max-errors.
+    #[inline]
+    fn record(&self, sample: &mut Sample, r: Result<(), String>, origin: Instant, started: Instant, end: Instant, shared: &Shared) {
+        sample.cycles += 1;
+        let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
+        if let Some(h) = sample.service_ns.as_mut() {
+            let _ = h.record((end - started).as_nanos().max(1) as u64);
+        }
+        if let Err(msg) = r {
+            sample.errors += 1;
+            let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+            if total <= PRINTED_ERRORS {
+                eprintln!("error in cycle (worker {}): {msg}", self.index);
             }
-            if let Err(msg) = r {
-                sample.errors += 1;
-                let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-                if total <= PRINTED_ERRORS {
-                    eprintln!("error in cycle (worker {}): {msg}", self.index);
-                }
-                if total > shared.max_errors {
-                    if !shared.stop.swap(true, Ordering::Relaxed) {
-                        eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
-                    }
+            if total > shared.max_errors {
+                if !shared.stop.swap(true, Ordering::Relaxed) {
+                    eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
                 }
             }
-        };
+        }
+    }
 
-        std::future::poll_fn(|cx| {
-            let mut spins = 0u32;
-            // Calls that never complete (a script in `loop {}` yields every slice) must still let the
-            // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
-            now = Instant::now();
-            if let Some(due) = deadlines.as_ref().and_then(|d| d.sweep(now)) {
-                let tick = start + EXPIRY_TICK * ((due - start).as_nanos().div_ceil(EXPIRY_TICK.as_nanos()) as u32);
-                if expiry_at != Some(tick) {
-                    expiry.as_mut().reset(tick.into());
-                    expiry_at = Some(tick);
-                }
-                // Pending (the tick is after `due`, which is after `now`): registers this task's waker.
-                let _ = expiry.as_mut().poll(cx);
+    /// The loop, one poll of it: takes finished calls, closes samples at their boundaries and starts
+    /// calls up to the concurrency, until the span is over and the drain is done (`Ready`).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn poll_cycles(
+        &self,
+        st: &mut LoopState,
+        spec: &PhaseSpec,
+        stamps: &mut Option<&mut Stamps>,
+        measure: bool,
+        tx: &mpsc::Sender<Msg>,
+        shared: &Shared,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<()> {
+        let mut spins = 0u32;
+        // Calls that never complete (a script in `loop {}` yields every slice) must still let the
+        // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
+        st.now = Instant::now();
+        if let Some(due) = st.deadlines.as_ref().and_then(|d| d.sweep(st.now)) {
+            let tick = st.start + EXPIRY_TICK * ((due - st.start).as_nanos().div_ceil(EXPIRY_TICK.as_nanos()) as u32);
+            if st.expiry_at != Some(tick) {
+                st.expiry.as_mut().reset(tick.into());
+                st.expiry_at = Some(tick);
             }
-            loop {
-                // Completed calls first, so their latency is taken as soon as we know of them.
-                // (An empty set is skipped: polling it would still register the waker, an atomic op.)
-                while !inflight.is_empty() {
-                    let Poll::Ready(Some((r, origin, started))) = inflight.poll_next_unpin(cx) else { break };
-                    now = Instant::now();
-                    last_end = now;
-                    record(&mut sample, r, origin, started, now);
+            // Pending (the tick is after `due`, which is after `now`): registers this task's waker.
+            let _ = st.expiry.as_mut().poll(cx);
+        }
+        loop {
+            // Completed calls first, so their latency is taken as soon as we know of them.
+            // (An empty set is skipped: polling it would still register the waker, an atomic op.)
+            while !st.inflight.is_empty() {
+                let Poll::Ready(Some((r, origin, started))) = st.inflight.poll_next_unpin(cx) else { break };
+                st.now = Instant::now();
+                st.last_end = st.now;
+                self.record(&mut st.sample, r, origin, started, st.now, shared);
+            }
+            if st.now >= st.next_boundary {
+                if let Some(s) = stamps.as_deref_mut() {
+                    s.tick(st.now);
                 }
-                if now >= next_boundary {
-                    if let Some(s) = stamps.as_deref_mut() {
-                        s.tick(now);
-                    }
-                    if now >= next_sample {
-                        if measure {
-                            let mut s = Sample::new(sample.index + 1, with_service);
-                            std::mem::swap(&mut s, &mut sample);
-                            if let Ok(c) = self.ctx.borrow_ref::<Context>() {
-                                s.req = std::mem::take(&mut *c.stats.borrow_mut());
-                            }
-                            let _ = tx.send(Msg::Sample(self.index, s));
+                if st.now >= st.next_sample {
+                    if measure {
+                        let mut s = Sample::new(st.sample.index + 1, st.with_service);
+                        std::mem::swap(&mut s, &mut st.sample);
+                        if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+                            s.req = std::mem::take(&mut *c.stats.borrow_mut());
                         }
-                        while next_sample <= now {
-                            next_sample += spec.sampling;
-                        }
+                        let _ = tx.send(Msg::Sample(self.index, s));
                     }
-                    while next_boundary <= now {
-                        next_boundary += spec.sampling.min(STAMP_EVERY);
+                    while st.next_sample <= st.now {
+                        st.next_sample += spec.sampling;
                     }
                 }
-                let more = !shared.stop.load(Ordering::Relaxed)
-                    && !crate::sys::interrupted()
-                    && my_cycles.is_none_or(|m| k < m)
-                    && deadline.is_none_or(|d| now < d);
-                if !more {
-                    if inflight.is_empty() {
-                        return Poll::Ready(());
-                    }
-                    // A stuck request or a script that never returns (`loop {}`) must not keep the phase
-                    // alive forever: after the drain time (at once on Ctrl-C) its calls are dropped.
-                    let now_ = Instant::now();
-                    let limit = *abandon_at.get_or_insert(now_ + spec.drain);
-                    if crate::sys::interrupted() || now_ >= limit {
-                        let n = inflight.len() as u64;
-                        inflight.clear();
-                        sample.abandoned += n;
-                        if !crate::sys::interrupted() {
-                            eprintln!(
-                                "worker {}: abandoned {n} calls still running {:?} after the end of the phase",
-                                self.index, spec.drain
-                            );
-                        }
-                        return Poll::Ready(());
-                    }
-                    if timer.deadline() != limit.into() {
-                        timer.as_mut().reset(limit.into());
-                    }
-                    // Polled so that the timer registers this task's waker.
-                    if timer.as_mut().poll(cx).is_ready() {
-                        continue;
-                    }
-                    return Poll::Pending;
-                }
-                if inflight.len() >= spec.concurrency {
-                    return Poll::Pending;
-                }
-                let origin = match limiter.as_mut() {
-                    Some(l) => {
-                        let due = l.due();
-                        if due > now {
-                            now = Instant::now();
-                            if due > now {
-                                timer.as_mut().reset(due.into());
-                                if timer.as_mut().poll(cx).is_pending() {
-                                    return Poll::Pending;
-                                }
-                                continue;
-                            }
-                        }
-                        l.take()
-                    }
-                    None => now,
-                };
-                let cycle = me + k * n;
-                k += 1;
-                let mut fut = self.call(cycle, origin, now);
-                match fut.as_mut().poll(cx) {
-                    // The common case of a script that does no I/O: done on the first poll.
-                    Poll::Ready((r, origin, started)) => {
-                        now = Instant::now();
-                        last_end = now;
-                        record(&mut sample, r, origin, started, now);
-                    }
-                    Poll::Pending => inflight.push(fut),
-                }
-                spins += 1;
-                if spins >= 4096 {
-                    // Let the connection tasks on this runtime run.
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
+                while st.next_boundary <= st.now {
+                    st.next_boundary += spec.sampling.min(STAMP_EVERY);
                 }
             }
-        })
-        .await;
-        if let Some(d) = &deadlines {
+            let more = !shared.stop.load(Ordering::Relaxed)
+                && !crate::sys::interrupted()
+                && st.my_cycles.is_none_or(|m| st.k < m)
+                && st.deadline.is_none_or(|d| st.now < d);
+            if !more {
+                match self.drain(st, spec, cx) {
+                    ControlFlow::Break(done) => return done,
+                    ControlFlow::Continue(()) => continue,
+                }
+            }
+            if st.inflight.len() >= spec.concurrency {
+                return Poll::Pending;
+            }
+            let origin = match st.limiter.as_mut() {
+                Some(l) => {
+                    let due = l.due();
+                    if due > st.now {
+                        st.now = Instant::now();
+                        if due > st.now {
+                            st.timer.as_mut().reset(due.into());
+                            if st.timer.as_mut().poll(cx).is_pending() {
+                                return Poll::Pending;
+                            }
+                            continue;
+                        }
+                    }
+                    l.take()
+                }
+                None => st.now,
+            };
+            let cycle = st.me + st.k * st.n;
+            st.k += 1;
+            let mut fut = self.call(cycle, origin, st.now);
+            match fut.as_mut().poll(cx) {
+                // The common case of a script that does no I/O: done on the first poll.
+                Poll::Ready((r, origin, started)) => {
+                    st.now = Instant::now();
+                    st.last_end = st.now;
+                    self.record(&mut st.sample, r, origin, started, st.now, shared);
+                }
+                Poll::Pending => st.inflight.push(fut),
+            }
+            spins += 1;
+            if spins >= 4096 {
+                // Let the connection tasks on this runtime run.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// The drain, once the span is over: waits for the calls still in flight, up to the drain time.
+    /// `Break(Ready)` when the phase is over, `Break(Pending)` to wait, `Continue` to take calls again.
+    fn drain(&self, st: &mut LoopState, spec: &PhaseSpec, cx: &mut std::task::Context<'_>) -> ControlFlow<Poll<()>> {
+        if st.inflight.is_empty() {
+            return ControlFlow::Break(Poll::Ready(()));
+        }
+        // A stuck request or a script that never returns (`loop {}`) must not keep the phase
+        // alive forever: after the drain time (at once on Ctrl-C) its calls are dropped.
+        let now_ = Instant::now();
+        let limit = *st.abandon_at.get_or_insert(now_ + spec.drain);
+        if crate::sys::interrupted() || now_ >= limit {
+            let n = st.inflight.len() as u64;
+            st.inflight.clear();
+            st.sample.abandoned += n;
+            if !crate::sys::interrupted() {
+                eprintln!(
+                    "worker {}: abandoned {n} calls still running {:?} after the end of the phase",
+                    self.index, spec.drain
+                );
+            }
+            return ControlFlow::Break(Poll::Ready(()));
+        }
+        if st.timer.deadline() != limit.into() {
+            st.timer.as_mut().reset(limit.into());
+        }
+        // Polled so that the timer registers this task's waker.
+        if st.timer.as_mut().poll(cx).is_ready() {
+            return ControlFlow::Continue(());
+        }
+        ControlFlow::Break(Poll::Pending)
+    }
+
+    /// After the loop: the deadlines detached, the last (partial) sample sent; the span's length.
+    fn finish(&self, mut st: LoopState, measure: bool, tx: &mpsc::Sender<Msg>) -> Duration {
+        if let Some(d) = &st.deadlines {
             d.attach(false);
         }
 
         if measure {
             if let Ok(c) = self.ctx.borrow_ref::<Context>() {
-                sample.req = std::mem::take(&mut *c.stats.borrow_mut());
+                st.sample.req = std::mem::take(&mut *c.stats.borrow_mut());
             }
-            let _ = tx.send(Msg::Sample(self.index, sample));
+            let _ = tx.send(Msg::Sample(self.index, st.sample));
         } else if let Ok(c) = self.ctx.borrow_ref::<Context>() {
             // Warmup requests are not part of the measurement.
             let _ = std::mem::take(&mut *c.stats.borrow_mut());
         }
-        last_end - start
+        st.last_end - st.start
     }
+}
+
+/// What the worker's loop keeps between polls over one span (warmup or measured), made by `set_up`.
+struct LoopState {
+    start: Instant,
+    deadlines: Option<Rc<Deadlines>>,
+    /// Workers, and this one's index: its cycles are me, me + n, …
+    n: u64,
+    me: u64,
+    my_cycles: Option<u64>,
+    deadline: Option<Instant>,
+    limiter: Option<RateLimiter>,
+    with_service: bool,
+    sample: Sample,
+    next_boundary: Instant,
+    next_sample: Instant,
+    inflight: FuturesUnordered<CallFuture>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    expiry: Pin<Box<tokio::time::Sleep>>,
+    expiry_at: Option<Instant>,
+    /// Cycles started by this worker.
+    k: u64,
+    now: Instant,
+    last_end: Instant,
+    /// Set when the phase is over: calls still in flight after this are abandoned.
+    abandon_at: Option<Instant>,
 }
 
 /// Instructions a call may run per poll before it yields to the worker's loop (about a millisecond of

@@ -1,3 +1,4 @@
+//! `runner schema` / `runner erase`: one call of the script's function of that name.
 //! `runner load` / `runner run`: plan the phase from the flags, connect (and run the script's
 //! `prepare`), measure (each worker warms up, then measures: see `exec`), save the report.
 
@@ -5,13 +6,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::{cql_config, parse_params, RunArgs, ScriptArgs, MAX_PERIODS, MAX_THREADS};
+use crate::error::{failed, input, Fail};
 use crate::exec::{self, FnMix, PhaseSpec, Placement, Span};
 use crate::report::{self, Collector, Report, RunResult, Throughput};
 use crate::scripting::context::{Context, ContextSeed};
 use crate::scripting::Program;
 use crate::stats::Mean;
 use crate::sys;
-use crate::{compile, cql_config, failed, input, runtime, Fail, RunArgs, MAX_PERIODS, MAX_THREADS};
 
 pub fn cmd_run(a: &RunArgs, command: &'static str) -> Result<(), Fail> {
     let (program, params) = compile(&a.script)?;
@@ -265,5 +267,37 @@ fn save(a: &RunArgs, command: &str, i: SaveInput) -> Result<(), Fail> {
             report.result.errors, report.result.abandoned, path.display()
         )));
     }
+    Ok(())
+}
+
+fn compile(a: &ScriptArgs) -> Result<(Program, HashMap<String, String>), Fail> {
+    if !a.script.is_file() {
+        return Err(input(format!("{}: no such workload script", a.script.display())));
+    }
+    let params = parse_params(&a.params)?;
+    // The diagnostics (file:line:column) are already on stderr.
+    let program = Program::compile(&a.script, &params).map_err(|e| Fail(2, format!("cannot compile: {e}")))?;
+    Ok((program, params))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(failed)
+}
+
+/// `schema` / `erase`: one call of the script's function of that name on a fresh context.
+pub fn cmd_once(a: &ScriptArgs, name: &str, if_defined: bool) -> Result<(), Fail> {
+    let (program, _) = compile(a)?;
+    if !program.has_function(name) {
+        if if_defined {
+            eprintln!("{} has no `{name}` function: nothing to do", a.script.display());
+            return Ok(());
+        }
+        return Err(input(format!("{} has no `{name}` function (`pub async fn {name}(ctx)`)", a.script.display())));
+    }
+    let cfg = Arc::new(cql_config(a)?);
+    let rt = runtime()?;
+    let ctx = rune::to_value(Context::new(cfg)).map_err(failed)?;
+    exec::call_once(&rt, &program, &ctx, name).map_err(|e| failed(format!("{e:#}")))?;
+    eprintln!("{name}: done");
     Ok(())
 }

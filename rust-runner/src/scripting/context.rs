@@ -25,7 +25,8 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use scylla::value::CqlValue;
 
-use crate::scripting::bind::{bind_row, to_cql, Plain, RowPool};
+use crate::scripting::bind::{bind_row, to_cql, RowPool};
+use crate::scripting::cql_types::Plain;
 use crate::scripting::deadline::{Deadlines, TimedOut};
 use crate::scripting::rows::Rows;
 

@@ -4,54 +4,10 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Normal};
-use rune::runtime::{Bytes, Formatter, Function, Object, OwnedTuple, TypeHash, Vec as RuneVec, VmResult};
-use rune::alloc::fmt::TryWrite;
-use rune::{vm_write, Any, ContextError, Module, Value};
+use rune::runtime::{Bytes, Function, Object, OwnedTuple, TypeHash, Vec as RuneVec, VmResult};
+use rune::{ContextError, Module, Value};
 
-/// A 32-bit integer for binding to `int` columns (Latte: `x.to_i32()`).
-#[derive(Any, Clone, Copy, Debug)]
-#[rune(item = ::latte)]
-pub struct Int32(pub i32);
-/// A 16-bit integer for `smallint` columns.
-#[derive(Any, Clone, Copy, Debug)]
-#[rune(item = ::latte)]
-pub struct Int16(pub i16);
-/// An 8-bit integer for `tinyint` columns.
-#[derive(Any, Clone, Copy, Debug)]
-#[rune(item = ::latte)]
-pub struct Int8(pub i8);
-/// A 32-bit float for `float` columns.
-#[derive(Any, Clone, Copy, Debug)]
-#[rune(item = ::latte)]
-pub struct Float32(pub f32);
-/// A UUID for `uuid` / `timeuuid` columns.
-#[derive(Any, Clone, Copy, Debug)]
-#[rune(item = ::latte)]
-pub struct Uuid(pub uuid::Uuid);
-
-macro_rules! display {
-    ($name:ident, $t:ty) => {
-        #[rune::function(instance, protocol = DISPLAY_FMT)]
-        fn $name(v: &$t, f: &mut Formatter) -> VmResult<()> {
-            vm_write!(f, "{}", v.0)
-        }
-    };
-}
-display!(display_i32, Int32);
-display!(display_i16, Int16);
-display!(display_i8, Int8);
-display!(display_f32, Float32);
-display!(display_uuid, Uuid);
-
-#[rune::function(instance, protocol = PARTIAL_EQ)]
-fn uuid_eq(a: &Uuid, b: &Uuid) -> bool {
-    a.0 == b.0
-}
-
-#[rune::function(instance, protocol = DEBUG_FMT)]
-fn uuid_debug(v: &Uuid, f: &mut Formatter) -> VmResult<()> {
-    vm_write!(f, "{}", v.0)
-}
+use crate::scripting::cql_types::{self, Float32, Int16, Int32, Int8, Plain, Uuid};
 
 /// A fast 64-bit mix (splitmix64 finaliser): the same input always gives the same output.
 #[inline]
@@ -194,12 +150,12 @@ fn join(collection: &RuneVec, separator: &str) -> VmResult<String> {
         if n > 0 {
             out.push_str(separator);
         }
-        match crate::scripting::bind::Plain::from_value(v) {
-            Ok(crate::scripting::bind::Plain::Text(s)) => out.push_str(&s),
-            Ok(crate::scripting::bind::Plain::Int(i)) => out.push_str(&i.to_string()),
-            Ok(crate::scripting::bind::Plain::Float(f)) => out.push_str(&f.to_string()),
-            Ok(crate::scripting::bind::Plain::Uuid(u)) => out.push_str(&u.to_string()),
-            Ok(crate::scripting::bind::Plain::Bool(b)) => out.push_str(&b.to_string()),
+        match Plain::from_value(v) {
+            Ok(Plain::Text(s)) => out.push_str(&s),
+            Ok(Plain::Int(i)) => out.push_str(&i.to_string()),
+            Ok(Plain::Float(f)) => out.push_str(&f.to_string()),
+            Ok(Plain::Uuid(u)) => out.push_str(&u.to_string()),
+            Ok(Plain::Bool(b)) => out.push_str(&b.to_string()),
             _ => return VmResult::panic(format!("join: cannot join a {}", v.type_info())),
         }
     }
@@ -314,18 +270,7 @@ fn float_to_f64(v: f64) -> f64 {
 /// The `latte` module without `param!` (that macro needs the run's parameters; see `script.rs`).
 pub fn latte_module() -> Result<Module, ContextError> {
     let mut m = Module::with_crate("latte")?;
-    m.ty::<Int32>()?;
-    m.ty::<Int16>()?;
-    m.ty::<Int8>()?;
-    m.ty::<Float32>()?;
-    m.ty::<Uuid>()?;
-    m.function_meta(display_i32)?;
-    m.function_meta(display_i16)?;
-    m.function_meta(display_i8)?;
-    m.function_meta(display_f32)?;
-    m.function_meta(display_uuid)?;
-    m.function_meta(uuid_eq)?;
-    m.function_meta(uuid_debug)?;
+    cql_types::install(&mut m)?;
     m.function_meta(hash)?;
     m.function_meta(hash2)?;
     m.function_meta(hash_range)?;

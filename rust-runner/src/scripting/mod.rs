@@ -3,6 +3,7 @@
 
 pub mod bind;
 pub mod context;
+pub mod cql_types;
 pub mod deadline;
 pub mod functions;
 pub mod resources;

@@ -13,7 +13,7 @@ use rune::{vm_try, vm_write, Any, ContextError, Module, Value};
 use scylla::response::query_result::QueryRowsResult;
 use scylla::value::{CqlDate, CqlDecimal, CqlDuration, CqlValue, CqlVarint, Row};
 
-use crate::scripting::functions::Uuid;
+use crate::scripting::cql_types::Uuid;
 
 /// The rows of one statement (all its pages), converted to a list of objects on first use.
 #[derive(Any)]
