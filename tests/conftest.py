@@ -1,6 +1,7 @@
 """Shared helpers of the lab's own tests. Nothing here reads ../shared: the fixtures are the project's."""
 import contextlib
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +46,16 @@ def burner(cpu):
     finally:
         os.killpg(p.pid, 9)
         p.wait()
+
+
+def one_point(tmp_path, results, experiment, lines, pause="0.1"):
+    """Sweep one compact 1-thread point of `experiment` (spec `lines`: its command and build) with the
+    steal, foreign and switch guards opened wide, so that only the guard under test can fire; one retry.
+    Returns (journal events, data rows)."""
+    spec = tmp_path / f"{experiment}.spec"
+    spec.write_text(f"experiment = {experiment}\n{lines}placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\n"
+                    "pin = taskset\nmax_foreign = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\n")
+    run = tmp_path / "run"
+    sh("scripts/sweep.py", f"run={run}", "retries=1", f"retry_pause={pause}", str(spec), env=results)
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    return events, rows(run / "data" / f"{experiment}.csv")

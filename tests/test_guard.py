@@ -4,7 +4,7 @@ import contextlib
 import json
 import os
 
-from conftest import ROOT, burner, rows, sh
+from conftest import ROOT, burner, one_point, rows, sh
 
 
 def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, results):
@@ -32,17 +32,10 @@ def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_pat
     # Two counter threads on the one CPU of the placement take turns: no moment has both running, so
     # the "contention" measured is not one. The probe says so (corun_pct) and the guard acts on it;
     # the other guards are opened wide so that only this one can fire.
-    spec = tmp_path / "turns.spec"
-    spec.write_text("experiment = turns\nbuild = make -s -C c-probes\n"
-                    "command = c-probes/build/counters --variant shared-atomic --cpus {cpus} --threads 2 --ops 3000000\n"
-                    "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
-                    "max_foreign = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\n")
-    run = tmp_path / "run"
-    sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    events, data = one_point(tmp_path, results, "turns", "build = make -s -C c-probes\ncommand = c-probes/build/counters "
+                             "--variant shared-atomic --cpus {cpus} --threads 2 --ops 3000000\n", pause="0.2")
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "all threads running" in again[0]["reason"], again
-    data = rows(run / "data" / "turns.csv")
     corun = [float(r["value"]) for r in data if r["metric"] == "corun_pct"]
     assert corun and corun[0] < 70
     assert all("all threads running" in r["suspect"] for r in data)

@@ -347,14 +347,20 @@ def started(run):
     return j.exists() and '"started"' in j.read_text()
 
 
-def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
-    import signal
+def sweep_measuring(tmp_path, results):
+    """(run folder, engine process) of a sweep started in the background, once its command runs."""
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="60")
     p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: started(run), what="the first point")
     wait_for(lambda: token_holders(run), what="the measured command")
+    return run, p
+
+
+def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
+    import signal
+    run, p = sweep_measuring(tmp_path, results)
     os.kill(p.pid, signal.SIGKILL)           # the engine only, as the OOM killer does
     p.wait()
     wait_for(lambda: not token_holders(run), seconds=10, what="the reaper to end the measured command")
@@ -362,12 +368,7 @@ def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
 
 def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, results):
     import signal
-    run = tmp_path / "run"
-    env = dict(os.environ, **results, SPIN_SLEEP="60")
-    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: started(run), what="the first point")
-    wait_for(lambda: token_holders(run), what="the measured command")
+    run, p = sweep_measuring(tmp_path, results)
     left = token_holders(run)
     os.kill(json.loads((run / "sweep" / "engine.json").read_text())["reaper"], signal.SIGKILL)
     os.kill(p.pid, signal.SIGKILL)

@@ -2,9 +2,8 @@
 memory on another node than the one it bound it to, or than the point's membind asked, is measured again
 and kept as suspect with "memory on node N, expected M". The ran-on.csv lines below are test input
 written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
-import json
 
-from conftest import rows, sh
+from conftest import one_point
 from engine.placement import misplaced
 
 HEAD = "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n"
@@ -37,18 +36,12 @@ def test_old_files_unknown_nodes_and_no_file_pass(tmp_path):
 
 
 def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
-    spec = tmp_path / "placed.spec"
     # The command stands for an instrument that bound its memory to node 7 and found it on node 0.
-    spec.write_text("experiment = placed\n"
-                    "command = printf '" + HEAD.replace("\n", "\\n") + "probe,-,0,0,0,0,0,0,7\\n' > {raw}/ran-on.csv"
-                    " && printf 'metric,value,unit\\nx,1,ns\\n'\n"
-                    "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
-                    "max_foreign = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\n")
+    events, data = one_point(tmp_path, results, "placed",
+                             "command = printf '" + HEAD.replace("\n", "\\n") + "probe,-,0,0,0,0,0,0,7\\n' > {raw}/ran-on.csv"
+                             " && printf 'metric,value,unit\\nx,1,ns\\n'\n")
     run = tmp_path / "run"
-    sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.1", str(spec), env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and again[0]["reason"].startswith("memory on node 0, expected 7"), again
-    data = rows(run / "data" / "placed.csv")
     assert data and all(r["suspect"].startswith("memory on node 0, expected 7") for r in data)
     assert "memory on node 0, expected 7" in (run / "report.md").read_text()
