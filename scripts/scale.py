@@ -34,8 +34,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
 from engine import argv as av  # noqa: E402
-from engine.point import PLACEHOLDERS  # noqa: E402
-from engine.spec import ENGINE_KEYS, KEYS, Spec, SpecError  # noqa: E402
+
+from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError  # noqa: E402
 from reporting import model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, host_runs  # noqa: E402

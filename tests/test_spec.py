@@ -78,3 +78,16 @@ def test_every_project_spec_parses_and_is_named_after_its_experiment():
     for name in os.listdir(os.path.join(ROOT, "experiments")):
         s = Spec(os.path.join(ROOT, "experiments", name))
         assert s.resolve("default", {}).name + ".spec" == name
+
+
+def test_an_unknown_placeholder_in_shell_text_is_refused_with_its_line(tmp_path, results):
+    spec = tmp_path / "typo.spec"
+    spec.write_text("experiment = typo\ncommand = tests/fixtures/spin.sh {thread} 100\n")
+    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+    assert p.returncode == 2 and f"{spec}:2: command must be shell text whose {{placeholders}} are known: " \
+        "{thread} is not one of" in p.stderr, p.stderr
+    assert not (tmp_path / "run").exists()
+    # a shell variable's ${NAME} is bash's own, not a placeholder
+    spec.write_text("experiment = typo\ncommand = tests/fixtures/spin.sh {threads} 100 ${SPIN_SLEEP:-0}\n"
+                    "threads = 1\nrepeats = 1\nwarmup = 0\n")
+    assert sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", str(spec), env=results).returncode == 0

@@ -16,10 +16,8 @@ from topo import cpu_list
 
 from . import argv as av
 from . import child, guard, perfstat, prefix
-from .spec import SpecError
+from .spec import PLACEHOLDERS, SpecError
 
-PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
-                "pinned", "pairs", "smt_pairs", "ncpus")
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 

@@ -62,6 +62,12 @@ MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
 MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server")
+# The values a command may name as {name}: the engine fills them in per point and repeat
+# (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
+PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
+                "pinned", "pairs", "smt_pairs", "ncpus")
+SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
 ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
@@ -70,6 +76,15 @@ LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*
 
 class SpecError(Exception):
     """A spec or override the engine will not run; str() is `file:line: message`."""
+
+
+def unknown_placeholder(text):
+    """The first {name} in shell text that the engine would not fill in, or None: it would reach bash as
+    literal text and fail, or worse, run with the braces in it."""
+    for m in SHELL_PLACEHOLDER.finditer(text):
+        if m.group(1) not in PLACEHOLDERS and m.group(1) != "args":
+            return m.group(1)
+    return None
 
 
 def check(key, value, where):
@@ -111,8 +126,10 @@ def check(key, value, where):
         bad = "a path inside the project, relative to its root"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
+    elif kind == "shell" and unknown_placeholder(value):
+        bad = (f"shell text whose {{placeholders}} are known: {{{unknown_placeholder(value)}}} is not one of "
+               + " ".join(f"{{{p}}}" for p in PLACEHOLDERS + ("args",)) + " (write ${NAME} for a shell variable)")
     elif kind == "argv":
-        from .point import PLACEHOLDERS     # here: point.py imports this module
         try:
             av.parse_exec(value, PLACEHOLDERS)
         except ValueError as e:
