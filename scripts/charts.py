@@ -16,16 +16,13 @@ from tidy import read, row_problem  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
 from term import visible  # noqa: E402
-from topo import POLICIES, borders  # noqa: E402
 from c2c_published import imported_charts  # noqa: E402
 from reporting import scaling as scaling_words  # noqa: E402
 from reporting import numa  # noqa: E402
+from reporting.chartmodel import (bar_category, category_order, heatmap_axis, heatmap_variant, ideal,  # noqa: E402
+                                  is_rate, series_label, whisker)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def series_label(variant, placement):
-    return f"{variant} {placement}".strip() if variant not in ("", "-") else placement
 
 
 def quoted(label):
@@ -39,13 +36,6 @@ def point(xs, suspects, key):
     s = summary(xs)
     s["suspect"] = bool((suspects or {}).get(key))
     return s
-
-
-def whisker(s):
-    """The median's 95% CI where it exists (n >= 3), else min..max: what an error bar shows."""
-    if s["n"] >= 3 and s["ci_lo"] == s["ci_lo"]:
-        return max(s["ci_lo"], 0.0), s["ci_hi"]
-    return s["min"], s["max"]
 
 
 def load(data):
@@ -79,8 +69,7 @@ def scaling(groups, metric, dat, suspects=None):
             unit = u
     if not series:
         return None
-    # Ideal scaling only means something for a rate: N threads should do N times the 1-thread work.
-    rate = metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
+    rate = is_rate(metric, unit)
     panels = sorted(placements) if len(series) > 6 and len(placements) > 1 else []
     colour = {v: i + 1 for i, v in enumerate(sorted(variants))}
     order = sorted(series, key=lambda k: k if panels else series_label(k[1], k[0]))
@@ -89,14 +78,14 @@ def scaling(groups, metric, dat, suspects=None):
         for placement, variant in order:
             pts = series[(placement, variant)]
             f.write(quoted(variant or metric if panels else series_label(variant, placement)) + "\n")
-            base = pts.get(min(pts))["median"] / min(pts)
+            line = ideal({t: s["median"] for t, s in pts.items()}) if rate else {}
             for t in sorted(pts):
                 s = pts[t]
-                ideal = base * t if rate else float("nan")
-                lo, hi = whisker(s)
-                ymax = max(ymax, hi, ideal if rate else 0)
+                best = line.get(t, float("nan"))
+                lo, hi, _ci = whisker(s)
+                ymax = max(ymax, hi, best if rate else 0)
                 clean, hollow = ("NaN", f"{s['median']:.6g}") if s["suspect"] else (f"{s['median']:.6g}", "NaN")
-                f.write(f"{t} {s['median']:.6g} {lo:.6g} {hi:.6g} {ideal:.6g} {clean} {hollow}\n")
+                f.write(f"{t} {s['median']:.6g} {lo:.6g} {hi:.6g} {best:.6g} {clean} {hollow}\n")
             f.write("\n\n")
     info = {"n": len(series), "unit": unit, "ideal": int(rate),
             "suspect": int(any(s["suspect"] for pts in series.values() for s in pts.values()))}
@@ -115,7 +104,7 @@ def bars(groups, metric, dat, suspects=None):
     several = len({t for (_v, _p, t, _c, m, _u) in groups if m == metric}) > 1
     for (variant, placement, threads, _cpus, m, u), xs in groups.items():
         if m == metric:
-            category = f"{placement} t{threads}" if several else placement
+            category = bar_category(placement, threads, several)
             cells.setdefault(category, {}).setdefault(variant, []).extend(xs)
             flagged.setdefault(category, {}).setdefault(variant, False)
             if (suspects or {}).get((variant, placement, threads, _cpus, m, u)):
@@ -133,20 +122,12 @@ def bars(groups, metric, dat, suspects=None):
             for v in variants:
                 xs = cells[placement].get(v)
                 s = summary(xs) if xs else None
-                lo, hi = whisker(s) if s else (0, 0)
+                lo, hi, _ci = whisker(s) if s else (0, 0, False)
                 vals += [f"{s['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(flagged[placement][v]))] \
                     if s else ["NaN"] * 3 + ["0"]
             f.write(quoted(placement) + " " + " ".join(vals) + "\n")
     return {"n": len(variants), "unit": unit,
             "suspect": int(any(f for row in flagged.values() for f in row.values()))}
-
-
-def category_order(category):
-    """Placements in the lab's order (pairs from near to far: smt, same-l2, …, cross-package), then
-    thread counts; a placement the lab does not know goes last, alphabetically."""
-    placement, _, threads = category.partition(" t")
-    rank = POLICIES.index(placement) if placement in POLICIES else len(POLICIES)
-    return (rank, placement, int(threads) if threads.isdigit() else 0)
 
 
 def node_heatmap(groups, metric, dat):
@@ -172,13 +153,11 @@ def heatmap(groups, metric, dat, run_dir=None):
     nodes = node_heatmap(groups, metric, dat)
     if nodes:
         return nodes
-    cell, unit, variant_seen = {}, "", None
+    cell, unit = {}, ""
+    variant_seen = heatmap_variant(v for (v, _p, _t, cpus, m, _u) in groups if m == metric and len(cpus.split(",")) == 2)
     for (variant, _p, _t, cpus, m, u), xs in groups.items():
         parts = cpus.split(",")
-        if m != metric or len(parts) != 2:
-            continue
-        variant_seen = variant_seen or variant
-        if variant != variant_seen:      # one matrix per chart: the first variant
+        if m != metric or len(parts) != 2 or variant != variant_seen:     # one matrix per chart
             continue
         a, b = int(parts[0]), int(parts[1])
         cell.setdefault((a, b), []).extend(xs)
@@ -186,14 +165,8 @@ def heatmap(groups, metric, dat, run_dir=None):
     if not cell:
         return None
     seen = {c for pair in cell for c in pair}
-    # hwloc's logical order keeps each L3 domain contiguous (Intel numbers sockets interleaved),
-    # and a line is drawn where the domain (package, NUMA node, die, L3) changes.
-    topo = RunFolder(run_dir).topology() if run_dir else None
-    cpus = [p.os for p in topo.pus if p.os in seen] if topo else []
-    cpus += sorted(seen - set(cpus))
-    bounds = ""
-    if topo:
-        bounds = " ".join(f"{i + 0.5}" for i in borders(topo, cpus))
+    cpus, lines = heatmap_axis(RunFolder(run_dir).topology() if run_dir else None, seen)
+    bounds = " ".join(f"{i + 0.5}" for i in lines)
     with open(dat, "w") as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):

@@ -110,3 +110,49 @@ def test_bars_follow_the_relations_from_near_to_far_and_the_heatmap_marks_numa_n
               for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))}
     info = charts.heatmap(groups, "one_way_ns", str(tmp_path / "hm.dat"), str(run))
     assert info["bounds"] == "1.5", info
+
+
+def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
+    # One crafted run, two pictures: gnuplot's data files (report.md's PNGs) and report.html's inline
+    # SVG must agree on the bars' order, the heatmap's axis and its one variant (reporting/chartmodel.py).
+    import re
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    # bars: placements whose alphabetical order is not the lab's (smt < same-l3 < cross-package)
+    for pl, cpus in (("cross-package", "0,1"), ("smt", "0,12"), ("same-l3", "0,2")):
+        for r in (1, 2, 3):
+            lines.append(f'r,b,x,{pl},2,"{cpus}",{r},one_way_ns,{10 * r + len(pl)},ns')
+    # heatmap: two variants whose data order is not their name order
+    for v in ("rw", "cas"):
+        for a in range(24):
+            for b in range(24):
+                if a != b:
+                    lines.append(f'r,hm,{v},pairs,2,"{a},{b}",1,one_way_ns,{20 + 100 * (a % 2 != b % 2)},ns')
+    rows = "\n".join(lines) + "\n"
+    head, *body = rows.splitlines()
+    (run / "data" / "b.csv").write_text("\n".join([head] + [ln for ln in body if ",b," in ln]) + "\n")
+    (run / "data" / "hm.csv").write_text("\n".join([head] + [ln for ln in body if ",hm," in ln]) + "\n")
+    (run / "sweep" / "specs" / "b.spec").write_text("experiment = b\nchart = bars one_way_ns\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    (run / "sweep" / "state").write_text("complete\n")
+    xml = subprocess.run(["lstopo-no-graphics", "--input", f"{TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
+                          "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
+    (run / "env" / "lstopo.xml").write_text(xml)
+    sh("scripts/charts.py", str(run))
+    sh("scripts/report.py", str(run))
+    html = (run / "report.html").read_text()
+    dat_bars = [ln.split('"')[1] for ln in (run / "plots" / "b-bars-one_way_ns.dat").read_text().splitlines()[1:]]
+    assert dat_bars == ["smt", "same-l3", "cross-package"]
+    svg_bars = re.findall(r'class="xt"[^>]*>(smt|same-l3|cross-package)</text>', html)
+    assert svg_bars == dat_bars
+    # the heatmap's axis: gnuplot's first data block is CPU row 0 across the axis; the SVG labels its
+    # columns in the same order, and both draw the variant first by name
+    hm = html[html.index("hm: one_way_ns"):]
+    svg_axis = re.findall(r'y="36" class="xt">(\d+)</text>', hm)
+    import charts
+    groups, _s = charts.load(str(run / "data" / "hm.csv"))
+    info = charts.heatmap(groups, "one_way_ns", str(tmp_path / "h.dat"), str(run))
+    assert svg_axis == info["cpus"].split() and svg_axis[:2] == ["0", "2"]
+    assert info["variant"] == "cas" and "(cas)" in hm[:400]

@@ -208,7 +208,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     (["retry_pause=1e308"], "retry_pause must be a number from 0 to 86400, not '1e308'"),
     (["timeout=nan"], "timeout must be a number from 0 to 86400"),
     (["repeats=100000000"], "repeats must be auto or a whole number from 1 to 1000"),
-    (["placements=unpinned", "threads=100000"], "threads must be auto or whole numbers from 1 to 4096"),
+    (["placements=unpinned", "threads=100000"], "threads must be auto, all or whole numbers from 1 to 4096"),
     (["placements="], "placements is empty"),
     (["variants="], "variants is empty"),
     (["threads= "], "threads is empty"),
@@ -292,7 +292,7 @@ def test_a_sparse_member_is_refused_before_it_unpacks(tmp_path, results):
      "sweep/args.json: expected an object"),
     ("[" * 100000 + "]" * 100000, "sweep/args.json: not valid JSON (RecursionError"),
     (json.dumps({"profile": "default", "perf": 0, "overrides": {"threads": "100000", "placements": "unpinned"},
-                 "experiments": ["spin"]}), "threads must be auto or whole numbers from 1 to 4096"),
+                 "experiments": ["spin"]}), "threads must be auto, all or whole numbers from 1 to 4096"),
     (json.dumps({"profile": "default", "perf": 0, "overrides": {"repeats": "1000", "cost": "100"},
                  "experiments": ["spin"]}), "more than 24 h; replay its experiments yourself"),
 ])

@@ -7,9 +7,9 @@ import os
 from html import escape as E
 
 from runfolder import RunFolder
-from topo import borders
 
-from reporting import numa, svg
+
+from reporting import chartmodel, numa, svg
 from reporting.fmt import ci, fmt, spread
 
 CSS = """
@@ -121,10 +121,6 @@ def command_of(p):
     return f"command: {cmd}" if cmd else ""
 
 
-def is_rate(metric, unit):
-    return metric.endswith("per_s") or unit in ("1/s", "MB/s", "ops/s")
-
-
 def draw(run_label_sets, kind, metric, title, run=None):
     """run_label_sets: [(prefix, experiment model, dashed)] — one run for a report, two for compare."""
     series, palette = [], {}
@@ -143,7 +139,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
         if not series:
             return ""
         unit = series[0]["pts"][0][0]["unit"]
-        return svg.scaling(title, f"{metric} [{unit}]", series, ideal=is_rate(metric, unit) and len(run_label_sets) == 1)
+        return svg.scaling(title, f"{metric} [{unit}]", series,
+                           ideal=chartmodel.is_rate(metric, unit) and len(run_label_sets) == 1)
     if kind == "speedup":        # the numbers of reporting/scaling.py, the same as the words beside it
         sc = run_label_sets[0][1].get("scaling")
         if not sc:
@@ -168,7 +165,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
             pts = [p for p in e["points"] if p["metric"] == metric]
             several = len({p["threads"] for p in pts}) > 1
             for p in pts:
-                cat = f"{p['placement']} t{p['threads']}" if several else p["placement"]
+                cat = chartmodel.bar_category(p["placement"], p["threads"], several)
                 label = f"{prefix}{p['variant'] or metric}"
                 if (label, dash) not in [(v[0], v[2]) for v in variants]:
                     variants.append((label, palette.setdefault(p["variant"], len(palette)), dash))
@@ -178,7 +175,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
             return ""
         unit = next(iter(next(iter(cats.values())).values()))[0]["unit"]
         variants.sort(key=lambda v: (v[1], v[2]))
-        return svg.bars(title, f"{metric} [{unit}]", sorted(cats.items()), variants)
+        return svg.bars(title, f"{metric} [{unit}]", sorted(cats.items(), key=lambda c: chartmodel.category_order(c[0])),
+                        variants)
     if kind == "heatmap":
         _prefix, e, _d = run_label_sets[0]
         hrefs = chart_points(e)
@@ -187,20 +185,14 @@ def draw(run_label_sets, kind, metric, title, run=None):
             order = sorted({n for cell in nodes for n in cell})
             unit = next(iter(nodes.values()))[0]["unit"]
             return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", unit, nodes, order, mirror=False)
-        cells, first = {}, None
-        for p in e["points"]:
-            parts = p["cpus"].split(",")
-            if p["metric"] != metric or len(parts) != 2 or not all(x.isdigit() for x in parts):
-                continue
-            first = first if first is not None else p["variant"]
-            if p["variant"] == first:
-                cells[(int(parts[0]), int(parts[1]))] = (p, hrefs[id(p)])
+        pair = [p for p in e["points"] if p["metric"] == metric and len(p["cpus"].split(",")) == 2
+                and all(x.isdigit() for x in p["cpus"].split(","))]
+        first = chartmodel.heatmap_variant(p["variant"] for p in pair)
+        cells = {tuple(int(x) for x in p["cpus"].split(",")): (p, hrefs[id(p)]) for p in pair if p["variant"] == first}
         if not cells:
             return ""
         seen = {c for pair in cells for c in pair}
-        topo = RunFolder(run).topology() if run else None
-        order = [p.os for p in topo.pus if p.os in seen] if topo else []
-        order += sorted(seen - set(order))
+        order, lines = chartmodel.heatmap_axis(RunFolder(run).topology() if run else None, seen)
         unit = next(iter(cells.values()))[0]["unit"]
         png = RunFolder(run).chart(e["name"], "heatmap", metric, "png") if run else ""
         if len(order) > HEATMAP_SVG_CPUS and os.path.exists(png):
@@ -209,7 +201,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
                 data = base64.b64encode(f.read()).decode()
             return (f'<img class="chart" alt="{E(title)} heatmap, {len(order)} CPUs" '
                     f'src="data:image/png;base64,{data}">')
-        return svg.heatmap(f"{title} ({first})", unit, cells, order, borders(topo, order) if topo else [])
+        return svg.heatmap(f"{title} ({first})", unit, cells, order, lines)
     return ""
 
 

@@ -5,6 +5,7 @@ where n ≥ 3, else min–max (dotted)."""
 import math
 from html import escape
 
+from reporting import chartmodel
 from reporting.fmt import fmt
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
@@ -21,13 +22,6 @@ def _nice_max(v):
         if m * e >= v:
             return m * e
     return 10 * e
-
-
-def _whisker(s):
-    """(lo, hi, dotted): the CI when it exists, else min–max."""
-    if s["n"] >= 3 and s["ci_lo"] == s["ci_lo"]:
-        return max(s["ci_lo"], 0.0), s["ci_hi"], False
-    return s["min"], s["max"], True
 
 
 def _clip(x, lo, hi, ymax, Y, colour, dotted):
@@ -107,8 +101,7 @@ def scaling(title, ylabel, series, ideal=False):
     if ideal:
         for s in series:
             pts = sorted(s["pts"], key=lambda q: int(q[0]["threads"]))
-            base = pts[0][0]["s"]["median"] / int(pts[0][0]["threads"])
-            ideal_lines.append([(int(q[0]["threads"]), base * int(q[0]["threads"])) for q in pts])
+            ideal_lines.append(sorted(chartmodel.ideal({int(q[0]["threads"]): q[0]["s"]["median"] for q in pts}).items()))
             top = max([top] + [v for _t, v in ideal_lines[-1]])
     ymax = _nice_max(top * 1.05)
     def Y(v):
@@ -128,7 +121,8 @@ def scaling(title, ylabel, series, ideal=False):
         out.append(f'<polyline fill="none" stroke="{c}" stroke-width="2.2"{d} points="'
                    + " ".join(f"{X(int(p['threads'])):.1f},{Y(p['s']['median']):.1f}" for p, _h, _e in pts) + '"/>')
         for p, href, extra in pts:
-            lo, hi, dotted = _whisker(p["s"])
+            lo, hi, from_ci = chartmodel.whisker(p["s"])
+            dotted = not from_ci
             x = X(int(p["threads"]))
             out.append(_clip(x, lo, hi, ymax, Y, c, dotted))
             out.append(_marker(x, Y(p["s"]["median"]), c, p, href, extra))
@@ -173,7 +167,8 @@ def bars(title, ylabel, categories, variants):
                        f'fill="{fill}"{op} stroke="{c}" stroke-width="{2 if hollow else 1}" '
                        f'class="{"bar sus" if hollow else "bar"}"><title>{escape(tip(p, extra))}</title></rect>'
                        f'{"</a>" if href else ""}')
-            lo, hi, dotted = _whisker(p["s"])
+            lo, hi, from_ci = chartmodel.whisker(p["s"])
+            dotted = not from_ci
             out.append(_clip(x + bw / 2, lo, hi, ymax, Y, "#222", dotted))
     lx, ly = W - R + 16, T + 6
     for label, colour, hatched in variants:
