@@ -182,8 +182,11 @@ if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see 
 
 cat "$tmp/loadgen.csv"
 hz=$(getconf CLK_TCK)
-awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" \
-  'BEGIN { printf "server_cpu_share,%.2f,%%\n", 100 * (b - a) / hz / (e - s) }'
+# the server's CPU per request: comparable across hosts and variants even when other work steals CPU
+awk -F, -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" '
+  $1 == "ops_per_s" { ops = $2 }
+  END { share = (b - a) / hz / (e - s); printf "server_cpu_share,%.2f,%%\n", 100 * share
+        if (ops > 0) printf "server_cpu_us_per_req,%.3f,us\n", share * 1e6 / ops }' "$tmp/loadgen.csv"
 echo "cpus_shared,$shared,flag"
 if [[ $mode != "" ]]; then
   # contention counters of our server over the measured window (stats were reset at its start)
