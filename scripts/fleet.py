@@ -29,6 +29,7 @@ from fleetlib.inventory import InventoryError, load, select  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, is_run, results_dir, stamp_now  # noqa: E402
+from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,13 +39,15 @@ NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fle
 ETA = re.compile(r"^(\d+) points?, ETA (\d+):(\d\d):(\d\d)(?: \(range (.*)\))?$")
 
 
+# What a host sends back (its CPU model, kernel, errors, progress) is shown, never obeyed: every line the
+# fleet prints goes through term.visible, so a control sequence in it is written out, not run.
 def die(msg):
-    print(f"fleet: error: {msg}", file=sys.stderr)
+    print(f"fleet: error: {visible(msg, lines=True)}", file=sys.stderr)
     sys.exit(2)
 
 
 def say(msg):
-    print(msg, flush=True)
+    print(visible(msg, lines=True), flush=True)
 
 
 def parse(argv):

@@ -319,3 +319,12 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
     last = json.loads(p.stdout)
     assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
     assert last["last"].startswith("counters shared-atomic compact threads="), last
+
+
+def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
+    # A host's CPU model or error text reaches the terminal through the fleet's one printer.
+    import fleet
+    fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;owned\\x07\\x1b[2J Xeon" in out and out.count("\n") == 2     # the table's lines stay lines
