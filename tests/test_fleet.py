@@ -73,6 +73,10 @@ class Host:
             f"AuthorizedKeysFile {tmp / 'authorized_keys'}\nPidFile {self.dir / 'sshd.pid'}\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             "UsePAM no\nStrictModes no\n"
+            # The test hosts are this machine's root, whose login shell may run `pyenv init`: a pyenv
+            # rehash lock left by a killed shell (this test kills a host half-way) would make every later
+            # login wait 60 s for it. No real fleet host shares a login shell with the test.
+            "SetEnv PYENV_REHASH_TIMEOUT=0\n"
             # Ansible copies files over sftp, as to any real host.
             f"Subsystem sftp {SFTP}\n")
         self.proc = None
