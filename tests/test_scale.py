@@ -164,10 +164,10 @@ def test_gil_threads_are_never_said_to_scale(results):
     run, sc = burn(results, "threads", "threads=1 2", "placements=compact")
     (t2,) = [r for r in sc["rows"] if r["threads"] == 2]
     assert sc["words"]["compact"] in ("stops", "inconclusive")
-    if not t2["doubt"]:
-        assert sc["words"]["compact"] == "stops", sc["sentences"]
-    else:
-        assert sc["words"]["compact"] == "inconclusive"
+    # the word follows the row: "stops" when no repeat is suspect and the whole interval is below the
+    # threshold; a wide interval (a noisy host, 3 repeats) is honestly "inconclusive", never "scales"
+    clear = not t2["doubt"] and t2["eff_hi"] < scaling.THRESHOLD
+    assert sc["words"]["compact"] == ("stops" if clear else "inconclusive"), sc["sentences"]
     # whatever the load: threads under one lock keep at most about one CPU busy
     data = rows(os.path.join(run, "data", f"{os.path.basename(glob.glob(os.path.join(run, 'data', '*.csv'))[0])}"))
     cpu, wall = {}, {}
