@@ -126,7 +126,7 @@ memory_time() {
   # IRQ count per CPU list they may fire on (the effective list where the kernel has one)
   line=$(for f in /proc/irq/[0-9]*; do
       if [[ -r $f/effective_affinity_list ]]; then cat "$f/effective_affinity_list"; else cat "$f/smp_affinity_list" 2>/dev/null; fi
-    done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, NF > 1 ? $2 : "none", $1; sep = "; " }')
+    done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, (NF > 1 ? $2 : "none"), $1; sep = "; " }')
   echo "irq_affinity=${line:-unavailable: /proc/irq not readable}"
   echo "numa_per_package=$(sed -n 's/^numa_per_package=//p' "$dir/numa-nodes.txt" 2>/dev/null | grep . || echo "unavailable: see numa-nodes.txt")"
 }
@@ -146,13 +146,16 @@ git_diff() {
 }
 
 versions() {
-  local t
+  local t out
   for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java mvn cargo rustc gcc clang python3 nix; do
-    if command -v "$t" >/dev/null 2>&1; then
-      printf '%s: %s\n' "$t" "$("$t" --version 2>&1 </dev/null | head -n 1 || "$t" -V 2>&1 | head -n 1)"
-    else
-      printf '%s: unavailable: not installed\n' "$t"
+    if ! command -v "$t" >/dev/null 2>&1; then
+      printf '%s: unavailable: not installed\n' "$t"; continue
     fi
+    # The whole output, then its first line: `| head -n 1` cut a slow writer (mvn) short, and under
+    # pipefail that ran the fallback too (mvn -V starts a build: seconds per sweep, minutes under TCG).
+    out=$("$t" --version 2>&1 </dev/null) || out=$("$t" -V 2>&1 </dev/null) ||
+      out="unavailable: no version flag (the package list below has it)"
+    printf '%s: %s\n' "$t" "$(printf '%s\n' "${out%%$'\n'*}" | sed 's/\x1b\[[0-9;]*m//g')"
   done
   if command -v dpkg-query >/dev/null; then
     echo "--- Debian packages"
