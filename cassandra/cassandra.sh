@@ -52,10 +52,11 @@ check_settings() {
   local k v
   for k in port storage_port jmx_port; do
     v=${!k}
-    [[ $v =~ ^[0-9]{1,5}$ ]] && ((10#$v >= 1 && 10#$v <= 65535)) || { say "$k=$v: a port from 1 to 65535"; exit 2; }
+    [[ $v =~ ^[1-9][0-9]{0,4}$ ]] && ((v <= 65535)) || { say "$k=$v: a port from 1 to 65535"; exit 2; }
   done
   [[ $address =~ ^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$ ]] || { say "CASSANDRA_ADDRESS=$address: an IPv4 address or host name"; exit 2; }
-  [[ $seeds =~ ^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5}){0,31}$ ]] ||
+  local seeds_re='^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5}){0,31}$'
+  [[ $seeds =~ $seeds_re ]] ||
     { say "CASSANDRA_SEEDS=$seeds: ADDRESS:PORT[,ADDRESS:PORT…]"; exit 2; }
   [[ $auto_bootstrap == true || $auto_bootstrap == false ]] ||
     { say "CASSANDRA_AUTO_BOOTSTRAP=$auto_bootstrap: true or false"; exit 2; }

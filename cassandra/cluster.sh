@@ -65,8 +65,7 @@ cmd_up() {
   if [[ -n $inventory ]]; then
     exec "$root/scripts/fleet.py" cluster-up "inventory=$inventory" ${n:+"nodes=$n"}
   fi
-  [[ $n =~ ^[0-9]{1,2}$ ]] && ((10#$n >= 1 && 10#$n <= 16)) || bad "nodes=$n: a whole number from 1 to 16"
-  n=$((10#$n))
+  [[ $n =~ ^[1-9][0-9]?$ ]] && ((n <= 16)) || bad "nodes=$n: a whole number from 1 to 16"
   if [[ -n $(recorded) ]]; then
     local have
     have=$(recorded | wc -l)

@@ -432,8 +432,8 @@ def cmd_cluster_up(keys, args, env):
         r = json.load(open(path)) if os.path.exists(path) else {}
         nodes.append(dict(r, i=i))
         rows.append([h, r.get("cql", "–"), "seed" if h == seed else "joins", r.get("numa", "–"),
-                     r.get("pid") or "–", outcome.by_host[h]])
-    say(table(["host", "CQL", "role", "NUMA node", "PID", "status"], rows))
+                     play.one_line(r.get("java") or "–"), r.get("pid") or "–", outcome.by_host[h]])
+    say(table(["host", "CQL", "role", "NUMA node", "Java", "PID", "status"], rows))
     bad = [h for h in hosts if not outcome.ok(h)]
     if plan:
         say(f"plan only: nothing was started (Ansible's log: {out}/ansible.log)")
