@@ -24,6 +24,10 @@ jmx_base=${CLUSTER_JMX_PORT:-7300}
 ring_timeout=${CLUSTER_RING_TIMEOUT:-180}
 record=$work/cluster.txt
 export CASSANDRA_HEAP=${CASSANDRA_HEAP:-512M}
+# A running cluster's ports are the ones it was started with (status and down need them, not today's env).
+if [[ -f $record ]] && grep -q '^ports=' "$record"; then
+  IFS=' ' read -r port storage_port jmx_base < <(sed -n 's/^ports=//p' "$record")
+fi
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 bad() { say "$*"; exit 2; }
@@ -81,7 +85,8 @@ cmd_up() {
   mkdir -p "$work"
   { echo "# The lab's Cassandra cluster (cassandra/cluster.sh up), started $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "where=this host ($(hostname -s)), loopback addresses"
-    echo "heap=$CASSANDRA_HEAP"; } > "$record.tmp"
+    echo "heap=$CASSANDRA_HEAP"
+    echo "ports=$port $storage_port $jmx_base"; } > "$record.tmp"
   # The seed first; the others join it at once (a new cluster: no data to stream, so no bootstrap).
   local pids=() failed=0 bind
   for ((i = 1; i <= n; i++)); do
@@ -118,7 +123,11 @@ cmd_down() {
   [[ -n $(recorded) ]] || { say "no cluster recorded in $record"; return 0; }
   # a cluster of an inventory's hosts: Ansible stops each node on its host
   grep -q '^inventory=' "$record" && exec "$root/scripts/fleet.py" cluster-down
-  for i in $(recorded); do node "$i" "$here/cassandra.sh" down || true; done
+  # all at once: each waits for its own JVM to flush and exit (seconds each on a loaded host)
+  local pids=() p failed=0
+  for i in $(recorded); do node "$i" "$here/cassandra.sh" down & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+  ((failed == 0)) || { say "a node could not be stopped: the record stays ($record)"; return 1; }
   rm -f "$record"
 }
 
