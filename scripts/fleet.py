@@ -424,7 +424,7 @@ def cmd_cluster_up(keys, args, env):
     say(f"cluster: {'plan (check mode, nothing started)' if plan else 'starting'}: {len(hosts)} node(s) on "
         f"{', '.join(hosts)}; seed {seed} ({seeds})")
     outcome = play.run("cassandra.yml", keys["inventory"], hosts,
-                       {"action": "up", "code_tar": tar, "code_id": code_id, "seed_host": seed, "seeds": seeds,
+                       {"cluster_action": "up", "code_tar": tar, "code_id": code_id, "seed_host": seed, "seeds": seeds,
                         "out_dir": out, "node_code_dirs": {}}, env, os.path.join(out, "ansible.log"), check=plan)
     rows, nodes = [], []
     for i, h in enumerate(hosts, 1):
@@ -470,7 +470,7 @@ def cmd_cluster_down(env):
     out = os.path.join(os.path.dirname(record), f"ansible-{stamp_now()}")
     os.makedirs(out)
     outcome = play.run("cassandra.yml", settings["inventory"], hosts,
-                       {"action": "down", "code_tar": "", "code_id": "", "seed_host": hosts[0], "seeds": "",
+                       {"cluster_action": "down", "code_tar": "", "code_id": "", "seed_host": hosts[0], "seeds": "",
                         "out_dir": out, "node_code_dirs": {n["host"]: n["code"] for n in nodes}},
                        env, os.path.join(out, "ansible.log"))
     say(table(["host", "PID", "status"], [[n["host"], n.get("pid", "?"), outcome.by_host[n["host"]]] for n in nodes]))
