@@ -2,9 +2,10 @@
 # A multi-node Cassandra on this host: N nodes of cassandra/cassandra.sh on 127.0.0.2 … 127.0.0.(N+1), each
 # in its own work folder, each bound to one NUMA node (round-robin) where the host has several.
 #
-#   cassandra/cluster.sh up [nodes=N] [inventory=FILE]   start N nodes (default 3, at most 16) and wait until
-#                          the ring shows N nodes UN; with inventory=FILE: a node per `cassandra` host of an
-#                          Ansible inventory instead (scripts/fleet.py cluster-up)
+#   cassandra/cluster.sh up [nodes=N] [inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [plan=1]]
+#                          start N nodes (default 3, at most 16) and wait until the ring shows N nodes UN;
+#                          with inventory=FILE: a node per `cassandra` host of an Ansible inventory instead
+#                          (scripts/fleet.py cluster-up; plan=1: what would run where, nothing started)
 #   cassandra/cluster.sh down      stop exactly the nodes `up` started (each by its PID)
 #   cassandra/cluster.sh status    the cluster record and each node's state (exit 0 only when all answer CQL)
 #   cassandra/cluster.sh nodes     the CQL contact points, comma-separated (for runner-cql nodes=…)
@@ -58,18 +59,21 @@ ring_up() {   # how many nodes nodetool status shows Up and Normal
 }
 
 cmd_up() {
-  local n=3 inventory="" a
+  local n=3 inventory="" a fleet=() other=""
   for a in "$@"; do
     case $a in
-      nodes=*) n=${a#nodes=} ;;
-      inventory=*) inventory=${a#inventory=} ;;
-      *) bad "unknown argument '$a' (nodes=N, inventory=FILE)" ;;
+      nodes=*) n=${a#nodes=} fleet+=("$a") ;;
+      inventory=*) inventory=${a#inventory=} fleet+=("$a") ;;
+      hosts=* | known_hosts=* | plan=*) fleet+=("$a") other=$a ;;
+      *) bad "unknown argument '$a' (nodes=N, inventory=FILE [hosts=PATTERN known_hosts=FILE plan=1])" ;;
     esac
   done
-  if [[ -n $inventory ]]; then
-    exec "$root/scripts/fleet.py" cluster-up "inventory=$inventory" ${n:+"nodes=$n"}
-  fi
+  # with an inventory: every host of the group unless nodes= is given (fleet.py checks the arguments)
+  [[ -n $inventory ]] && exec "$root/scripts/fleet.py" cluster-up "${fleet[@]}"
+  [[ -z $other ]] || bad "$other: hosts=, known_hosts= and plan= are for a cluster on an inventory's hosts (inventory=FILE)"
   [[ $n =~ ^[1-9][0-9]?$ ]] && ((n <= 16)) || bad "nodes=$n: a whole number from 1 to 16"
+  [[ -f $record ]] && grep -q '^inventory=' "$record" &&
+    bad "a cluster on an inventory's hosts is recorded in $record: 'cluster-down' first"
   if [[ -n $(recorded) ]]; then
     local have
     have=$(recorded | wc -l)
@@ -153,5 +157,5 @@ case ${1:-} in
   down) cmd_down ;;
   status) cmd_status ;;
   nodes) cmd_nodes ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

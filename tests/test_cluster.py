@@ -23,7 +23,7 @@ PORTS = {"CLUSTER_PORT": "29042", "CLUSTER_STORAGE_PORT": "27000", "CLUSTER_JMX_
 
 def test_bad_settings_are_refused(tmp_path):
     env = {"CLUSTER_WORK": str(tmp_path / "c")}
-    for arg in ("nodes=0", "nodes=17", "nodes=3;id", "size=3"):
+    for arg in ("nodes=0", "nodes=17", "nodes=3;id", "size=3", "plan=1"):
         p = sh(CLUSTER, "up", arg, env=env, check=False)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (arg, p.stderr)
     # Values that would add YAML or options to a node's config (from an inventory, too) stop cassandra.sh.

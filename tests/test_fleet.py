@@ -344,8 +344,9 @@ def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
                    "[cassandra]\n" + "".join(f"{n} cassandra_port=29142 cassandra_jmx_port={27400 + i}\n"
                                              for i, n in enumerate(hosts)))
     env = dict(fleet["env"], CLUSTER_WORK=str(tmp_path / "cluster"))
-    p = subprocess.run([sys.executable, FLEET, "cluster-up", f"inventory={inv}", fleet["known"], "plan=1"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    # through cassandra/cluster.sh, as `./lab cluster-up inventory=… plan=1` runs it
+    p = subprocess.run([os.path.join(ROOT, "cassandra", "cluster.sh"), "up", f"inventory={inv}", fleet["known"],
+                        "plan=1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith("host") and not ln.startswith("host ")}
     assert set(rows) == {"hostA", "hostB"}, p.stdout
