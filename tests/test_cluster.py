@@ -89,3 +89,15 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
     assert down.returncode == 0, down.stderr
     assert not any(alive(p) for p in pids)
     assert not (tmp_path / "cluster" / "cluster.txt").exists()
+
+
+def test_cluster_row_of_a_received_record_is_bounded(tmp_path):
+    """A run folder from elsewhere may carry any env/cassandra-cluster.txt: the report's row stays one line
+    of bounded length, counting the nodes it lists."""
+    from reporting.model import cluster_row
+    rec = tmp_path / "cassandra-cluster.txt"
+    rec.write_text("where=hosts a, b of inv.ini\n" + "".join(f"node={i} host=h{i} cql=10.0.0.{i}:9042 numa={i % 2}\n"
+                                                           for i in range(1, 71)) + "x" * 100000 + "\n")
+    row = cluster_row(str(rec))
+    assert row.startswith("70 node(s), hosts a, b of inv.ini: 10.0.0.1:9042 (NUMA 1, h1)") and row.endswith(", …")
+    assert "\n" not in row and len(row) < 64 * 60
