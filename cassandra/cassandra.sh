@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The lab's Cassandra: a single Apache Cassandra 5.0.9 node on loopback, run from the jars of Maven Central.
+# The lab's Cassandra: one Apache Cassandra 5.0.9 node, run from the jars of Maven Central. By default the
+# single node on 127.0.0.1; cassandra/cluster.sh runs several through this same script (address, seeds, ports,
+# work folder and NUMA node are its settings).
 #
 #   cassandra/cassandra.sh up | down | status | wipe | lock | jars | nodetool ARGS…
 #
@@ -14,9 +16,11 @@
 #
 # Settings (environment): CASSANDRA_WORK (work folder, default .work/cassandra), CASSANDRA_HEAP (1G),
 # CASSANDRA_PORT (CQL, 9042), CASSANDRA_STORAGE_PORT (7000), CASSANDRA_JMX_PORT (7199), CASSANDRA_CPUS
-# (taskset CPU list to pin the server to; default unpinned), CASSANDRA_LIB (a ready jar folder, e.g. the Nix
-# store path: not fetched, still verified), CASSANDRA_UP_TIMEOUT (120 s), JAVA (java 17; default
-# $JAVA_HOME/bin/java or java).
+# (taskset CPU list to pin the server to; default unpinned), CASSANDRA_NUMA_NODE (numactl --cpunodebind and
+# --membind to this node instead), CASSANDRA_ADDRESS (listen and CQL address, 127.0.0.1), CASSANDRA_SEEDS
+# (ADDR:STORAGE_PORT,…; default this node), CASSANDRA_AUTO_BOOTSTRAP (true; false for a node of a new, empty
+# cluster), CASSANDRA_LIB (a ready jar folder, e.g. the Nix store path: not fetched, still verified),
+# CASSANDRA_UP_TIMEOUT (120 s), JAVA (java 17; default $JAVA_HOME/bin/java or java).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +30,10 @@ heap=${CASSANDRA_HEAP:-1G}
 port=${CASSANDRA_PORT:-9042}
 storage_port=${CASSANDRA_STORAGE_PORT:-7000}
 jmx_port=${CASSANDRA_JMX_PORT:-7199}
+address=${CASSANDRA_ADDRESS:-127.0.0.1}
+seeds=${CASSANDRA_SEEDS:-$address:$storage_port}
+auto_bootstrap=${CASSANDRA_AUTO_BOOTSTRAP:-true}
+numa_node=${CASSANDRA_NUMA_NODE:-}
 up_timeout=${CASSANDRA_UP_TIMEOUT:-120}
 stop_timeout=${CASSANDRA_STOP_TIMEOUT:-30}
 lockfile=$here/jars.lock
@@ -37,6 +45,24 @@ else java=java; fi
 
 say() { printf 'cassandra: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+
+# These settings go into cassandra.yaml and numactl's argv (from an inventory, too): only the characters
+# an address, a port list or a number needs, so that no value can add YAML or options of its own.
+check_settings() {
+  local k v
+  for k in port storage_port jmx_port; do
+    v=${!k}
+    [[ $v =~ ^[1-9][0-9]{0,4}$ ]] && ((v <= 65535)) || { say "$k=$v: a port from 1 to 65535"; exit 2; }
+  done
+  [[ $address =~ ^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$ ]] || { say "CASSANDRA_ADDRESS=$address: an IPv4 address or host name"; exit 2; }
+  local seeds_re='^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5}){0,31}$'
+  [[ $seeds =~ $seeds_re ]] ||
+    { say "CASSANDRA_SEEDS=$seeds: ADDRESS:PORT[,ADDRESS:PORT…]"; exit 2; }
+  [[ $auto_bootstrap == true || $auto_bootstrap == false ]] ||
+    { say "CASSANDRA_AUTO_BOOTSTRAP=$auto_bootstrap: true or false"; exit 2; }
+  [[ -z $numa_node || $numa_node =~ ^[0-9]{1,4}$ ]] || { say "CASSANDRA_NUMA_NODE=$numa_node: a node number"; exit 2; }
+  [[ -z $numa_node || -z ${CASSANDRA_CPUS:-} ]] || { say "CASSANDRA_NUMA_NODE and CASSANDRA_CPUS: give one"; exit 2; }
+}
 
 pid_alive() {
   local pid
@@ -50,9 +76,9 @@ pid_alive() {
 cql_answers() {
   local reply
   reply=$(timeout 3 bash -c '
-    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    exec 3<>"/dev/tcp/$1/$2" || exit 1
     printf "\x04\x00\x00\x00\x05\x00\x00\x00\x00" >&3
-    head -c 5 <&3 | od -An -tx1' _ "$port" 2>/dev/null) || return 1
+    head -c 5 <&3 | od -An -tx1' _ "$address" "$port" 2>/dev/null) || return 1
   # byte 0 = 0x84 (response, v4), byte 4 = opcode 0x06 (SUPPORTED)
   [[ $(echo "$reply" | awk '{print $1, $5}') == "84 06" ]]
 }
@@ -143,23 +169,26 @@ classpath() {
 
 cmd_up() {
   if pid_alive; then
-    cql_answers && { say "already running (PID $(<"$pidfile")), CQL on 127.0.0.1:$port"; return 0; }
+    cql_answers && { say "already running (PID $(<"$pidfile")), CQL on $address:$port"; return 0; }
     die "a node is running (PID $(<"$pidfile")) but CQL does not answer on port $port; try 'down'"
   fi
-  cql_answers && die "something else already answers CQL on 127.0.0.1:$port (not ours: no PID in $pidfile)"
+  cql_answers && die "something else already answers CQL on $address:$port (not ours: no PID in $pidfile)"
   "$java" -version 2>&1 | grep -q 'version "17' || say "warning: $java is not Java 17 (Cassandra 5.0 is run on 17 here)"
   fetch_jars
   local lib
   lib=$(lib_dir)
   mkdir -p "$work/conf" "$logdir" "$work/data" "$work/commitlog" "$work/saved_caches" "$work/hints" "$work/cdc_raw"
   sed -e "s|@DIR@|$work|g" -e "s|@PORT@|$port|g" -e "s|@STORAGE_PORT@|$storage_port|g" \
+    -e "s|@ADDRESS@|$address|g" -e "s|@SEEDS@|$seeds|g" -e "s|@AUTO_BOOTSTRAP@|$auto_bootstrap|g" \
     "$here/cassandra.yaml.in" > "$work/conf/cassandra.yaml"
   cp "$here/logback.xml" "$work/conf/logback.xml"
   local args=()
   mapfile -t args < <(jvm_args "$lib")
   local pin=()
   [[ -n ${CASSANDRA_CPUS:-} ]] && pin=(taskset -c "$CASSANDRA_CPUS")
-  say "starting Cassandra (heap $heap, CQL 127.0.0.1:$port${CASSANDRA_CPUS:+, CPUs $CASSANDRA_CPUS}), logs in $logdir"
+  # Bound to one node, CPUs and memory (Cassandra's own scripts interleave memory over all nodes).
+  [[ -n $numa_node ]] && pin=(numactl "--cpunodebind=$numa_node" "--membind=$numa_node")
+  say "starting Cassandra (heap $heap, CQL $address:$port${CASSANDRA_CPUS:+, CPUs $CASSANDRA_CPUS}${numa_node:+, NUMA node $numa_node}), logs in $logdir"
   : > "$logdir/stdout.log"
   # setsid: the node must not die with the shell (or the test) that started it; `down` stops it.
   setsid "${pin[@]}" "$java" "${args[@]}" -cp "$(classpath "$lib")" \
@@ -210,7 +239,7 @@ cmd_down() {
 cmd_status() {
   if pid_alive; then
     local state="CQL not answering"
-    cql_answers && state="CQL answers on 127.0.0.1:$port"
+    cql_answers && state="CQL answers on $address:$port"
     echo "running: PID $(<"$pidfile"), $state, work folder $work"
     cql_answers
   else
@@ -229,6 +258,7 @@ cmd_nodetool() {
     -h 127.0.0.1 -p "$jmx_port" "$@"
 }
 
+check_settings
 case ${1:-} in
   up) cmd_up ;;
   down) cmd_down ;;
@@ -240,5 +270,5 @@ case ${1:-} in
   lock) cmd_lock ;;
   jars) fetch_jars; say "$(lib_dir): every jar matches jars.lock" ;;
   nodetool) shift; cmd_nodetool "$@" ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

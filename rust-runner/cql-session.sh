@@ -4,17 +4,21 @@
 #                                        rows (`runner load` first runs the script's erase(), as Latte's)
 #   rust-runner/cql-session.sh down      stop Cassandra if `up` started it; else erase what `up` loaded
 #                                        (the script's erase(), where it defines one), leaving the node running
+# With LAB_NODES (the spec key nodes=, e.g. a cluster of cassandra/cluster.sh), the nodes are the user's:
+# nothing is started or stopped, `up` loads into them and `down` erases.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 marker=${CASSANDRA_WORK:-$root/.work/cassandra}/started-by-sweep
 runner=rust-runner/target/release/runner
 script=workloads/basic_write.rn
-nodes=127.0.0.1:${CASSANDRA_PORT:-9042}
+nodes=${LAB_NODES:-127.0.0.1:${CASSANDRA_PORT:-9042}}
 case ${1:-} in
   up)
     rows=${2:-100000}
-    if cassandra/cassandra.sh status > /dev/null 2>&1; then
+    if [[ -n ${LAB_NODES:-} ]]; then
+      echo "cql-session: against the given nodes $LAB_NODES (not started or stopped here)" >&2
+    elif cassandra/cassandra.sh status > /dev/null 2>&1; then
       echo "cql-session: Cassandra already up; leaving it running afterwards" >&2
     else
       cassandra/cassandra.sh up
@@ -25,10 +29,10 @@ case ${1:-} in
       --output "${LAB_RAW:-$root/.work}/runner-cql-load.json"
     ;;
   down)
-    if [[ -f $marker ]]; then
+    if [[ -z ${LAB_NODES:-} && -f $marker ]]; then
       rm -f "$marker"
       cassandra/cassandra.sh down
-    elif cassandra/cassandra.sh status > /dev/null 2>&1; then
+    elif [[ -n ${LAB_NODES:-} ]] || cassandra/cassandra.sh status > /dev/null 2>&1; then
       "$runner" erase "$script" --if-defined --nodes "$nodes"
     fi
     ;;

@@ -226,4 +226,8 @@ capture perf-paranoid.txt cat /proc/sys/kernel/perf_event_paranoid
 capture memcached-version.txt memcached -V
 if [[ -f $root/cassandra/jars.lock ]]; then cp "$root/cassandra/jars.lock" "$dir/cassandra-jars.lock"
 else echo "unavailable: no cassandra/jars.lock in this checkout" > "$dir/cassandra-jars.lock"; fi
+# The lab's Cassandra cluster, when one is up (cassandra/cluster.sh's record: how many nodes, where, bound how).
+cluster_record=${CLUSTER_WORK:-$root/.work/cluster}/cluster.txt
+if [[ -f $cluster_record ]]; then cp "$cluster_record" "$dir/cassandra-cluster.txt"
+else echo "unavailable: no cluster up (cassandra/cluster.sh)" > "$dir/cassandra-cluster.txt"; fi
 echo "captured $(ls "$dir" | wc -l) files into $dir" >&2

@@ -5,6 +5,8 @@
   fleet.py plan  inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [KEY=VALUE…] [experiments/X.spec…]
   fleet.py sweep inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [poll=SECONDS] [timeout=SECONDS]
                  [KEY=VALUE…] [experiments/X.spec…]
+  fleet.py cluster-up inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [nodes=N] [plan=1]
+  fleet.py cluster-down
 
 check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
 host. plan: the dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, and the
@@ -14,6 +16,11 @@ each host's progress, fetch every run folder (a failed host's partial one too) i
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
 command to resume: every host's run folder is resumed by the engine (run=), a running one reattached.
 Host keys are checked (known_hosts=FILE, else the user's). KEY=VALUE and specs go to every host's sweep.
+cluster-up: a Cassandra node on each host of the group `cassandra` (hosts=, the first nodes=N of them),
+the first one the seed, from the lab's locked jars (fleet/cassandra.yml), until the seed's ring shows every
+node UN; the record goes where cassandra/cluster.sh keeps its own (CLUSTER_WORK, .work/cluster/cluster.txt),
+so that `cassandra/cluster.sh nodes` gives runner-cql its contact points. plan=1: Ansible's check mode,
+nothing started: what would run where. cluster-down: stop the recorded nodes, each by its PID.
 Exit: 0 every host complete, 1 a host failed or could not be reached, 2 bad input (nothing run).
 """
 import json
@@ -28,7 +35,7 @@ from fleetlib import code, folder, play  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
-from runfolder import RunFolder, is_run, results_dir, stamp_now  # noqa: E402
+from runfolder import RunFolder, is_run, results_dir, stamp_now, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
@@ -366,16 +373,131 @@ def cmd_sweep(keys, args, env):
     return 0 if st["state"] == "complete" else 1
 
 
+# --- cluster-up / cluster-down ---------------------------------------------------------------------
+def cluster_record_path():
+    """cassandra/cluster.sh's record: one place for the local cluster and an inventory's."""
+    return os.path.join(os.environ.get("CLUSTER_WORK") or os.path.join(ROOT, ".work", "cluster"), "cluster.txt")
+
+
+def read_record(path):
+    """(settings {key: value}, nodes [{key: value}]) of a cluster record."""
+    settings, nodes = {}, []
+    for line in open(path, errors="replace"):
+        if line.startswith("node="):
+            nodes.append(dict(w.split("=", 1) for w in line.split() if "=" in w))
+        elif "=" in line and not line.startswith("#"):
+            k, v = line.rstrip("\n").split("=", 1)
+            settings[k] = v
+    return settings, nodes
+
+
+def cmd_cluster_up(keys, args, env):
+    extra_keys = {}
+    for a in args:
+        k, _, v = a.partition("=")
+        if k not in ("nodes", "plan") or not v:
+            die(f"cluster-up takes inventory=, hosts=, known_hosts=, nodes= and plan=1, not {a!r}")
+        extra_keys[k] = v
+    hosts = hosts_of(keys, env)
+    if "nodes" in extra_keys:
+        n = extra_keys["nodes"]
+        if not n.isdigit() or not 1 <= int(n) <= len(hosts):
+            die(f"nodes={n}: a whole number from 1 to {len(hosts)} (the hosts {keys['hosts']} selects)")
+        hosts = hosts[:int(n)]
+    plan = extra_keys.get("plan") == "1"
+    record = cluster_record_path()
+    if os.path.exists(record) and not plan:
+        die(f"a cluster is recorded in {record}: cluster-down first")
+    hostvars = load(keys["inventory"], env)["hostvars"]
+    seed = hosts[0]
+    sv = hostvars.get(seed, {})
+    seeds = f"{sv.get('cassandra_address') or sv.get('ansible_host') or seed}:{sv.get('cassandra_storage_port', 7000)}"
+    work = os.path.dirname(record)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, f"ansible-{stamp_now()}")
+    os.makedirs(out)
+    try:
+        tar, code_id, _ident = code.pack(ROOT, work)
+    except code.CodeError as e:
+        die(str(e))
+    t0 = time.monotonic()
+    say(f"cluster: {'plan (check mode, nothing started)' if plan else 'starting'}: {len(hosts)} node(s) on "
+        f"{', '.join(hosts)}; seed {seed} ({seeds})")
+    outcome = play.run("cassandra.yml", keys["inventory"], hosts,
+                       {"cluster_action": "up", "code_tar": tar, "code_id": code_id, "seed_host": seed, "seeds": seeds,
+                        "out_dir": out, "node_code_dirs": {}}, env, os.path.join(out, "ansible.log"), check=plan)
+    rows, nodes = [], []
+    for i, h in enumerate(hosts, 1):
+        path = os.path.join(out, f"{h}.json")
+        r = json.load(open(path)) if os.path.exists(path) else {}
+        nodes.append(dict(r, i=i))
+        rows.append([h, r.get("cql", "–"), "seed" if h == seed else "joins", r.get("numa", "–"),
+                     play.one_line(r.get("java") or "–"), r.get("pid") or "–", outcome.by_host[h]])
+    say(table(["host", "CQL", "role", "NUMA node", "Java", "PID", "status"], rows))
+    bad = [h for h in hosts if not outcome.ok(h)]
+    if plan:
+        say(f"plan only: nothing was started (Ansible's log: {out}/ansible.log)")
+        return 1 if bad else 0
+    lines = [f"# The lab's Cassandra cluster (scripts/fleet.py cluster-up), started {stamp_now()}",
+             f"where=hosts {', '.join(hosts)} of {os.path.abspath(keys['inventory'])}",
+             f"inventory={os.path.abspath(keys['inventory'])}", f"known_hosts={keys['known_hosts'] or ''}"]
+    lines += [f"node={n['i']} host={n.get('host', '?')} address={n.get('address', '?')} cql={n.get('cql', '?')} "
+              f"numa={n.get('numa', '?')} pid={n.get('pid') or '?'} code={n.get('code_dir', '?')} "
+              f"work={n.get('work', '?')}" for n in nodes if n.get("pid")]
+    if bad:
+        say(f"cluster: not up on {', '.join(bad)} (Ansible's log: {out}/ansible.log)")
+    if any(n.get("pid") for n in nodes):
+        # Recorded whenever a node runs, also after a failure: cluster-down must find and stop it.
+        write_atomic_text(record, "\n".join(lines + [f"up_seconds={int(time.monotonic() - t0)}"]) + "\n")
+    if bad:
+        say("cluster: run cluster-down to stop the nodes that did start")
+        return 1
+    say(f"cluster: {len(hosts)} nodes UN in {int(time.monotonic() - t0)} s; contact points: "
+        f"{','.join(n['cql'] for n in nodes)}; record: {record}")
+    return 0
+
+
+def cmd_cluster_down(env):
+    record = cluster_record_path()
+    if not os.path.exists(record):
+        say(f"cluster: no cluster recorded in {record}")
+        return 0
+    settings, nodes = read_record(record)
+    if "inventory" not in settings:
+        die(f"{record}: a cluster of this host: cassandra/cluster.sh down stops it")
+    env = play.environment(settings.get("known_hosts") or None)
+    hosts = [n["host"] for n in nodes]
+    out = os.path.join(os.path.dirname(record), f"ansible-{stamp_now()}")
+    os.makedirs(out)
+    outcome = play.run("cassandra.yml", settings["inventory"], hosts,
+                       {"cluster_action": "down", "code_tar": "", "code_id": "", "seed_host": hosts[0], "seeds": "",
+                        "out_dir": out, "node_code_dirs": {n["host"]: n["code"] for n in nodes}},
+                       env, os.path.join(out, "ansible.log"))
+    say(table(["host", "PID", "status"], [[n["host"], n.get("pid", "?"), outcome.by_host[n["host"]]] for n in nodes]))
+    if all(outcome.ok(h) for h in hosts):
+        os.remove(record)
+        return 0
+    say(f"cluster: not every node could be stopped; the record stays ({record}): run cluster-down again")
+    return 1
+
+
 def main(argv):
-    if not argv or argv[0] not in ("check", "plan", "sweep"):
+    if argv and argv[0] == "cluster-down":
+        if argv[1:]:
+            die("cluster-down takes no arguments (the record says which nodes run where)")
+        return cmd_cluster_down(None)
+    if not argv or argv[0] not in ("check", "plan", "sweep", "cluster-up"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
+    if argv[0] == "cluster-up" and not any(a.startswith("hosts=") for a in argv[1:]):
+        argv = argv + ["hosts=cassandra"]
     keys, args = parse(argv[1:])
     if argv[0] == "check" and args:
         die(f"check takes inventory=, hosts= and known_hosts= only, not {args[0]!r}")
     env = play.environment(keys["known_hosts"])
     try:
-        return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep}[argv[0]](keys, args, env)
+        return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep,
+                "cluster-up": cmd_cluster_up}[argv[0]](keys, args, env)
     except KeyboardInterrupt:
         # The hosts' sweeps are detached: they go on, and the same command follows them again.
         print("fleet: interrupted; sweeps already started go on, on their hosts: run the same command again "

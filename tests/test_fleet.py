@@ -332,3 +332,29 @@ def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;owned\\x07\\x1b[2J Xeon" in out and out.count("\n") == 2     # the table's lines stay lines
+
+
+@needs_hosts
+def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
+    """cluster-up with an inventory, as a plan (Ansible's check mode): every `cassandra` host is reached,
+    the first is the seed, each node's CQL address and Java are shown, and nothing is started."""
+    hosts = fleet["hosts"]
+    inv = tmp_path / "cassandra.ini"
+    inv.write_text(fleet["tmp"].joinpath("inventory.ini").read_text() +
+                   "[cassandra]\n" + "".join(f"{n} cassandra_port=29142 cassandra_jmx_port={27400 + i}\n"
+                                             for i, n in enumerate(hosts)))
+    env = dict(fleet["env"], CLUSTER_WORK=str(tmp_path / "cluster"))
+    # through cassandra/cluster.sh, as `./lab cluster-up inventory=… plan=1` runs it
+    p = subprocess.run([os.path.join(ROOT, "cassandra", "cluster.sh"), "up", f"inventory={inv}", fleet["known"],
+                        "plan=1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith("host") and not ln.startswith("host ")}
+    assert set(rows) == {"hostA", "hostB"}, p.stdout
+    assert "127.0.0.2:29142" in rows["hostA"] and " seed " in rows["hostA"] and rows["hostA"].rstrip().endswith("ok")
+    assert "127.0.0.3:29142" in rows["hostB"] and " joins " in rows["hostB"], p.stdout
+    assert "plan only: nothing was started" in p.stdout
+    assert not (tmp_path / "cluster" / "cluster.txt").exists()
+    assert not any((h.dir / "lab").exists() for h in hosts.values())
+    p = subprocess.run([sys.executable, FLEET, "cluster-up", f"inventory={inv}", fleet["known"], "nodes=3"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "nodes=3" in p.stderr, p.stderr

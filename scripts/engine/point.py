@@ -109,7 +109,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     os.makedirs(raw, exist_ok=True)
     pinned = point.placement != "unpinned"
     values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
-    env = dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event)
+    env = dict(spec_env(ctx.env, spec), LAB_PERF_EVENT=ctx.perf_event)
     env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
     perf_by_engine = ctx.perf == 1 and spec["perf"] == "engine" and not discard
     words = exec_words(spec, values)
@@ -186,6 +186,11 @@ def tail(path, n=3):
             return " ".join(line.strip() for line in f.readlines()[-n:])
     except OSError:
         return ""
+
+
+def spec_env(env, spec):
+    """The environment of a spec's shell text and command: the sweep's, and the server's contact points."""
+    return dict(env, LAB_NODES=spec["nodes"])
 
 
 def run_shell(text, root, env, log_path, own_session=False):

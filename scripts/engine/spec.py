@@ -45,6 +45,7 @@ KEYS = {
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "server": ("path", "", False, "pidfile (from the project root) of a server the command talks to but did not start, such as the lab's Cassandra: its CPU time is the measurement's, not foreign load, and the CPUs it may use are watched too"),
+    "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as `cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as $LAB_NODES (empty: the spec's own default server)"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
     "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second"),
     "min_corun": ("percent", "70", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
@@ -61,7 +62,7 @@ MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "second
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server")
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes")
 # The values a command may name as {name}: the engine fills them in per point and repeat
 # (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
@@ -71,6 +72,8 @@ SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
 ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
+# A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
+NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -124,6 +127,8 @@ def check(key, value, where):
     elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
                              or ".." in value.split("/")):
         bad = "a path inside the project, relative to its root"
+    elif kind == "nodes" and value and not NODES.fullmatch(value):
+        bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     elif kind == "shell" and unknown_placeholder(value):

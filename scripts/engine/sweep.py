@@ -76,6 +76,7 @@ class Sweep:
         self.stopping = False
         self.reaper = None
         self.teardown = ""
+        self.teardown_env = self.env
         self.failed = 0
         self.done_now = 0
         self.started = time.monotonic()
@@ -207,7 +208,7 @@ class Sweep:
         if self.teardown:
             text, self.teardown = self.teardown, ""
             # in its own session: the terminal's second Ctrl-C must not cut it off
-            pt.run_shell(text, self.root, self.env, self.rf.sweep_file("setup.log"), own_session=True)
+            pt.run_shell(text, self.root, self.teardown_env, self.rf.sweep_file("setup.log"), own_session=True)
 
     def experiment(self, spec, points):
         exp = spec.name
@@ -236,9 +237,10 @@ class Sweep:
             if not text:
                 continue
             self.journal.event(step, f"{spec.name}: {step}: {text}", experiment=spec.name, command=text)
+            env = pt.spec_env(self.env, spec)
             if step == "setup":
-                self.teardown = spec["teardown"]
-            rc, secs = pt.run_shell(text, self.root, self.env, log)
+                self.teardown, self.teardown_env = spec["teardown"], env
+            rc, secs = pt.run_shell(text, self.root, env, log)
             if rc != 0:
                 why = pt.tail(log, 5)
                 self.journal.event(f"{step}_failed", f"{spec.name}: FAILED {step}: {text} (exit {rc}; its {n} "

@@ -58,15 +58,16 @@ class Outcome:
         return self.by_host.get(h, "").startswith("unreachable")
 
 
-def run(playbook, inventory, hosts, extra, env, log_path):
-    """Run fleet/<playbook> on `hosts` (names); Ansible's own output is appended to log_path."""
+def run(playbook, inventory, hosts, extra, env, log_path, check=False):
+    """Run fleet/<playbook> on `hosts` (names); Ansible's own output is appended to log_path. check: Ansible's
+    check mode (nothing is changed on the hosts; tasks marked check_mode: false still report)."""
     with tempfile.TemporaryDirectory(prefix="lab-fleet-") as tmp:
         vars_file = os.path.join(tmp, "vars.json")
         status = os.path.join(tmp, "status.jsonl")
         with open(vars_file, "w") as f:
             json.dump(dict(extra, fleet_hosts=",".join(hosts)), f)
         argv = ["ansible-playbook", "-i", os.path.abspath(inventory), "-e", "@" + vars_file,
-                os.path.join(FLEET, playbook)]
+                os.path.join(FLEET, playbook)] + (["--check"] if check else [])
         with open(log_path, "a") as log:
             log.write(f"\n### {' '.join(shlex.quote(a) for a in argv)}\n")
             log.flush()

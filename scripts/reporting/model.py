@@ -117,10 +117,27 @@ def host(run):
             ("commit", first_line(f"{env}/git.txt")),
             ("path", path),
             ("memory and time", memory_time_row(mt)),
-        ],
+        ] + ([("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt"))]
+             if os.path.exists(f"{env}/cassandra-cluster.txt")
+             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else []),
         "warnings": memory_time_warnings(mt),
         "build": open(build, errors="replace").read().strip() if os.path.exists(build) else None,
     }
+
+
+def cluster_row(path):
+    """env/cassandra-cluster.txt (cassandra/cluster.sh's record, or fleet.py cluster-up's) in one line: how
+    many nodes, where, and how each is bound. A received run's file: its values are shown, never run."""
+    where, nodes = "?", []
+    with open(path, errors="replace") as f:
+        lines = [line[:1000] for _n, line in zip(range(200), f)]     # bounded: a received run's file
+    for line in lines:
+        if line.startswith("where="):
+            where = line[6:].strip()
+        elif line.startswith("node="):
+            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            nodes.append(f"{f.get('cql', '?')} (NUMA {f.get('numa', '?')}{', ' + f['host'] if 'host' in f else ''})")
+    return f"{len(nodes)} node(s), {where}: {', '.join(nodes[:64])}{', …' if len(nodes) > 64 else ''}"
 
 
 def memory_time_row(mt):
