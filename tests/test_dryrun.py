@@ -97,15 +97,3 @@ def test_the_last_runs_remeasurements_are_priced(tmp_path, results):
     h, m, sec = (int(x) for x in eta.split("ETA ")[1].split()[0].split(":"))
     assert h * 3600 + m * 60 + sec >= 3 and "(range 0:00:0" in eta
 
-
-def test_the_runner_benchmark_is_priced_as_an_ordinary_sweep(results):
-    """`just bench-runner`'s two specs: the empty workload (1 and 2 threads, shared vs per-thread) and
-    the pinned insert run against Cassandra, each point priced, nothing started."""
-    out = sh("scripts/sweep.py", "dry=1", "profile=smoke", "topology=pack:1 core:2 pu:2", "experiments/bench-runner.spec",
-             "experiments/bench-runner-insert.spec", env=results).stdout
-    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"])]
-    assert sorted((f[0], f[1], f[3]) for f in points) == [
-        ("bench-runner", "per-thread", "1"), ("bench-runner", "per-thread", "2"),
-        ("bench-runner", "shared-arc", "1"), ("bench-runner", "shared-arc", "2"),
-        ("bench-runner-insert", "runner", "1")]
-    assert "5 points, ETA" in out and os.listdir(results["LAB_RESULTS"]) == []
