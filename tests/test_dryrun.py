@@ -96,4 +96,3 @@ def test_the_last_runs_remeasurements_are_priced(tmp_path, results):
     eta = out.rstrip().splitlines()[-1]          # two runs and a 3-s pause, against one run at best
     h, m, sec = (int(x) for x in eta.split("ETA ")[1].split()[0].split(":"))
     assert h * 3600 + m * 60 + sec >= 3 and "(range 0:00:0" in eta
-
