@@ -7,6 +7,7 @@ import os
 import re
 
 from conftest import ROOT, rows, sh
+from engine.spec import Spec, profiles
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
            (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"))}
@@ -60,3 +61,13 @@ def test_bench_probes_smoke_end_to_end(tmp_path, results):
         data = rows(run / "data" / f"{exp}.csv")
         assert data and {"wall_s", "max_rss_kib"} <= {r["metric"] for r in data}, exp
     assert "channel-pipeline" in (run / "report.md").read_text()
+
+
+def test_bench_runner_insert_calls_match_its_arguments():
+    """cpu_us_per_call divides by the spec's `calls`: in every profile it must be the --duration and
+    --warmup counts that the same profile's args ask the runner for."""
+    spec = Spec(os.path.join(ROOT, "experiments", "bench-runner-insert.spec"))
+    for profile in sorted(profiles([spec])):
+        r = spec.resolve(profile, {})
+        counts = dict(re.findall(r"--(duration|warmup) (\d+)\b", r["args"]))
+        assert int(r["calls"]) == int(counts["duration"]) + int(counts["warmup"]), profile
