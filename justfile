@@ -120,7 +120,7 @@ test:
 # The lab's own tests: placements on the fixtures, the sweep engine (resume after kill -9), the flake, end to end
 [group('test')]
 test-lab:
-    python3 -m pytest -q tests
+    python3 -m pytest -q --durations=25 tests
 
 # shellcheck every driver
 [group('test')]

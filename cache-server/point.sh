@@ -200,4 +200,18 @@ if [[ $mode != "" ]]; then
     esac
   done <&3
   exec 3>&-
+  # where its memory is, at the end of the window (`stats numa`: the pages of its recent items and of
+  # a connection's buffers): a ran-on.csv row per node holding any, which the engine's guard checks
+  # against the point's membind (docs/instruments.md); the server binds nothing itself (mem_want -1)
+  ranon=$raw/ran-on.csv
+  [[ -s $ranon ]] || echo "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want" > "$ranon"
+  exec 3<> "/dev/tcp/127.0.0.1/$port"
+  printf 'stats numa\r\n' >&3
+  while IFS=$' \r' read -r -t 5 tag name value _; do
+    [[ $tag == END ]] && break
+    if [[ $value =~ ^[0-9]+$ && $name =~ ^numa_(item|conn)_pages_node([0-9]+)$ ]]; then
+      echo "cache-server,$variant ${BASH_REMATCH[1]}s,\"${cpus:-any}\",-1,-1,-1,-1,${BASH_REMATCH[2]},-1" >> "$ranon"
+    fi
+  done <&3
+  exec 3>&-
 fi

@@ -62,6 +62,9 @@ def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
     assert lo < 1.55 < hi and not math.isnan(lo)
     assert "| node | 0 | 1 |" in text and "| 1 | 21 | 10 |" in text
     assert "this host has one NUMA node" not in text
+    # beside it, the published machines of reference/numa-mem/ with their sources
+    pub = next(ln for ln in text.splitlines() if ln.startswith("Published, on other 2-socket machines"))
+    assert "2x-xeon-8269cy" in pub and "×1.84 latency, ×2.22 bandwidth" in pub and "定制Linux_Kernel.md" in pub
     html = (run / "report.html").read_text()
     assert "Remote memory costs ×1.55" in html and "rows: CPU node, columns: memory node" in html
     # the SVG heatmap does not mirror a CPU node x memory node cell: four distinct cells
@@ -77,6 +80,31 @@ def test_one_node_host_says_so(tmp_path):
     assert "this host has one NUMA node (node 0): one cell" in text
     assert "Remote memory costs" not in text and "| 0 | 10 |" in text
     assert "this host has one NUMA node" in (run / "report.html").read_text()
+
+
+def test_published_catalogue_parses_and_every_number_has_a_source():
+    from reporting import numa
+    rows = list(csv.DictReader(open(numa.CATALOGUE, encoding="utf-8")))
+    parsed = numa.catalogue()
+    assert len(parsed) == len(rows) >= 3
+    for r, p in zip(rows, parsed):
+        assert r["source"].count("@") == 1 and len(r["source"].split("@")[1]) == 40, r["source"]
+        assert r["source_file"] and r["where"] and r["cpu"], r
+        assert 1 < p["lat_x"] < 5 and (p["bw_x"] is None or 1 < p["bw_x"] < 10), p   # remote is dearer
+    assert any(p["bw_x"] is not None for p in parsed)
+
+
+def test_a_malformed_catalogue_row_names_its_line(tmp_path):
+    from reporting import numa
+    bad = tmp_path / "c.csv"
+    head = open(numa.CATALOGUE, encoding="utf-8").readline()
+    bad.write_text(head + "m,cpu,u,t,1 2 3,,o/r@" + "0" * 40 + ",f,w\n")
+    try:
+        numa.catalogue(str(bad))
+        raise AssertionError("accepted three numbers")
+    except ValueError as e:
+        assert str(e).startswith(f"{bad}:2: expected four positive numbers")
+    assert numa.published_line(str(bad)).startswith("Published figures unreadable: ")
 
 
 def test_mem_probe_on_this_host(tmp_path):

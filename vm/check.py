@@ -160,6 +160,11 @@ def main(shape, run):
     check("a wrong membind is caught: every row suspect 'memory on node 1, expected 0'",
           wrong and all(r["suspect"].startswith("memory on node 1, expected 0") for r in wrong),
           {r["suspect"] for r in wrong})
+    # The same for the cache server (vm/wrong-membind-cache.spec): its `stats numa` says node 1.
+    wrong = rows(os.path.join(run, "data", "wrong-membind-cache.csv"))
+    check("the cache server's wrong membind is caught: every row suspect 'memory on node 1, expected 0'",
+          wrong and all(r["suspect"].startswith("memory on node 1, expected 0 (cache-server striped") for r in wrong),
+          {r["suspect"] for r in wrong})
 
     # report and charts
     check("report.md written, for all five experiments",

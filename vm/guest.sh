@@ -11,7 +11,8 @@ export PATH=$root/.work/tools/bin:$PATH
 echo "guest: $(nproc) CPUs, kernel $(uname -r), $(date -u +%H:%M:%S)"
 just sweep profile=guest run=/vmout/run \
   experiments/c2c.spec experiments/c2c-matrix.spec experiments/counters.spec \
-  experiments/channel.spec experiments/channel-pipeline.spec experiments/numa-mem.spec vm/wrong-membind.spec
+  experiments/channel.spec experiments/channel-pipeline.spec experiments/numa-mem.spec vm/wrong-membind.spec \
+  vm/wrong-membind-cache.spec
 rc=$?
 echo "guest: sweep exit $rc at $(date -u +%H:%M:%S)"
 exit "$rc"

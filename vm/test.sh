@@ -13,6 +13,7 @@ out=$root/.work/vm/runs
 pass=0 fail=0
 # The guest builds nothing: compiling under TCG takes minutes.
 just build-probes || { echo "multisocket: build-probes failed"; exit 1; }
+just build-cache || { echo "multisocket: build-cache failed"; exit 1; }   # vm/wrong-membind-cache.spec
 # The job sees this checkout at the same path (the host root is the guest's root).
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT

@@ -148,6 +148,12 @@ void lru_unlink(item *it);      /* takes the LRU lock */
 void lru_bump(item *it);        /* moves to head if older than ITEM_UPDATE_INTERVAL */
 bool lru_evict(unsigned lru_id, bool may_block);
 
+/* ---- where memory is (numa.c): recent item addresses per thread, their pages' NUMA nodes ---- */
+#define NUMA_MAX_NODES 64
+void numa_note_item(const void *p);
+int numa_pages_nodes(const void **addr, int n, int *counts, int ncounts, int *pages);
+int numa_item_nodes(int *counts, int ncounts, int *pages);
+
 /* ---- per-thread statistics (stats.c) ---- */
 struct thread_stats {
     uint64_t cmd_get, get_hits, get_misses, get_expired, get_flushed;
@@ -220,6 +226,7 @@ bool safe_strtoull(const char *s, uint64_t *out);
 
 /* ---- stats output (stats_text.c) ---- */
 void stats_write(conn *c);
+void stats_numa_write(conn *c);
 
 /* ---- threads (thread.c) ---- */
 void threads_start(int nthreads);

@@ -71,6 +71,7 @@ item *item_alloc(const char *key, size_t nkey, uint32_t flags, rel_time_t exptim
             __atomic_sub_fetch(&shard_used[lru], size, __ATOMIC_RELAXED);
         return NULL;
     }
+    numa_note_item(it);
     memset(it, 0, sizeof(*it));
     it->hv = hv;
     it->refcount = 1;

@@ -304,6 +304,8 @@ static void process_stats(conn *c, token_t *tokens, size_t ntokens)
     } else if (strcmp(tokens[1].value, "reset") == 0) {
         stats_reset();
         out_string(c, "RESET");
+    } else if (strcmp(tokens[1].value, "numa") == 0) {
+        stats_numa_write(c);
     } else {
         out_string(c, "ERROR");
     }

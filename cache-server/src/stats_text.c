@@ -1,4 +1,4 @@
-/* The `stats` command's reply: the workers' counters summed (stats.c), the clock, the memory in
+/* The `stats` and `stats numa` replies: the workers' counters summed (stats.c), the clock, the memory in
  * use and the lock mode, in memcached's names and order, then our contention counters. Apart from
  * stats.c, whose counters conn.c bumps, because this writes into a connection's reply. */
 #include <stdio.h>
@@ -86,5 +86,33 @@ void stats_write(conn *c)
     stat_u64(c, "shard_rpc_calls", s.rpc_calls);
     stat_secs(c, "shard_rpc_wait_time", s.rpc_wait_ns);
     stat_u64(c, "shard_rpc_served", s.rpc_served);
+    out_bytes(c, "END\r\n", 5);
+}
+
+/* one node's share of a memory kind: only nodes that hold a sampled page get a line */
+static void numa_lines(conn *c, const char *kind, const int *counts, int pages)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "numa_%s_pages", kind);
+    stat_u64(c, name, (uint64_t)pages);
+    for (int n = 0; n < NUMA_MAX_NODES; n++)
+        if (counts[n] > 0) {
+            snprintf(name, sizeof(name), "numa_%s_pages_node%d", kind, n);
+            stat_u64(c, name, (uint64_t)counts[n]);
+        }
+}
+
+/* `stats numa`: the NUMA nodes of the item memory (pages of the last items each thread allocated,
+ * numa.c) and of the asking connection's buffers (allocated by its worker as every connection's
+ * are). `pages` counts distinct pages asked about; a page the kernel could not place (unmapped, or
+ * move_pages and get_mempolicy refused) is in no node line. */
+void stats_numa_write(conn *c)
+{
+    int items[NUMA_MAX_NODES] = {0}, conns[NUMA_MAX_NODES] = {0}, pages = 0;
+    numa_item_nodes(items, NUMA_MAX_NODES, &pages);
+    numa_lines(c, "item", items, pages);
+    const void *bufs[] = { c, c->rbuf, c->wbuf, c->segs };
+    numa_pages_nodes(bufs, 4, conns, NUMA_MAX_NODES, &pages);
+    numa_lines(c, "conn", conns, pages);
     out_bytes(c, "END\r\n", 5);
 }

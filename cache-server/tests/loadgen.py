@@ -31,6 +31,39 @@ def rows(out):
     return d
 
 
+def node_list(text):
+    """'0-1,3' -> {0, 1, 3} (the kernel's node list format)"""
+    out = set()
+    for part in filter(None, text.strip().split(",")):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def check_memory_node(raw):
+    """The smoke point's ran-on.csv: where the server said (`stats numa`) its items and a connection's
+    buffers are, nodes that hold memory on this host; the engine's guard, given a point bound to a node
+    that is not among them, marks the repeat with the node it found."""
+    import csv
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+    from engine.placement import misplaced
+    with open("/sys/devices/system/node/has_memory") as f:
+        nodes = node_list(f.read())
+    try:
+        with open(os.path.join(raw, "ran-on.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        rows = [{"error": str(e)}]
+    kinds = {r.get("variant") for r in rows}
+    check("point.sh: ran-on.csv says which node holds the items and the connection buffers (stats numa)",
+          kinds == {"global items", "global conns"} and all(int(r["mem_node"]) in nodes for r in rows), str(rows))
+    wrong = max(nodes) + 1
+    said = misplaced(raw, [wrong], "local", True)
+    check(f"the guard catches memory off the point's membind node {wrong}",
+          said.startswith("memory on node ") and f"expected {wrong} (cache-server global" in said, said)
+    check("the guard passes it on the nodes it is on", misplaced(raw, sorted(nodes), "interleave", True) == "")
+
+
 def server(build, *extra):
     tmp = tempfile.mkdtemp()
     pf = os.path.join(tmp, "port")
@@ -164,6 +197,7 @@ def main():
         lines = [str(e)]
     check("raw/client-threads.csv: a line per client thread", lines[:1] == ["thread,cpu,cpu_s,busy_pct"] and
           len(lines) == 3, str(lines))
+    check_memory_node(raw)
     p = subprocess.run([point, "--variant=global-lock", "--pinned=0"], capture_output=True, text=True, env=env, timeout=60)
     check("point.sh: variant global-lock is gone (global): exit 2", p.returncode == 2 and "unknown variant" in p.stderr,
           f"rc {p.returncode}")

@@ -159,9 +159,19 @@ impl Sample {
     }
 }
 
+/// Where a worker ran and where its heap was, for ran-on.csv (docs/instruments.md).
+#[derive(Clone, Copy, Debug)]
+pub struct Placed {
+    pub worker: usize,
+    pub pinned_to: i32,
+    pub first_cpu: i32,
+    pub last_cpu: i32,
+    pub heap_node: i32,
+}
+
 pub enum Msg {
     Sample(usize, Sample),
-    Done { elapsed: Duration, stamps: Option<Stamps> },
+    Done { elapsed: Duration, stamps: Option<Stamps>, placed: Placed },
     Failed(usize, String),
 }
 
@@ -637,8 +647,17 @@ pub fn run_phase(
                 ready.wait();
                 worker.warm_up(&spec, &tx, &shared).await;
                 go.wait();
+                let first_cpu = crate::sys::current_cpu();
                 let (elapsed, stamps) = worker.measure(&spec, &tx, &shared).await;
-                let _ = tx.send(Msg::Done { elapsed, stamps });
+                // after the window, so that asking costs the measurement nothing
+                let placed = Placed {
+                    worker: w,
+                    pinned_to: cpu.map_or(-1, |c| c as i32),
+                    first_cpu,
+                    last_cpu: crate::sys::current_cpu(),
+                    heap_node: crate::sys::heap_node(),
+                };
+                let _ = tx.send(Msg::Done { elapsed, stamps, placed });
             });
         })?;
         handles.push(h);
@@ -659,12 +678,14 @@ pub fn run_phase(
     let t0 = Instant::now();
     let mut elapsed = Duration::ZERO;
     let mut stamps = Vec::new();
+    let mut placed = Vec::new();
     for msg in rx.iter() {
         match msg {
             Msg::Sample(w, s) => on_sample(w, s),
-            Msg::Done { elapsed: e, stamps: st } => {
+            Msg::Done { elapsed: e, stamps: st, placed: p } => {
                 elapsed = elapsed.max(e);
                 stamps.extend(st);
+                placed.push(p);
             }
             Msg::Failed(w, e) => failures.push(format!("worker {w}: {e}")),
         }
@@ -685,6 +706,7 @@ pub fn run_phase(
         max_rss_bytes: usage1.max_rss_bytes,
         stopped_on_errors: shared.errors.load(Ordering::Relaxed) > spec.max_errors,
         corun_pct: if stamps.len() == threads { corun_pct(&stamps) } else { None },
+        placed,
     })
 }
 
@@ -698,6 +720,8 @@ pub struct PhaseOutcome {
     /// % of the measured span during which every worker was running (corun.rs); None when a worker
     /// did not measure (stopped before it began).
     pub corun_pct: Option<f64>,
+    /// Each worker's CPUs and heap node, in the order they finished.
+    pub placed: Vec<Placed>,
 }
 
 /// Calls one function once on the main thread (schema, erase, prepare), with the given context.

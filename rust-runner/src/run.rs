@@ -170,6 +170,11 @@ fn measure(a: &RunArgs, program: &Program, seed: &ContextSeed, spec: &PhaseSpec,
     let outcome = exec::run_phase(program, a.program_sharing, seed, spec, placement, |w, s| collector.add(w, s))
         .map_err(|e| failed(format!("{e:#}")))?;
     collector.finish(outcome.elapsed);
+    if let Ok(raw) = std::env::var("LAB_RAW") {
+        let variant = a.variant.clone().unwrap_or_else(|| a.program_sharing.variant().into());
+        write_ran_on(std::path::Path::new(&raw), &variant, a.cpus.as_deref().unwrap_or(""), &outcome.placed)
+            .map_err(|e| failed(format!("{raw}/ran-on.csv: {e}")))?;
+    }
 
     let elapsed_s = outcome.elapsed.as_secs_f64().max(1e-9);
     let per_sample = Mean::of(&collector.throughputs());
@@ -197,6 +202,28 @@ fn measure(a: &RunArgs, program: &Program, seed: &ContextSeed, spec: &PhaseSpec,
         interrupted: sys::interrupted(),
     };
     Ok((collector, result))
+}
+
+/// Appends a line per worker to DIR/ran-on.csv (docs/instruments.md): the CPU it ran on when its window
+/// began and ended, and the node of its heap (sys::heap_node); the runner binds no memory (mem_want -1),
+/// so the engine's guard checks the node against the point's membind.
+fn write_ran_on(dir: &std::path::Path, variant: &str, cpus: &str, placed: &[exec::Placed]) -> std::io::Result<()> {
+    use std::io::Write;
+    let path = dir.join("ran-on.csv");
+    let new = std::fs::metadata(&path).map(|m| m.len() == 0).unwrap_or(true);
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    let mut out = String::new();
+    if new {
+        out.push_str("probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n");
+    }
+    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut placed = placed.to_vec();
+    placed.sort_by_key(|p| p.worker);
+    for p in placed {
+        out.push_str(&format!("runner,{},{},{},{},{},{},{},-1\n", quote(variant), quote(cpus), p.worker, p.pinned_to,
+                              p.first_cpu, p.last_cpu, p.heap_node));
+    }
+    f.write_all(out.as_bytes())
 }
 
 struct SaveInput {

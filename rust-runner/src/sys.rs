@@ -68,6 +68,35 @@ pub fn pin_current_thread(cpu: usize) -> Result<()> {
     Ok(())
 }
 
+/// The CPU the calling thread runs on now (-1 if the kernel does not say).
+pub fn current_cpu() -> i32 {
+    // SAFETY: no arguments, no memory touched.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// The NUMA node of the page holding `p` (get_mempolicy with MPOL_F_NODE | MPOL_F_ADDR), or -1 when the
+/// kernel does not say (no NUMA support, a refused system call, a page not yet touched).
+pub fn page_node(p: *const u8) -> i32 {
+    const MPOL_F_NODE: libc::c_ulong = 1;
+    const MPOL_F_ADDR: libc::c_ulong = 2;
+    let mut node: libc::c_int = -1;
+    // SAFETY: the kernel writes one int to `node`; a null nodemask with maxnode 0 is allowed, and `p`
+    // is only looked up in the page tables, never dereferenced.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_get_mempolicy, &mut node as *mut libc::c_int, std::ptr::null_mut::<libc::c_ulong>(),
+                      0 as libc::c_ulong, p, MPOL_F_NODE | MPOL_F_ADDR)
+    };
+    if rc == 0 { node } else { -1 }
+}
+
+/// The node of this thread's heap: a page-sized block from the allocator (jemalloc serves it from the
+/// arena this thread allocates from), written so that it has a page, then asked for its node.
+pub fn heap_node() -> i32 {
+    let mut b = vec![0u8; 4096];
+    std::hint::black_box(&mut b[..]);
+    page_node(b.as_ptr())
+}
+
 /// Process-wide resource use (all threads).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Usage {

@@ -18,23 +18,33 @@ def _int(text, default=-1):
         return default
 
 
+def _rows(raw):
+    path = os.path.join(raw, "ran-on.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def memory_nodes(raw):
+    """The nodes an instrument said its measured memory was on, in a repeat's raw folder (sorted; empty when
+    it recorded none)."""
+    return sorted({n for n in (_int(r.get("mem_node")) for r in _rows(raw)) if n >= 0})
+
+
 def misplaced(raw, nodes, membind, pinned):
     """'memory on node N, expected M' (with how many of the instrument's rows), or '' when every row that
     says where its memory was is where it should be."""
-    path = os.path.join(raw, "ran-on.csv")
-    if not os.path.exists(path):
-        return ""
     engine_expects = set(nodes) if pinned and membind in ("local", "interleave") and nodes else set()
     wrong, checked = [], 0
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            node, want = _int(r.get("mem_node")), _int(r.get("mem_want"))
-            expected = {want} if want >= 0 else engine_expects
-            if node < 0 or not expected:
-                continue
-            checked += 1
-            if node not in expected:
-                wrong.append((node, expected, r.get("probe", "?"), r.get("variant", "")))
+    for r in _rows(raw):
+        node, want = _int(r.get("mem_node")), _int(r.get("mem_want"))
+        expected = {want} if want >= 0 else engine_expects
+        if node < 0 or not expected:
+            continue
+        checked += 1
+        if node not in expected:
+            wrong.append((node, expected, r.get("probe", "?"), r.get("variant", "")))
     if not wrong:
         return ""
     node, expected, probe, variant = wrong[0]

@@ -244,12 +244,14 @@ def points_table(e):
         bad = sum(1 for r in p["repeats"] if r["suspect"])
         # short in the row (the reasons are in the list above, in the tooltip and per repeat)
         mark = f'<span class="sus" title="{E(s["suspect"])}">⚠ {bad} suspect</span>' if bad else ""
+        node = [E(p["mem_node"] or "–")] if e.get("mem_column") else []
         rows.append((pid(e["name"], i), [E(p["variant"]), E(p["placement"]), num(int(p["threads"]) if str(p["threads"]).isdigit() else None, p["threads"]),
-                     E(p["cpus"]), E(p["metric"]), num(s["median"]), E(f"{fmt(s['min'])} – {fmt(s['max'])}"),
+                     E(p["cpus"])] + node + [E(p["metric"]), num(s["median"]), E(f"{fmt(s['min'])} – {fmt(s['max'])}"),
                      num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)), E(p["unit"]),
                      mark, repeats_cell(p)]))
-    return table(["variant", "placement", "threads", "cpus", "metric", "median", "min – max", "spread", "n",
-                  "95% CI", "unit", "", "repeats: raw folder, command"], rows)
+    # the node(s) the instrument said the measured memory was on (ran-on.csv), when one said
+    return table(["variant", "placement", "threads", "cpus"] + (["memory node"] if e.get("mem_column") else []) +
+                 ["metric", "median", "min – max", "spread", "n", "95% CI", "unit", "", "repeats: raw folder, command"], rows)
 
 
 def glance_table(g):

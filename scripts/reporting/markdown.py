@@ -40,12 +40,15 @@ def stories(m):
 
 
 def medians_table(e):
-    rows = ["| variant | placement | threads | cpus | metric | median | min – max | spread | n | 95% CI | unit | |",
-            "|---|---|---|---|---|---:|---|---:|---:|---:|---|---|"]
+    mem = e.get("mem_column")       # the node(s) the instrument said the memory was on
+    rows = ["| variant | placement | threads | cpus | " + ("memory node | " if mem else "") +
+            "metric | median | min – max | spread | n | 95% CI | unit | |",
+            "|---|---|---|---|" + ("---|" if mem else "") + "---|---:|---|---:|---:|---:|---|---|"]
     for p in e["table"]:
         s = p["s"]
         mark = f"suspect: {s['suspect']}" if s["suspect"] else ""
-        rows.append(f"| {p['variant']} | {p['placement']} | {p['threads']} | {p['cpus']} | {p['metric']} | "
+        node = f"{p['mem_node'] or '–'} | " if mem else ""
+        rows.append(f"| {p['variant']} | {p['placement']} | {p['threads']} | {p['cpus']} | {node}{p['metric']} | "
                     f"{fmt(s['median'])} | {fmt(s['min'])} – {fmt(s['max'])} | {spread(s)} | {s['n']} | {ci(s)} | "
                     f"{p['unit']} | {mark} |")
     if e["pair_rows"]:

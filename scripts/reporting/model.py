@@ -8,6 +8,7 @@ import os
 
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from engine.perfsummary import METRICS as PERF_METRICS
+from engine.placement import memory_nodes
 from engine.spec import spec_charts
 from runfolder import ROOT, RunFolder
 from stats import summary
@@ -151,6 +152,13 @@ def points(run, exp, rows, journal):
     grouped = {}
     for r in rows:
         grouped.setdefault(tuple(r[k] for k in POINT), []).append(r)
+    seen = {}     # a repeat's raw folder holds every metric's rows (a matrix: thousands): read it once
+
+    def nodes_of(raw):
+        if raw not in seen:
+            seen[raw] = memory_nodes(os.path.join(run, raw))
+        return seen[raw]
+
     out = []
     for key, rs in grouped.items():
         variant, placement, threads, cpus, metric, unit = key
@@ -162,14 +170,19 @@ def points(run, exp, rows, journal):
             raw = RunFolder(run).raw_rel(exp, raw_key)
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
+            has_raw = os.path.isdir(os.path.join(run, raw))
             reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
-                         "raw": raw if os.path.isdir(os.path.join(run, raw)) else None,
+                         "raw": raw if has_raw else None,
+                         "mem_nodes": nodes_of(raw) if has_raw else [],
                          "command": ev.get("command"), "seconds": ev.get("seconds")})
         s = summary([x["value"] for x in reps])
         bad = [x for x in reps if x["suspect"]]
         s["suspect"] = "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad)
+        # where the instrument said the measured memory was (ran-on.csv), over the repeats; "" if it did not say
+        mem = sorted({n for x in reps for n in x["mem_nodes"]})
         out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
-                    "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False})
+                    "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False,
+                    "mem_node": ",".join(map(str, mem))})
     out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
     return out
 
@@ -363,6 +376,8 @@ def experiment(run, exp, journal, pub, vmap):
         "skipped": journal.skipped(exp),
         "points": pts,
         "table": [p for p in pts if id(p) not in pair_ids],
+        # a "memory node" column in the points' tables, when an instrument of this experiment recorded one
+        "mem_column": any(p["mem_node"] for p in pts),
         "pair_rows": len(pair_rows),
         "noise": [p for p in all_pts if p["noise"]],
         "glance": glance if glance["variants"] else None,

@@ -7,8 +7,10 @@ Intel MLC's bandwidth matrix does."""
 import os
 import re
 
+import csv
+
 # scripts/ is on sys.path: the programs that import the reporting package put it there
-from runfolder import RunFolder
+from runfolder import ROOT, RunFolder
 from stats import summary
 
 from reporting.fmt import fmt
@@ -67,6 +69,54 @@ def _pool(points, metric, local):
     return s, len(chosen)
 
 
+CATALOGUE = os.path.join(ROOT, "reference", "numa-mem", "catalogue.csv")
+
+
+def _matrix(text, where):
+    """'a b c d' (row-major 2 x 2, as published) -> [a, b, c, d]; '' -> None."""
+    if not text.strip():
+        return None
+    try:
+        xs = [float(x) for x in text.split()]
+    except ValueError:
+        xs = []
+    if len(xs) != 4 or not all(0 < x < 1e9 for x in xs):
+        raise ValueError(f"{where}: expected four positive numbers (node 0->0, 0->1, 1->0, 1->1), not {text!r}")
+    return xs
+
+
+def catalogue(path=CATALOGUE):
+    """Published 2-socket figures (reference/numa-mem/): [{name, cpu, tool, source, source_file, lat_x, bw_x}],
+    lat_x = remote ÷ local latency, bw_x = local ÷ remote bandwidth (None when not published). A malformed row
+    raises ValueError naming file:line."""
+    out = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for n, r in enumerate(csv.DictReader(f), start=2):
+            where = f"{path}:{n}"
+            if not (r.get("name") and r.get("cpu") and r.get("source") and r.get("source_file") and r.get("where")):
+                raise ValueError(f"{where}: name, cpu, source, source_file and where are required")
+            lat, bw = _matrix(r.get("latency_ns") or "", where), _matrix(r.get("read_mbps") or "", where)
+            if lat is None:
+                raise ValueError(f"{where}: latency_ns is required")
+            out.append({"name": r["name"], "cpu": r["cpu"], "tool": r.get("tool", ""), "source": r["source"],
+                        "source_file": r["source_file"],
+                        "lat_x": (lat[1] + lat[2]) / (lat[0] + lat[3]),
+                        "bw_x": (bw[0] + bw[3]) / (bw[1] + bw[2]) if bw else None})
+    return out
+
+
+def published_line(path=CATALOGUE):
+    """'Published, on other 2-socket machines: …' with each machine's ×L (and ×B) and its source, or ''."""
+    try:
+        rows = catalogue(path)
+    except (OSError, ValueError) as e:
+        return f"Published figures unreadable: {e}."
+    parts = [f"{r['name']} ({r['cpu']}) ×{r['lat_x']:.2f} latency" +
+             (f", ×{r['bw_x']:.2f} bandwidth" if r["bw_x"] is not None else ", bandwidth not published") +
+             f" ({r['tool']}; {r['source'].split('@')[0]} {r['source_file']})" for r in rows]
+    return ("Published, on other 2-socket machines (reference/numa-mem/): " + "; ".join(parts) + ".") if parts else ""
+
+
 def _ratio(num, den):
     q = num["median"] / den["median"] if den["median"] else float("nan")
     lo, hi = quotient_range(num, den)
@@ -104,6 +154,9 @@ def notes(run, points):
                 out.append(f"Some of these repeats are suspect: {doubt}.")
         else:
             out.append("Remote and local cells were not both measured: no verdict.")
+    pub = published_line()
+    if pub:
+        out.append(pub)
     dist = distances(run)
     if not dist:
         out.append("Firmware distances: not captured (env/numa-nodes.txt missing).")
