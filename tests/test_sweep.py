@@ -9,6 +9,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import ROOT, rows, sh
 
 SPEC = "tests/fixtures/spin.spec"
@@ -238,3 +240,20 @@ def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tm
         again = round_order(7, "order", "unpinned", 1, r["round"], [P(v) for v in "abcd"])
         assert [p.variant for p in again] == r["order"]
     assert len({tuple(r["order"]) for r in rounds}) > 1         # not one fixed order
+
+
+def test_calls_turns_the_commands_cpu_into_cpu_per_call(tmp_path, results):
+    """`calls = N`: every repeat gets cpu_us_per_call, the command's own wait4 CPU over N calls."""
+    spec = tmp_path / "percall.spec"
+    spec.write_text("experiment = percall\ncommand = tests/fixtures/spin.sh 1 20000\ncalls = 20000\n"
+                    "placements = compact\nthreads = 1\nrepeats = 2\nwarmup = 0\nchart = bars loop_ns\n")
+    run = tmp_path / "run"
+    sweep(results, run, str(spec))
+    by_repeat = {}
+    for r in rows(run / "data" / "percall.csv"):
+        by_repeat.setdefault(r["repeat"], {})[r["metric"]] = r
+    assert sorted(by_repeat) == ["1", "2"]
+    for m in by_repeat.values():
+        cpu_s = float(m["cpu_user_s"]["value"]) + float(m["cpu_sys_s"]["value"])
+        assert m["cpu_us_per_call"]["unit"] == "us"
+        assert float(m["cpu_us_per_call"]["value"]) == pytest.approx(cpu_s * 1e6 / 20000, rel=1e-5, abs=1e-9)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 RESOURCE_METRICS = (("wall_s", "s"), ("cpu_user_s", "s"), ("cpu_sys_s", "s"), ("max_rss_kib", "KiB"))
+PER_CALL = "cpu_us_per_call"   # with the spec's `calls`
 OUTPUT_CAP = 1 << 20     # bytes kept of each of stdout and stderr of an `exec` command
 CHUNK = 1 << 16
 DRAIN = 5                # seconds to wait for a left-over descendant to close the pipes
@@ -35,9 +36,15 @@ class Usage:
     sys_s: float
     maxrss_kib: int
 
-    def rows(self):
+    def rows(self, calls=None):
+        """RESOURCE_METRICS; with `calls` (the spec's count of calls one run makes) also cpu_us_per_call:
+        the whole command's CPU, start-up and warm-up included, over every call, as measured from outside
+        whatever the program says of itself."""
         vals = (f"{self.wall_s:.6f}", f"{self.user_s:.6f}", f"{self.sys_s:.6f}", str(self.maxrss_kib))
-        return [{"metric": m, "value": v, "unit": u} for (m, u), v in zip(RESOURCE_METRICS, vals)]
+        out = [{"metric": m, "value": v, "unit": u} for (m, u), v in zip(RESOURCE_METRICS, vals)]
+        if calls:
+            out.append({"metric": PER_CALL, "value": f"{(self.user_s + self.sys_s) * 1e6 / calls:.6g}", "unit": "us"})
+        return out
 
 
 class Capped(threading.Thread):

@@ -158,7 +158,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
             f.write(f"engine: {e}\n")
         return Outcome(3, reading, reason=str(e))
     if usage is not None:
-        rows += [dict(fields, **r) for r in usage.rows()]
+        rows += [dict(fields, **r) for r in usage.rows(int(spec["calls"]) if spec.get("calls") else None)]
     rows += [dict(fields, **r) for r in reading.rows()]
     return Outcome(0, reading, rows)
 

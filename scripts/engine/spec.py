@@ -52,13 +52,14 @@ KEYS = {
     "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
+    "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric")
 # Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
 # a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
 MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 1000,
-        "max_invol_cs": 1e9}
+        "max_invol_cs": 1e9, "calls": 10**12}
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.

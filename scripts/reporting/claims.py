@@ -10,6 +10,7 @@ ratios between variants) stay in each experiment's section; they no longer decid
   seed-001  the global lock has a knee (a thread count past which GET/s falls) and its mutex share of
             CPU grows with threads (cache-get, perf=1 for the share)
 """
+from engine.perfsummary import MUTEX
 from reporting import verdict as V
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
@@ -126,9 +127,9 @@ def seed001(exps, pub, merged):
         parts.append(f"knee: GET/s best at {best} of {ts[0]}–{ts[-1]} threads: {verdict} ({why})")
     else:
         parts.append(f"knee: not measurable here (global lock measured at {len(ts)} thread count(s); 3 needed)")
-    ms = _by_threads(e["points"], "mutex_cpu_share", "global")
+    ms = _by_threads(e["points"], MUTEX, "global")
     mt = sorted(ms)
-    share_pub = _pub(pub, "seed-001", "cache-get", "global", "mutex_cpu_share")
+    share_pub = _pub(pub, "seed-001", "cache-get", "global", MUTEX)
     published = ", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)" if share_pub else ""
     if len(mt) >= 2:
         lo, hi = merged(ms[mt[0]]), merged(ms[mt[-1]])

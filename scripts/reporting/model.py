@@ -7,6 +7,7 @@ import csv
 import os
 
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
+from engine.perfsummary import METRICS as PERF_METRICS
 from engine.placement import memory_nodes
 from engine.spec import spec_charts
 from runfolder import ROOT, RunFolder
@@ -20,7 +21,6 @@ from reporting.journal import Journal
 
 # Published names that differ from ours for the same quantity.
 METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
-PERF_METRICS = ("mutex_cpu_share", "atomic_cpu_share", "top_symbol_share")
 POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
 
 

@@ -1,0 +1,73 @@
+"""The self-benchmarks are ordinary sweeps (issue 22 item 3): `just bench-runner` (two specs) and
+`just bench-probes` (the probes' specs under profile bench) are priced by the dry run like any sweep,
+and bench-probes runs end to end through the recipe (profile=smoke: seconds). bench-runner's smoke
+needs the runner built and lives in rust-runner/bench/test_bench.py."""
+import json
+import os
+import re
+
+from conftest import ROOT, rows, sh
+from engine.spec import Spec, profiles
+
+RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
+           (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"))}
+
+
+def recipe_specs(name):
+    """The spec files and the profile a bench recipe sweeps, read from its lab.just."""
+    text = open(RECIPES[name]).read()
+    body = text[text.index(f"\n{name} *args:"):].split("\n")[2]
+    return re.findall(r"experiments/\S+\.spec", body), re.findall(r"profile=(\w+)", body)
+
+
+def test_bench_runner_is_priced_as_an_ordinary_sweep(results):
+    """The empty workload (1 and 2 threads, shared vs per-thread) and the pinned insert run against
+    Cassandra, each point priced, nothing started."""
+    specs, _ = recipe_specs("bench-runner")
+    out = sh("scripts/sweep.py", "dry=1", "profile=smoke", "topology=pack:1 core:2 pu:2", *specs, env=results).stdout
+    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"])]
+    assert sorted((f[0], f[1], f[3]) for f in points) == [
+        ("bench-runner", "per-thread", "1"), ("bench-runner", "per-thread", "2"),
+        ("bench-runner", "shared-arc", "1"), ("bench-runner", "shared-arc", "2"),
+        ("bench-runner-insert", "runner", "1")]
+    assert "5 points, ETA" in out and os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_bench_probes_profile_is_priced(results):
+    specs, profile = recipe_specs("bench-probes")
+    assert profile == ["bench"]
+    out = sh("scripts/sweep.py", "dry=1", "profile=bench", "topology=pack:1 l3:1 core:4 pu:2", *specs, env=results).stdout
+    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] and ln.split()[0] in
+              ("c2c", "c2c-matrix", "counters", "channel", "channel-pipeline")]
+    by_exp = {}
+    for f in points:
+        by_exp.setdefault(f[0], []).append(f)
+    # c2c: one pair per relation, 5 fixed repeats (the run-to-run spread); counters on two cores
+    assert {f[2] for f in by_exp["c2c"]} == {"smt", "same-l3"} and all(f[4] == "5" for f in by_exp["c2c"])
+    assert [(f[2], f[3]) for f in by_exp["c2c-matrix"]] == [("cores", "4")]
+    assert {(f[2], f[3], f[6]) for f in by_exp["counters"]} == {("cores", "2", "0,2")} and len(by_exp["counters"]) == 5
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_bench_probes_smoke_end_to_end(tmp_path, results):
+    run = tmp_path / "run"
+    # retries=0: a busy test host marks a repeat suspect instead of making the test wait
+    sh("just", "bench-probes", "profile=smoke", "retries=0", f"run={run}", env=results)
+    specs, _ = recipe_specs("bench-probes")
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    assert [e["state"] for e in events if e["event"] == "end"] == ["complete"]
+    for spec in specs:
+        exp = os.path.basename(spec)[:-5]
+        data = rows(run / "data" / f"{exp}.csv")
+        assert data and {"wall_s", "max_rss_kib"} <= {r["metric"] for r in data}, exp
+    assert "channel-pipeline" in (run / "report.md").read_text()
+
+
+def test_bench_runner_insert_calls_match_its_arguments():
+    """cpu_us_per_call divides by the spec's `calls`: in every profile it must be the --duration and
+    --warmup counts that the same profile's args ask the runner for."""
+    spec = Spec(os.path.join(ROOT, "experiments", "bench-runner-insert.spec"))
+    for profile in sorted(profiles([spec])):
+        r = spec.resolve(profile, {})
+        counts = dict(re.findall(r"--(duration|warmup) (\d+)\b", r["args"]))
+        assert int(r["calls"]) == int(counts["duration"]) + int(counts["warmup"]), profile
