@@ -145,12 +145,23 @@ git_diff() {
   else git -C "$root" diff HEAD; fi
 }
 
+# Java's version from its JDK's release file: starting a JVM costs a second here and half a minute under TCG
+java_release() {
+  local home
+  home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+  [[ -r $home/release ]] || return 1
+  printf '%s %s (%s/release)' "$(sed -n 's/^IMPLEMENTOR="\(.*\)"$/\1/p' "$home/release")" \
+    "$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"$/\1/p' "$home/release")" "$home"
+}
+
+# (mvn is left out: it only re-resolves cassandra/jars.lock, which env/ copies; it measures nothing)
 versions() {
   local t out
-  for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java mvn cargo rustc gcc clang python3 nix; do
+  for t in just hyperfine perf gnuplot lstopo-no-graphics numactl taskset memcached java cargo rustc gcc clang python3 nix; do
     if ! command -v "$t" >/dev/null 2>&1; then
       printf '%s: unavailable: not installed\n' "$t"; continue
     fi
+    if [[ $t == java ]] && out=$(java_release); then printf 'java: %s\n' "$out"; continue; fi
     # The whole output, then its first line: `| head -n 1` cut a slow writer (mvn) short, and under
     # pipefail that ran the fallback too (mvn -V starts a build: seconds per sweep, minutes under TCG).
     out=$("$t" --version 2>&1 </dev/null) || out=$("$t" -V 2>&1 </dev/null) ||
