@@ -14,6 +14,8 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
   seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
                     the journal's `round` events record the seed and the order)
+  draw=0            measure only: no charts or report at the end (draw them later, anywhere, with
+                    `./lab report RUN`: a slow or emulated host need not spend its time drawing)
 Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
 docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (nothing run),
 130 interrupted (run the same command again to resume).
@@ -61,7 +63,7 @@ def parse_args(argv):
             paths.append(arg)
         else:
             die(f"unknown argument '{arg}' (expected KEY=VALUE or a .spec file)")
-    for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1"))):
+    for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1")), ("draw", ("0", "1"))):
         if keys.get(k, "0") not in allowed:
             die(f"{k} must be {' or '.join(allowed)}, not {keys[k]!r}")
     if "seed" in keys and not (keys["seed"].isdigit() and len(keys["seed"]) <= 18):
@@ -175,13 +177,15 @@ def main(argv, shown=None):
         print(f"error: cannot write into {rf.path}: {e}; the repeats measured so far are kept: fix it and run "
               "the same command again to resume", file=sys.stderr)
         return 1
-    drawn = True
-    for script in ("charts.py", "report.py"):
+    drawn = keys.get("draw", "1") == "1"
+    for script in ("charts.py", "report.py") if drawn else ():
         if subprocess.run([os.path.join(ROOT, "scripts", script), rf.path]).returncode != 0:
             print(f"{script} failed (see above)", file=sys.stderr)
             drawn = drawn and script != "report.py"
     print(f"run folder: {rf.path}\n" + (f"report:     {rf.report_html} (and report.md; ./lab open {rf.path})"
-                                        if drawn else "report:     none written (see above)"), file=sys.stderr)
+                                        if drawn else "report:     none written (" + (
+                                            "see above)" if keys.get("draw", "1") == "1" else
+                                            f"draw=0: ./lab report {rf.path})")), file=sys.stderr)
     if code == 1:
         print(f"{sweep.failed} point(s) failed: see {rf.journal_log}; run the same command again to "
               "retry them", file=sys.stderr)
