@@ -113,11 +113,15 @@ def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results)
 
 def test_rerun_of_a_complete_sweep_measures_nothing_again(tmp_path, results):
     run = tmp_path / "run"
-    sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
+    # draw=0 measures only (and is not part of what a resume must match); the rerun draws
+    p = sweep(results, run, "repeats=1", "placements=compact", "threads=1", "draw=0", SPEC)
+    assert not (run / "report.md").exists() and not list((run / "plots").iterdir())
+    assert f"draw=0: ./lab report {run}" in p.stderr
     before = (run / "data" / "spin.csv").read_text()
     p = sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
     assert "every point already measured" in p.stderr
     assert (run / "data" / "spin.csv").read_text() == before
+    assert (run / "report.md").exists()
 
 
 def write_spec(tmp_path, command, extra=""):
