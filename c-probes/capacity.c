@@ -22,7 +22,7 @@
 
 static struct {
 	uint64_t core_steps, loads, bytes;  /* bytes 0: 4 × the CPU's L2 */
-} opt = {2000000, 100000, 0};
+} opt = {8000000, 30000, 0};
 
 struct worker {
 	pthread_t t;
