@@ -111,12 +111,12 @@ int main(int argc, char **argv)
 		case 'c':
 			nc = parse_cpu_list(optarg, cpus, MAX_CPUS);
 			if (nc <= 0)
-				bad_input("--cpus '%s' is not a CPU list such as 0-3,8", optarg);
+				bad_input("--cpus: cannot parse '%s' (a CPU list such as 0-3,8)", optarg);
 			break;
 		case 's': opt.core_steps = parse_count("--core-steps", optarg, 1, 1ull << 34); break;
 		case 'l': opt.loads = parse_count("--loads", optarg, 1, 1ull << 34); break;
 		case 'b': opt.bytes = parse_count("--bytes", optarg, 2 * CHASE_STRIDE, MAX_BYTES); break;
-		default: bad_input("unknown option (see --help)");
+		default: bad_input("unknown option");
 		}
 	}
 	no_operands(argc, argv);
