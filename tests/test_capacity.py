@@ -58,7 +58,7 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
 
 
 def test_capacity_0_turns_the_probe_off(tmp_path, results):
-    _run, events, data = sweep(tmp_path, results, "unprobed", GUARDS_OPEN, "capacity=0")
+    _run, events, data = sweep(tmp_path, results, "unprobed", GUARDS_OPEN, "capacity=0", "retries=0")
     assert not [e for e in events if e["event"].startswith("capacity")]
     assert data and not [r for r in data if r["metric"].startswith("capacity_")]
 
