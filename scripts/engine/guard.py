@@ -57,6 +57,15 @@ def cpu_ticks():
     return out
 
 
+def context_switches():
+    """Context switches on every CPU since boot (/proc/stat `ctxt`), None where it is not shown."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("ctxt "):
+                return int(line.split()[1])
+    return None
+
+
 def mhz(cpus):
     vals = []
     for c in cpus:
@@ -135,11 +144,12 @@ class Window:
         self.cpus, self.span = list(cpus), sorted(set(span))
         self.t0 = time.monotonic()
         self.ticks0 = cpu_ticks()
+        self.ctxt0 = context_switches()
         self.ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.self0 = resource.getrusage(resource.RUSAGE_SELF)
 
     def stop(self):
-        ticks1, ru1 = cpu_ticks(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        ticks1, ctxt1, ru1 = cpu_ticks(), context_switches(), resource.getrusage(resource.RUSAGE_CHILDREN)
         self1 = resource.getrusage(resource.RUSAGE_SELF)
         seconds = time.monotonic() - self.t0
 
@@ -163,4 +173,11 @@ class Window:
         # attributed in proportion to the CPU time those others took on the span, so only switches
         # forced from outside count against the limit, and a quiet span forces none whatever the design.
         forced = invol * foreign_ticks / busy if busy > 0 else 0.0
+        if self.ctxt0 is not None and ctxt1 is not None and seconds > 0:
+            # And never more than the switches nobody measured made anywhere (a task that took the CPU
+            # from a measured thread leaves it again, one switch each; the idle task's count too): on a
+            # busy span other processes run long slices, so their share of the time overstates their
+            # share of the switches.
+            own = sum(ru1[i] - self.ru0[i] + self1[i] - self.self0[i] for i in (14, 15))  # nvcsw, nivcsw
+            forced = min(forced, max(0.0, ctxt1 - self.ctxt0 - own) / seconds)
         return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced)
