@@ -54,7 +54,8 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
     # The probe's readings are rows like the other guard readings, and the report lists them.
     assert {"capacity_core_pct", "capacity_memory_pct", "capacity_core_change_pct",
             "capacity_memory_change_pct"} <= {r["metric"] for r in data}
-    assert "capacity_core_pct" in (run / "report.md").read_text()
+    report = (run / "report.md").read_text()
+    assert "capacity_core_pct" in report and "| capacity baseline | core " in report
 
 
 def test_capacity_0_turns_the_probe_off(tmp_path, results):
