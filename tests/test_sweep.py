@@ -88,8 +88,8 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
         key = (r["placement"], r["threads"], r["repeat"], r["metric"])
         seen[key] = seen.get(key, 0) + 1
     threads = {r["threads"] for r in data}
-    # placements × threads × repeats × (2 metrics + 4 resource rows + 3 noise)
-    assert len(seen) == 2 * len(threads) * 4 * 9
+    # placements × threads × repeats × (2 metrics + 4 resource rows + 4 noise + 4 capacity probe)
+    assert len(seen) == 2 * len(threads) * 4 * 14
     assert set(seen.values()) == {1}
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 

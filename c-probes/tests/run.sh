@@ -43,6 +43,8 @@ check "counters under ASan+UBSan" build/asan/counters --ops 100000
 check "channel under ASan+UBSan" build/asan/channel --messages 100000
 check "mem under ASan+UBSan" build/asan/mem --size-mib 64 --seconds 0.02
 check "mem under TSan ($tsan_cc)" build/tsan/mem --size-mib 16 --seconds 0.01
+check "capacity under ASan+UBSan" build/asan/capacity --core-steps 100000 --loads 1000
+check "capacity under TSan ($tsan_cc)" build/tsan/capacity --core-steps 100000 --loads 1000 --bytes 1048576
 
 # Bad input: exit code 2 and a message that says what is wrong.
 rejects() {
@@ -53,7 +55,7 @@ rejects() {
   else echo "exit $rc" >> "$out/stderr"; bad "rejects $name (want exit 2 and '$want')" "$out/stderr"; fi
 }
 offline=$(( $(getconf _NPROCESSORS_CONF) + 7 ))
-for p in c2c counters channel; do
+for p in c2c counters channel capacity; do
   check "$p --help" $b/$p --help
   rejects "$p: CPU $offline not online" "CPU $offline is not online" $b/$p --cpus 0,$offline
   rejects "$p: cpu list 0-" "cannot parse" $b/$p --cpus 0-
@@ -94,6 +96,15 @@ rejects "counters: variant" "unknown variant" $b/counters --variant shared
 rejects "channel: --messages 0" "out of range" $b/channel --messages 0
 rejects "channel: --capacity 3" "power of two" $b/channel --capacity 3
 rejects "channel: --stages 1" "out of range" $b/channel --stages 1
+rejects "capacity: --loads 0" "out of range" $b/capacity --loads 0
+rejects "capacity: --bytes 64" "out of range" $b/capacity --bytes 64
+rejects "capacity: an operand" "unexpected argument" $b/capacity 0
+# The capacity probe: one line per usable CPU, core and memory ns per step positive.
+if $b/capacity > "$out/capacity.csv" 2> "$out/capacity.err" &&
+   awk -F, -v n="$(nproc)" 'NR == 1 { if ($0 != "cpu,core_ns,memory_ns") exit 1; next }
+       { rows++; if ($2 + 0 <= 0 || $3 + 0 <= 0) exit 1 } END { if (rows != n) exit 1 }' "$out/capacity.csv"; then
+  ok "capacity: a line per CPU, positive ns per step"
+else bad "capacity: a line per CPU" "$out/capacity.err"; fi
 
 # On this host: a full c2c matrix, every off-diagonal cell positive and finite.
 ncpu=$(nproc)

@@ -15,7 +15,7 @@ import tidy
 from topo import cpu_list
 
 from . import argv as av
-from . import child, guard, perfstat, prefix
+from . import capacity, child, guard, perfstat, prefix
 from .spec import PLACEHOLDERS, SpecError
 
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -84,8 +84,9 @@ def kill_group(p, grace=5):
 
 
 class Outcome:
-    def __init__(self, rc, reading=None, rows=None, reason=""):
+    def __init__(self, rc, reading=None, rows=None, reason="", capacity=None):
         self.rc, self.reading, self.rows, self.reason = rc, reading, rows, reason
+        self.capacity = capacity     # a capacity.Reading, or None when the probe did not run
 
 
 def exec_words(spec, values):
@@ -129,9 +130,14 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         out = os.path.join(raw, "warmup.out" if discard else "stdout.csv")
         cap = None
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
+    base = ctx.capacity if spec["capacity"] == "1" and not discard else None
+    probed = probe(ctx.root, point.cpus, base, err)
     window = guard.Window(point.cpus, span, guard.server_pid(ctx.root, spec["server"]))
     rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
     reading = window.stop()
+    if probed:
+        after = probe(ctx.root, point.cpus, base, err)
+        probed = capacity.Reading(base, probed[0], after[0], probed[1] + after[1]) if after else None
     if note:
         with open(err, "a") as f:
             f.write(f"\n{note}\n")
@@ -139,7 +145,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         why = tail(err)
         if rc < 0:
             why = f"killed by signal {-rc}: {why}"
-        return Outcome(rc, reading, reason=why)
+        return Outcome(rc, reading, reason=why, capacity=probed)
     fields = {"run_id": ctx.run_id, "experiment": point.experiment, "variant": point.variant,
               "placement": point.placement, "threads": str(point.threads), "cpus": values["cpus"],
               "repeat": str(repeat)}
@@ -156,11 +162,27 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     except ValueError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")
-        return Outcome(3, reading, reason=str(e))
+        return Outcome(3, reading, reason=str(e), capacity=probed)
     if usage is not None:
         rows += [dict(fields, **r) for r in usage.rows(int(spec["calls"]) if spec.get("calls") else None)]
     rows += [dict(fields, **r) for r in reading.rows()]
-    return Outcome(0, reading, rows)
+    if probed:
+        rows += [dict(fields, **r) for r in probed.rows()]
+    return Outcome(0, reading, rows, capacity=probed)
+
+
+def probe(root, cpus, base, err):
+    """(the capacity probe's reading on `cpus`, seconds) when there is a baseline to judge it by, else
+    None. A failed probe is written to the repeat's stderr.log and leaves the repeat unjudged by it."""
+    if not base or any(c not in base for c in cpus):
+        return None
+    t0 = time.monotonic()
+    try:
+        return capacity.probe(root, cpus), time.monotonic() - t0
+    except capacity.ProbeError as e:
+        with open(err, "a") as f:
+            f.write(f"engine: {e}\n")
+        return None
 
 
 def metrics_of(spec):

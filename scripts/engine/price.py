@@ -28,8 +28,8 @@ def history(results, experiment, profile):
         if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
             continue
         # a value that is not a finite number (a damaged or foreign journal) says nothing: left out
-        secs = [e["seconds"] for e in events if e["event"] == "done" and e.get("experiment") == experiment
-                and finite(e.get("seconds"))]
+        secs = [e["seconds"] + probe_seconds(e) for e in events if e["event"] == "done"
+                and e.get("experiment") == experiment and finite(e.get("seconds"))]
         if not secs:
             continue
         ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment
@@ -37,6 +37,14 @@ def history(results, experiment, profile):
         again = sum(1 for e in events if e["event"] == "remeasured" and e.get("experiment") == experiment)
         return median(secs), (sum(ns) / len(ns) if ns else None), again / len(secs)
     return None, None, 0.0
+
+
+def probe_seconds(done):
+    """The capacity probe's time around one kept repeat (engine/capacity.py): a run costs it too."""
+    noise = done.get("noise")
+    cap = noise.get("capacity") if isinstance(noise, dict) else None
+    ms = cap.get("probe_ms") if isinstance(cap, dict) else None
+    return ms / 1000 if finite(ms) else 0.0
 
 
 def finite(x):

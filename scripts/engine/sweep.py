@@ -21,6 +21,7 @@ from stats import ci_method, ci_pct
 from term import visible
 from topo import cpu_list
 
+from . import capacity
 from . import journal as jr
 from . import orphans
 from . import point as pt
@@ -72,6 +73,7 @@ class Sweep:
         self.token = orphans.new_token()     # every process this sweep starts carries it
         self.env = dict(os.environ, LAB_ROOT=root, **{orphans.VAR: self.token})
         self.all_cpus = [p.os for p in topo.pus]
+        self.capacity = None                 # the capacity probe's baseline {cpu: {kind: ns}}, see baseline()
         self.child = None
         self.stopping = False
         self.reaper = None
@@ -172,6 +174,7 @@ class Sweep:
                     ok, n, _ci = self.settled(spec, p, done)
                     want = int(spec["repeats"]) if spec["repeats"] != "auto" else int(spec["min_repeats"])
                     self.total += 0 if ok else max(want - n, 1)
+        self.baseline([s for s in self.specs if s.name in plans])
         state = "complete"
         try:
             for spec in self.specs:
@@ -191,6 +194,23 @@ class Sweep:
         self.journal.event("end", state=state, failed=self.failed)
         os.close(self.reaper)             # the reaper ends whatever is left, then exits
         return code
+
+    def baseline(self, specs):
+        """The capacity probe's baseline, once per sweep on every CPU, when a spec wants the probe."""
+        if not any(s["capacity"] == "1" for s in specs):
+            return
+        why = capacity.build(self.root, self.rf.sweep_file("setup.log"))
+        if not why:
+            try:
+                self.capacity, secs = capacity.baseline(self.root, self.all_cpus)
+            except capacity.ProbeError as e:
+                why = str(e)
+        if why:
+            self.journal.event("capacity_unavailable", f"capacity probe unavailable, repeats are not probed: {why}",
+                               reason=why)
+            return
+        self.journal.event("capacity_baseline", runs=capacity.BASELINE_RUNS, seconds=round(secs, 3),
+                           ns={str(c): {k: round(v, 3) for k, v in d.items()} for c, d in sorted(self.capacity.items())})
 
     def interrupt(self, signum, _frame):
         if self.stopping:
@@ -309,7 +329,8 @@ class Sweep:
         t_enter = time.monotonic()
         exp = p.experiment
         raw = self.rf.raw(exp, p.key(repeat))
-        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun")}
+        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun",
+                                              "max_capacity_loss")}
         shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
         measured = 0.0       # seconds inside measured commands (and retry pauses): not the engine's
@@ -336,13 +357,15 @@ class Sweep:
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
             why = "; ".join(w for w in (outcome.reading.disturbed(limits),
+                                        outcome.capacity.disturbed(limits["max_capacity_loss"])
+                                        if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
             if why and attempt <= int(spec["retries"]):
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
                                    **self.fields(p, repeat), attempt=attempt, reason=why,
-                                   noise=outcome.reading.as_dict())
+                                   noise=noise(outcome))
                 time.sleep(float(spec["retry_pause"]))
                 measured += float(spec["retry_pause"])
                 continue
@@ -364,8 +387,16 @@ class Sweep:
         overhead = time.monotonic() - t_enter - measured
         self.journal.event("done", f"{exp}: done {p.key(repeat)} in {secs:.1f} s", **self.fields(p, repeat),
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
-                           noise=outcome.reading.as_dict())
+                           noise=noise(outcome))
         return True
+
+
+def noise(outcome):
+    """The guard's readings of one attempt, for the journal."""
+    d = outcome.reading.as_dict()
+    if outcome.capacity:
+        d["capacity"] = outcome.capacity.as_dict()
+    return d
 
 
 def silent_failure(run):

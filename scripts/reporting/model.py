@@ -4,6 +4,7 @@ command of every repeat), the published comparisons with their verdicts, and one
 
 Renderers format this model; they compute no number of their own."""
 import csv
+import math
 import os
 
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
@@ -454,6 +455,25 @@ def story_rows(exps, pub):
     return out
 
 
+def with_baseline(h, journal):
+    """The host's rows plus the capacity probe's baseline of the sweep (engine/capacity.py), when the
+    journal has one: numbers only, so a received run's journal cannot put text into the report."""
+    cells = {}
+    for e in journal.of("capacity_baseline"):
+        ns = e.get("ns") if isinstance(e.get("ns"), dict) else {}
+        for d in ns.values():
+            for kind in ("core", "memory"):
+                v = d.get(kind) if isinstance(d, dict) else None
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                    cells.setdefault(kind, []).append(float(v))
+    if cells.get("core") and cells.get("memory"):
+        span = {k: f"{min(v):.3g}" + (f"–{max(v):.3g}" if max(v) != min(v) else "") for k, v in cells.items()}
+        h["rows"] = list(h["rows"]) + [("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
+                                        f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
+                                        "runs at the sweep's start; docs/design.md)")]
+    return h
+
+
 def build(run):
     """The whole model of a run folder. Raises DataError / JournalError on unreadable input."""
     rf = RunFolder(run)
@@ -468,7 +488,7 @@ def build(run):
         "name": rf.name,
         "state": rf.state() or "unknown",
         "command": first_line(rf.sweep_file("command")),
-        "host": host(run),
+        "host": with_baseline(host(run), journal),
         "journal": "journal.jsonl" if journal.structured else "none",
         "experiments": exps,
         "not_measured": journal.experiments_skipped(),
