@@ -87,6 +87,22 @@ pub struct ScriptArgs {
     /// Credentials, USER:PASSWORD.
     #[arg(long)]
     pub user: Option<String>,
+    /// Memory the script's values may hold, per worker thread (and for schema/erase/prepare): e.g. 512MiB, 2GiB.
+    #[arg(long, default_value = "1GiB", value_parser = size)]
+    pub script_memory: usize,
+    /// Longest one call of a script function may keep computing (checked every 100k instructions).
+    #[arg(long, default_value = "60s", value_parser = positive_duration)]
+    pub script_time: Duration,
+    /// Deepest call stack (script functions calling each other) one call may build.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub script_depth: u32,
+}
+
+impl ScriptArgs {
+    /// The script VM's budgets from the flags (every phase uses them: see exec::Budgets).
+    pub fn budgets(&self) -> crate::exec::Budgets {
+        crate::exec::Budgets { memory: self.script_memory, time: self.script_time, depth: self.script_depth as usize }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -123,6 +139,10 @@ pub struct RunArgs {
     /// How workers get the compiled program: one shared set of Arcs, or a deep copy each.
     #[arg(long, value_enum, default_value = "per-thread")]
     pub program_sharing: Sharing,
+    /// Fail the run when Cassandra answered no request for more than this % of the measured window
+    /// (frozen, killed or unreachable): the throughput of such a run is not the server's.
+    #[arg(long, default_value_t = 10.0, value_parser = percent)]
+    pub max_outage: f64,
     /// Stop after this many failed cycles.
     #[arg(long, default_value_t = 1000)]
     pub max_errors: u64,
@@ -154,6 +174,33 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("'{s}' is too short (at least 1ms)"));
     }
     Ok(d)
+}
+
+/// A byte count with an optional binary suffix (K/KiB, M/MiB, G/GiB); at least 1 MiB, at most 1 TiB.
+fn size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("'{s}' is not a size (e.g. 512MiB, 2GiB)")),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a size (e.g. 512MiB, 2GiB)"))?;
+    let bytes = n.checked_mul(mult).filter(|b| (1 << 20..=1 << 40).contains(b));
+    bytes.map(|b| b as usize).ok_or_else(|| format!("'{s}' is out of range (1MiB to 1TiB)"))
+}
+
+/// A share in % (0 to 100).
+fn percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("'{s}' is not between 0 and 100"));
+    }
+    Ok(v)
 }
 
 fn boolish(s: &str) -> Result<bool, String> {

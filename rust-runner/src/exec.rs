@@ -105,9 +105,37 @@ impl RateLimiter {
     }
 }
 
+/// The script VM's limits, in every phase (schema, erase, prepare, load, run): memory its values may
+/// hold per thread (rune's allocator limit), how long one call may compute, and how deep its calls may
+/// nest. Going over one ends the phase with one line naming the budget (exit 1), not an abort or OOM.
+#[derive(Clone, Copy, Debug)]
+pub struct Budgets {
+    pub memory: usize,
+    pub time: Duration,
+    pub depth: usize,
+}
+
+impl Budgets {
+    /// The message for a breach of the memory budget, recognised in the VM's error.
+    fn memory_breach(&self, e: &str) -> Option<String> {
+        e.contains("Failed to allocate").then(|| {
+            format!("the script went over its memory budget (--script-memory {} MiB): {e}", self.memory >> 20)
+        })
+    }
+}
+
+/// Why a call failed: the script's own failure (a failed cycle) or a budget (ends the phase).
+pub enum CallError {
+    Cycle(String),
+    Budget(String),
+}
+
 /// What one phase (warmup, load or run) does.
 #[derive(Clone, Debug)]
 pub struct PhaseSpec {
+    /// "run" or "load": named in a budget's message.
+    pub phase: &'static str,
+    pub budgets: Budgets,
     pub functions: FnMix,
     pub span: Span,
     pub warmup: Option<Span>,
@@ -178,6 +206,8 @@ pub enum Msg {
 /// Limits shared by all workers; written only on errors or to stop, read every iteration.
 pub struct Shared {
     pub stop: AtomicBool,
+    /// The first budget breach: the phase fails with it.
+    pub breach: std::sync::Mutex<Option<String>>,
     pub errors: AtomicU64,
     pub max_errors: u64,
 }
@@ -199,9 +229,10 @@ struct Worker {
     runtime: Arc<RuntimeContext>,
     ctx: Value,
     fns: FnMix,
+    budgets: Budgets,
 }
 
-type CallFuture = Pin<Box<dyn Future<Output = (Result<(), String>, Instant, Instant)>>>;
+type CallFuture = Pin<Box<dyn Future<Output = (Result<(), CallError>, Instant, Instant)>>>;
 
 impl Worker {
     /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
@@ -211,11 +242,9 @@ impl Worker {
         let mut vm = Vm::new(self.runtime.clone(), self.unit.clone());
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
+        let budgets = self.budgets;
         Box::pin(async move {
-            let r = match call_sliced(&mut vm, hash, (ctx, cycle as i64)).await {
-                Ok(v) => check_result(v),
-                Err(e) => Err(crate::scripting::describe_error(&e)),
-            };
+            let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), started, &budgets).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
             (r, origin, started)
         })
     }
@@ -305,7 +334,19 @@ impl Worker {
 
     /// Counts one finished call in the sample; errors count towards --max-errors.
     #[inline]
-    fn record(&self, sample: &mut Sample, r: Result<(), String>, origin: Instant, started: Instant, end: Instant, shared: &Shared) {
+    fn record(&self, sample: &mut Sample, r: Result<(), CallError>, origin: Instant, started: Instant, end: Instant, shared: &Shared) {
+        let r = match r {
+            Err(CallError::Budget(msg)) => {
+                // Not a cycle: the phase ends, and fails with the first breach.
+                if let Ok(mut b) = shared.breach.lock() {
+                    b.get_or_insert(msg);
+                }
+                shared.stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            Err(CallError::Cycle(m)) => Err(m),
+            Ok(()) => Ok(()),
+        };
         sample.cycles += 1;
         let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
         if let Some(h) = sample.service_ns.as_mut() {
@@ -514,20 +555,50 @@ struct LoopState {
 /// VM work), so that a script stuck in `loop {}` still lets the loop see the deadline and Ctrl-C.
 const SLICE: usize = 100_000;
 
-/// Calls a script function, giving control back to the executor every `SLICE` instructions.
-async fn call_sliced(vm: &mut Vm, hash: Hash, args: (Value, i64)) -> Result<Value, rune::runtime::VmError> {
+/// Calls a script function, giving control back to the executor every `SLICE` instructions; at each
+/// slice's end the call's time (since `started`) and call depth are checked against the budgets. The
+/// memory budget is the thread's (`limit::with` around the runtime): an allocation past it fails in the VM.
+async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: Instant, budgets: &Budgets) -> Result<Value, CallError> {
     use rune::runtime::GeneratorState;
-    let mut exec = vm.execute(hash, args)?;
+    let vm_error = |e: rune::runtime::VmError| {
+        let msg = crate::scripting::describe_error(&e);
+        match budgets.memory_breach(&msg) {
+            Some(b) => CallError::Budget(b),
+            None => CallError::Cycle(msg),
+        }
+    };
+    let mut exec = vm.execute(hash, args).map_err(vm_error)?;
     loop {
         let mut exhausted = false;
-        // Pinned on this future's own frame: no allocation per call.
-        let fut = std::pin::pin!(exec.async_resume());
-        match (Sliced { fut, exhausted: &mut exhausted }).await.into_result() {
+        let r = {
+            // Pinned on this future's own frame: no allocation per call.
+            let fut = std::pin::pin!(exec.async_resume());
+            (Sliced { fut, exhausted: &mut exhausted }).await.into_result()
+        };
+        match r {
             Ok(GeneratorState::Complete(v)) => return Ok(v),
-            Ok(GeneratorState::Yielded(_)) => return Err(rune::runtime::VmError::panic("a workload function must not `yield`")),
-            // The VM stopped before an instruction because the slice was used up: resume it later.
-            Err(e) if exhausted && e.to_string().contains("`limited`") => YieldNow(false).await,
-            Err(e) => return Err(e),
+            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"))),
+            // The VM stopped before an instruction because the slice was used up: check the budgets,
+            // then resume it later.
+            Err(e) if exhausted && e.to_string().contains("`limited`") => {
+                let depth = exec.vm().call_frames().len();
+                if depth > budgets.depth {
+                    return Err(CallError::Budget(format!(
+                        "a script call nested {depth} calls deep, more than its budget (--script-depth {})",
+                        budgets.depth
+                    )));
+                }
+                let took = started.elapsed();
+                if took > budgets.time {
+                    return Err(CallError::Budget(format!(
+                        "a script call was still computing after {:.1} s, more than its budget (--script-time {:?})",
+                        took.as_secs_f64(),
+                        budgets.time
+                    )));
+                }
+                YieldNow(false).await
+            }
+            Err(e) => return Err(vm_error(e)),
         }
     }
 }
@@ -598,7 +669,12 @@ pub fn run_phase(
 ) -> Result<PhaseOutcome> {
     let threads = placement.threads;
     let origin = Instant::now();
-    let shared = Arc::new(Shared { stop: AtomicBool::new(false), errors: AtomicU64::new(0), max_errors: spec.max_errors });
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        breach: std::sync::Mutex::new(None),
+        errors: AtomicU64::new(0),
+        max_errors: spec.max_errors,
+    });
     // ready: every worker has its context (and connection); go: the measured phase starts.
     let ready = Arc::new(Barrier::new(threads + 1));
     let go = Arc::new(Barrier::new(threads + 1));
@@ -625,7 +701,8 @@ pub fn run_phase(
                     return;
                 }
             };
-            rt.block_on(async {
+            // Every rune allocation on this thread counts against the worker's memory budget.
+            rune::alloc::limit::with(spec.budgets.memory, || rt.block_on(async {
                 let ctx = match Context::from_seed(&seed).await {
                     Ok(c) => c,
                     Err(e) => {
@@ -643,6 +720,7 @@ pub fn run_phase(
                     runtime,
                     ctx: rune::to_value(ctx).expect("context value"),
                     fns: spec.functions.clone(),
+                    budgets: spec.budgets,
                 };
                 ready.wait();
                 worker.warm_up(&spec, &tx, &shared).await;
@@ -658,7 +736,8 @@ pub fn run_phase(
                     heap_node: crate::sys::heap_node(),
                 };
                 let _ = tx.send(Msg::Done { elapsed, stamps, placed });
-            });
+            }))
+            .call();
         })?;
         handles.push(h);
     }
@@ -698,6 +777,9 @@ pub fn run_phase(
     if !failures.is_empty() {
         return Err(anyhow!("{}", failures.join("; ")));
     }
+    if let Some(b) = shared.breach.lock().ok().and_then(|mut b| b.take()) {
+        return Err(anyhow!("{}: {b}", spec.phase));
+    }
     Ok(PhaseOutcome {
         elapsed: if elapsed.is_zero() { wall } else { elapsed },
         cpu_s: usage1.cpu_s() - usage0.cpu_s(),
@@ -724,13 +806,16 @@ pub struct PhaseOutcome {
     pub placed: Vec<Placed>,
 }
 
-/// Calls one function once on the main thread (schema, erase, prepare), with the given context.
-pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, name: &str) -> Result<()> {
+/// Calls one function once on the main thread (schema, erase, prepare), with the given context, under
+/// the same budgets as a worker's calls (memory for the whole call, time and depth checked per slice).
+pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, name: &str, budgets: &Budgets) -> Result<()> {
     let mut vm = Vm::new(program.runtime.clone(), program.unit.clone());
-    let r = rt.block_on(vm.async_call([name], (ctx.clone(),)));
-    match r {
+    let hash = Hash::type_hash([name]);
+    let started = Instant::now();
+    let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), started, budgets));
+    match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
-        Err(e) => Err(anyhow!("{name}: {}", program.describe(&e))),
+        Err(CallError::Cycle(e) | CallError::Budget(e)) => Err(anyhow!("{name}: {e}")),
     }
 }
 

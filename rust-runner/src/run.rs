@@ -104,10 +104,10 @@ fn connect(a: &RunArgs, program: &Program, command: &str) -> Result<(ContextSeed
     let rt = runtime()?;
     let ctx_value = rune::to_value(Context::new(cfg)).map_err(failed)?;
     if program.has_function("prepare") {
-        exec::call_once(&rt, &program, &ctx_value, "prepare").map_err(|e| failed(format!("{e:#}")))?;
+        exec::call_once(&rt, &program, &ctx_value, "prepare", &a.script.budgets()).map_err(|e| failed(format!("{e:#}")))?;
     }
     if command == "load" && program.has_function("erase") {
-        exec::call_once(&rt, &program, &ctx_value, "erase").map_err(|e| failed(format!("{e:#}")))?;
+        exec::call_once(&rt, &program, &ctx_value, "erase", &a.script.budgets()).map_err(|e| failed(format!("{e:#}")))?;
         if !a.quiet {
             eprintln!("erase: done (before loading, as Latte's load)");
         }
@@ -149,6 +149,8 @@ fn phase(a: &RunArgs, command: &str, specs: &[(String, u64)], load_count: i64) -
         }
     }
     let spec = PhaseSpec {
+        phase: if command == "load" { "load" } else { "run" },
+        budgets: sa.budgets(),
         functions: FnMix::new(&specs),
         span,
         warmup,
@@ -284,6 +286,9 @@ fn save(a: &RunArgs, command: &str, i: SaveInput) -> Result<(), Fail> {
         // 130: the shell's code for a run ended by Ctrl-C; the sweep engine counts it as not measured
         return Err(Fail(130, format!("interrupted: the partial report is in {}", path.display())));
     }
+    if let Some(msg) = outage(&report.samples, report.result.elapsed_s, a.max_outage) {
+        return Err(failed(format!("{msg}; the report is in {}", path.display())));
+    }
     if report.result.stopped_on_errors {
         return Err(failed(format!("stopped after more than {} errors", a.max_errors)));
     }
@@ -297,7 +302,53 @@ fn save(a: &RunArgs, command: &str, i: SaveInput) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Whether Cassandra stopped answering for more than `max_pct` % of the window: a period in which
+/// requests ended but fewer than 1% of the best period's succeeded is down (a frozen node answers
+/// nothing, or at its thaw only the few requests it had queued), and so is an idle period (nothing
+/// finished) next to one (a frozen node's requests end only at their timeout). Workloads without
+/// requests are never down.
+/// The message says how long and when, from the per-period samples.
+fn outage(samples: &[report::SampleRow], elapsed_s: f64, max_pct: f64) -> Option<String> {
+    if samples.iter().all(|s| s.requests == 0) {
+        return None;
+    }
+    let ok = |s: &report::SampleRow| s.requests.saturating_sub(s.request_errors);
+    let best = samples.iter().map(ok).max().unwrap_or(0);
+    let failed = |s: &report::SampleRow| s.requests > 0 && ok(s) * 100 < best;
+    let idle = |s: &report::SampleRow| s.requests == 0 && s.cycles == 0;
+    let mut down: Vec<bool> = samples.iter().map(failed).collect();
+    // Spread over idle neighbours, both ways, until nothing changes (runs of idle periods).
+    loop {
+        let mut changed = false;
+        for i in 0..samples.len() {
+            if !down[i] && idle(&samples[i]) && ((i > 0 && down[i - 1]) || (i + 1 < samples.len() && down[i + 1])) {
+                down[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let periods: Vec<&report::SampleRow> = samples.iter().zip(&down).filter(|(_, d)| **d).map(|(s, _)| s).collect();
+    let lost: f64 = periods.iter().map(|s| s.duration_s).sum();
+    let pct = 100.0 * lost / elapsed_s.max(1e-9);
+    if periods.is_empty() || pct <= max_pct {
+        return None;
+    }
+    let (first, last) = (periods[0], periods[periods.len() - 1]);
+    Some(format!(
+        "Cassandra stopped answering for {lost:.1} s of the {elapsed_s:.1} s window ({pct:.0}% > --max-outage {max_pct}%), \
+         between {:.1} s and {:.1} s (frozen, killed or unreachable: see the errors above); this throughput is not the server's",
+        first.t_s,
+        last.t_s + last.duration_s
+    ))
+}
+
 fn compile(a: &ScriptArgs) -> Result<(Program, HashMap<String, String>), Fail> {
+    if a.script.is_dir() {
+        return Err(input(format!("{}: is a folder, not a workload script (give the .rn file, e.g. workloads/empty.rn)", a.script.display())));
+    }
     if !a.script.is_file() {
         return Err(input(format!("{}: no such workload script", a.script.display())));
     }
@@ -324,7 +375,40 @@ pub fn cmd_once(a: &ScriptArgs, name: &str, if_defined: bool) -> Result<(), Fail
     let cfg = Arc::new(cql_config(a)?);
     let rt = runtime()?;
     let ctx = rune::to_value(Context::new(cfg)).map_err(failed)?;
-    exec::call_once(&rt, &program, &ctx, name).map_err(|e| failed(format!("{e:#}")))?;
+    exec::call_once(&rt, &program, &ctx, name, &a.budgets()).map_err(|e| failed(format!("{e:#}")))?;
     eprintln!("{name}: done");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::SampleRow;
+
+    fn period(i: usize, requests: u64, request_errors: u64, cycles: u64) -> SampleRow {
+        SampleRow { t_s: i as f64, duration_s: 1.0, requests, request_errors, cycles, ..Default::default() }
+    }
+
+    #[test]
+    fn an_outage_longer_than_the_share_fails_the_run() {
+        // Answers, then 3 s frozen (timeouts and idle periods), then answers again: 30% of 10 s.
+        let mut s: Vec<SampleRow> = (0..10).map(|i| period(i, 1000, 0, 1000)).collect();
+        s[4] = period(4, 4, 4, 4);
+        s[5] = period(5, 0, 0, 0);
+        // At its thaw the node answers the few requests it had queued: still under 1% of a period's.
+        s[6] = period(6, 4, 0, 4);
+        let msg = outage(&s, 10.0, 10.0).expect("30% down");
+        assert!(msg.contains("for 3.0 s of the 10.0 s window (30% > --max-outage 10%)"), "{msg}");
+        assert!(msg.contains("between 4.0 s and 7.0 s"), "{msg}");
+        assert_eq!(outage(&s, 10.0, 30.0), None, "at the share, not over it");
+        // An idle period alone (a low --rate) is not an outage, nor is a workload without requests.
+        s[4] = period(4, 0, 0, 0);
+        s[6] = period(6, 0, 0, 0);
+        assert_eq!(outage(&s, 10.0, 10.0), None);
+        let empty: Vec<SampleRow> = (0..10).map(|i| period(i, 0, 0, 1000)).collect();
+        assert_eq!(outage(&empty, 10.0, 0.0), None);
+        // A period where some requests failed but others succeeded is not down.
+        s[4] = period(4, 1000, 500, 1000);
+        assert_eq!(outage(&s, 10.0, 0.0), None);
+    }
 }

@@ -145,3 +145,65 @@ fn workers_that_take_turns_on_one_cpu_report_that_they_did_not_run_together() {
         .unwrap_or_else(|| panic!("no corun_pct row in\n{csv}"));
     assert!((0.0..60.0).contains(&corun), "two workers on one CPU ran together {corun}% of the time");
 }
+
+/// The script VM's budgets (issue 24, item 6), in the phase that ran before unbounded: each breach ends
+/// the command with one line naming the phase and the budget, exit 1, not an abort or an OOM. The
+/// budgets are set small so that each case takes well under a second of the budget itself.
+#[test]
+fn the_script_budgets_hold_in_every_phase() {
+    let cases = [
+        // (script, flags, phase, budget named)
+        ("pub fn prepare(ctx) { loop {} }\npub fn run(ctx, i) {}\n", "--script-time=1s", "prepare:", "--script-time 1s"),
+        ("fn f(n) { f(n + 1) }\npub fn prepare(ctx) { f(0) }\npub fn run(ctx, i) {}\n", "--script-depth=1000", "prepare:", "--script-depth 1000"),
+        ("pub fn prepare(ctx) { let v = []; loop { v.push(\"xxxxxxxx\"); } }\npub fn run(ctx, i) {}\n", "--script-memory=16MiB", "prepare:", "--script-memory 16 MiB"),
+        ("fn f(n) { f(n + 1) }\npub fn run(ctx, i) { f(0) }\n", "--script-depth=1000", "run:", "--script-depth 1000"),
+        ("pub fn run(ctx, i) { let s = \"x\"; loop { s = s + s; } }\n", "--script-memory=16MiB", "run:", "--script-memory 16 MiB"),
+        ("pub fn load(ctx, i) { loop {} }\npub fn run(ctx, i) {}\n", "--script-time=1s", "load:", "--script-time 1s"),
+        ("pub fn schema(ctx) { loop {} }\n", "--script-time=1s", "schema:", "--script-time 1s"),
+    ];
+    for (n, (text, flag, phase, budget)) in cases.iter().enumerate() {
+        let s = script(&format!("budget{n}.rn"), text);
+        let cmd = if *phase == "load:" { "load" } else if *phase == "schema:" { "schema" } else { "run" };
+        let mut args = vec![cmd, s.as_str(), *flag];
+        if cmd != "schema" {
+            args.extend(["-d", if cmd == "load" { "10" } else { "2s" }, "-w", "0", "-c", "2", "--no-csv", "-q", "-o"]);
+        }
+        let out = tmp(&format!("budget{n}.json"));
+        if cmd != "schema" {
+            args.push(out.to_str().unwrap());
+        }
+        let (o, _) = run_bounded(&args, Duration::from_secs(60));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "case {n} ({flag}): {err}");
+        let line = err.lines().find(|l| l.starts_with("runner: ")).unwrap_or_else(|| panic!("case {n}: no runner: line in {err}"));
+        assert!(line.contains(phase) && line.contains(budget), "case {n}: {line}");
+        assert!(!err.contains("panicked") && !err.contains("overflow"), "case {n}: {err}");
+    }
+}
+
+/// 100,000 nested parentheses (or a 100,000-long operator chain) are refused before the compiler
+/// recurses into them: file:line:column, exit 2, no stack overflow.
+#[test]
+fn deep_nesting_is_refused_before_the_compiler_overflows() {
+    let deep = [
+        format!("pub fn run(ctx, i) {{\n    let x = {}1{};\n}}\n", "(".repeat(100_000), ")".repeat(100_000)),
+        format!("pub fn run(ctx, i) {{\n    let x = 1{};\n}}\n", "+1".repeat(100_000)),
+        format!("pub fn run(ctx, i) {{\n    let x = {}true;\n}}\n", "!".repeat(100_000)),
+    ];
+    for (n, text) in deep.iter().enumerate() {
+        let s = script(&format!("deep{n}.rn"), text);
+        let (o, _) = run_bounded(&["run", &s, "-d", "1", "-w", "0", "--no-csv", "-q"], Duration::from_secs(60));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "case {n}: {err}");
+        assert!(err.contains(&format!("deep{n}.rn:2:")) && err.contains("nested more than"), "case {n}: {err}");
+    }
+}
+
+#[test]
+fn a_folder_given_as_the_script_is_named_as_a_folder() {
+    let (o, _) = run_bounded(&["run", ".", "-d", "1"], Duration::from_secs(30));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(".: is a folder, not a workload script"), "{err}");
+}

@@ -60,7 +60,7 @@ impl Percentiles {
 }
 
 /// One sampling period, all workers merged.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SampleRow {
     pub t_s: f64,
     pub duration_s: f64,

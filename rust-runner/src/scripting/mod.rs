@@ -46,8 +46,6 @@ impl Sharing {
 pub struct Program {
     pub unit: Arc<Unit>,
     pub runtime: Arc<RuntimeContext>,
-    /// The script's text, to turn a runtime error's instruction into file:line:column.
-    pub sources: Arc<Scripts>,
 }
 
 /// The compiled sources and their text (rune keeps the text private), by source id.
@@ -120,8 +118,20 @@ impl std::error::Error for CompileFailed {}
 
 impl Program {
     /// Compiles `path` with the `latte`, `fs` and context modules; `params` feeds `latte::param!`.
+    /// Runs on a thread with a COMPILE_STACK stack, after the text passed the nesting check.
     pub fn compile(path: &Path, params: &HashMap<String, String>) -> Result<Program, CompileFailed> {
+        std::thread::scope(|s| {
+            let t = std::thread::Builder::new().name("compile".into()).stack_size(COMPILE_STACK);
+            let h = t.spawn_scoped(s, || Program::compile_here(path, params)).map_err(|e| CompileFailed(e.to_string()))?;
+            h.join().unwrap_or_else(|_| Err(CompileFailed("the compiler panicked".into())))
+        })
+    }
+
+    fn compile_here(path: &Path, params: &HashMap<String, String>) -> Result<Program, CompileFailed> {
         let fail = |m: String| CompileFailed(m);
+        for (name, value) in params.iter().filter(|(_, v)| looks_like_code(v)) {
+            check_nesting(&format!("-P {name}"), value).map_err(fail)?;
+        }
         let base = path.parent().map(Path::to_path_buf);
         let mut context = rune::Context::with_default_modules().map_err(|e| fail(e.to_string()))?;
         let mut latte = crate::scripting::functions::latte_module().map_err(|e| fail(e.to_string()))?;
@@ -139,6 +149,7 @@ impl Program {
         let mut texts = Vec::new();
         let mut add = |p: &Path| -> Result<(), CompileFailed> {
             let text = std::fs::read_to_string(p).map_err(|e| fail(format!("{}: {e}", p.display())))?;
+            check_nesting(&p.display().to_string(), &text).map_err(fail)?;
             let source = Source::with_path(p.display().to_string(), &text, p).map_err(|e| fail(e.to_string()))?;
             let id = sources.insert(source).map_err(|e| fail(e.to_string()))?;
             texts.push((id, text));
@@ -180,12 +191,7 @@ impl Program {
         if let Ok(mut g) = LAST_SOURCES.lock() {
             *g = Some(sources.clone());
         }
-        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime), sources })
-    }
-
-    /// A runtime error of this program with its file:line:column and function (see `describe_error`).
-    pub fn describe(&self, e: &rune::runtime::VmError) -> String {
-        describe_with(&self.sources, e)
+        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime) })
     }
 
     pub fn has_function(&self, name: &str) -> bool {
@@ -253,6 +259,138 @@ pub fn looks_like_code(v: &str) -> bool {
         || v.starts_with(['"', '[', '(', '#', '\''])
 }
 
+
+/// Deepest an expression may nest (brackets, plus operators chained in one expression), checked on the
+/// text before the compiler sees it: rune's parser and compiler recurse once per level (~3 KB of stack
+/// each here), so 100,000 nested parentheses or `!!!…` would overflow any stack and abort. Scripts in
+/// use nest a few dozen levels; the compile runs on a thread with a `COMPILE_STACK` stack, which holds
+/// more than 10× this depth.
+pub const MAX_NESTING: usize = 1000;
+
+/// The compiler thread's stack (see MAX_NESTING).
+const COMPILE_STACK: usize = 64 << 20;
+
+/// Refuses text nesting deeper than MAX_NESTING, with "name:line:column". Strings, characters and
+/// comments are skipped; a template string's `${…}` is code. Each open bracket is a level, and so is
+/// each operator since the last `,` or `;` at that level (a chain `1+1+…` nests as deep as it is long).
+pub fn check_nesting(name: &str, text: &str) -> Result<(), String> {
+    #[derive(PartialEq)]
+    enum Frame {
+        Bracket,
+        Template,
+        Interp,
+    }
+    let b = text.as_bytes();
+    // Each frame with the operators counted in it; `total` = frames + operators (a frame's own level).
+    let mut frames: Vec<(Frame, usize)> = vec![(Frame::Bracket, 0)];
+    let mut total = 1usize;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if frames.last().is_some_and(|f| f.0 == Frame::Template) {
+            match c {
+                b'\\' => i += 1,
+                b'`' => {
+                    frames.pop();
+                    total -= 1;
+                }
+                b'$' if b.get(i + 1) == Some(&b'{') => {
+                    frames.push((Frame::Interp, 0));
+                    total += 1;
+                    i += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A character ('x', '\n', '\u{1F600}'); a label ('outer:) has no closing quote nearby.
+            b'\'' => {
+                if b.get(i + 1) == Some(&b'\\') {
+                    while i + 1 < b.len() && b[i + 1] != b'\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if let Some(end) = b.get(i + 1..(i + 6).min(b.len())).and_then(|w| w.iter().skip(1).position(|&x| x == b'\'')) {
+                    i += end + 2;
+                }
+            }
+            b'`' => {
+                frames.push((Frame::Template, 0));
+                total += 1;
+            }
+            b'(' | b'[' | b'{' => {
+                frames.push((Frame::Bracket, 0));
+                total += 1;
+            }
+            b')' | b']' | b'}' => {
+                if frames.len() > 1 {
+                    let (_, ops) = frames.pop().unwrap_or((Frame::Bracket, 0));
+                    total -= 1 + ops;
+                }
+            }
+            b',' | b';' => {
+                if let Some(top) = frames.last_mut() {
+                    total -= top.1;
+                    top.1 = 0;
+                }
+            }
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'!' | b'&' | b'|' | b'^' | b'<' | b'>' | b'=' | b'.' | b'?' => {
+                if let Some(top) = frames.last_mut() {
+                    top.1 += 1;
+                    total += 1;
+                }
+            }
+            _ => {}
+        }
+        if total > MAX_NESTING {
+            let at = i.min(b.len());
+            let before = &text[..text.floor_char_boundary_compat(at)];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+            return Err(format!(
+                "{name}:{line}:{col}: error: nested more than {MAX_NESTING} levels deep (brackets and chained operators); the compiler would overflow its stack"
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// `str::floor_char_boundary` (unstable): the largest char boundary at or below `at`.
+trait FloorBoundary {
+    fn floor_char_boundary_compat(&self, at: usize) -> usize;
+}
+
+impl FloorBoundary for str {
+    fn floor_char_boundary_compat(&self, at: usize) -> usize {
+        let mut at = at.min(self.len());
+        while !self.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +406,28 @@ mod tests {
         let d = std::env::temp_dir().join(format!("runner-test-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn nesting_is_counted_in_code_only() {
+        let deep = format!("let x = {}1{};", "(".repeat(2000), ")".repeat(2000));
+        let e = check_nesting("s.rn", &format!("pub fn run(ctx, i) {{\n    {deep}\n}}")).unwrap_err();
+        assert!(e.starts_with("s.rn:2:"), "{e}");
+        assert!(check_nesting("s.rn", &format!("fn f() {{ {} }}", "!".repeat(5000))).is_err());
+        assert!(check_nesting("s.rn", &format!("fn f() {{ 1{} }}", "+1".repeat(5000))).is_err());
+        // Brackets and operators in strings, characters and comments are text; `${…}` is code.
+        let text = format!("fn f() {{ \"{0}\"; '('; // {0}\n /* {0} */ `{0}` }}", "((-".repeat(2000));
+        assert_eq!(check_nesting("s.rn", &text), Ok(()));
+        assert!(check_nesting("s.rn", &format!("fn f() {{ `${{{}1{}}}` }}", "(".repeat(2000), ")".repeat(2000))).is_err());
+        // A long list is wide, not deep.
+        let list = format!("fn f() {{ [{}] }}", "1 + 1, ".repeat(100_000));
+        assert_eq!(check_nesting("s.rn", &list), Ok(()));
+        for w in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads")).unwrap() {
+            let p = w.unwrap().path();
+            if p.extension().is_some_and(|e| e == "rn") {
+                assert_eq!(check_nesting("w", &std::fs::read_to_string(&p).unwrap()), Ok(()), "{}", p.display());
+            }
+        }
     }
 
     #[test]
