@@ -10,9 +10,11 @@ is the interpreter's, its jitter larger than the effects sought, and ten times l
 
 The baseline is taken once per sweep on every CPU of the host, the best of BASELINE_RUNS runs per CPU.
 A repeat's capacity is baseline / probe time, in %, for its worst CPU and the worse of before and
-after; its loss is 100 - that, or the before/after difference when larger. A loss above the spec's
-`max_capacity_loss` makes the repeat disturbed: "capacity -N% (core)" or "(memory)".
-"""
+after; its loss is 100 - that, or the before/after difference when larger. A core loss above the spec's
+`max_capacity_loss` makes the repeat disturbed: "capacity -N% (core)". The memory walk is recorded but
+judges only under `max_memory_capacity_loss` < 100: on this project's VM, on a quiet host, it read
+10-104% of its baseline (median 32%, 49 repeats of bench-probes) because its time depends on what the
+measured program left in the caches, while the core chain read 68-100% (median 99%)."""
 import csv
 import io
 import os
@@ -90,8 +92,10 @@ class Reading:
     def loss(self, kind):
         return max(100 - self.pct[kind], self.change[kind])
 
-    def disturbed(self, limit):
-        return "; ".join(f"capacity −{self.loss(k):.0f}% ({k})" for k in KINDS if self.loss(k) > limit)
+    def disturbed(self, limits):
+        """limits {kind: %}: a loss at 100% or more of the limit of 100 never judges (the memory walk's default)."""
+        return "; ".join(f"capacity −{self.loss(k):.0f}% ({k})" for k in KINDS
+                         if limits[k] < 100 and self.loss(k) > limits[k])
 
     def rows(self):
         vals = (self.pct["core"], self.pct["memory"], self.change["core"], self.change["memory"])

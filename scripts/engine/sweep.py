@@ -330,7 +330,7 @@ class Sweep:
         exp = p.experiment
         raw = self.rf.raw(exp, p.key(repeat))
         limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun",
-                                              "max_capacity_loss")}
+                                              "max_capacity_loss", "max_memory_capacity_loss")}
         shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
         measured = 0.0       # seconds inside measured commands (and retry pauses): not the engine's
@@ -357,7 +357,8 @@ class Sweep:
                                    reason=outcome.reason, seconds=round(secs, 3))
                 return False
             why = "; ".join(w for w in (outcome.reading.disturbed(limits),
-                                        outcome.capacity.disturbed(limits["max_capacity_loss"])
+                                        outcome.capacity.disturbed({"core": limits["max_capacity_loss"],
+                                                                    "memory": limits["max_memory_capacity_loss"]})
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
