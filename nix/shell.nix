@@ -10,7 +10,7 @@
     "awk" "basename" "bash" "cat" "cp" "cut" "date" "dirname" "du" "env" "find" "grep" "head" "id"
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
     "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "uniq" "wc" "xargs"
-    "gzip" "xz" "install"
+    "gzip" "xz" "install" "readlink"
     "nm"   # stdenv's bintools (cache-server/tests/callgraph.py)
   ];
   packages = [

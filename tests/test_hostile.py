@@ -212,7 +212,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     (["placements="], "placements is empty"),
     (["variants="], "variants is empty"),
     (["threads= "], "threads is empty"),
-    (["profile=smok"], "unknown profile 'smok': the specs name default, "),
+    (["profile=smok"], "unknown profile 'smok': the specs name "),
     (["perf=x.spec"], "perf must be 0 or 1 or stat, not 'x.spec'"),
     (["profile=x.spec"], "unknown profile 'x.spec'"),
 ])

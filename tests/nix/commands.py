@@ -53,6 +53,14 @@ def _tokens(text):
             word = ""
     while i < n:
         c = text[i]
+        if not word and toks and toks[-1] == "=~" and c not in " \t":
+            # a [[ … =~ REGEX ]] word: its parentheses and bars are the regex's, not the shell's
+            depth, j = 0, i
+            while j < n and (depth or text[j] not in " \t\n"):
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 2 if text[j] == "\\" else 1
+            word, i = "\0", j
+            continue
         if c == "\\" and i + 1 < n:
             if text[i + 1] == "\n":
                 i += 2
@@ -75,6 +83,13 @@ def _tokens(text):
                     inner_start = j + 2
                     k, d = inner_start, 1
                     while k < n and d:
+                        if text[k] == "\\":          # an escaped character is never a parenthesis
+                            k += 2
+                            continue
+                        if text[k] == "'":           # nor is one inside a sed or awk program
+                            q = text.find("'", k + 1)
+                            k = n if q < 0 else q + 1
+                            continue
                         if text.startswith("$(", k):
                             d += 1
                         elif text[k] == ")":
