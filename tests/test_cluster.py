@@ -49,12 +49,16 @@ def alive(pid):
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java (./lab installs openjdk-17)")
-@pytest.mark.skipif(not os.path.isdir(LIB), reason="no Cassandra jars in .work/cassandra/lib (cassandra/cassandra.sh jars)")
-@pytest.mark.skipif(not os.access(RUNNER, os.X_OK), reason="runner not built (just build-runner)")
 def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
     env = dict(PORTS, CLUSTER_WORK=str(tmp_path / "cluster"), CASSANDRA_HEAP="384M", CASSANDRA_LIB=LIB,
                CLUSTER_RING_TIMEOUT="240", CASSANDRA_UP_TIMEOUT="200", **results)
     env["PATH"] = os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ.get("PATH", "")
+    # What the cluster needs, made as the lab makes it: in a clean clone this test runs before anything
+    # has fetched the jars or built the runner (a skip here would never run it in CI); both are reused
+    # by the later tests and test-runner.
+    sh(CASSANDRA, "jars", env={k: v for k, v in env.items() if k != "CASSANDRA_LIB"}, timeout=900)
+    if not os.access(RUNNER, os.X_OK):
+        sh("just", "build-runner", env=env, timeout=1800)
     pids = []
     t0 = time.monotonic()
     up = sh(CLUSTER, "up", f"nodes={NODES}", env=env, check=False)
