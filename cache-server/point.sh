@@ -5,7 +5,8 @@
 # during the measured window only. The server is always stopped (trap).
 #
 #   cache-server/point.sh --variant=global|striped|rwlock|optimistic|sharded|memcached --threads=N \
-#       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [--driver=loadgen|mcperf] [knobs]
+#       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [--driver=loadgen|mcperf]
+#       [--clients=DEST[,DEST…]] [knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
 #          --keys=N --value-size=B --get-ratio=F --memory=MB; with mcperf: --requests=N (GETs in all)
 #
@@ -13,6 +14,10 @@
 # mcperf process with as many connections as loadgen would open, closed loop; a `set` pass stores
 # the keys (its warm-up), then a `get` pass of --requests GETs is the measured window. mcperf counts
 # requests, not seconds, so --duration does not apply to it.
+# --clients (the spec key `clients`, $LAB_CLIENTS) puts the load generators on other hosts: the server
+# listens on this host's address toward them and scripts/loadclients.py runs loadgen on each over ssh;
+# their rows (and each one's own, labelled client.<host>.<metric>, guard readings included) are the
+# point's, and the network path goes to raw/network.txt and env/network.txt. Without it, as before.
 # Every option defaults to the sweep engine's LAB_* variable of the same meaning.
 # Exit: 0 a measured point; 1 a failed point (the server did not start, or the load generator
 # reported a failed run: dead connections, errors or timeouts, an incomplete load phase); 2 bad
@@ -25,7 +30,7 @@ build=${CACHE_BUILD:-$here/build}
 variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
 other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_RAW:-}
 duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
-driver=loadgen requests=200000
+driver=loadgen requests=200000 clients=${LAB_CLIENTS:-}
 
 die() { echo "point.sh: $*" >&2; exit 2; }
 fail() { echo "point.sh: $*" >&2; exit 1; }
@@ -50,6 +55,7 @@ for arg in "$@"; do
     --memory=*) memory=${arg#*=} ;;
     --driver=*) driver=${arg#*=} ;;
     --requests=*) requests=${arg#*=} ;;
+    --clients=*) clients=${arg#*=} ;;
     *) die "unknown argument '$arg'" ;;
   esac
 done
@@ -63,6 +69,7 @@ case $driver in
   mcperf) command -v mcperf > /dev/null || die "mcperf is not on PATH (the Nix shell has it: nix develop)" ;;
   *) die "unknown driver '$driver' (loadgen or mcperf)" ;;
 esac
+[[ -z $clients || $driver == loadgen ]] || die "--clients runs loadgen on the client hosts; --driver=$driver runs here only"
 
 tmp=$(mktemp -d)
 raw=${raw:-$tmp/raw}
@@ -82,8 +89,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# The address the server listens on: loopback, or this host's address toward the client hosts
+addr=127.0.0.1
+if [[ -n $clients ]]; then
+  addr=$(python3 "$here/../scripts/loadclients.py" address --clients="$clients") || exit
+fi
+
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$addr"
 }
 
 # Placement: the server on {cpus}; the load generator on {other_cpus}, or on the same CPUs when
@@ -91,13 +104,16 @@ free_port() {
 pin=() client_cpus="" shared=1
 if [[ $pinned == 1 ]]; then
   pin=(taskset -c "$cpus")
-  if [[ -n $other ]]; then
+  if [[ -n $clients ]]; then
+    :    # no CPU of this host is the load generators': they run on the client hosts
+  elif [[ -n $other ]]; then
     client_cpus=$other shared=0
   else
     client_cpus=$cpus
     note "no CPU left for the load generator: it shares CPUs $cpus with the server"
   fi
 fi
+[[ -z $clients ]] || shared=0
 if [[ -z $client_threads ]]; then
   n=$(taskset -c "${client_cpus:-0-$(($(nproc --all) - 1))}" nproc 2>/dev/null || nproc)
   client_threads=$(( n > 4 ? 4 : n ))
@@ -110,7 +126,7 @@ case $variant in
     user=(); [[ $(id -u) == 0 ]] && user=(-u root)   # memcached refuses to run as root otherwise
     for _ in 1 2 3 4 5 6 7 8 9 10; do
       port=$(free_port)
-      "${pin[@]}" memcached "${user[@]}" -t "$threads" -p "$port" -l 127.0.0.1 -U 0 -m "$memory" -c 4096 &
+      "${pin[@]}" memcached "${user[@]}" -t "$threads" -p "$port" -l "$addr" -U 0 -m "$memory" -c 4096 &
       spid=$!
       sleep 0.2
       kill -0 "$spid" 2> /dev/null && break
@@ -122,7 +138,7 @@ case $variant in
   global|striped|rwlock|optimistic|sharded)
     mode=$variant
     [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
-    "${pin[@]}" "$build/cache-server" -t "$threads" -p 0 --port-file "$tmp/port" -m "$memory" \
+    "${pin[@]}" "$build/cache-server" -t "$threads" -l "$addr" -p 0 --port-file "$tmp/port" -m "$memory" \
       -c 4096 --lock-mode "$mode" &
     spid=$!
     for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
@@ -131,7 +147,7 @@ case $variant in
     ;;
   *) die "unknown variant '$variant' (global, striped, rwlock, optimistic, sharded, memcached)" ;;
 esac
-note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port"
+note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port${clients:+ clients=$clients address=$addr}"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -146,6 +162,12 @@ if [[ $driver == mcperf ]]; then
       && touch "$tmp/measuring" \
       && "${cpin[@]}" "${mc[@]}" --method=get > "$raw/mcperf-get.txt" 2>&1 \
       && python3 "$here/mcperf_csv.py" --method get < "$raw/mcperf-get.txt"; } > "$tmp/loadgen.csv" &
+elif [[ -n $clients ]]; then
+  # loadgen's own arguments, the same on every client; the client's CPUs are its own
+  lg=(python3 "$here/../scripts/loadclients.py" run --clients="$clients" --server="$addr" --port="$port"
+      --measure-file="$tmp/measuring" --raw="$raw" --timeout="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { print d + w + 120 }')"
+      -- -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup" -k "$keys" -V "$vsize" -g "$get_ratio")
+  "${lg[@]}" > "$tmp/loadgen.csv" &
 else
   lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup"
       -k "$keys" -V "$vsize" -g "$get_ratio" --measure-file "$tmp/measuring" --raw "$raw")
@@ -162,7 +184,7 @@ while [[ ! -e $tmp/measuring ]] && kill -0 "$lpid" 2> /dev/null; do
 done
 t0=$(cpu_ticks "$spid") s0=$(date +%s.%N)
 if [[ $mode != "" ]]; then
-  exec 3<> "/dev/tcp/127.0.0.1/$port" && printf 'stats reset\r\n' >&3 && read -r -t 2 _ <&3 || true
+  exec 3<> "/dev/tcp/$addr/$port" && printf 'stats reset\r\n' >&3 && read -r -t 2 _ <&3 || true
   exec 3>&- || true
 fi
 # loadgen's window is --duration; mcperf's is a count of requests, so its profile lasts as long as it
@@ -190,7 +212,7 @@ awk -F, -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" '
 echo "cpus_shared,$shared,flag"
 if [[ $mode != "" ]]; then
   # contention counters of our server over the measured window (stats were reset at its start)
-  exec 3<> "/dev/tcp/127.0.0.1/$port"
+  exec 3<> "/dev/tcp/$addr/$port"
   printf 'stats\r\n' >&3
   while IFS=$' \r' read -r -t 5 tag name value _; do
     [[ $tag == END ]] && break
@@ -205,7 +227,7 @@ if [[ $mode != "" ]]; then
   # against the point's membind (docs/instruments.md); the server binds nothing itself (mem_want -1)
   ranon=$raw/ran-on.csv
   [[ -s $ranon ]] || echo "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want" > "$ranon"
-  exec 3<> "/dev/tcp/127.0.0.1/$port"
+  exec 3<> "/dev/tcp/$addr/$port"
   printf 'stats numa\r\n' >&3
   while IFS=$' \r' read -r -t 5 tag name value _; do
     [[ $tag == END ]] && break

@@ -66,6 +66,14 @@ def is_run(path):
     return os.path.isdir(os.path.join(path, "sweep"))
 
 
+def of_raw(raw):
+    """The run folder holding a point's raw folder (raw/<exp>/<key>), or None when raw is elsewhere
+    (a command run by hand)."""
+    run = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(raw))))
+    rf = RunFolder(run) if is_run(run) else None
+    return rf if rf and os.path.dirname(os.path.dirname(os.path.abspath(raw))) == rf.raw_dir else None
+
+
 def find(name):
     """A run folder given by path or by its name under results/, or None."""
     for d in (name, os.path.join(results_dir(), name)):

@@ -211,8 +211,9 @@ def tail(path, n=3):
 
 
 def spec_env(env, spec):
-    """The environment of a spec's shell text and command: the sweep's, and the server's contact points."""
-    return dict(env, LAB_NODES=spec["nodes"])
+    """The environment of a spec's shell text and command: the sweep's, the server's contact points and
+    the load generators' hosts."""
+    return dict(env, LAB_NODES=spec["nodes"], LAB_CLIENTS=spec["clients"])
 
 
 def run_shell(text, root, env, log_path, own_session=False):

@@ -8,6 +8,8 @@ import os
 import re
 import sys
 
+from fleetlib.clients import MOST_CLIENTS, ClientError
+from fleetlib.clients import parse as parse_clients
 from term import visible
 from topo import POLICIES
 
@@ -46,6 +48,7 @@ KEYS = {
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "server": ("path", "", False, "pidfile (from the project root) of a server the command talks to but did not start, such as the lab's Cassandra: its CPU time is the measurement's, not foreign load, and the CPUs it may use are watched too"),
     "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as `cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as $LAB_NODES (empty: the spec's own default server)"),
+    "clients": ("clients", "", True, "load generators on other hosts: ssh destinations DEST[,DEST…] (`ssh DEST` works from here in batch mode, host keys known; $LAB_SSH_CONFIG may name an ssh config); the command sees it as $LAB_CLIENTS (cache-server/point.sh runs loadgen on each; empty: on this host)"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
     "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second that other processes forced (a share of them in proportion to those processes' CPU time on the point's CPUs; switches between the measured processes' own threads do not count)"),
     "capacity": ("choice:1 0", "1", True, "guard: 1 times a short fixed workload (c-probes/build/capacity, core and memory) on the point's CPUs just before and after every repeat; 0 for points shorter than the probe"),
@@ -66,7 +69,7 @@ MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "second
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes")
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes", "clients")
 # The values a command may name as {name}: the engine fills them in per point and repeat
 # (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
@@ -133,6 +136,9 @@ def check(key, value, where):
         bad = "a path inside the project, relative to its root"
     elif kind == "nodes" and value and not NODES.fullmatch(value):
         bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
+    elif kind == "clients" and not clients_ok(value):
+        # they reach shell as $LAB_CLIENTS and ssh as destinations: fleetlib/clients.py says which are
+        bad = f"DEST[,DEST…]: at most {MOST_CLIENTS} different ssh destinations ([user@]host of letters, digits, '.', '_', '-')"
     elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     elif kind == "shell" and unknown_placeholder(value):
@@ -150,6 +156,14 @@ def check(key, value, where):
             bad = str(e)
     if bad:
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
+
+
+def clients_ok(value):
+    try:
+        parse_clients(value)
+        return True
+    except ClientError:
+        return False
 
 
 def whole(text, lo, hi):

@@ -120,7 +120,8 @@ def host(run):
             ("memory and time", memory_time_row(mt)),
         ] + ([("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt"))]
              if os.path.exists(f"{env}/cassandra-cluster.txt")
-             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else []),
+             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else [])
+        + ([("load generators", network_row(f"{env}/network.txt"))] if os.path.exists(f"{env}/network.txt") else []),
         "warnings": memory_time_warnings(mt),
         "build": open(build, errors="replace").read().strip() if os.path.exists(build) else None,
     }
@@ -139,6 +140,23 @@ def cluster_row(path):
             f = dict(w.split("=", 1) for w in line.split() if "=" in w)
             nodes.append(f"{f.get('cql', '?')} (NUMA {f.get('numa', '?')}{', ' + f['host'] if 'host' in f else ''})")
     return f"{len(nodes)} node(s), {where}: {', '.join(nodes[:64])}{', …' if len(nodes) > 64 else ''}"
+
+
+def network_row(path):
+    """env/network.txt (scripts/loadclients.py: the cache point's client hosts) in one line: the network
+    path between the server and its load generators, and each client's. A received run's file: shown,
+    never run; bounded."""
+    path_text, clients = "?", []
+    with open(path, errors="replace") as f:
+        lines = [line[:1000] for _n, line in zip(range(64), f)]
+    for line in lines:
+        if line.startswith("path="):
+            path_text = line[5:].strip()
+        elif line.startswith("client="):
+            name, _, rest = line[7:].partition(" ")
+            detail = rest.partition("detail=")[2].strip()
+            clients.append(f"{name}: {detail}" if detail else name)
+    return f"network path: {path_text} ({len(clients)} client host(s): {'; '.join(clients[:16])})"
 
 
 def memory_time_row(mt):

@@ -1,0 +1,67 @@
+"""Client and server on different hosts (issue 26 item 2), without another machine: the engine and the
+cache server run here, and the load generator runs on test_fleet's sshd "host" hostB (127.0.0.3), reached
+over ssh with its host key checked. Both are this machine, so the report must say "loopback"."""
+import json
+import os
+import sys
+
+import pytest
+from conftest import ROOT, rows, sh
+from test_fleet import fleet, needs_hosts  # noqa: F401  (fixture: two sshd "hosts" on 127.0.0.2/3)
+
+POINT = ["profile=smoke", "variants=global", "placements=compact", "threads=1", "warmup=0", "retries=0",
+         "experiments/cache-get.spec"]
+
+
+def ssh_env(f, results):
+    """An ssh config naming hostB as a user's would: address, port, key, and the test's known_hosts."""
+    b = f["hosts"]["hostB"]
+    cfg = f["tmp"] / "ssh_config"
+    cfg.write_text(f"Host hostB\n  HostName {b.addr}\n  Port {b.port}\n  User root\n"
+                   f"  IdentityFile {f['tmp'] / 'client_key'}\n  UserKnownHostsFile {f['tmp'] / 'known_hosts'}\n")
+    return dict(results, LAB_SSH_CONFIG=str(cfg), PATH=f["env"]["PATH"])
+
+
+@needs_hosts
+def test_a_cache_point_with_its_load_generator_on_another_host(fleet, tmp_path, results):  # noqa: F811
+    env = ssh_env(fleet, results)
+    run = tmp_path / "split"
+    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
+    assert p.returncode == 0, p.stderr[-4000:]
+    got = {r["metric"]: float(r["value"]) for r in rows(run / "data" / "cache-get.csv")}
+    # the client's rows, once as the point's and once labelled with its host, with its own guard readings
+    assert got["ops_per_s"] > 0 and got["ops_per_s"] == got["client.hostB.ops_per_s"], sorted(got)
+    for m in ("client.hostB.noise_steal_pct", "client.hostB.noise_foreign_pct", "client.hostB.client_cpu_share",
+              "client.hostB.latency_p99"):
+        assert m in got, sorted(got)
+    # and the server's, measured here by the point around the clients' window
+    assert got["server_cpu_share"] > 0 and got["cpus_shared"] == 0, got
+    net = (run / "env" / "network.txt").read_text()
+    assert net.startswith("path=loopback\n") and "client=hostB path=loopback" in net, net
+    report = (run / "report.md").read_text()
+    assert "network path: loopback" in report and "hostB" in report, report[:3000]
+
+
+@needs_hosts
+def test_an_unreachable_client_host_fails_the_point_by_name(fleet, tmp_path, results):  # noqa: F811
+    env = ssh_env(fleet, results)
+    fleet["hosts"]["hostB"].stop()
+    run = tmp_path / "gone"
+    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
+    assert p.returncode != 0
+    failed = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"failed"' in ln]
+    assert failed and "client host hostB unreachable" in json.dumps(failed), failed
+    assert not (run / "env" / "network.txt").exists()
+
+
+def test_a_client_list_is_destinations_only(tmp_path, results):
+    for bad in ("host;reboot", "-oProxyCommand=x", "a,a", "$(id)"):
+        p = sh("scripts/sweep.py", "dry=1", f"clients={bad}", *POINT, env=results, check=False)
+        assert p.returncode == 2 and "clients" in p.stderr and p.stderr.count("\n") == 1, (bad, p.stderr)
+    # and the remote command's words are checked before ssh sees them
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from fleetlib import clients
+    with pytest.raises(clients.ClientError):
+        clients.remote_argv("hostB", ["python3", "x; rm -rf ~"])
+    argv = clients.remote_argv("hostB", ["python3", "/lab/scripts/loadclients.py", "client", "--port=1"])
+    assert argv[argv.index("--") + 1] == "hostB" and "StrictHostKeyChecking=yes" in argv
