@@ -51,6 +51,8 @@
     { pkg = pkgs.ansible; commands = [ "ansible" "ansible-playbook" "ansible-inventory" ]; }
     # ssh for Ansible; sshd and ssh-keyscan for tests/test_fleet.py's loopback hosts.
     { pkg = pkgs.openssh; commands = [ "ssh" "ssh-keygen" "ssh-keyscan" "sshd" ]; }
+    # ip: the route toward a cache point's client host (scripts/fleetlib/clients.py, "between hosts").
+    { pkg = pkgs.iproute2; commands = [ "ip" ]; }
     { pkg = pkgs.python3.withPackages (ps: [ ps.pytest ]); commands = [ "python3" "pytest" ]; }
   ];
 }

@@ -79,7 +79,7 @@ let
   pkgs = lib.genAttrs [
     "just" "hyperfine" "likwid" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
-    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh"
+    "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh" "iproute2"
   ] tool // {
     inherit lib callPackage gcc;
     glibc = tool "glibc" // { bin = tool "glibc-bin"; };
