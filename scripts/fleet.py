@@ -4,7 +4,7 @@
   fleet.py check inventory=FILE [hosts=PATTERN] [known_hosts=FILE]
   fleet.py plan  inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [KEY=VALUE…] [experiments/X.spec…]
   fleet.py sweep inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [poll=SECONDS] [timeout=SECONDS]
-                 [KEY=VALUE…] [experiments/X.spec…]
+                 [clients=PATTERN [client_identity=PATH]] [KEY=VALUE…] [experiments/X.spec…]
   fleet.py cluster-up inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [nodes=N] [plan=1]
   fleet.py cluster-down
 
@@ -16,6 +16,10 @@ each host's progress, fetch every run folder (a failed host's partial one too) i
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
 command to resume: every host's run folder is resumed by the engine (run=), a running one reattached.
 Host keys are checked (known_hosts=FILE, else the user's). KEY=VALUE and specs go to every host's sweep.
+clients=PATTERN (sweep): those hosts run the cache point's load generators: the code is shipped there and
+loadgen built (fleet/clients.yml), and each server host's sweep gets `clients=` their names with an ssh
+config and their host keys from known_hosts (its own ssh identity reaches them, or the key file at
+client_identity=PATH on the server hosts; no key is shipped).
 cluster-up: a Cassandra node on each host of the group `cassandra` (hosts=, the first nodes=N of them),
 the first one the seed, from the lab's locked jars (fleet/cassandra.yml), until the seed's ring shows every
 node UN; the record goes where cassandra/cluster.sh keeps its own (CLUSTER_WORK, .work/cluster/cluster.txt),
@@ -31,6 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fleetlib import clients as cl  # noqa: E402
 from fleetlib import code, folder, play  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
 from reporting import model, nway  # noqa: E402
@@ -40,7 +45,8 @@ from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "30", "timeout": "172800"}
+FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "30", "timeout": "172800",
+              "clients": None, "client_identity": None}
 NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fleet sweep, resumed by a rerun)",
             "dry": "use fleet-plan for the dry run", "topology": "fleet-plan reads each host's own topology"}
 ETA = re.compile(r"^(\d+) points?, ETA (\d+):(\d\d):(\d\d)(?: \(range (.*)\))?$")
@@ -227,8 +233,47 @@ def progress_line(p):
                          f"suspect, {g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
 
 
+def client_setup(keys, hosts, env):
+    """clients=PATTERN: the client hosts, the sweep override naming them, and what each server host gets
+    (an ssh config and the clients' host keys from known_hosts); bad input dies here, before any host."""
+    try:
+        inv = load(keys["inventory"], env)
+        names = select(inv, keys["clients"], keys["inventory"], env)
+    except InventoryError as e:
+        die(str(e))
+    both = sorted(set(names) & set(hosts))
+    if both:
+        die(f"clients={keys['clients']} selects {', '.join(both)}, also a sweep host (hosts={keys['hosts']})")
+    hv = inv["hostvars"]
+    labs = {str(hv.get(h, {}).get("lab_dir", "")) for h in hosts + names}
+    if len(labs) > 1:
+        die("clients run the lab from the same lab_dir as the servers (loadclients.py finds it there): "
+            f"lab_dir differs ({', '.join(sorted(x or 'default' for x in labs))})")
+    known = keys["known_hosts"] or os.path.expanduser("~/.ssh/known_hosts")
+    rows, lines = [], []
+    for h in names:
+        v = hv.get(h, {})
+        hostname, port = v.get("ansible_host", h), v.get("ansible_port", 22)
+        rows.append((h, hostname, port, v.get("ansible_user")))
+        found = cl.known_host_lines(known, str(hostname), port) if os.path.isfile(known) else []
+        if not found:
+            die(f"client {h}: no host key for {hostname} port {port} in {known} (ssh to it once, or "
+                "ssh-keyscan it and check the fingerprint)")
+        lines += found
+    try:
+        config = cl.ssh_config(rows, keys["client_identity"])
+    except cl.ClientError as e:
+        die(str(e))
+    return names, f"clients={','.join(names)}", {"client_ssh_config": config, "client_known_hosts":
+                                                  "\n".join(lines) + "\n", "known_hosts_mark": cl.KNOWN_HOSTS_MARK}
+
+
 def cmd_sweep(keys, args, env):
     hosts = hosts_of(keys, env)
+    client_names, client_extra = [], {}
+    if keys["clients"]:
+        client_names, override, client_extra = client_setup(keys, hosts, env)
+        args = [a for a in args if not a.startswith("clients=")] + [override]
     # Bad arguments are found here, before any host is touched: the dry run on this host checks them.
     p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", *args],
                        capture_output=True, text=True, cwd=ROOT)
@@ -240,7 +285,8 @@ def cmd_sweep(keys, args, env):
         die(str(e))
     code_id = f"{ident['commit'][:12]}-{ident['diff_sha256'][:8]}"
     signature = json.dumps({"inventory": os.path.abspath(keys["inventory"]), "hosts": hosts, "args": args,
-                            "code": code_id}, sort_keys=True)
+                            "code": code_id, **({"clients": client_names} if client_names else {})},
+                           sort_keys=True)
     untracked = code.untracked(ROOT)
     if untracked:
         say(f"fleet: note: files git does not track are not shipped ({', '.join(untracked[:5])}"
@@ -263,7 +309,15 @@ def cmd_sweep(keys, args, env):
     t0 = time.monotonic()
     prev = {h: j["jid"] for h, j in st["jobs"].items() if h in hosts}
     extra = {"out_dir": fdir, "fleet_stamp": st["stamp"], "code_tar": tar, "code_id": code_id, "sweep_args": args,
-             "async_timeout": int(keys["timeout"]), "prev_jobs": prev}
+             "async_timeout": int(keys["timeout"]), "prev_jobs": prev, **client_extra}
+    if client_names:
+        # the load generators' hosts first: the same code, loadgen built; a client not ready stops here
+        ready = play.run("clients.yml", keys["inventory"], client_names, extra, env, log)
+        for h in client_names:
+            say(f"{h}: client {'ready (code shipped, loadgen built)' if ready.ok(h) else ready.by_host[h]}")
+        if not all(ready.ok(h) for h in client_names):
+            say("a client host is not ready: nothing was started; run the same command again once it is")
+            return 1
     os.makedirs(os.path.join(fdir, "jobs"), exist_ok=True)
     for name in os.listdir(os.path.join(fdir, "jobs")):
         os.remove(os.path.join(fdir, "jobs", name))

@@ -162,3 +162,43 @@ def merge(per_host):
     for host, rows in per_host.items():
         out += [(label(host) + m, v, u) for m, v, u in rows]
     return out
+
+
+# --- fleet-sweep: the client hosts of an inventory, as the server hosts' ssh sees them -------------------
+SSH_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")      # an address or name (a config line's value)
+SSH_USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+KNOWN_HOSTS_MARK = "@KNOWN_HOSTS@"                             # the file's place on each server host
+
+
+IDENTITY = re.compile(r"[A-Za-z0-9_./~-]{1,1024}")                # a key file's path on the server hosts
+
+
+def ssh_config(clients, identity=None):
+    """[(name, hostname, port, user or None)] → an ssh config that names each client as the inventory
+    does. Every value is checked: it becomes a line of ssh's config, where a space or newline would be a
+    second option. UserKnownHostsFile is KNOWN_HOSTS_MARK, put in on each server host; identity is a
+    key file's path there (the key itself never travels)."""
+    if identity is not None and not IDENTITY.fullmatch(identity):
+        raise ClientError(f"client_identity={identity!r}: a path of letters, digits, '_', '.', '/', '~', '-'")
+    out = []
+    for name, hostname, port, user in clients:
+        if not DEST.fullmatch(name) or "@" in name:
+            raise ClientError(f"client {name!r}: not a plain host name")
+        if not SSH_HOST.fullmatch(str(hostname)):
+            raise ClientError(f"client {name}: ansible_host {hostname!r} is not an address or host name")
+        if not str(port).isdigit() or not 1 <= int(port) <= 65535:
+            raise ClientError(f"client {name}: ansible_port {port!r} is not a port")
+        if user is not None and not SSH_USER.fullmatch(str(user)):
+            raise ClientError(f"client {name}: ansible_user {user!r} is not a user name")
+        out += [f"Host {name}", f"  HostName {hostname}", f"  Port {int(port)}"]
+        out += [f"  User {user}"] if user else []
+        out += [f"  IdentityFile {identity}", "  IdentitiesOnly yes"] if identity else []
+        out += [f"  UserKnownHostsFile {KNOWN_HOSTS_MARK}", "  StrictHostKeyChecking yes", "  BatchMode yes", ""]
+    return "\n".join(out)
+
+
+def known_host_lines(known_hosts, hostname, port):
+    """The lines of a known_hosts file (hashed or not) for hostname:port, as ssh looks them up; [] if none."""
+    key = hostname if int(port) == 22 else f"[{hostname}]:{int(port)}"
+    p = subprocess.run(["ssh-keygen", "-F", key, "-f", known_hosts], capture_output=True, text=True, timeout=10)
+    return [ln for ln in p.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
