@@ -65,3 +65,24 @@ def test_a_client_list_is_destinations_only(tmp_path, results):
         clients.remote_argv("hostB", ["python3", "x; rm -rf ~"])
     argv = clients.remote_argv("hostB", ["python3", "/lab/scripts/loadclients.py", "client", "--port=1"])
     assert argv[argv.index("--") + 1] == "hostB" and "StrictHostKeyChecking=yes" in argv
+
+
+def test_fleet_clients_become_checked_ssh_config_lines(tmp_path):
+    """fleet-sweep clients=: what the inventory says about a client becomes lines of the server hosts'
+    ssh config, so a value that would add a second option (a space, a newline) is refused by name."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from fleetlib import clients
+    text = clients.ssh_config([("hostB", "127.0.0.3", 2222, "root")], "~/.ssh/lab_key")
+    assert "Host hostB\n  HostName 127.0.0.3\n  Port 2222\n  User root\n  IdentityFile ~/.ssh/lab_key\n" in text
+    assert f"UserKnownHostsFile {clients.KNOWN_HOSTS_MARK}" in text and "StrictHostKeyChecking yes" in text
+    for bad in ([("hostB", "10.0.0.1\n  ProxyCommand touch /tmp/x", 22, None)],
+                [("hostB", "10.0.0.1", "22 -oProxyCommand=x", None)], [("hostB", "10.0.0.1", 22, "root x")]):
+        with pytest.raises(clients.ClientError, match="hostB"):
+            clients.ssh_config(bad)
+    with pytest.raises(clients.ClientError):
+        clients.ssh_config([("hostB", "10.0.0.1", 22, None)], "key file")
+    # the client's host key comes from known_hosts as ssh looks it up (port 22 plain, others [host]:port)
+    kh = tmp_path / "known_hosts"
+    kh.write_text("[127.0.0.3]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ0ewHRvGuIekY5nWHGqBUwQ+cJpG6xyl1ZVdBy9Ngw8\n")
+    assert len(clients.known_host_lines(str(kh), "127.0.0.3", 2222)) == 1
+    assert clients.known_host_lines(str(kh), "127.0.0.3", 22) == []
