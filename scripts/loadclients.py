@@ -13,7 +13,9 @@
 Exit: 0 rows; 1 a failed point (a client unreachable, its host key unknown, loadgen failed: the host is
 named); 2 bad arguments.
 """
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,8 @@ from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOG_MOST = 1 << 20          # a client's stderr kept in raw/, at most
+METRIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+UNIT = re.compile(r"[A-Za-z0-9%/_.µ-]{0,16}")
 
 
 def die(msg, code=2):
@@ -69,12 +73,16 @@ def ssh_config():
 
 
 def csv_rows(lines):
+    """A client's metric,value,unit lines. What a host sends is data: a metric or unit that is not a plain
+    name, or a value that is not a finite number, is dropped, never written into the run as it came."""
     out = []
     for line in lines:
         parts = line.strip().split(",")
-        if len(parts) == 3 and parts[0] != "metric":
+        if len(parts) == 3 and parts[0] != "metric" and METRIC.fullmatch(parts[0]) and UNIT.fullmatch(parts[2]):
             try:
-                out.append((parts[0], float(parts[1]), parts[2]))
+                v = float(parts[1])
+                if math.isfinite(v):
+                    out.append((parts[0], v, parts[2]))
             except ValueError:
                 pass
     return out
@@ -126,7 +134,7 @@ class Remote:
         self.dest, self.lines, self.boot, self.measuring = dest, [], None, threading.Event()
         self.log = open(log, "w")
         self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, errors="replace", start_new_session=True)
+                                  text=True, errors="replace")
         self.err = []
         self.threads = [threading.Thread(target=self.read_out, daemon=True),
                         threading.Thread(target=self.read_err, daemon=True)]
@@ -167,10 +175,9 @@ class Remote:
                                  f"{last}", self.p.returncode)
 
     def kill(self):
-        try:
-            os.killpg(self.p.pid, 9)
-        except ProcessLookupError:
-            pass
+        # ssh is one process in point.sh's group (so the engine's timeout reaches it too); killing it
+        # ends the session, and the remote loadgen stops at its own --duration
+        self.p.kill()
         self.p.wait()
 
 
