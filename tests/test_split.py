@@ -14,30 +14,34 @@ POINT = ["profile=smoke", "variants=global", "placements=compact", "threads=1", 
 
 
 def ssh_env(f, results):
-    """An ssh config naming hostB as a user's would: address, port, key, and the test's known_hosts."""
-    b = f["hosts"]["hostB"]
+    """An ssh config naming the hosts as a user's would: address, port, key, and the test's known_hosts."""
     cfg = f["tmp"] / "ssh_config"
-    cfg.write_text(f"Host hostB\n  HostName {b.addr}\n  Port {b.port}\n  User root\n"
-                   f"  IdentityFile {f['tmp'] / 'client_key'}\n  UserKnownHostsFile {f['tmp'] / 'known_hosts'}\n")
+    cfg.write_text("".join(f"Host {n}\n  HostName {h.addr}\n  Port {h.port}\n  User root\n"
+                           f"  IdentityFile {f['tmp'] / 'client_key'}\n  UserKnownHostsFile {f['tmp'] / 'known_hosts'}\n"
+                           for n, h in f["hosts"].items()))
     return dict(results, LAB_SSH_CONFIG=str(cfg), PATH=f["env"]["PATH"])
 
 
 @needs_hosts
-def test_a_cache_point_with_its_load_generator_on_another_host(fleet, tmp_path, results):  # noqa: F811
+def test_a_cache_point_with_its_load_generators_on_other_hosts(fleet, tmp_path, results):  # noqa: F811
+    """Two client "hosts" at once: their rates summed into the point's, each one's rows labelled."""
     env = ssh_env(fleet, results)
     run = tmp_path / "split"
-    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
+    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB,hostA", *POINT, env=env, check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     got = {r["metric"]: float(r["value"]) for r in rows(run / "data" / "cache-get.csv")}
-    # the client's rows, once as the point's and once labelled with its host, with its own guard readings
-    assert got["ops_per_s"] > 0 and got["ops_per_s"] == got["client.hostB.ops_per_s"], sorted(got)
-    for m in ("client.hostB.noise_steal_pct", "client.hostB.noise_foreign_pct", "client.hostB.client_cpu_share",
-              "client.hostB.latency_p99"):
-        assert m in got, sorted(got)
+    # each client's rows labelled with its host, its own guard readings among them; the point's rate the sum
+    for h in ("hostA", "hostB"):
+        for m in ("ops_per_s", "noise_steal_pct", "noise_foreign_pct", "client_cpu_share", "latency_p99"):
+            assert f"client.{h}.{m}" in got, sorted(got)
+    assert got["client.hostA.ops_per_s"] > 0 and got["client.hostB.ops_per_s"] > 0
+    assert got["ops_per_s"] == pytest.approx(got["client.hostA.ops_per_s"] + got["client.hostB.ops_per_s"])
+    assert got["latency_p99"] == max(got["client.hostA.latency_p99"], got["client.hostB.latency_p99"])
     # and the server's, measured here by the point around the clients' window
     assert got["server_cpu_share"] > 0 and got["cpus_shared"] == 0, got
     net = (run / "env" / "network.txt").read_text()
     assert net.startswith("path=loopback\n") and "client=hostB path=loopback" in net, net
+    assert "client=hostA path=loopback" in net, net
     report = (run / "report.md").read_text()
     assert "network path: loopback" in report and "hostB" in report, report[:3000]
 
@@ -86,3 +90,14 @@ def test_fleet_clients_become_checked_ssh_config_lines(tmp_path):
     kh.write_text("[127.0.0.3]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ0ewHRvGuIekY5nWHGqBUwQ+cJpG6xyl1ZVdBy9Ngw8\n")
     assert len(clients.known_host_lines(str(kh), "127.0.0.3", 2222)) == 1
     assert clients.known_host_lines(str(kh), "127.0.0.3", 22) == []
+
+
+def test_the_path_is_named_from_who_the_client_is():
+    """Two machines only when the client's boot id differs from ours; one machine at 127/8 is loopback."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from fleetlib import clients
+    own = clients.boot_id()
+    assert clients.path_name("127.0.0.1", own, own)[0] == "loopback"
+    assert clients.path_name("10.1.2.3", own, own)[0] == "same host"
+    name, detail = clients.path_name("127.0.0.1", "another-boot", own)
+    assert name == "between hosts" and "two machines" in detail
