@@ -548,6 +548,10 @@ def main(argv):
     keys, args = parse(argv[1:])
     if argv[0] == "check" and args:
         die(f"check takes inventory=, hosts= and known_hosts= only, not {args[0]!r}")
+    if argv[0] != "sweep" and (keys["clients"] or keys["client_identity"]):
+        die("clients= and client_identity= are fleet-sweep's (the cache experiment's load generators)")
+    if keys["client_identity"] and not keys["clients"]:
+        die("client_identity= goes with clients=GROUP")
     env = play.environment(keys["known_hosts"])
     try:
         return {"check": cmd_check, "plan": cmd_plan, "sweep": cmd_sweep,
