@@ -44,6 +44,7 @@ check "channel under ASan+UBSan" build/asan/channel --messages 100000
 check "mem under ASan+UBSan" build/asan/mem --size-mib 64 --seconds 0.02
 check "mem under TSan ($tsan_cc)" build/tsan/mem --size-mib 16 --seconds 0.01
 check "capacity under ASan+UBSan" build/asan/capacity --core-steps 100000 --loads 1000
+check "capacity --watch under ASan+UBSan" build/asan/capacity --core-steps 100000 --loads 1000 --watch $$
 check "capacity under TSan ($tsan_cc)" build/tsan/capacity --core-steps 100000 --loads 1000 --bytes 1048576
 
 # Bad input: exit code 2 and a message that says what is wrong.
@@ -99,12 +100,19 @@ rejects "channel: --stages 1" "out of range" $b/channel --stages 1
 rejects "capacity: --loads 0" "out of range" $b/capacity --loads 0
 rejects "capacity: --bytes 64" "out of range" $b/capacity --bytes 64
 rejects "capacity: an operand" "unexpected argument" $b/capacity 0
+rejects "capacity: --watch 0" "out of range" $b/capacity --watch 0
 # The capacity probe: one line per usable CPU, core and memory ns per step positive.
 if $b/capacity > "$out/capacity.csv" 2> "$out/capacity.err" &&
    awk -F, -v n="$(nproc)" 'NR == 1 { if ($0 != "cpu,core_ns,memory_ns") exit 1; next }
        { rows++; if ($2 + 0 <= 0 || $3 + 0 <= 0) exit 1 } END { if (rows != n) exit 1 }' "$out/capacity.csv"; then
   ok "capacity: a line per CPU, positive ns per step"
 else bad "capacity: a line per CPU" "$out/capacity.err"; fi
+# --watch: a fourth column, each CPU's share of the probe's time the watched process (this shell) ran.
+if $b/capacity --core-steps 100000 --loads 1000 --watch $$ > "$out/capacity-watch.csv" 2> "$out/capacity.err" &&
+   awk -F, -v n="$(nproc)" 'NR == 1 { if ($0 != "cpu,core_ns,memory_ns,watched_share") exit 1; next }
+       { rows++; if ($4 == "" || $4 + 0 < 0 || $4 + 0 > 1) exit 1 } END { if (rows != n) exit 1 }' "$out/capacity-watch.csv"; then
+  ok "capacity --watch: a share 0-1 per CPU"
+else bad "capacity --watch: a share per CPU" "$out/capacity.err"; fi
 
 # On this host: a full c2c matrix, every off-diagonal cell positive and finite.
 ncpu=$(nproc)
