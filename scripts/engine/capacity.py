@@ -14,7 +14,20 @@ after; its loss is 100 - that, or the before/after difference when larger. A cor
 `max_capacity_loss` makes the repeat disturbed: "capacity -N% (core)". The memory walk is recorded but
 judges only under `max_memory_capacity_loss` < 100: on this project's VM, on a quiet host, it read
 10-104% of its baseline (median 32%, 49 repeats of bench-probes) because its time depends on what the
-measured program left in the caches, while the core chain read 68-100% (median 99%)."""
+measured program left in the caches, while the core chain read 68-100% (median 99%).
+
+A spec's `server` (guard.py) is the measurement's own load, and it does not stop when the command does:
+the lab's Cassandra is still busy on the point's CPUs when the probe runs after the window. Each probe
+therefore asks for the server's share of each probed CPU over the probe's run (`--watch PID`: every
+thread's run time in ns, charged to the CPU the thread last ran on; clock ticks, guard.py's unit, are
+too coarse for a probe of some 15 ms): a server that took a fraction f of a CPU's time explains a chain
+slowed to (1 - f) of its baseline, so the probe's times are judged net of it, time × (1 - f). What that
+share does not explain (a burner beside the server, a hypervisor neighbour) is still lost capacity. Two
+approximations: the share is over the probe's threads' whole life (their buffer set-up included, beside
+the chain), and a thread that moved between CPUs during the probe is charged to the one it was on last.
+A share above SHARE_CAP leaves too little of the probe's own run to judge by: no more is explained. The
+share can only raise what is judged: a repeat's before/after change is the smaller of the measured and
+the net one, and its capacity the net one (never below what was measured)."""
 import csv
 import io
 import os
@@ -27,8 +40,10 @@ PROBE = os.path.join("c-probes", "build", "capacity")
 BASELINE_RUNS = 3
 TIMEOUT = 20          # seconds: the probe takes milliseconds; this bounds a stuck one
 KINDS = ("core", "memory")
+SHARE_CAP = 0.9      # the largest share of a probed CPU a server may explain
 METRICS = (("capacity_core_pct", "%"), ("capacity_memory_pct", "%"),
-           ("capacity_core_change_pct", "%"), ("capacity_memory_change_pct", "%"))
+           ("capacity_core_change_pct", "%"), ("capacity_memory_change_pct", "%"),
+           ("capacity_server_share_pct", "%"))
 
 
 class ProbeError(Exception):
@@ -45,10 +60,12 @@ def build(root, log_path):
     return "" if p.returncode == 0 else f"building {PROBE} failed (exit {p.returncode}): see sweep/setup.log"
 
 
-def probe(root, cpus):
-    """{cpu: {"core": ns, "memory": ns}} measured now on `cpus`; ProbeError when the probe fails."""
+def probe(root, cpus, server=None):
+    """{cpu: {"core": ns, "memory": ns}} measured now on `cpus`; ProbeError when the probe fails. With
+    `server` (a PID) also "server": the share of each CPU that process took while the probe ran."""
+    watch = ["--watch", str(server)] if server else []
     try:
-        p = subprocess.run([os.path.join(root, PROBE), "--cpus", cpu_list(cpus)], capture_output=True,
+        p = subprocess.run([os.path.join(root, PROBE), "--cpus", cpu_list(cpus)] + watch, capture_output=True,
                            text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ProbeError(f"capacity probe: {e}")
@@ -57,10 +74,11 @@ def probe(root, cpus):
     out = {}
     try:
         for r in csv.DictReader(io.StringIO(p.stdout)):
-            out[int(r["cpu"])] = {"core": float(r["core_ns"]), "memory": float(r["memory_ns"])}
+            out[int(r["cpu"])] = {"core": float(r["core_ns"]), "memory": float(r["memory_ns"]),
+                                  **({"server": float(r["watched_share"])} if server else {})}
     except (KeyError, ValueError, TypeError) as e:
         raise ProbeError(f"capacity probe printed something unexpected: {e}")
-    if set(out) != set(cpus) or any(v <= 0 for d in out.values() for v in d.values()):
+    if set(out) != set(cpus) or any(d[k] <= 0 for d in out.values() for k in KINDS):
         raise ProbeError("capacity probe did not report every CPU asked for")
     return out
 
@@ -77,31 +95,52 @@ def baseline(root, cpus, runs=BASELINE_RUNS):
     return best, time.monotonic() - t0
 
 
+def pct(base, before, after, kind):
+    """% of the baseline, worst CPU and side; a CPU faster than its baseline reads above 100."""
+    return min(100 * base[c][kind] / side[c][kind] for side in (before, after) for c in before)
+
+
+def change(before, after, kind):
+    """The largest difference between before and after on a CPU, in % of the slower."""
+    return max(100 * abs(after[c][kind] - before[c][kind]) / max(after[c][kind], before[c][kind]) for c in before)
+
+
 class Reading:
     """Before and after probes of one repeat, judged against the baseline."""
 
     def __init__(self, base, before, after, seconds):
         self.seconds = seconds            # both probes: the guard's cost for this repeat
         self.pct, self.change = {}, {}
+        # None when the spec names no server (or it was not running); else its largest share, in %
+        self.server_pct = max((100 * side[c]["server"] for side in (before, after) for c in side
+                               if "server" in side[c]), default=None)
+        # What the probe measured, worst CPU and side, before the server's share is taken out (journal).
+        self.measured = {k: pct(base, before, after, k) for k in KINDS}
+        # The time each chain would have taken without the server's share of its CPU: what is judged.
+        net_before, net_after = ({c: {k: d[k] * (1 - min(d.get("server", 0.0), SHARE_CAP)) for k in KINDS}
+                                  for c, d in side.items()} for side in (before, after))
         for k in KINDS:
-            # % of the baseline, worst CPU and side; a CPU faster than its baseline reads above 100
-            self.pct[k] = min(100 * base[c][k] / side[c][k] for side in (before, after) for c in before)
-            self.change[k] = max(100 * abs(after[c][k] - before[c][k]) / max(after[c][k], before[c][k])
-                                 for c in before)
+            self.pct[k] = pct(base, net_before, net_after, k)
+            # The server's share may explain a difference between before and after (idle before, busy
+            # after); it must not make one where the probe's times did not differ: the smaller counts.
+            self.change[k] = min(change(before, after, k), change(net_before, net_after, k))
 
     def loss(self, kind):
         return max(100 - self.pct[kind], self.change[kind])
 
     def disturbed(self, limits):
         """limits {kind: %}: a loss at 100% or more of the limit of 100 never judges (the memory walk's default)."""
-        return "; ".join(f"capacity −{self.loss(k):.0f}% ({k})" for k in KINDS
+        net = f" beyond the server's {self.server_pct:.0f}%" if self.server_pct and self.server_pct >= 0.5 else ""
+        return "; ".join(f"capacity −{self.loss(k):.0f}% ({k}){net}" for k in KINDS
                          if limits[k] < 100 and self.loss(k) > limits[k])
 
     def rows(self):
-        vals = (self.pct["core"], self.pct["memory"], self.change["core"], self.change["memory"])
-        return [{"metric": m, "value": f"{v:.4g}", "unit": u} for (m, u), v in zip(METRICS, vals)]
+        vals = (self.pct["core"], self.pct["memory"], self.change["core"], self.change["memory"], self.server_pct)
+        return [{"metric": m, "value": f"{v:.4g}", "unit": u} for (m, u), v in zip(METRICS, vals) if v is not None]
 
     def as_dict(self):
         return {"core_pct": round(self.pct["core"], 1), "memory_pct": round(self.pct["memory"], 1),
                 "core_change_pct": round(self.change["core"], 1),
-                "memory_change_pct": round(self.change["memory"], 1), "probe_ms": round(self.seconds * 1000, 1)}
+                "memory_change_pct": round(self.change["memory"], 1), "probe_ms": round(self.seconds * 1000, 1),
+                **({} if self.server_pct is None else {"server_share_pct": round(self.server_pct, 1),
+                                                       "core_measured_pct": round(self.measured["core"], 1)})}

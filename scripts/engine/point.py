@@ -121,8 +121,11 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         (words if words is not None else ["bash", "-c", shell_text(command)])
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
+    probe_cpus = point.cpus
     if pinned and spec["pin"] == "self" and "{other_cpus}" in command:
-        span = point.cpus + point.others
+        # The load generator's CPUs are the measurement's too: the probe times them as well (it is not
+        # running during the probes; a server there is explained by its share, capacity.py).
+        span = probe_cpus = point.cpus + point.others
     if words is not None:      # any program: plain text out, bounded
         out = os.path.join(raw, "warmup.out" if discard else "stdout.txt")
         cap = child.OUTPUT_CAP
@@ -131,13 +134,15 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         cap = None
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     base = ctx.capacity if spec["capacity"] == "1" and not discard else None
-    probed = probe(ctx.root, point.cpus, base, err)
-    window = guard.Window(point.cpus, span, guard.server_pid(ctx.root, spec["server"]))
+    server = guard.server_pid(ctx.root, spec["server"])
+    before = probe(ctx.root, probe_cpus, base, err, server)
+    window = guard.Window(point.cpus, span, server)
     rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
     reading = window.stop()
-    if probed:
-        after = probe(ctx.root, point.cpus, base, err)
-        probed = capacity.Reading(base, probed[0], after[0], probed[1] + after[1]) if after else None
+    probed = None
+    if before:
+        after = probe(ctx.root, probe_cpus, base, err, server)
+        probed = capacity.Reading(base, before[0], after[0], before[1] + after[1]) if after else None
     if note:
         with open(err, "a") as f:
             f.write(f"\n{note}\n")
@@ -171,14 +176,15 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     return Outcome(0, reading, rows, capacity=probed)
 
 
-def probe(root, cpus, base, err):
+def probe(root, cpus, base, err, server=None):
     """(the capacity probe's reading on `cpus`, seconds) when there is a baseline to judge it by, else
-    None. A failed probe is written to the repeat's stderr.log and leaves the repeat unjudged by it."""
+    None; with the spec's `server` PID, its share of each CPU too. A failed probe is written to the
+    repeat's stderr.log and leaves the repeat unjudged by it."""
     if not base or any(c not in base for c in cpus):
         return None
     t0 = time.monotonic()
     try:
-        return capacity.probe(root, cpus), time.monotonic() - t0
+        return capacity.probe(root, cpus, server), time.monotonic() - t0
     except capacity.ProbeError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")
