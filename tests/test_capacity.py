@@ -1,12 +1,14 @@
 """Issue 25 items 1 and 2: the capacity probe around every repeat catches a disturbance on the point's
 CPUs by what it costs (not by whose CPU time it is), and involuntary switches between the measured
-processes' own threads are not counted as interference."""
+processes' own threads are not counted as interference. Second round: the CPU time of the spec's
+`server` on the probed CPUs is the measurement's own load, taken out of the probe's loss."""
 import contextlib
 import json
 import os
 import signal
+import subprocess
 
-from conftest import ROOT, rows, sh
+from conftest import ROOT, burner, rows, sh
 
 GUARDS_OPEN = "max_foreign = 100\nmax_steal = 100\nmin_corun = 0\n"
 LOOP = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
@@ -85,3 +87,73 @@ def test_a_cache_point_sharing_its_cpus_is_not_suspect_for_its_own_switches(tmp_
         assert "switches" not in why, (why, got)
     else:
         assert "switches" not in why or got["noise_forced_cs"] > 2000
+
+
+def probe_csv(*args):
+    sh("make", "-s", "-C", "c-probes", "build/capacity")
+    out = sh("c-probes/build/capacity", "--core-steps", "40000000", "--loads", "1000", *args).stdout
+    header, *lines = out.splitlines()
+    return header, {int(line.split(",")[0]): line.split(",") for line in lines}
+
+
+def test_the_probe_charges_a_watched_process_to_the_cpu_it_ran_on(tmp_path):
+    # A busy loop pinned to one CPU, watched: its share shows on that CPU (it ran there while the probe
+    # did, however loaded the host) and on no other (it cannot run elsewhere); a sleeping process takes
+    # none; without --watch the probe prints its three columns as before.
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu, other = cpus[0], cpus[-1]
+    listed = ",".join(str(c) for c in sorted({cpu, other}))
+    with burner(str(cpu)) as busy:
+        header, got = probe_csv("--cpus", listed, "--watch", str(busy.pid))
+        assert header == "cpu,core_ns,memory_ns,watched_share"
+        assert 0.02 < float(got[cpu][3]) <= 1, got
+        if other != cpu:
+            assert float(got[other][3]) == 0, got
+        header, got = probe_csv("--cpus", str(cpu))
+        assert header == "cpu,core_ns,memory_ns" and len(got[cpu]) == 3
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        _header, got = probe_csv("--cpus", str(cpu), "--watch", str(sleeper.pid))
+        assert float(got[cpu][3]) == 0, got
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    p = sh("c-probes/build/capacity", "--watch", "0", check=False)
+    assert p.returncode == 2 and "--watch" in p.stderr
+
+
+def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, results):
+    # The busy loop stands in for the lab's Cassandra still working on the point's CPU when the probe
+    # runs after the window (runner-cql). Unnamed, it is a disturbance (foreign load in the window, lost
+    # capacity in the probes); named as the spec's `server`, the probe reads its share of the CPU and
+    # judges only what that share does not explain. How much capacity the rest of this shared host
+    # takes is not the test's to fix, so the named run is not asserted unflagged outright: its share is
+    # asserted seen and taken out, and any capacity reason left must say it is beyond the server's share.
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    pidfile = os.path.join(".work", "tests", f"probe-server-{os.getpid()}.pid")
+    os.makedirs(os.path.join(ROOT, os.path.dirname(pidfile)), exist_ok=True)
+    lines = "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
+    got = {}
+    with burner(cpu) as server, contextlib.ExitStack() as cleanup:
+        cleanup.callback(os.remove, os.path.join(ROOT, pidfile))
+        with open(os.path.join(ROOT, pidfile), "w") as f:
+            f.write(f"{server.pid}\n")
+        for named in (False, True):
+            name = f"served{int(named)}"
+            got[named] = sweep(tmp_path, results, name, lines + (f"server = {pidfile}\n" if named else ""))
+    _run, events, data = got[False]
+    caught = [e for e in events if e["event"] == "suspect"]
+    assert caught and ("capacity" in caught[0]["reason"] or "foreign" in caught[0]["reason"]), events
+    assert not [r for r in data if r["metric"] == "capacity_server_share_pct"]
+    _run, events, data = got[True]
+    share = [float(r["value"]) for r in data if r["metric"] == "capacity_server_share_pct"]
+    assert share and share[0] > 2, data
+    done = [e for e in events if e["event"] == "done"][0]["noise"]["capacity"]
+    assert done["server_share_pct"] == round(share[0], 1)
+    # Judged net of the share: the worst CPU and side read at least what the probe measured, and more
+    # by the factor the share explains, 1 / (1 - share), on the side where the share was largest.
+    assert done["core_pct"] > done["core_measured_pct"], done
+    why = [e["reason"] for e in events if e["event"] == "suspect"]
+    for w in why:
+        for part in w.split("; "):
+            assert not part.startswith("capacity −") or "beyond the server's" in part, why
