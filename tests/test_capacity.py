@@ -157,3 +157,34 @@ def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, 
     for w in why:
         for part in w.split("; "):
             assert not part.startswith("capacity −") or "beyond the server's" in part, why
+
+
+def test_the_judgement_takes_out_what_the_servers_share_explains_and_no_more():
+    # The judgement alone, on probe readings written out (the timing itself is tested above): the core
+    # chain at baseline before the window and slowed to 69% after it, as runner-cql's probes read while
+    # Cassandra kept working on the CPU.
+    from engine import capacity
+    base = {0: {"core": 1.0, "memory": 10.0}}
+    before = {0: {"core": 1.0, "memory": 10.0}}
+    slowed = {0: {"core": 1 / 0.69, "memory": 10 / 0.69}}
+    limits = {"core": 25, "memory": 100}
+    unnamed = capacity.Reading(base, before, slowed, 0.03)
+    assert unnamed.disturbed(limits) == "capacity −31% (core)" and unnamed.server_pct is None
+    assert "capacity_server_share_pct" not in {r["metric"] for r in unnamed.rows()}
+    # The server took 31% of the CPU after the window, none before: the slowdown is its share.
+    served = capacity.Reading(base, {0: dict(before[0], server=0.0)}, {0: dict(slowed[0], server=0.31)}, 0.03)
+    assert served.disturbed(limits) == "" and round(served.pct["core"]) == 100 and round(served.change["core"]) == 0
+    assert round(served.measured["core"]) == 69 and served.server_pct == 31
+    assert {"metric": "capacity_server_share_pct", "value": "31", "unit": "%"} in served.rows()
+    # A burner besides: slowed to 46% with the server's 31% of it, the rest is still lost capacity.
+    burnt = capacity.Reading(base, {0: dict(before[0], server=0.0)},
+                             {0: {"core": 1 / 0.46, "memory": 10 / 0.46, "server": 0.31}}, 0.03)
+    assert burnt.disturbed(limits) == "capacity −33% (core) beyond the server's 31%"
+    # A share the probe's times do not show (read while its thread was not competing) makes no change
+    # between before and after, and never judges below what was measured.
+    unseen = capacity.Reading(base, {0: dict(before[0], server=0.0)}, {0: dict(before[0], server=0.5)}, 0.03)
+    assert unseen.change["core"] == 0 and unseen.pct["core"] >= unseen.measured["core"] and unseen.disturbed(limits) == ""
+    # No more than SHARE_CAP of a CPU is explained.
+    swamped = capacity.Reading(base, {0: dict(before[0], server=0.0)},
+                               {0: {"core": 50.0, "memory": 500.0, "server": 1.0}}, 0.03)
+    assert swamped.pct["core"] == 100 * 1.0 / (50.0 * (1 - capacity.SHARE_CAP))
