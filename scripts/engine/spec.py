@@ -77,7 +77,7 @@ PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus
 SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")
