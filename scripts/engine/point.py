@@ -132,7 +132,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     base = ctx.capacity if spec["capacity"] == "1" and not discard else None
     probed = probe(ctx.root, point.cpus, base, err)
-    window = guard.Window(point.cpus, span, guard.server_pid(ctx.root, spec["server"]))
+    window = guard.Window(point.cpus, span, guard.server_pids(ctx.root, spec["server"]))
     rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
     reading = window.stop()
     if probed:
