@@ -9,8 +9,10 @@
   fleet.py cluster-down
 
 check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
-host. plan: the dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, and the
-fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
+host; and its history summary (scripts/history.py run there: what its own earlier runs took). plan: the
+dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, priced from that host's
+history (a summary that is not one is refused by the host's name: that host is priced from the specs'
+cost), and the fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
 the commit with the uncommitted diff) to every host, start `./lab sweep` on all of them at once, print
 each host's progress, fetch every run folder (a failed host's partial one too) into
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
