@@ -72,8 +72,12 @@ class History:
     """Prices by (experiment, profile): `get` gives (seconds per run, repeats or None, re-measured per
     repeat, the run's name) or None; `where` says whose history it is, for the dry run's lines."""
 
-    def __init__(self, where, found=(), runs=()):
-        self.where, self._found, self._runs = where, dict(found), iter(runs)
+    def __init__(self, where, found=(), runs=(), name_run=False):
+        self.where, self._found, self._runs, self.name_run = where, dict(found), iter(runs), name_run
+
+    def source(self, found):
+        """Where one experiment's figures came from, for the dry run's comment line."""
+        return f"{self.where} (run {found[3]})" if self.name_run else self.where
 
     def get(self, experiment, profile):
         # this host's runs are read newest first, only as far as a question needs
@@ -171,4 +175,4 @@ def load(path, label=None):
             raise HistoryError(f"{where}: entry {i}: {key[0]} {key[1]} given twice")
         found[key] = (float(e["seconds_per_run"]), None if e["repeats"] is None else float(e["repeats"]),
                       float(e["remeasured_per_repeat"]), e["run"])
-    return History(f"history of {doc['host']}", found)
+    return History(f"history of {doc['host']}", found, name_run=True)

@@ -57,9 +57,8 @@ def price(specs, plans, profile, history, on_host, out):
               f"{'s/run':>8}  cpus\n")
     for spec in specs:
         found = history.get(spec.name, profile) if history else None
-        measured, seen_n, again, run = found or (None, None, 0.0, None)
-        source = SPEC_COST if found is None else \
-            history.where if history.where == "newest run here" else f"{history.where} (run {run})"
+        measured, seen_n, again, _run = found or (None, None, 0.0, None)
+        source = SPEC_COST if found is None else history.source(found)
         e, lo, hi = repeats(spec, seen_n)
         setup = float(spec["setup_cost"])
         live = [p for p in plans[spec.name] if not p.skip]
