@@ -7,8 +7,8 @@
  * The wall clock, not CPU time: a CPU shared with another task, or taken by the hypervisor, makes the
  * same work take longer, which is what a measurement on that CPU would suffer too.
  * Output: a CSV line per CPU, `cpu,core_ns,memory_ns` (ns per step). It knows nothing of who asks.
- * --watch PID adds `watched_share`: the share of the probe's wall time (threads started to threads
- * joined) that process PID ran on that CPU, from every thread's run time in ns
+ * --watch PID (repeatable, up to MAX_WATCH processes) adds `watched_share`: the share of the probe's
+ * wall time (threads started to threads joined) that those processes ran on that CPU, summed, from every thread's run time in ns
  * (/proc/PID/task/TID/schedstat) charged to the CPU the thread last ran on. Read here rather than
  * by the caller: a server's hundreds of threads take milliseconds to read from Python, twice a probe. */
 #define _GNU_SOURCE
@@ -30,11 +30,13 @@
 #define MAX_BYTES (1ull << 30)
 
 #define MAX_PID 4194304        /* the kernel's limit (pid_max) */
+#define MAX_WATCH 64           /* as many as the engine's `server` may name (guard.MOST_SERVERS) */
 
 static struct {
 	uint64_t core_steps, loads, bytes;  /* bytes 0: 4 × the CPU's L2 */
-	uint64_t watch;                     /* 0: none */
-} opt = {8000000, 30000, 0, 0};
+	uint64_t watch[MAX_WATCH];          /* the processes to watch, nwatch of them */
+	int nwatch;
+} opt = {8000000, 30000, 0, {0}, 0};
 
 struct worker {
 	pthread_t t;
@@ -199,13 +201,14 @@ static void *work(void *arg)
 
 static void usage(void)
 {
-	printf("usage: capacity [--cpus LIST] [--core-steps N] [--loads N] [--bytes N] [--watch PID]\n"
+	printf("usage: capacity [--cpus LIST] [--core-steps N] [--loads N] [--bytes N] [--watch PID]...\n"
 	       "  One pinned thread per CPU (default: every usable CPU), started together, times a\n"
 	       "  dependent multiply-add chain of --core-steps (%llu) steps and a dependent random chase\n"
 	       "  of --loads (%llu) loads through --bytes of memory (default: 4 x the CPU's L2).\n"
 	       "  Prints cpu,core_ns,memory_ns: wall-clock ns per step, one line per CPU; with --watch,\n"
-	       "  also watched_share: the share of the probe's time process PID ran on that CPU (0-1).\n",
-	       (unsigned long long)opt.core_steps, (unsigned long long)opt.loads);
+	       "  also watched_share: the share of the probe's time the watched processes (at most %d)\n"
+	       "  ran on that CPU (0-1).\n",
+	       (unsigned long long)opt.core_steps, (unsigned long long)opt.loads, MAX_WATCH);
 }
 
 int main(int argc, char **argv)
@@ -227,7 +230,16 @@ int main(int argc, char **argv)
 		case 's': opt.core_steps = parse_count("--core-steps", optarg, 1, 1ull << 34); break;
 		case 'l': opt.loads = parse_count("--loads", optarg, 1, 1ull << 34); break;
 		case 'b': opt.bytes = parse_count("--bytes", optarg, 2 * CHASE_STRIDE, MAX_BYTES); break;
-		case 'w': opt.watch = parse_count("--watch", optarg, 1, MAX_PID); break;
+		case 'w':
+			if (opt.nwatch == MAX_WATCH)
+				bad_input("--watch: at most %d processes", MAX_WATCH);
+			opt.watch[opt.nwatch] = parse_count("--watch", optarg, 1, MAX_PID);
+			for (int k = 0; k <= opt.nwatch; k++)  /* a process named twice is counted once */
+				if (opt.watch[k] == opt.watch[opt.nwatch]) {
+					opt.nwatch += k == opt.nwatch;
+					break;
+				}
+			break;
 		default: bad_input("unknown option");
 		}
 	}
@@ -237,21 +249,26 @@ int main(int argc, char **argv)
 	pthread_barrier_t start;
 	if (!w || pthread_barrier_init(&start, NULL, (unsigned)nc))
 		fail("cannot set up %d threads", nc);
-	struct watched *watched = NULL;
-	size_t nw = 0;
-	int task = -1;  /* /proc/PID/task of the watched process, opened once: a PID reused meanwhile reads none */
-	if (opt.watch) {
+	/* Per watched process: its /proc/PID/task, opened once (a PID reused meanwhile reads none), and
+	 * its threads; one descriptor per thread, as many as the open-file limit allows, some kept spare. */
+	struct watched *watched[MAX_WATCH] = {0};
+	size_t nw[MAX_WATCH] = {0};
+	int task[MAX_WATCH];
+	struct rlimit lim;
+	size_t room = 0;
+	if (opt.nwatch && !getrlimit(RLIMIT_NOFILE, &lim)) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+		getrlimit(RLIMIT_NOFILE, &lim);
+		room = lim.rlim_cur > 64 + MAX_WATCH ? (size_t)(lim.rlim_cur - 64 - MAX_WATCH) : 0;
+	}
+	for (int k = 0; k < opt.nwatch; k++) {
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%llu/task", (unsigned long long)opt.watch);
-		task = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		/* One descriptor per thread: as many threads as the open-file limit allows, some kept spare */
-		struct rlimit lim;
-		if (task >= 0 && !getrlimit(RLIMIT_NOFILE, &lim)) {
-			lim.rlim_cur = lim.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &lim);
-			getrlimit(RLIMIT_NOFILE, &lim);
-			if (lim.rlim_cur > 64)
-				nw = watch_threads(task, &watched, (size_t)(lim.rlim_cur - 64));
+		snprintf(path, sizeof path, "/proc/%llu/task", (unsigned long long)opt.watch[k]);
+		task[k] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (task[k] >= 0 && room) {
+			nw[k] = watch_threads(task[k], &watched[k], room);
+			room -= nw[k];
 		}
 	}
 	uint64_t t0 = now_ns();
@@ -264,15 +281,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nc; i++)
 		pthread_join(w[i].t, NULL);
 	uint64_t t1 = now_ns();
-	if (task >= 0) {
-		charge(task, watched, nw, w, nc);
-		close(task);
+	for (int k = 0; k < opt.nwatch; k++) {
+		if (task[k] >= 0) {
+			charge(task[k], watched[k], nw[k], w, nc);
+			close(task[k]);
+		}
+		free(watched[k]);
 	}
-	free(watched);
-	printf(opt.watch ? "cpu,core_ns,memory_ns,watched_share\n" : "cpu,core_ns,memory_ns\n");
+	printf(opt.nwatch ? "cpu,core_ns,memory_ns,watched_share\n" : "cpu,core_ns,memory_ns\n");
 	for (int i = 0; i < nc; i++) {
 		printf("%d,%.4f,%.4f", w[i].cpu, w[i].core_ns, w[i].memory_ns);
-		if (opt.watch) {
+		if (opt.nwatch) {
 			double share = t1 > t0 ? (double)w[i].watched_ns / (double)(t1 - t0) : 0;
 			printf(",%.4f", share < 1 ? share : 1);
 		}

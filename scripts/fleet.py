@@ -9,8 +9,10 @@
   fleet.py cluster-down
 
 check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
-host. plan: the dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, and the
-fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
+host; and its history summary (scripts/history.py run there: what its own earlier runs took). plan: the
+dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, priced from that host's
+history (a summary that is not one is refused by the host's name: that host is priced from the specs'
+cost), and the fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
 the commit with the uncommitted diff) to every host, start `./lab sweep` on all of them at once, print
 each host's progress, fetch every run folder (a failed host's partial one too) into
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
@@ -38,6 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fleetlib import clients as cl  # noqa: E402
 from fleetlib import code, folder, play  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
+from engine.history import HistoryError  # noqa: E402
+from engine.history import load as load_history  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, is_run, results_dir, stamp_now, write_atomic_text  # noqa: E402
@@ -48,8 +52,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "30", "timeout": "172800",
               "clients": None, "client_identity": None}
 NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fleet sweep, resumed by a rerun)",
-            "dry": "use fleet-plan for the dry run", "topology": "fleet-plan reads each host's own topology"}
+            "dry": "use fleet-plan for the dry run", "topology": "fleet-plan reads each host's own topology",
+            "history": "fleet-plan reads each host's own history"}
 ETA = re.compile(r"^(\d+) points?, ETA (\d+):(\d\d):(\d\d)(?: \(range (.*)\))?$")
+SOURCE = re.compile(r"^# \S+: seconds per run from the (.*?)(?: \(run [^)]*\))?; ", re.M)   # engine/price.py
 
 
 # What a host sends back (its CPU model, kernel, errors, progress) is shown, never obeyed: every line the
@@ -124,9 +130,11 @@ def virt_word(f):
 
 
 def read_hosts(keys, hosts, env, out):
-    """Run check.yml; {host: row dict} with the topology saved as out/<host>/lstopo.xml."""
+    """Run check.yml; {host: row dict} with the topology saved as out/<host>/lstopo.xml and the host's
+    history summary, as it sent it, as out/<host>/history.json (read by the dry run, strictly)."""
     os.makedirs(out, exist_ok=True)
-    outcome = play.run("check.yml", keys["inventory"], hosts, {"out_dir": out}, env, os.path.join(out, "ansible.log"))
+    extra = {"out_dir": out, "history_reader": code.history_reader(ROOT, out)}
+    outcome = play.run("check.yml", keys["inventory"], hosts, extra, env, os.path.join(out, "ansible.log"))
     found = {}
     for h in hosts:
         row = {"host": h, "status": outcome.by_host[h], "xml": None}
@@ -151,6 +159,12 @@ def read_hosts(keys, hosts, env, out):
                     row["xml"] = xml
                 except PlacementError as e:
                     shape = f"unreadable topology: {e}"
+            if str(f.get("history_rc")) == "0":
+                row["history"] = os.path.join(out, h, "history.json")
+                with open(row["history"], "w") as g:
+                    g.write(str(f.get("history", "")))
+            else:
+                row["history_error"] = play.one_line(str(f.get("history_error") or "the reader did not run"))[:300]
             row.update(address=f.get("address", ""), cpu=model_name, shape=shape,
                        kernel=f.get("kernel", ""), virt=virt_word(f), status="ok")
         found[h] = row
@@ -178,10 +192,34 @@ def hms(s):
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def dry_run(xml, args):
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", f"topology={xml}", *args],
+def dry_run(xml, history, args):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", f"topology={xml}",
+                        *([f"history={history}"] if history else []), *args],
                        capture_output=True, text=True, cwd=ROOT)
     return p
+
+
+def host_history(h, r):
+    """(the host's summary to price from or None, a note when it has none); a summary that is not one is
+    refused here, by the host's name, and the host priced from the specs' cost."""
+    if not r.get("history"):
+        return None, f"no history: {r.get('history_error') or 'not read'}"
+    try:
+        load_history(r["history"], label=f"{h}: its history summary")
+    except HistoryError as e:
+        print(f"fleet: {visible(str(e))}", file=sys.stderr)
+        return None, "history refused"
+    return r["history"], ""
+
+
+def prices(h, dry_text, note):
+    """Where a host's seconds per run came from, from its dry run's per-experiment lines."""
+    found = SOURCE.findall(dry_text)
+    mine = sum(1 for x in found if x.startswith("history of "))
+    if found and mine == len(found):
+        return f"history of {h}"
+    cost = f"spec cost ({note or 'no earlier run of these there'})"
+    return f"history of {h} ({mine} of {len(found)} experiments), {cost}" if mine else cost
 
 
 def cmd_plan(keys, args, env):
@@ -192,9 +230,10 @@ def cmd_plan(keys, args, env):
     total_points = 0
     for h, r in found.items():
         if not r["xml"]:
-            rows.append([h, "–", "–", "–", r["status"] if r["status"] != "ok" else r["shape"]])
+            rows.append([h, "–", "–", "–", "–", r["status"] if r["status"] != "ok" else r["shape"]])
             continue
-        p = dry_run(r["xml"], args)
+        history, note = host_history(h, r)
+        p = dry_run(r["xml"], history, args)
         if p.returncode == 2:
             die(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "the dry run rejected the arguments")
         with open(os.path.join(out, h, "dry-run.txt"), "w") as g:
@@ -202,18 +241,19 @@ def cmd_plan(keys, args, env):
         last = (p.stdout.strip().splitlines() or [""])[-1]
         m = ETA.match(last)
         if p.returncode != 0 or not m:
-            rows.append([h, "–", "–", "–", f"dry run failed: {(p.stderr.strip().splitlines() or [last])[-1]}"])
+            rows.append([h, "–", "–", "–", "–", f"dry run failed: {(p.stderr.strip().splitlines() or [last])[-1]}"])
             continue
         secs = int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4))
         total_points += int(m.group(1))
         if worst is None or secs > worst[0]:
             worst = (secs, h)
-        rows.append([h, m.group(1), hms(secs), m.group(5) or "–", "ok"])
-    say(table(["host", "points", "ETA", "range", "status"], rows))
+        rows.append([h, m.group(1), hms(secs), m.group(5) or "–", prices(h, p.stdout, note),
+                     "history refused" if note == "history refused" else "ok"])
+    say(table(["host", "points", "ETA", "range", "prices from", "status"], rows))
     if worst:
-        say(f"fleet: {total_points} points on {sum(1 for r in rows if r[4] == 'ok')} host(s), ETA {hms(worst[0])} "
+        say(f"fleet: {total_points} points on {sum(1 for r in rows if r[1] != '–')} host(s), ETA {hms(worst[0])} "
             f"(the hosts measure at once: the slowest is {worst[1]}); each host's dry run: {out}/<host>/dry-run.txt")
-    return 0 if all(r[4] == "ok" for r in rows) else 1
+    return 0 if all(r[5] == "ok" for r in rows) else 1
 
 
 # --- sweep -----------------------------------------------------------------------------------------

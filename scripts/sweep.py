@@ -11,6 +11,8 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
                     arguments, else results/<UTC time>-<host>)
   dry=1             measure nothing: print every point, what is impossible and why, and the ETA
   topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
+  history=FILE      with dry=1 only: seconds per run, repeats and re-measure rates from another host's
+                    history summary (scripts/history.py there; fleet-plan fetches it), not this host's runs
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
   seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
                     the journal's `round` events record the seed and the order)
@@ -31,6 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
 from engine import perfstat  # noqa: E402
 from engine import price as pr  # noqa: E402
+from engine.history import HistoryError  # noqa: E402
+from engine.history import load as load_history  # noqa: E402
+from engine.history import local as local_history  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_program, check_quoting, expand_args  # noqa: E402
 from engine.spec import ENGINE_KEYS, SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
@@ -87,6 +92,8 @@ def main(argv, shown=None):
     dry = keys.get("dry") == "1"
     if keys.get("topology") and not dry:
         die("topology= describes a host you do not have: use it with dry=1; a sweep measures only this host")
+    if keys.get("history") and not dry:
+        die("history= prices a dry run from another host's runs: use it with dry=1")
     t0 = time.monotonic()
     try:
         overrides = overrides_from(pairs, ENGINE_KEYS)
@@ -112,10 +119,15 @@ def main(argv, shown=None):
         die(f"placement: {e}")
     plan_ms = (time.monotonic() - t0) * 1000
     if dry:
+        try:
+            history = load_history(keys["history"]) if keys.get("history") else \
+                None if keys.get("topology") else local_history(results_dir())
+        except HistoryError as e:
+            die(f"history={e}")
         where = keys.get("topology") or f"this host ({hostname()})"
         print(visible(f"# dry run on {where}: profile {profile}, overrides: "
                       f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
-        pr.price(resolved, plans, profile, results_dir(), not keys.get("topology"), sys.stdout)
+        pr.price(resolved, plans, profile, history, not keys.get("topology"), sys.stdout)
         return 0
 
     perf = keys.get("perf", "0")

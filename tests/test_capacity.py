@@ -120,6 +120,24 @@ def test_the_probe_charges_a_watched_process_to_the_cpu_it_ran_on(tmp_path):
         sleeper.wait()
     p = sh("c-probes/build/capacity", "--watch", "0", check=False)
     assert p.returncode == 2 and "--watch" in p.stderr
+    p = sh("c-probes/build/capacity", *[w for pid in range(1, 66) for w in ("--watch", str(pid))], check=False)
+    assert p.returncode == 2 and "at most 64" in p.stderr
+
+
+def test_the_probe_sums_every_watched_process_of_the_server_side(tmp_path):
+    # A server side of several processes (a local Cassandra cluster's nodes): a busy loop on each CPU,
+    # both watched in one probe, shows on both CPUs; each watched alone shows only on its own.
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu, other = cpus[0], cpus[-1]
+    if cpu == other:
+        return
+    listed = f"{cpu},{other}"
+    with burner(str(cpu)) as a, burner(str(other)) as b:
+        _header, got = probe_csv("--cpus", listed, "--watch", str(a.pid), "--watch", str(b.pid),
+                                 "--watch", str(a.pid))
+        assert 0.02 < float(got[cpu][3]) <= 1 and 0.02 < float(got[other][3]) <= 1, got
+        _header, got = probe_csv("--cpus", listed, "--watch", str(b.pid))
+        assert float(got[cpu][3]) == 0 and float(got[other][3]) > 0.02, got
 
 
 def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, results):

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from conftest import ROOT, results, rows, sh  # noqa: F401  (fixture)
+from engine.journal import read as read_journal
 from runfolder import RunFolder
 
 CLUSTER = os.path.join(ROOT, "cassandra", "cluster.sh")
@@ -50,7 +51,12 @@ def alive(pid):
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java (./lab installs openjdk-17)")
 def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
-    env = dict(PORTS, CLUSTER_WORK=str(tmp_path / "cluster"), CASSANDRA_HEAP="384M", CASSANDRA_LIB=LIB,
+    # The nodes' folder lies inside the project, as the default .work/cluster does: the sweep's `server`
+    # (pidfiles inside the project) names every node's pidfile, so their JVMs are the measurement's own.
+    work = os.path.join(".work", "tests", f"cluster-{os.getpid()}")
+    shutil.rmtree(os.path.join(ROOT, work), ignore_errors=True)
+    cluster = os.path.join(ROOT, work)
+    env = dict(PORTS, CLUSTER_WORK=cluster, CASSANDRA_HEAP="384M", CASSANDRA_LIB=LIB,
                CLUSTER_RING_TIMEOUT="240", CASSANDRA_UP_TIMEOUT="200", **results)
     env["PATH"] = os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ.get("PATH", "")
     # What the cluster needs, made as the lab makes it: in a clean clone this test runs before anything
@@ -68,20 +74,22 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
         assert f"{NODES} nodes UN" in up.stderr
         nodes = sh(CLUSTER, "nodes", env=env).stdout.strip()
         assert nodes == ",".join(f"127.0.0.{i + 2}:29042" for i in range(NODES))
-        record = (tmp_path / "cluster" / "cluster.txt").read_text()
+        record = open(os.path.join(cluster, "cluster.txt")).read()
         assert record.count("node=") == NODES and "127.0.0.4:29042" in record
-        pids = [open(tmp_path / "cluster" / f"node{i}" / "cassandra.pid").read().strip() for i in range(1, NODES + 1)]
+        pids = [open(os.path.join(cluster, f"node{i}", "cassandra.pid")).read().strip() for i in range(1, NODES + 1)]
         assert len(pids) == NODES and all(alive(p) for p in pids)
 
-        # The smoke sweep against the cluster. Its JVMs share this host's CPUs with the client by design
-        # (the spec's `server` names the single node only), so foreign load is not guarded here.
+        # The smoke sweep against the cluster. Its JVMs share this host's CPUs with the client by design:
+        # `server` names them all (runner-cql.spec names the default .work/cluster's the same way).
         sweep = sh(".work/tools/bin/python", "scripts/sweep.py", "experiments/runner-cql.spec", "profile=smoke",
-                   f"nodes={nodes}", "variants=basic_read", "threads=1", "retries=0", "max_foreign=1000",
-                   env=env, check=False, timeout=600)
+                   f"nodes={nodes}", "variants=basic_read", "threads=1", "retries=0",
+                   f"server={work}/node*/cassandra.pid", env=env, check=False, timeout=600)
         assert sweep.returncode == 0, sweep.stdout[-2000:] + sweep.stderr[-2000:]
         run = RunFolder(sorted(p for p in (tmp_path / "results").iterdir() if p.is_dir())[-1])
         ops = [float(r["value"]) for r in rows(run.data_csv("runner-cql")) if r["metric"] == "ops_per_s"]
         assert ops and all(v > 0 for v in ops)
+        done = [e for e in read_journal(run.journal_path) if e["event"] == "done"]
+        assert done and all(e["noise"].get("servers") == NODES for e in done), [e["noise"] for e in done]
         assert f"nodes={nodes}" in open(os.path.join(run.path, "sweep", "specs", "runner-cql.spec")).read()
         assert f"node={NODES} " in open(run.env("cassandra-cluster.txt")).read()
         report = open(run.report_md).read()
@@ -92,7 +100,8 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
         down = subprocess.run([CLUSTER, "down"], cwd=ROOT, env=dict(os.environ, **env), capture_output=True, text=True)
     assert down.returncode == 0, down.stderr
     assert not any(alive(p) for p in pids)
-    assert not (tmp_path / "cluster" / "cluster.txt").exists()
+    assert not os.path.exists(os.path.join(cluster, "cluster.txt"))
+    shutil.rmtree(cluster, ignore_errors=True)
 
 
 def test_cluster_row_of_a_received_record_is_bounded(tmp_path):

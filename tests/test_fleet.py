@@ -163,6 +163,102 @@ def test_check_and_plan_read_every_host(fleet):
     assert "fleet: 2 points on 1 host(s), ETA" in p.stdout, p.stdout
 
 
+def plan_rows(out):
+    """fleet-plan's table: {host: line}."""
+    return {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("host") and not ln.startswith("host ")}
+
+
+def s_per_run(dry_run_txt):
+    """The s/run column of a dry run's point lines (engine/price.py)."""
+    return {float(ln.split()[-2]) for ln in open(dry_run_txt) if ln.startswith("counters ")}
+
+
+@needs_hosts
+def test_plan_prices_each_host_from_its_own_history(fleet):
+    """hostA has measured this sweep before (a run in its lab_dir's results/), hostB never: hostA's dry run
+    takes seconds per run from hostA's own run, read there by the lab's history reader, hostB's from the
+    spec's cost. Then hostB's python answers the reader with a crafted summary: refused, by hostB's name."""
+    from engine.history import local
+    from runfolder import hostname
+    a, b = fleet["hosts"]["hostA"], fleet["hosts"]["hostB"]
+    run = a.dir / "lab" / "results" / f"20260101T000000Z-{hostname()}"
+    sh_env = dict(fleet["env"], LAB_RESULTS=str(a.dir / "lab" / "results"))
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *SWEEP, "repeats=1",
+                    "draw=0"], cwd=ROOT, env=sh_env, check=True, capture_output=True, timeout=300)
+    own = local(str(a.dir / "lab" / "results")).get("counters", "smoke")
+    assert own and own[3] == run.name, own
+
+    p = fleet_cmd(fleet, "plan", f"inventory={fleet['inv']}", fleet["known"], *SWEEP, check=0)
+    rows = plan_rows(p.stdout)
+    assert "history of hostA" in rows["hostA"] and "spec cost" not in rows["hostA"], p.stdout
+    assert "spec cost (no earlier run of these there)" in rows["hostB"], p.stdout
+    out = glob.glob(str(fleet["tmp"] / "results" / "fleet-hosts-*"))
+    assert len(out) == 1, out
+    dry = {h: os.path.join(out[0], h, "dry-run.txt") for h in ("hostA", "hostB")}
+    assert s_per_run(dry["hostA"]) == {float(f"{own[0]:.5g}")}, open(dry["hostA"]).read()
+    assert s_per_run(dry["hostB"]) == {0.1}, open(dry["hostB"]).read()     # counters.spec: cost[smoke] = 0.1
+    assert f"(run {run.name})" in open(dry["hostA"]).read()
+
+    # A host whose python says something else than the lab's reader would (a compromised host):
+    # its summary is data, refused by name; the host is priced from the specs, the others as before.
+    fake = fleet["tmp"] / "hostB-python"
+    fake.write_text("#!/bin/sh\ncase \"$1\" in *.pyz) printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
+                    "\"host\": \"hostB\", \"entries\": [{\"experiment\": \"counters\", \"profile\": \"smoke\", "
+                    "\"seconds_per_run\": -1, \"repeats\": null, \"remeasured_per_repeat\": 0, \"run\": \"x\"}]}'; "
+                    "exit 0;; esac\nexec /usr/bin/python3 \"$@\"\n")
+    fake.chmod(0o755)
+    inv = fleet["tmp"] / "crafted.ini"
+    inv.write_text(open(fleet["inv"]).read().replace(f"lab_dir={b.dir / 'lab'}\n",
+                                                     f"lab_dir={b.dir / 'lab'} ansible_python_interpreter={fake}\n"))
+    p = fleet_cmd(fleet, "plan", f"inventory={inv}", fleet["known"], *SWEEP, check=1)
+    rows = plan_rows(p.stdout)
+    assert "spec cost (history refused)" in rows["hostB"] and rows["hostB"].rstrip().endswith("history refused")
+    assert "history of hostA" in rows["hostA"] and rows["hostA"].rstrip().endswith("ok"), p.stdout
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("fleet: hostB: its history summary: entry 1: "), p.stderr
+    assert "seconds_per_run must be a finite number" in p.stderr, p.stderr
+
+
+def test_a_history_summary_is_data_checked_strictly(tmp_path):
+    """What a host says about its history is parsed, never obeyed: exact keys, plain names, finite values
+    in bounds, a bounded size; anything else is one line naming where it came from."""
+    from engine.history import MAX_BYTES, HistoryError, load
+    entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 3,
+             "remeasured_per_repeat": 0.5, "run": "20260101T000000Z-h"}
+
+    def doc(**change):
+        return {"format": "scaling-lab history 1", "host": "h", "entries": [dict(entry, **change)]}
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc()))
+    assert load(str(good)).get("counters", "smoke") == (0.25, 3.0, 0.5, "20260101T000000Z-h")
+    assert load(str(good)).get("counters", "default") is None
+    crafted = {
+        "nan": json.dumps(doc()).replace("0.25", "NaN"),
+        "inf": json.dumps(doc()).replace("0.25", "1e999"),
+        "zero": json.dumps(doc(seconds_per_run=0)),
+        "negative": json.dumps(doc(remeasured_per_repeat=-1)),
+        "bool": json.dumps(doc(repeats=True)),
+        "string": json.dumps(doc(seconds_per_run="1")),
+        "huge": json.dumps(doc(seconds_per_run=1e12)),
+        "shell": json.dumps(doc(experiment="x;rm -rf ~")),
+        "path": json.dumps(doc(run="../../etc")),
+        "extra key": json.dumps(doc(command="id")),
+        "twice": json.dumps(doc()).replace('"profile": "smoke"', '"profile": "smoke", "profile": "x"'),
+        "format": json.dumps(dict(doc(), format="other 1")),
+        "host": json.dumps(dict(doc(), host="\x1b]0;x\x07")),
+        "many": json.dumps(dict(doc(), entries=[dict(entry, profile=f"p{i}") for i in range(1001)])),
+        "big": json.dumps(doc()) + " " * MAX_BYTES,
+        "deep": "[" * 100000 + "]" * 100000,
+        "binary": "\udcff",
+    }
+    for name, text in crafted.items():
+        path = tmp_path / "bad.json"
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        with pytest.raises(HistoryError) as e:
+            load(str(path), label="hostB: its summary")
+        msg = str(e.value)
+        assert msg.startswith("hostB: its summary: ") and "\n" not in msg and len(msg) < 300, (name, msg)
+
+
 @needs_hosts
 def test_unknown_host_key_is_refused_by_name(fleet):
     """A host whose key is not in known_hosts is not trusted: that host fails, by name; the other is read."""

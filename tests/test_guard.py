@@ -76,3 +76,53 @@ def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):
     p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
     assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, results):
+    # Two busy processes on the point's CPU stand in for two nodes of a local cluster. Naming one of them
+    # leaves the other foreign; naming both, by a glob of their pidfiles as runner-cql names a cluster's
+    # nodes, makes both the measurement's own. The journal says how many were counted (a fact of the run,
+    # not of the host's load); the foreign share is compared between the two runs only.
+    from engine import guard
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    stem = os.path.join(".work", "tests", f"node-{os.getpid()}")
+    os.makedirs(os.path.join(ROOT, os.path.dirname(stem)), exist_ok=True)
+    foreign, counted = {}, {}
+    with burner(cpu) as one, burner(cpu) as two, contextlib.ExitStack() as cleanup:
+        for i, p in enumerate((one, two), 1):
+            path = os.path.join(ROOT, f"{stem}-{i}.pid")
+            cleanup.callback(os.remove, path)
+            with open(path, "w") as f:
+                f.write(f"{p.pid}\n")
+        # a list and a glob naming the same process count it once; a stale pidfile names none
+        stale = os.path.join(ROOT, f"{stem}-stale.pidx")
+        cleanup.callback(os.remove, stale)
+        with open(stale, "w") as f:
+            f.write("999999999\n")
+        assert guard.server_pids(ROOT, f"{stem}-1.pid {stem}-*.pid {stem}-stale.pidx") == [one.pid, two.pid]
+        for name, server in (("one", f"{stem}-1.pid"), ("both", f"{stem}-*.pid")):
+            spec = tmp_path / f"{name}.spec"
+            spec.write_text(f"experiment = {name}\ncommand = tests/fixtures/spin.sh 1 60000\n"
+                            "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
+                            "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
+                            f"max_foreign = 100\nserver = .work/tests/none.pid {server}\n")
+            run = tmp_path / f"run-{name}"
+            sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
+            done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
+            counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
+            data = rows(run / "data" / f"{name}.csv")
+            foreign[name] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
+    assert counted == {"one": [1], "both": [2]}, counted
+    # each burner takes about a third of the CPU from the spin loop: one of them is foreign in the first run
+    assert foreign["one"] - foreign["both"] > 10, foreign
+
+
+def test_a_server_list_outside_the_project_is_refused(tmp_path, results):
+    for i, value in enumerate((".work/a.pid ../b.pid", ".work/x/*.pid /etc/*.pid", "a.pid;id",
+                               " ".join(f"n{i}.pid" for i in range(17)))):
+        spec = tmp_path / f"bad{i}.spec"
+        spec.write_text(f"experiment = bad\ncommand = true\nserver = {value}\n")
+        p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+        assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1
+    assert not (tmp_path / "run").exists()

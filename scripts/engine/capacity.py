@@ -18,9 +18,9 @@ measured program left in the caches, while the core chain read 68-100% (median 9
 
 A spec's `server` (guard.py) is the measurement's own load, and it does not stop when the command does:
 the lab's Cassandra is still busy on the point's CPUs when the probe runs after the window. Each probe
-therefore asks for the server's share of each probed CPU over the probe's run (`--watch PID`: every
-thread's run time in ns, charged to the CPU the thread last ran on; clock ticks, guard.py's unit, are
-too coarse for a probe of some 15 ms): a server that took a fraction f of a CPU's time explains a chain
+therefore asks for the server side's share of each probed CPU over the probe's run (every process the
+`server` key names, summed; `--watch PID` per process: every thread's run time in ns, charged to the
+CPU the thread last ran on; clock ticks, guard.py's unit, are too coarse for a probe of some 15 ms): a server that took a fraction f of a CPU's time explains a chain
 slowed to (1 - f) of its baseline, so the probe's times are judged net of it, time × (1 - f). What that
 share does not explain (a burner beside the server, a hypervisor neighbour) is still lost capacity. Two
 approximations: the share is over the probe's threads' whole life (their buffer set-up included, beside
@@ -60,10 +60,10 @@ def build(root, log_path):
     return "" if p.returncode == 0 else f"building {PROBE} failed (exit {p.returncode}): see sweep/setup.log"
 
 
-def probe(root, cpus, server=None):
+def probe(root, cpus, servers=()):
     """{cpu: {"core": ns, "memory": ns}} measured now on `cpus`; ProbeError when the probe fails. With
-    `server` (a PID) also "server": the share of each CPU that process took while the probe ran."""
-    watch = ["--watch", str(server)] if server else []
+    `servers` (PIDs) also "server": the share of each CPU those processes took while the probe ran."""
+    watch = [w for pid in servers for w in ("--watch", str(pid))]
     try:
         p = subprocess.run([os.path.join(root, PROBE), "--cpus", cpu_list(cpus)] + watch, capture_output=True,
                            text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
@@ -75,7 +75,7 @@ def probe(root, cpus, server=None):
     try:
         for r in csv.DictReader(io.StringIO(p.stdout)):
             out[int(r["cpu"])] = {"core": float(r["core_ns"]), "memory": float(r["memory_ns"]),
-                                  **({"server": float(r["watched_share"])} if server else {})}
+                                  **({"server": float(r["watched_share"])} if watch else {})}
     except (KeyError, ValueError, TypeError) as e:
         raise ProbeError(f"capacity probe printed something unexpected: {e}")
     if set(out) != set(cpus) or any(d[k] <= 0 for d in out.values() for k in KINDS):

@@ -15,11 +15,12 @@ it measured (its threads copy an `exec` command's output from pipes: the measure
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
 process. A lower bound, then: it catches a competing process, not interrupt storms.
 
-A spec's `server` (a pidfile) names a process the command talks to without having started it, such as
-the lab's Cassandra: its CPU time counts as the measured tree's, and the CPUs it may run on join the
-ones watched, so that a competing process is still seen while the server's own work is not mistaken
-for one.
+A spec's `server` (pidfiles, globs allowed) names the processes the command talks to without having
+started them, such as the lab's Cassandra or every node of a local cluster (`.work/cluster/node*/cassandra.pid`):
+their CPU time counts as the measured tree's, and the CPUs they may run on join the ones watched, so that
+a competing process is still seen while the server side's own work is not mistaken for one.
 """
+import glob
 import os
 import resource
 import time
@@ -85,6 +86,7 @@ class Reading:
     mhz: object          # None where cpufreq is absent (most VMs)
     seconds: float
     forced_cs: float = 0.0  # the share of invol_cs that other processes forced (Window.stop)
+    servers: int = 0        # processes of the spec's `server` counted as the measurement's own
 
     def rows(self):
         vals = (self.steal_pct, self.foreign_pct, self.invol_cs, self.mhz, self.forced_cs)
@@ -104,19 +106,28 @@ class Reading:
 
     def as_dict(self):
         return {"steal_pct": round(self.steal_pct, 2), "foreign_pct": round(self.foreign_pct, 2),
-                "invol_cs": round(self.invol_cs, 1), "forced_cs": round(self.forced_cs, 1), "mhz": self.mhz}
+                "invol_cs": round(self.invol_cs, 1), "forced_cs": round(self.forced_cs, 1), "mhz": self.mhz,
+                **({"servers": self.servers} if self.servers else {})}
 
 
-def server_pid(root, pidfile):
-    """The PID in a spec's `server` pidfile when that process runs, else None."""
-    if not pidfile:
-        return None
-    try:
-        with open(os.path.join(root, pidfile)) as f:
-            pid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pid if os.path.exists(f"/proc/{pid}") else None
+MOST_SERVERS = 64       # processes a `server` may name (the pidfiles its globs match, in name order)
+
+
+def server_pids(root, pidfiles):
+    """The running processes whose PIDs a spec's `server` pidfiles (words, each a path or a glob from the
+    project root; engine/spec.py checks them) hold, each once; a missing, stale or unreadable pidfile
+    names none."""
+    pids = []
+    for word in (pidfiles or "").split():
+        for path in sorted(glob.glob(os.path.join(root, word))):
+            try:
+                with open(path) as f:
+                    pid = int(f.read(64).split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            if pid > 0 and pid not in pids and os.path.exists(f"/proc/{pid}") and len(pids) < MOST_SERVERS:
+                pids.append(pid)
+    return pids
 
 
 def process_ticks(pid):
@@ -131,16 +142,18 @@ def process_ticks(pid):
 
 class Window:
     """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
-    measured tree may use, and the server's)."""
+    measured tree may use, and the server side's)."""
 
-    def __init__(self, cpus, span, server=None):
-        self.server = server
-        self.server0 = process_ticks(server) if server else None
-        if self.server0 is not None:
-            try:
-                span = set(span) | os.sched_getaffinity(server)
-            except OSError:
-                pass
+    def __init__(self, cpus, span, servers=()):
+        self.servers0 = {}
+        for pid in servers:
+            ticks = process_ticks(pid)
+            if ticks is not None:
+                self.servers0[pid] = ticks
+                try:
+                    span = set(span) | os.sched_getaffinity(pid)
+                except OSError:
+                    pass
         self.cpus, self.span = list(cpus), sorted(set(span))
         self.t0 = time.monotonic()
         self.ticks0 = cpu_ticks()
@@ -160,9 +173,12 @@ class Window:
         steal = delta(self.cpus, 1) / total * 100 if total > 0 else 0.0
         tree = (ru1.ru_utime - self.ru0.ru_utime + ru1.ru_stime - self.ru0.ru_stime) * HZ
         tree += (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
-        server1 = process_ticks(self.server) if self.server0 is not None else None
-        if server1 is not None:
-            tree += server1 - self.server0
+        servers = 0
+        for pid, before in self.servers0.items():
+            after = process_ticks(pid)      # None: it ended meanwhile, and its last ticks are not known
+            if after is not None:
+                tree += after - before
+                servers += 1
         span_total = delta(self.span, 2) - delta(self.span, 1)
         busy = delta(self.span, 0)
         foreign_ticks = max(0.0, busy - tree)
@@ -180,4 +196,4 @@ class Window:
             # share of the switches.
             own = sum(ru1[i] - self.ru0[i] + self1[i] - self.self0[i] for i in (14, 15))  # nvcsw, nivcsw
             forced = min(forced, max(0.0, ctxt1 - self.ctxt0 - own) / seconds)
-        return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced)
+        return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced, servers)

@@ -134,14 +134,14 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         cap = None
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     base = ctx.capacity if spec["capacity"] == "1" and not discard else None
-    server = guard.server_pid(ctx.root, spec["server"])
-    before = probe(ctx.root, probe_cpus, base, err, server)
-    window = guard.Window(point.cpus, span, server)
+    servers = guard.server_pids(ctx.root, spec["server"])
+    before = probe(ctx.root, probe_cpus, base, err, servers)
+    window = guard.Window(point.cpus, span, servers)
     rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
     reading = window.stop()
     probed = None
     if before:
-        after = probe(ctx.root, probe_cpus, base, err, server)
+        after = probe(ctx.root, probe_cpus, base, err, servers)
         probed = capacity.Reading(base, before[0], after[0], before[1] + after[1]) if after else None
     if note:
         with open(err, "a") as f:
@@ -176,15 +176,15 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     return Outcome(0, reading, rows, capacity=probed)
 
 
-def probe(root, cpus, base, err, server=None):
+def probe(root, cpus, base, err, servers=()):
     """(the capacity probe's reading on `cpus`, seconds) when there is a baseline to judge it by, else
-    None; with the spec's `server` PID, its share of each CPU too. A failed probe is written to the
+    None; with the spec's `server` PIDs, their share of each CPU too. A failed probe is written to the
     repeat's stderr.log and leaves the repeat unjudged by it."""
     if not base or any(c not in base for c in cpus):
         return None
     t0 = time.monotonic()
     try:
-        return capacity.probe(root, cpus, server), time.monotonic() - t0
+        return capacity.probe(root, cpus, servers), time.monotonic() - t0
     except capacity.ProbeError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")

@@ -1,54 +1,16 @@
 """The dry run's price of a sweep: every point, what cannot run and why, and an ETA.
 
 Seconds per run come from the newest earlier run of the same experiment and profile on this host
-(its journal's `done` events), else from the spec's `cost`. Adaptive repeats count by the number the
+(its journal's `done` events; engine/history.py), or from another host's history summary (fleet-plan's
+`history=FILE`), else from the spec's `cost`. Adaptive repeats count by the number the
 last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
 max_repeats at that rate.
 """
-import math
 import shutil
 
-from runfolder import host_runs
-from stats import median
 from term import visible
 from topo import cpu_ranges
-
-from . import journal as jr
-
-
-def history(results, experiment, profile):
-    """(seconds per run, mean repeats per point, re-measured attempts per kept repeat) of the newest
-    run of this host that measured experiment in profile, or (None, None, 0.0)."""
-    for rf in host_runs(results):
-        try:
-            events = jr.read(rf.journal_path)
-        except jr.JournalError:
-            continue        # a damaged run says nothing reliable about times
-        if not any(e["event"] == "sweep" and e.get("profile") == profile for e in events):
-            continue
-        # a value that is not a finite number (a damaged or foreign journal) says nothing: left out
-        secs = [e["seconds"] + probe_seconds(e) for e in events if e["event"] == "done"
-                and e.get("experiment") == experiment and finite(e.get("seconds"))]
-        if not secs:
-            continue
-        ns = [e["n"] for e in events if e["event"] == "confidence" and e.get("experiment") == experiment
-              and finite(e.get("n"))]
-        again = sum(1 for e in events if e["event"] == "remeasured" and e.get("experiment") == experiment)
-        return median(secs), (sum(ns) / len(ns) if ns else None), again / len(secs)
-    return None, None, 0.0
-
-
-def probe_seconds(done):
-    """The capacity probe's time around one kept repeat (engine/capacity.py): a run costs it too."""
-    noise = done.get("noise")
-    cap = noise.get("capacity") if isinstance(noise, dict) else None
-    ms = cap.get("probe_ms") if isinstance(cap, dict) else None
-    return ms / 1000 if finite(ms) else 0.0
-
-
-def finite(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
 
 
 def per_run(spec, point, measured):
@@ -81,9 +43,12 @@ def hms(secs):
     return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
 
 
-def price(specs, plans, profile, results, on_host, out):
-    """Print every point and the ETA; returns (points, seconds expected). On this host, measured
-    times and missing tools count; on a fixture neither does."""
+SPEC_COST = "spec's cost"
+
+
+def price(specs, plans, profile, history, on_host, out):
+    """Print every point and the ETA; returns (points, seconds expected). history (engine/history.py,
+    or None) gives measured times; on this host missing tools count too, on a fixture they do not."""
     points = expect = fewest = most = 0.0
     skipped = []
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
@@ -91,8 +56,9 @@ def price(specs, plans, profile, results, on_host, out):
     out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
               f"{'s/run':>8}  cpus\n")
     for spec in specs:
-        measured, seen_n, again = history(results, spec.name, profile) if on_host else (None, None, 0.0)
-        source = "newest run here" if measured is not None else "spec's cost"
+        found = history.get(spec.name, profile) if history else None
+        measured, seen_n, again, _run = found or (None, None, 0.0, None)
+        source = SPEC_COST if found is None else history.source(found)
         e, lo, hi = repeats(spec, seen_n)
         setup = float(spec["setup_cost"])
         live = [p for p in plans[spec.name] if not p.skip]

@@ -46,7 +46,7 @@ KEYS = {
     "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally `max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
-    "server": ("path", "", False, "pidfile (from the project root) of a server the command talks to but did not start, such as the lab's Cassandra: its CPU time is the measurement's, not foreign load, and the CPUs it may use are watched too"),
+    "server": ("pidfiles", "", True, "pidfiles (from the project root; space-separated, globs allowed, at most 16) of the server side the command talks to but did not start, such as the lab's Cassandra or every node of a local cluster: their CPU time is the measurement's, not foreign load, and the CPUs they may use are watched too"),
     "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as `cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as $LAB_NODES (empty: the spec's own default server)"),
     "clients": ("clients", "", True, "load generators on other hosts: ssh destinations DEST[,DEST…] (`ssh DEST` works from here in batch mode, host keys known; $LAB_SSH_CONFIG may name an ssh config); the command sees it as $LAB_CLIENTS (cache-server/point.sh runs loadgen on each; empty: on this host)"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
@@ -77,7 +77,8 @@ PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus
 SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw")
+MOST_PIDFILES = 16     # `server`: words (each a pidfile or a glob of them)
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")
@@ -134,6 +135,11 @@ def check(key, value, where):
     elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
                              or ".." in value.split("/")):
         bad = "a path inside the project, relative to its root"
+    elif kind == "pidfiles" and (len(words) > MOST_PIDFILES or not all(
+            re.fullmatch(r"[A-Za-z0-9._/*?\[\]-]+", w) and not w.startswith("/") and ".." not in w.split("/")
+            for w in words)):
+        bad = (f"a path inside the project, relative to its root: pidfiles or globs of them (* ? [ ]), "
+               f"space-separated, at most {MOST_PIDFILES}")
     elif kind == "nodes" and value and not NODES.fullmatch(value):
         bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
     elif kind == "clients" and not clients_ok(value):

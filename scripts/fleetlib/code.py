@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import tarfile
+import zipfile
 
 from engine.sweep import identity
 
@@ -55,3 +56,20 @@ def untracked(root):
         return [x for x in git(root, "ls-files", "--others", "--exclude-standard").splitlines() if x]
     except CodeError:
         return []
+
+
+# What scripts/history.py needs on a host that may hold no copy of the lab: the lab's own modules, in one
+# zip that python runs (`python3 history.pyz RESULTS`), shipped by fleet/check.yml and removed after.
+HISTORY_MODULES = ("history.py", "runfolder.py", "stats.py", "term.py", "engine/history.py", "engine/journal.py")
+
+
+def history_reader(root, dest_dir):
+    """Write <dest_dir>/history.pyz from this checkout's scripts/; returns its path."""
+    path = os.path.join(dest_dir, "history.pyz")
+    with zipfile.ZipFile(path + ".tmp", "w", zipfile.ZIP_DEFLATED) as z:
+        for m in HISTORY_MODULES:
+            z.write(os.path.join(root, "scripts", m), m)
+        z.writestr("engine/__init__.py", "")
+        z.writestr("__main__.py", "import sys\nimport history\nsys.exit(history.main(sys.argv[1:]))\n")
+    os.replace(path + ".tmp", path)
+    return path
