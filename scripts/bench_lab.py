@@ -5,8 +5,9 @@
   bench_lab.py --summary RUN_A RUN_B     the same summary of two runs made before
 
 Runs the same sweep twice, back to back, into two run folders, then prints: the largest ratio between
-the two runs' medians over points neither run marked suspect (goal ≤ 1.15), how many repeats were
-measured again or kept as suspect and why, the noise the guard saw, and the engine's own time per
+the two runs' medians over points neither run flagged (a suspect repeat, or not confident; goal ≤ 1.15),
+whether every point whose two runs differ by more than that was flagged in at least one run (the lab
+knew it was unsure), how many repeats were measured again or kept as suspect and why, the noise the guard saw, and the engine's own time per
 point (the journal's overhead_ms: planning, bookkeeping and guard reads, not the measured command).
 """
 import collections
@@ -26,17 +27,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "experiments/cache-get.spec"
 
 
+GOAL = 1.15
+
+
 def medians(run, exp):
-    """{(variant, placement, threads, cpus, metric): median} over repeats not marked suspect, and the
-    set of points that had a suspect repeat."""
+    """{(variant, placement, threads, cpus, metric): median} over every repeat, and the set of points
+    that had a suspect repeat."""
     vals, suspect = collections.defaultdict(list), set()
     for r in read(RunFolder(run).data_csv(exp)):
         k = (r["variant"], r["placement"], r["threads"], r["cpus"], r["metric"])
         if r["suspect"]:
             suspect.add(k[:4])
-        elif r["metric"] not in NOISE_METRICS:
+        if r["metric"] not in NOISE_METRICS:
             vals[k].append(float(r["value"]))
     return {k: median(v) for k, v in vals.items()}, suspect
+
+
+def unsure(events, exp):
+    """The points of `exp` whose last confidence event says not confident, keyed like medians()."""
+    last = {}
+    for e in events:
+        if e["event"] == "confidence" and e["experiment"] == exp:
+            last[(e["variant"] or "", e["placement"], str(e["threads"]), e["cpus"])] = e["confident"]
+    return {k for k, ok in last.items() if not ok}
 
 
 def main(argv):
@@ -61,25 +74,36 @@ def summarise(runs, specs, args):
     exps = sorted({e["experiment"] for ev in events for e in ev if e["event"] == "done"})
     what = f"{' '.join(specs)} {' '.join(args)}, twice back to back" if specs else f"summary of {' and '.join(runs)}"
     print(f"# bench-lab: {what} on {hostname()}")
-    worst = []
-    for exp in exps:
-        (a, sa), (b, sb) = medians(runs[0], exp), medians(runs[1], exp)
-        for k in sorted(set(a) & set(b)):
-            if k[:4] in sa or k[:4] in sb or not a[k] or not b[k]:
-                continue
-            ratio = max(a[k], b[k]) / min(a[k], b[k])
-            worst.append((ratio, exp, k, a[k], b[k]))
-    worst.sort(reverse=True)
     charted = set()
     for exp in exps:
         spec = RunFolder(runs[0]).spec_path(exp)
         charted |= {(exp, m) for _kind, m in spec_charts(spec)[1]}
+    # A point is flagged when either run kept a suspect repeat of it or was not confident of it. The
+    # goal's ratio is over points neither run flagged; and did the lab know when it was wrong: is every
+    # charted point whose two runs differ by more than the goal flagged in at least one run?
+    worst, apart, flagged = [], 0, 0
+    for exp in exps:
+        (a, sa), (b, sb) = medians(runs[0], exp), medians(runs[1], exp)
+        doubt = sa | sb | unsure(events[0], exp) | unsure(events[1], exp)
+        for k in sorted(set(a) & set(b)):
+            if a[k] <= 0 or b[k] <= 0:
+                continue
+            ratio = max(a[k], b[k]) / min(a[k], b[k])
+            if (exp, k[4]) in charted and ratio > GOAL:
+                apart += 1
+                flagged += k[:4] in doubt
+            if k[:4] not in doubt:
+                worst.append((ratio, exp, k, a[k], b[k]))
+    worst.sort(reverse=True)
     headline = [w for w in worst if (w[1], w[2][4]) in charted]
-    print(f"point-metrics compared (neither run suspect): {len(worst)}, of them charted: {len(headline)}")
+    print(f"point-metrics compared (neither run flagged: suspect or not confident): {len(worst)}, "
+          f"of them charted: {len(headline)}")
+    print(f"charted point-metrics whose two runs differ by more than x{GOAL}: {apart}, flagged in at least "
+          f"one run (suspect or not confident): {flagged}" + (" (the lab knew)" if flagged == apart else ""))
     for title, rows in (("charted metrics", headline), ("every metric", worst)):
         if not rows:
             continue
-        print(f"largest ratio between the two runs' medians, {title}: {rows[0][0]:.3f} (goal <= 1.15)")
+        print(f"largest ratio between the two runs' medians, {title}: {rows[0][0]:.3f} (goal <= {GOAL})")
         for ratio, exp, k, x, y in rows[:4]:
             print(f"  ratio {ratio:.3f}  {exp} {k[0]} {k[1]} threads={k[2]} {k[4]}: {x:.4g} vs {y:.4g}")
     for i, ev in enumerate(events, 1):
