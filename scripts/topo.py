@@ -67,7 +67,8 @@ def bitmap(mask):
 
 
 # Linux's usual NR_CPUS: far above any machine. hwloc alone takes ~20 s and 1.1 GB to write the XML of
-# 65,536 PUs, and pair placements are O(PUs²): a bigger synthetic string is a typo, refused at once.
+# 65,536 PUs, and a relation's pair list has up to PUs²/2 entries: a bigger synthetic string is a typo,
+# refused at once.
 MAX_PUS = 8192
 
 
@@ -126,7 +127,7 @@ class Topology:
                                "type": info.get("CoreType") or info.get("FrequencyMaxMHz", "")})
         counters = {"Package": 0, "Die": 0, "L3Cache": 0, "L2Cache": 0, "Core": 0}
         self._siblings = {}
-        self._pairs_cache, self._spread = None, {}      # _pair_index(), spread_pairs(): built once
+        self._pairs_cache, self._spread, self._scatter = None, {}, None     # built once, when first asked
         self._walk(root, {"Package": -1, "Die": -1, "L3Cache": -1, "L2Cache": -1, "Core": -1}, counters)
         if not self.pus:
             raise PlacementError("hwloc reports no PU in this topology")
@@ -280,12 +281,14 @@ class Topology:
 
     def scatter(self):
         """Round-robin over packages, inside each over its NUMA nodes, then L3 domains, then L2
-        clusters; one PU per core before any SMT sibling."""
-        out = []
-        levels = (lambda p: p.package, lambda p: p.nodes, lambda p: (p.die, p.l3), lambda p: p.l2)
-        for sibling in range(max(p.smt for p in self.pus) + 1):
-            out += spread([p for p in self.usable() if p.smt == sibling], levels)
-        return out
+        clusters; one PU per core before any SMT sibling. Built once: a sweep plans it per thread count."""
+        if self._scatter is None:
+            out = []
+            levels = (lambda p: p.package, lambda p: p.nodes, lambda p: (p.die, p.l3), lambda p: p.l2)
+            for sibling in range(max(p.smt for p in self.pus) + 1):
+                out += spread([p for p in self.usable() if p.smt == sibling], levels)
+            self._scatter = out
+        return list(self._scatter)
 
     def pairs(self, policy):
         """Every pair of that relation, in hwloc's order: PUs²/2 of them for the cross relations of a
