@@ -6,7 +6,7 @@ with `lstopo --input X --of xml`. Nothing here assumes how CPUs are numbered.
 
   topo.py [--topology FILE|STRING] summary
   topo.py [--topology …] plan POLICY N        ordered CPU list, comma separated
-  topo.py [--topology …] pairs POLICY         every CPU pair with that relation, one per line
+  topo.py [--topology …] pairs POLICY         every CPU pair with that relation, one per line (streamed)
   topo.py [--topology …] [--kind K] …        K = p | e | all | CoreType | rank (hybrid CPUs; default p)
   topo.py [--topology …] relation A B         smt | same-l2 | same-l3 | cross-l3 | cross-die |
                                               cross-numa | cross-package | cross-kind
@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from bisect import bisect_right
 from dataclasses import dataclass
 
 SPREAD = ("unpinned", "compact", "cores", "scatter")
@@ -66,7 +67,8 @@ def bitmap(mask):
 
 
 # Linux's usual NR_CPUS: far above any machine. hwloc alone takes ~20 s and 1.1 GB to write the XML of
-# 65,536 PUs, and pair placements are O(PUs²): a bigger synthetic string is a typo, refused at once.
+# 65,536 PUs, and a relation's pair list has up to PUs²/2 entries: a bigger synthetic string is a typo,
+# refused at once.
 MAX_PUS = 8192
 
 
@@ -125,7 +127,7 @@ class Topology:
                                "type": info.get("CoreType") or info.get("FrequencyMaxMHz", "")})
         counters = {"Package": 0, "Die": 0, "L3Cache": 0, "L2Cache": 0, "Core": 0}
         self._siblings = {}
-        self._pair_counts, self._spread = None, {}      # spread_pairs(): per topology, per k
+        self._pairs_cache, self._spread, self._scatter = None, {}, None     # built once, when first asked
         self._walk(root, {"Package": -1, "Die": -1, "L3Cache": -1, "L2Cache": -1, "Core": -1}, counters)
         if not self.pus:
             raise PlacementError("hwloc reports no PU in this topology")
@@ -279,55 +281,137 @@ class Topology:
 
     def scatter(self):
         """Round-robin over packages, inside each over its NUMA nodes, then L3 domains, then L2
-        clusters; one PU per core before any SMT sibling."""
-        out = []
-        levels = (lambda p: p.package, lambda p: p.nodes, lambda p: (p.die, p.l3), lambda p: p.l2)
-        for sibling in range(max(p.smt for p in self.pus) + 1):
-            out += spread([p for p in self.usable() if p.smt == sibling], levels)
-        return out
+        clusters; one PU per core before any SMT sibling. Built once: a sweep plans it per thread count."""
+        if self._scatter is None:
+            out = []
+            levels = (lambda p: p.package, lambda p: p.nodes, lambda p: (p.die, p.l3), lambda p: p.l2)
+            for sibling in range(max(p.smt for p in self.pus) + 1):
+                out += spread([p for p in self.usable() if p.smt == sibling], levels)
+            self._scatter = out
+        return list(self._scatter)
 
     def pairs(self, policy):
+        """Every pair of that relation, in hwloc's order: PUs²/2 of them for the cross relations of a
+        big host, so only callers that need the whole list take it (iter_pairs() streams it)."""
+        return list(self.iter_pairs(policy))
+
+    def iter_pairs(self, policy):
+        """pairs(), one at a time: raises at once when there is none. Each PU's partners are scanned
+        only until its count of them is found: a near relation (smt, same-l2) stops next to the PU."""
+        counts = self._pair_index()[1][self._relation_rank(policy)]
+        if not counts[-1]:
+            raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
+        pool, between = self._pool(), self.between
+
+        def walk():
+            for i, a in enumerate(pool):
+                left, m = counts[i + 1] - counts[i], i
+                while left:
+                    m += 1
+                    if between(a, pool[m]) == policy:
+                        yield a.os, pool[m].os
+                        left -= 1
+        return walk()
+
+    def _pool(self):
+        # A pair never mixes kinds unless its relation is cross-kind; an explicit kind keeps both in it.
+        return self.usable() if self.kind_asked else self.pus
+
+    @staticmethod
+    def _relation_rank(policy):
         if policy not in PAIRS:
             raise PlacementError(f"{policy!r} is not a pair placement; pairs: {' '.join(PAIRS)}")
-        found = [(a.os, b.os) for a, b in self._all_pairs() if self.between(a, b) == policy]
-        if not found:
-            raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
-        return found
-
-    def _all_pairs(self):
-        # A pair never mixes kinds unless its relation is cross-kind; an explicit kind keeps both in it.
-        pool = self.usable() if self.kind_asked else self.pus
-        return ((a, b) for i, a in enumerate(pool) for b in pool[i + 1:])
+        return PAIRS.index(policy)
 
     def spread_pairs(self, policy, k):
-        """Up to k of pairs(policy) spread evenly over that list (hwloc's order): one pair says little
-        on a big host. The same pairs as indexing the list, without building it: the list is O(PUs²)
-        (gigabytes for a big synthetic host), so one pass counts every relation's pairs, once per
-        topology, and one pass per k picks them."""
-        if policy not in PAIRS:
-            raise PlacementError(f"{policy!r} is not a pair placement; pairs: {' '.join(PAIRS)}")
-        if self._pair_counts is None:
-            counts = dict.fromkeys(PAIRS, 0)
-            between = self.between
-            for a, b in self._all_pairs():
-                counts[between(a, b)] += 1
-            self._pair_counts = counts
-        total = self._pair_counts[policy]
-        if not total:
+        """Up to k of pairs(policy) spread evenly over that list (hwloc's order): the pairs at
+        i * c // n for i < n = min(k, c), c pairs in all. One pair says little on a big host. Found
+        without the list (PUs²/2 entries): each PU's count of later partners per relation
+        (_pair_index) says which PU a wanted index falls on, a bisection over its later PUs which one."""
+        rank = self._relation_rank(policy)
+        if (rank, k) in self._spread:
+            return self._spread[rank, k]
+        at, cums = self._pair_index()
+        cum = cums[rank]
+        c = cum[-1]
+        if not c:
             raise PlacementError(f"{policy} is impossible here: {self.why_not(policy)}")
-        if k not in self._spread:
-            n = {p: min(k, c) for p, c in self._pair_counts.items()}
-            want = {p: [i * c // n[p] for i in range(n[p])] for p, c in self._pair_counts.items() if c}
-            picked, seen = {p: [] for p in want}, dict.fromkeys(want, 0)
-            between = self.between
-            for a, b in self._all_pairs():
-                p = between(a, b)
-                w = want[p]
-                if len(picked[p]) < len(w) and seen[p] == w[len(picked[p])]:
-                    picked[p].append((a.os, b.os))
-                seen[p] += 1
-            self._spread[k] = picked
-        return self._spread[k][policy]
+        n, pool, picked = min(k, c), self._pool(), []
+        for w in (i * c // n for i in range(n)):
+            i = bisect_right(cum, w) - 1               # the PU whose partners hold index w
+            j = w - cum[i]                             # w is its (j+1)-th partner: find the nearest
+            lo, hi = i + 1, len(pool) - 1              # m with j+1 partners in pool[i+1..m]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._later(at, pool[i], i, mid)[rank] > j:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            picked.append((pool[i].os, pool[lo].os))
+        self._spread[rank, k] = picked
+        return picked
+
+    # Pair counting. between() decides a pair (a, b), a first in hwloc's order, by a chain of tests on
+    # fields of a and b. How many b in a range have each relation with a is a sum of counts of PUs that
+    # share some of a's fields (inclusion-exclusion over the chain), and each such count is a bisection
+    # in the sorted positions of the PUs with those field values: O(PUs × terms × log PUs) in all.
+    _ANY = "*"             # a field left free in a key (the fields are ints and tuples)
+
+    def _pair_index(self):
+        """(the pool's positions per key of field values, and per relation in PAIRS' order the
+        cumulative count of later partners per PU: cum[i + 1] - cum[i] pairs (pool[i], b) have it),
+        built once."""
+        if self._pairs_cache is None:
+            pool, w, at = self._pool(), self._ANY, {}
+            for m, p in enumerate(pool):
+                # every key _later() may ask about that this PU matches
+                keys = [(p.package, w, w, w, w, w, w), (p.package, w, w, w, w, w, p.core)]
+                keys += [(p.package, p.kind, nodes, l2, l3, die, core)
+                         for nodes in (p.nodes, w) for l2 in (p.l2, w) for l3 in (p.l3, w)
+                         for die in (p.die, w) for core in (p.core, w)]
+                for key in keys:
+                    at.setdefault(key, []).append(m)
+            cum = [[0] for _ in PAIRS]
+            for i in range(len(pool)):
+                for r, n in enumerate(self._later(at, pool[i], i, len(pool) - 1)):
+                    cum[r].append(cum[r][-1] + n)
+            self._pairs_cache = (at, cum)
+        return self._pairs_cache
+
+    @classmethod
+    def _later(cls, at, a, i, last):
+        """How many of pool[i+1..last] have each relation (PAIRS' order) with a = pool[i]: between(),
+        counted. Each of its tests keeps the PUs that passed none before it."""
+        w = cls._ANY
+
+        def n(key):                                # PUs with those field values in pool[i+1..last]
+            pos = at.get(key)
+            return bisect_right(pos, last) - bisect_right(pos, i) if pos else 0
+
+        P, K, C = a.package, a.kind, a.core
+        same_package = n((P, w, w, w, w, w, w))
+        smt = n((P, w, w, w, w, w, C))
+        same_kind = n((P, K, w, w, w, w, w)) - n((P, K, w, w, w, w, C))      # on other cores
+        node_values = (a.nodes, ()) if a.nodes else (w,)     # not cross-numa: a's nodes or none
+
+        def near(l2, l3, die):                     # same kind, other core, not cross-numa, and these
+            return sum(n((P, K, v, l2, l3, die, w)) - n((P, K, v, l2, l3, die, C)) for v in node_values)
+
+        L2 = a.l2 if a.l2 >= 0 else None
+        L3 = a.l3 if a.l3 >= 0 else None
+
+        def past_l2(l3, die):                      # …and not same-l2
+            return near(w, l3, die) - (near(L2, l3, die) if L2 is not None else 0)
+
+        def past_l3(die):                          # …and not same-l3
+            return past_l2(w, die) - (past_l2(L3, die) if L3 is not None else 0)
+
+        rest = past_l3(w)
+        cross_die = rest - past_l3(a.die) if a.die >= 0 else 0
+        # PAIRS' order: smt same-l2 same-l3 cross-l3 cross-die cross-numa cross-package cross-kind
+        return (smt, near(L2, w, w) if L2 is not None else 0, past_l2(L3, w) if L3 is not None else 0,
+                rest - cross_die, cross_die, same_kind - near(w, w, w), last - i - same_package,
+                same_package - smt - same_kind)
 
     def why_not(self, policy):
         s = self.summary()
@@ -456,7 +540,7 @@ def main(argv):
             raise PlacementError(f"thread count must be a number, got {args[1]!r}")
         print(cpu_list(t.plan(args[0], n)))
     elif cmd == "pairs" and len(args) == 1:
-        for a, b in t.pairs(args[0]):
+        for a, b in t.iter_pairs(args[0]):        # streamed: PUs²/2 lines for a cross relation
             print(f"{a},{b}")
     elif cmd == "relation" and len(args) == 2:
         a, b = (parse_cpus(x)[0] for x in args)
@@ -478,3 +562,6 @@ if __name__ == "__main__":
     except PlacementError as e:
         print(f"placement: {e}", file=sys.stderr)
         sys.exit(2)
+    except BrokenPipeError:                     # `topo.py pairs … | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -550,7 +550,7 @@ def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_
                 n = min(k, len(full))
                 assert t.spread_pairs(policy, k) == [full[i * len(full) // n] for i in range(n)], (xml, policy, k)
             assert t.plan(policy, 2) == list(full[0])
-    # 2048 PUs: 2 M pairs, counted and picked in passes, never listed (this host's load may slow it)
+    # 2048 PUs: 2 M pairs, counted per PU and picked by bisection, never listed (this host's load may slow it)
     t0 = time.process_time()
     t = Topology("pack:2 core:512 pu:2")
     assert len(t.spread_pairs("cross-package", 8)) == 8 and t.plan("smt", 2) == [0, 1]

@@ -64,8 +64,9 @@ def every(topo, placement):
 def smt_pairs(topo, cpus, k):
     """Up to k SMT-sibling pairs whose first PU is one of cpus (a `cores` list), spread over hwloc's
     list; none on a host without SMT."""
+    first = set(cpus)
     try:
-        found = [(a, b) for a, b in topo.pairs("smt") if a in set(cpus)]
+        found = [(a, b) for a, b in topo.iter_pairs("smt") if a in first]
     except PlacementError:
         return ""
     return ",".join(f"{a}:{b}" for a, b in spread_list(found, k)) if found else ""
