@@ -48,6 +48,23 @@ def burner(cpu):
         p.wait()
 
 
+@contextlib.contextmanager
+def pidfiles(stem, procs):
+    """Pidfiles for `procs` inside the project, as a spec's `server` takes only such paths, removed on
+    leaving. Yields their paths from the project root: .work/tests/<stem>-<test's pid>-<i>.pid."""
+    rel = [os.path.join(".work", "tests", f"{stem}-{os.getpid()}-{i}.pid") for i in range(1, len(procs) + 1)]
+    os.makedirs(os.path.join(ROOT, ".work", "tests"), exist_ok=True)
+    try:
+        for path, p in zip(rel, procs):
+            with open(os.path.join(ROOT, path), "w") as f:
+                f.write(f"{p.pid}\n")
+        yield rel
+    finally:
+        for path in rel:
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(ROOT, path))
+
+
 def one_point(tmp_path, results, experiment, lines, pause="0.1"):
     """Sweep one compact 1-thread point of `experiment` (spec `lines`: its command and build) with the
     steal, foreign, switch and capacity guards opened wide, so that only the guard under test can fire; one retry.

@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 
-from conftest import ROOT, burner, rows, sh
+from conftest import burner, pidfiles, rows, sh
 
 GUARDS_OPEN = "max_foreign = 100\nmax_steal = 100\nmin_corun = 0\n"
 LOOP = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
@@ -148,14 +148,9 @@ def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, 
     # takes is not the test's to fix, so the named run is not asserted unflagged outright: its share is
     # asserted seen and taken out, and any capacity reason left must say it is beyond the server's share.
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
-    pidfile = os.path.join(".work", "tests", f"probe-server-{os.getpid()}.pid")
-    os.makedirs(os.path.join(ROOT, os.path.dirname(pidfile)), exist_ok=True)
     lines = "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
     got = {}
-    with burner(cpu) as server, contextlib.ExitStack() as cleanup:
-        cleanup.callback(os.remove, os.path.join(ROOT, pidfile))
-        with open(os.path.join(ROOT, pidfile), "w") as f:
-            f.write(f"{server.pid}\n")
+    with burner(cpu) as server, pidfiles("probe-server", [server]) as (pidfile,):
         for named in (False, True):
             name = f"served{int(named)}"
             got[named] = sweep(tmp_path, results, name, lines + (f"server = {pidfile}\n" if named else ""))

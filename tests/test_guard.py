@@ -4,7 +4,7 @@ import contextlib
 import json
 import os
 
-from conftest import ROOT, burner, one_point, rows, sh
+from conftest import ROOT, burner, one_point, pidfiles, rows, sh
 
 
 def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, results):
@@ -46,13 +46,8 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
     # Cassandra in runner-cql): foreign load while the spec does not name it, the measurement's own
     # once its pidfile is the spec's `server`. Only the foreign guard may fire here.
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
-    pidfile = os.path.join(".work", "tests", f"server-{os.getpid()}.pid")
-    os.makedirs(os.path.join(ROOT, os.path.dirname(pidfile)), exist_ok=True)
     foreign = {}
-    with burner(cpu) as server, contextlib.ExitStack() as cleanup:
-        cleanup.callback(os.remove, os.path.join(ROOT, pidfile))
-        with open(os.path.join(ROOT, pidfile), "w") as f:
-            f.write(f"{server.pid}\n")
+    with burner(cpu) as server, pidfiles("server", [server]) as (pidfile,):
         for named in (False, True):
             spec = tmp_path / f"served{int(named)}.spec"
             spec.write_text(f"experiment = served{int(named)}\ncommand = tests/fixtures/spin.sh 1 60000\n"
@@ -85,15 +80,10 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
     # not of the host's load); the foreign share is compared between the two runs only.
     from engine import guard
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
-    stem = os.path.join(".work", "tests", f"node-{os.getpid()}")
-    os.makedirs(os.path.join(ROOT, os.path.dirname(stem)), exist_ok=True)
     foreign, counted = {}, {}
-    with burner(cpu) as one, burner(cpu) as two, contextlib.ExitStack() as cleanup:
-        for i, p in enumerate((one, two), 1):
-            path = os.path.join(ROOT, f"{stem}-{i}.pid")
-            cleanup.callback(os.remove, path)
-            with open(path, "w") as f:
-                f.write(f"{p.pid}\n")
+    with burner(cpu) as one, burner(cpu) as two, pidfiles("node", [one, two]) as (first, _second), \
+            contextlib.ExitStack() as cleanup:
+        stem = first[:-len("-1.pid")]
         # a list and a glob naming the same process count it once; a stale pidfile names none
         stale = os.path.join(ROOT, f"{stem}-stale.pidx")
         cleanup.callback(os.remove, stale)
