@@ -192,12 +192,14 @@ def test_pinning_that_makes_a_command_slower_is_said_to_hurt(results):
     # two busy processes whatever the point: pinned to one CPU they share it, unpinned they get two
     _run, sc = burn(results, "processes", "threads=1", "placements=compact unpinned", n="2")
     (pin,) = sc["pinning"]
-    assert pin["word"] != "helps"
-    if "suspect" not in pin["why"]:
-        assert pin["word"] == "hurts", pin
+    assert pin["word"] != "helps", pin
+    # the word follows its interval, by the engine's rule: "hurts" when no repeat is in doubt (suspect,
+    # too few) and the whole 95% CI is below the band; otherwise "inconclusive" (a CI run beside other
+    # work read ×0.68 at 3 repeats and said inconclusive, which the old assertion called a failure)
+    clear = pin["why"].startswith("×") and pin["hi"] < 1 - scaling.EQUAL
+    assert pin["word"] == ("hurts" if clear else "inconclusive"), pin
+    if clear:
         assert any(s.startswith("pinning (compact) against unpinned **hurts** at 1 thread") for s in sc["sentences"])
-    else:
-        assert pin["word"] == "inconclusive"
 
 
 # --- failures and bounds -------------------------------------------------------------------------------
