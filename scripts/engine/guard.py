@@ -21,6 +21,7 @@ their CPU time counts as the measured tree's, and the CPUs they may run on join 
 a competing process is still seen while the server side's own work is not mistaken for one.
 """
 import glob
+import itertools
 import os
 import resource
 import time
@@ -111,6 +112,8 @@ class Reading:
 
 
 MOST_SERVERS = 64       # processes a `server` may name (the pidfiles its globs match, in name order)
+MOST_PATHS = 256        # paths one `server` word's glob may look at, per repeat: a received run's
+                        # override such as `*/*/*/*` must not walk the whole project each time
 
 
 def server_pids(root, pidfiles):
@@ -119,7 +122,7 @@ def server_pids(root, pidfiles):
     names none."""
     pids = []
     for word in (pidfiles or "").split():
-        for path in sorted(glob.glob(os.path.join(root, word))):
+        for path in sorted(itertools.islice(glob.iglob(os.path.join(root, word)), MOST_PATHS)):
             try:
                 with open(path) as f:
                     pid = int(f.read(64).split()[0])
