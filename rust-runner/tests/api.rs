@@ -15,11 +15,19 @@ const API: &str = "rust-runner/tests/fixtures/api/latte_api.rn";
 const RUNTIME_ERROR: &str = "rust-runner/tests/fixtures/runtime_error.rn";
 
 /// The folder `RUNNER_RESOURCES` names in the API runs: a resource found only through the variable.
+/// Written once per test process and put in place by a rename: the tests run in parallel, and a rewrite
+/// (truncate, then write) while another test's runner reads the file gave that runner "" (CI, stop 32).
 pub fn env_resources() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-resources");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join("env_resource.txt"), "from the environment\n").unwrap();
-    d
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-resources");
+        std::fs::create_dir_all(&d).unwrap();
+        let tmp = d.join(format!("env_resource.txt.{}", std::process::id()));
+        std::fs::write(&tmp, "from the environment\n").unwrap();
+        std::fs::rename(&tmp, d.join("env_resource.txt")).unwrap();
+        d
+    })
+    .clone()
 }
 
 fn runner(args: &[&str]) -> Output {
