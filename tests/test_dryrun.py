@@ -96,3 +96,35 @@ def test_the_last_runs_remeasurements_are_priced(tmp_path, results):
     eta = out.rstrip().splitlines()[-1]          # two runs and a 3-s pause, against one run at best
     h, m, sec = (int(x) for x in eta.split("ETA ")[1].split()[0].split(":"))
     assert h * 3600 + m * 60 + sec >= 3 and "(range 0:00:0" in eta
+
+
+def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journal(tmp_path, results):
+    """A results/ folder of years of runs, or a journal of a GiB, costs the history a bounded time: a
+    journal over the cap says nothing (it is not read), and runs older than the newest MAX_RUNS are not
+    read at all."""
+    import shutil
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(TOPO), "..", "scripts"))
+    from engine import history
+    spec = tmp_path / "h.spec"
+    spec.write_text("experiment = hist\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = unpinned\n"
+                    "threads = 1\nrepeats = 1\nwarmup = 0\nretries = 0\n")
+    sh("scripts/sweep.py", str(spec), env=results)
+    root = results["LAB_RESULTS"]
+    (real,) = os.listdir(root)
+    stamp, host = real.split("-", 1)
+    assert history.local(root).get("hist", "default") is not None      # the real run prices it
+
+    def newer(i):                                  # a copy of the real run under a newer name (year 9xxx)
+        d = os.path.join(root, f"9{i:04d}{stamp[5:]}-{host}")
+        shutil.copytree(os.path.join(root, real), d)
+        return d
+    huge = newer(9999)          # the newest: its real journal, then zeros to a sparse GiB (read, it would price)
+    with open(os.path.join(huge, "sweep", "journal.jsonl"), "r+b") as f:
+        f.truncate(1 << 30)
+    found = history.local(root).get("hist", "default")
+    assert found is not None and found[3] != os.path.basename(huge)    # priced from the next run, not read
+    for i in range(history.MAX_RUNS):   # newer run folders without a journal: the real run lies beyond the bound
+        os.makedirs(os.path.join(root, f"9{i:04d}{stamp[5:]}-{host}", "sweep"))
+    assert history.local(root).get("hist", "default") is None
+    assert history.summary(root, "h")["entries"] == []

@@ -8,8 +8,10 @@ one bounded JSON document), and fleet-plan on the controller, which hands a host
 strictly (exact keys and types, plain names, finite values within bounds, a bounded size) or refuses it
 with one line.
 """
+import itertools
 import json
 import math
+import os
 import re
 
 from runfolder import host_runs
@@ -20,6 +22,10 @@ from . import journal as jr
 FORMAT = "scaling-lab history 1"
 MAX_BYTES = 256 * 1024
 MAX_ENTRIES = 1000
+# What a history reads on its own host, so that a results/ folder of years of runs (or one huge journal)
+# costs a bounded time: the newest runs only, and no journal larger than any sweep of this lab writes.
+MAX_RUNS = 200
+MAX_JOURNAL_BYTES = 64 * 1024 * 1024
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")      # experiments, profiles, host names
 RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")      # a run folder's name
 # (key, lowest, highest, may be null): a value outside is not a time this lab measured
@@ -46,7 +52,12 @@ def probe_seconds(done):
 
 def of_run(rf):
     """{(experiment, profile): (seconds per run, mean repeats per point or None, re-measured per repeat)}
-    of one run folder; {} for a damaged journal (it says nothing reliable about times)."""
+    of one run folder; {} for a damaged or oversized journal (it says nothing reliable about times)."""
+    try:
+        if os.path.getsize(rf.journal_path) > MAX_JOURNAL_BYTES:
+            return {}
+    except OSError:
+        return {}
     try:
         events = jr.read(rf.journal_path)
     except jr.JournalError:
@@ -73,7 +84,8 @@ class History:
     repeat, the run's name) or None; `where` says whose history it is, for the dry run's lines."""
 
     def __init__(self, where, found=(), runs=(), name_run=False):
-        self.where, self._found, self._runs, self.name_run = where, dict(found), iter(runs), name_run
+        self.where, self._found, self.name_run = where, dict(found), name_run
+        self._runs = itertools.islice(runs, MAX_RUNS)   # newest first: older runs are not read
 
     def source(self, found):
         """Where one experiment's figures came from, for the dry run's comment line."""
