@@ -7,10 +7,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
+
+import pytest
 
 from conftest import burner, pidfiles, rows, sh
 
-GUARDS_OPEN = "max_foreign = 100\nmax_steal = 100\nmin_corun = 0\n"
+GUARDS_OPEN = "max_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\nmin_corun = 0\n"
 LOOP = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
 
 
@@ -59,6 +62,37 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
             "capacity_memory_change_pct"} <= {r["metric"] for r in data}
     report = (run / "report.md").read_text()
     assert "capacity_core_pct" in report and "| capacity baseline | core " in report
+
+
+# A memory-bandwidth hog: copies 64 MiB over and over (memcpy), far beyond any L2, for at most 120 s.
+MEMORY_HOG = ("import time\nb = bytearray(64 << 20)\nend = time.monotonic() + 120\n"
+              "while time.monotonic() < end:\n    c = bytes(b)\n")
+
+
+def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, results):
+    """The hog takes none of the point's CPU time and the point's own CPU's ticks show nothing; it runs on
+    the host's other CPU, sharing the point's cache and memory bandwidth. Foreign accounting on the point's
+    CPUs and the capacity probe are off, so the reason can only be the neighbour's busy time, named."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no other CPU for a neighbour")
+    point = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    other = str(next(c for c in cpus if str(c) != point))
+    hog = subprocess.Popen(["taskset", "-c", other, sys.executable, "-c", MEMORY_HOG], start_new_session=True)
+    try:
+        _run, events, data = sweep(tmp_path, results, "neighboured", GUARDS_OPEN + "retries = 1\nretry_pause = 0.1\n",
+                                   "capacity=0", "max_invol_cs=1000000000", "max_neighbour=50")
+        # The same point with the neighbour's limit opened (GUARDS_OPEN): kept, the hog's share a row.
+        _run, open_events, open_data = sweep(tmp_path, results, "neighbour-open", GUARDS_OPEN, "capacity=0",
+                                             "retries=0", "max_invol_cs=1000000000")
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+    caught = [e for e in events if e["event"] in ("remeasured", "suspect")]
+    assert caught and "neighbour " in caught[0]["reason"] and f"on CPU {other} > 50%" in caught[0]["reason"], events
+    assert caught[0]["noise"]["neighbour_pct"] > 50
+    assert "noise_neighbour_pct" in {r["metric"] for r in data}
+    assert not [e for e in open_events if e["event"] == "suspect"], open_events
+    assert [float(r["value"]) for r in open_data if r["metric"] == "noise_neighbour_pct"][0] > 50
 
 
 def test_capacity_0_turns_the_probe_off(tmp_path, results):

@@ -53,7 +53,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
             spec.write_text(f"experiment = served{int(named)}\ncommand = tests/fixtures/spin.sh 1 60000\n"
                             "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
-                            "max_foreign = 100\n"
+                            "max_foreign = 100\nmax_neighbour = 100\n"
                             + (f"server = {pidfile}\n" if named else ""))
             run = tmp_path / f"run{int(named)}"
             sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
@@ -95,7 +95,7 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
             spec.write_text(f"experiment = {name}\ncommand = tests/fixtures/spin.sh 1 60000\n"
                             "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
-                            f"max_foreign = 100\nserver = .work/tests/none.pid {server}\n")
+                            f"max_foreign = 100\nmax_neighbour = 100\nserver = .work/tests/none.pid {server}\n")
             run = tmp_path / f"run-{name}"
             sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]

@@ -15,6 +15,12 @@ it measured (its threads copy an `exec` command's output from pipes: the measure
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
 process. A lower bound, then: it catches a competing process, not interrupt storms.
 
+neighbour = the same on the host's other CPUs (those outside the point's span): a process there does not
+take the point's CPUs, but it shares their L3 and memory bandwidth, which no tick of the point's CPUs
+shows and the capacity probe's memory walk cannot tell from the cache state the measured program left
+(capacity.py). Busy time there, less the engine's own and any of the measured tree's that did not fit
+on its span, as a share of those CPUs' time (their mean: a lone neighbour on a large host is diluted).
+
 A spec's `server` (pidfiles, globs allowed) names the processes the command talks to without having
 started them, such as the lab's Cassandra or every node of a local cluster (`.work/cluster/node*/cassandra.pid`):
 their CPU time counts as the measured tree's, and the CPUs they may run on join the ones watched, so that
@@ -27,11 +33,13 @@ import resource
 import time
 from dataclasses import dataclass
 
+from topo import cpu_ranges
+
 from . import capacity
 
 HZ = os.sysconf("SC_CLK_TCK")
 METRICS = (("noise_steal_pct", "%"), ("noise_foreign_pct", "%"), ("noise_invol_cs", "1/s"), ("cpu_mhz", "MHz"),
-           ("noise_forced_cs", "1/s"))
+           ("noise_forced_cs", "1/s"), ("noise_neighbour_pct", "%"))
 # Rows an instrument reports about its own run: conditions of the measurement, not results.
 INSTRUMENT_METRICS = ("corun_pct",)
 NOISE_METRICS = tuple(m for m, _u in METRICS + capacity.METRICS) + INSTRUMENT_METRICS
@@ -88,9 +96,11 @@ class Reading:
     seconds: float
     forced_cs: float = 0.0  # the share of invol_cs that other processes forced (Window.stop)
     servers: int = 0        # processes of the spec's `server` counted as the measurement's own
+    neighbour_pct: object = None  # busy share of the other CPUs (None when the span is every CPU)
+    neighbours: str = ""          # those CPUs, as a list ("1", "2-127")
 
     def rows(self):
-        vals = (self.steal_pct, self.foreign_pct, self.invol_cs, self.mhz, self.forced_cs)
+        vals = (self.steal_pct, self.foreign_pct, self.invol_cs, self.mhz, self.forced_cs, self.neighbour_pct)
         return [{"metric": m, "value": f"{v:.4g}", "unit": u} for (m, u), v in zip(METRICS, vals) if v is not None]
 
     def disturbed(self, limits):
@@ -103,12 +113,16 @@ class Reading:
         if self.forced_cs > limits["max_invol_cs"]:
             why.append(f"involuntary switches forced by other processes {self.forced_cs:.0f}/s "
                        f"> {limits['max_invol_cs']:g}/s")
+        if self.neighbour_pct is not None and self.neighbour_pct > limits["max_neighbour"]:
+            where = f"CPU {self.neighbours}" if self.neighbours.isdigit() else f"CPUs {self.neighbours}"
+            why.append(f"neighbour {self.neighbour_pct:.0f}% on {where} > {limits['max_neighbour']:g}%")
         return "; ".join(why)
 
     def as_dict(self):
         return {"steal_pct": round(self.steal_pct, 2), "foreign_pct": round(self.foreign_pct, 2),
                 "invol_cs": round(self.invol_cs, 1), "forced_cs": round(self.forced_cs, 1), "mhz": self.mhz,
-                **({"servers": self.servers} if self.servers else {})}
+                **({"servers": self.servers} if self.servers else {}),
+                **({} if self.neighbour_pct is None else {"neighbour_pct": round(self.neighbour_pct, 2)})}
 
 
 MOST_SERVERS = 64       # processes a `server` may name (the pidfiles its globs match, in name order)
@@ -186,6 +200,14 @@ class Window:
         busy = delta(self.span, 0)
         foreign_ticks = max(0.0, busy - tree)
         foreign = foreign_ticks / span_total * 100 if span_total > 0 else 0.0
+        others = sorted(set(ticks1) & set(self.ticks0) - set(self.span))
+        neighbour = None
+        if others:
+            own = (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
+            outside = max(0.0, tree - busy)           # the measured tree's time that cannot have been on its span
+            others_total = delta(others, 2) - delta(others, 1)
+            busy_others = max(0.0, delta(others, 0) - own - outside)
+            neighbour = min(100.0, busy_others / others_total * 100) if others_total > 0 else 0.0
         invol = (ru1.ru_nivcsw - self.ru0.ru_nivcsw) / seconds if seconds > 0 else 0.0
         # A preempted measured thread gave the CPU to whoever ran next: its own sibling (a server and its
         # load generator sharing CPUs: the point's design) or another process. Each preemption is
@@ -199,4 +221,5 @@ class Window:
             # share of the switches.
             own = sum(ru1[i] - self.ru0[i] + self1[i] - self.self0[i] for i in (14, 15))  # nvcsw, nivcsw
             forced = min(forced, max(0.0, ctxt1 - self.ctxt0 - own) / seconds)
-        return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced, servers)
+        return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced, servers, neighbour,
+                       cpu_ranges(others))

@@ -329,7 +329,7 @@ class Sweep:
         t_enter = time.monotonic()
         exp = p.experiment
         raw = self.rf.raw(exp, p.key(repeat))
-        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_invol_cs", "min_corun",
+        limits = {k: float(spec[k]) for k in ("max_steal", "max_foreign", "max_neighbour", "max_invol_cs", "min_corun",
                                               "max_capacity_loss", "max_memory_capacity_loss")}
         shown = pt.shown_command(spec, pt.values_for(p, repeat, raw, self.perf, self.root, p.placement != "unpinned"))
         attempt = 0
