@@ -150,6 +150,16 @@ esac
 note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port${clients:+ clients=$clients address=$addr}"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# nanoseconds the process's threads spent runnable but waiting for a CPU (schedstat run_delay, summed
+# over threads; 0 where the kernel keeps no schedstat): a server starved by other load waits here,
+# one that sleeps on its own does not, which tells the two apart when GET/s collapses
+run_delay() {
+  local sum=0 f d
+  for f in /proc/"$1"/task/*/schedstat; do
+    read -r _ d _ 2> /dev/null < "$f" && sum=$((sum + d))
+  done
+  echo "$sum"
+}
 
 if [[ $driver == mcperf ]]; then
   nconns=$((client_threads * conns))
@@ -182,7 +192,7 @@ lpid=$!
 while [[ ! -e $tmp/measuring ]] && kill -0 "$lpid" 2> /dev/null; do
   sleep 0.05
 done
-t0=$(cpu_ticks "$spid") s0=$(date +%s.%N)
+t0=$(cpu_ticks "$spid") s0=$(date +%s.%N) q0=$(run_delay "$spid")
 if [[ $mode != "" ]]; then
   exec 3<> "/dev/tcp/$addr/$port" && printf 'stats reset\r\n' >&3 && read -r -t 2 _ <&3 || true
   exec 3>&- || true
@@ -196,7 +206,7 @@ if [[ $perf == 1 && -e $tmp/measuring ]]; then
 fi
 rc=0
 wait "$lpid" || rc=$?
-t1=$(cpu_ticks "$spid") s1=$(date +%s.%N)
+t1=$(cpu_ticks "$spid") s1=$(date +%s.%N) q1=$(run_delay "$spid")
 if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see $raw/perf-record.log)"; ppid_perf=""; fi
 # loadgen exits 2 on arguments it refuses (ours to fix), 1 on a failed run (a failed point)
 [[ $rc == 2 && $driver == loadgen ]] && die "loadgen refused its arguments (exit 2)"
@@ -205,9 +215,10 @@ if [[ -n $ppid_perf ]]; then wait "$ppid_perf" || note "perf record failed (see 
 cat "$tmp/loadgen.csv"
 hz=$(getconf CLK_TCK)
 # the server's CPU per request: comparable across hosts and variants even when other work steals CPU
-awk -F, -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" '
+awk -F, -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" -v q0="$q0" -v q1="$q1" '
   $1 == "ops_per_s" { ops = $2 }
   END { share = (b - a) / hz / (e - s); printf "server_cpu_share,%.2f,%%\n", 100 * share
+        printf "server_cpu_wait_pct,%.2f,%%\n", 100 * (q1 - q0) / 1e9 / (e - s)
         if (ops > 0) printf "server_cpu_us_per_req,%.3f,us\n", share * 1e6 / ops }' "$tmp/loadgen.csv"
 echo "cpus_shared,$shared,flag"
 if [[ $mode != "" ]]; then

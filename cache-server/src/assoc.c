@@ -4,6 +4,7 @@
  * of one chain share one stripe. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "cache.h"
 
 static item **buckets;
@@ -16,9 +17,17 @@ void assoc_init(size_t maxbytes)
      * memcached grows its table), without an array so big that every lookup misses the cache */
     while (n < maxbytes / 256 && n < (1u << 24))
         n <<= 1;
-    buckets = calloc(n, sizeof(*buckets));
-    if (buckets == NULL)
+    /* every lookup lands on a random bucket: in 4 KB pages that is a TLB miss per GET (about
+     * half of assoc_find's samples sat on the bucket load in a profile of 1-thread GETs), so ask
+     * for huge pages where the kernel gives them (THP "madvise" or "always"): the table is
+     * mapped 2 MB-aligned and zeroed; without THP it is as before */
+    size_t huge = 2u << 20, bytes = (n * sizeof(*buckets) + huge - 1) / huge * huge;
+    char *p = mmap(NULL, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         abort();
+    p += (huge - (uintptr_t)p % huge) % huge;   /* the slack before and after is never touched */
+    madvise(p, bytes, MADV_HUGEPAGE);
+    buckets = (item **)p;
     mask = (uint32_t)(n - 1);
 }
 

@@ -223,6 +223,7 @@ void out_truncate(conn *c, struct outmark m);
 bool safe_strtoul(const char *s, uint32_t *out);
 bool safe_strtol(const char *s, int32_t *out);
 bool safe_strtoull(const char *s, uint64_t *out);
+char *fmt_u64(char *p, uint64_t v);
 
 /* ---- stats output (stats_text.c) ---- */
 void stats_write(conn *c);

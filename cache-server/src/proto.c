@@ -95,14 +95,24 @@ static void process_get(conn *c, token_t *tokens, size_t ntokens, bool return_ca
             }
             if (it != NULL) {
                 BUMP(tstats.get_hits, 1);
-                int n;
-                if (return_cas)
-                    n = snprintf(hdr, sizeof(hdr), "VALUE %s %u %u %llu\r\n", ITEM_key(it),
-                                 it->flags, it->nbytes - 2, (unsigned long long)it->cas);
-                else
-                    n = snprintf(hdr, sizeof(hdr), "VALUE %s %u %u\r\n", ITEM_key(it), it->flags,
-                                 it->nbytes - 2);
-                out_bytes(c, hdr, (size_t)n);
+                /* "VALUE <key> <flags> <bytes>[ <cas>]\r\n"; hdr holds the longest key and
+                 * three 20-digit numbers */
+                char *p = hdr;
+                memcpy(p, "VALUE ", 6);
+                p += 6;
+                memcpy(p, ITEM_key(it), it->nkey);
+                p += it->nkey;
+                *p++ = ' ';
+                p = fmt_u64(p, it->flags);
+                *p++ = ' ';
+                p = fmt_u64(p, (uint64_t)(it->nbytes - 2));
+                if (return_cas) {
+                    *p++ = ' ';
+                    p = fmt_u64(p, it->cas);
+                }
+                *p++ = '\r';
+                *p++ = '\n';
+                out_bytes(c, hdr, (size_t)(p - hdr));
                 out_item(c, it);           /* the reference now belongs to the output queue */
             } else {
                 BUMP(tstats.get_misses, 1);

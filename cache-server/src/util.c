@@ -1,6 +1,7 @@
 /* Number parsing with memcached's exact acceptance rules: leading blanks and '+' are fine,
  * the number must end at a blank or the end of the token, negatives are refused only where
- * the unsigned value wraps, and 32-bit results are truncated (memcached stores them so). */
+ * the unsigned value wraps, and 32-bit results are truncated (memcached stores them so).
+ * And the one number formatter of the GET path (a VALUE line per hit). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -50,4 +51,19 @@ bool safe_strtol(const char *s, int32_t *out)
         return false;
     *out = (int32_t)v;
     return true;
+}
+
+/* writes v in decimal at p (no terminator) and returns the end: the VALUE line of every hit
+ * needs two or three numbers, and snprintf's format parsing was ~2 % of a GET's server CPU */
+char *fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = tmp[--n];
+    return p;
 }

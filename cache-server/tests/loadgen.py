@@ -190,6 +190,12 @@ def main():
               abs(r["client_cpu_util_pct"] * r["client_cpus"] - share) <= 0.01 * share + 1e-6 and
               abs(r["client_cpu_us_per_req"] * r["ops_per_s"] / 1e4 - share) <= 0.01 * share + 1e-6 and
               r["client_thread_busy_min_pct"] <= r["client_thread_busy_max_pct"], str(r))
+    # the server's wait for a CPU (schedstat run_delay over its threads): what tells a starved server
+    # from one that stalls on its own; summed over threads, so at most 100 % for each of the two a
+    # -t 1 server has (acceptor and worker)
+    check("point.sh smoke: server_cpu_wait_pct is a row, between 0 and 100 % per server thread",
+          "server_cpu_wait_pct" in r and 0 <= r["server_cpu_wait_pct"] <= 200,
+          str(r.get("server_cpu_wait_pct")))
     try:
         with open(os.path.join(raw, "client-threads.csv")) as f:
             lines = f.read().splitlines()
