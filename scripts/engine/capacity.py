@@ -27,7 +27,10 @@ approximations: the share is over the probe's threads' whole life (their buffer 
 the chain), and a thread that moved between CPUs during the probe is charged to the one it was on last.
 A share above SHARE_CAP leaves too little of the probe's own run to judge by: no more is explained. The
 share can only raise what is judged: a repeat's before/after change is the smaller of the measured and
-the net one, and its capacity the net one (never below what was measured)."""
+the net one, and its capacity the net one (never below what was measured).
+
+Both probes of a repeat come from one probe process (Session, `--serve`): the second starts no process,
+builds no buffer and opens only the server's threads that are new (c-probes/README.md, measured)."""
 import contextlib
 import csv
 import io
