@@ -1,17 +1,20 @@
 """Issue 25 items 1 and 2: the capacity probe around every repeat catches a disturbance on the point's
 CPUs by what it costs (not by whose CPU time it is), and involuntary switches between the measured
 processes' own threads are not counted as interference. Second round: the CPU time of the spec's
-`server` on the probed CPUs is the measurement's own load, taken out of the probe's loss."""
+`server` on the probed CPUs is the measurement's own load, taken out of the probe's loss. Third: both
+probes of a repeat from one probe process (--serve), and a server's threads that start or end during a
+probe."""
 import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
-from conftest import burner, pidfiles, rows, sh
+from conftest import ROOT, burner, pidfiles, rows, sh
 
 GUARDS_OPEN = "max_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\nmin_corun = 0\n"
 LOOP = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
@@ -235,3 +238,85 @@ def test_the_judgement_takes_out_what_the_servers_share_explains_and_no_more():
     swamped = capacity.Reading(base, {0: dict(before[0], server=0.0)},
                                {0: {"core": 50.0, "memory": 500.0, "server": 1.0}}, 0.03)
     assert swamped.pct["core"] == 100 * 1.0 / (50.0 * (1 - capacity.SHARE_CAP))
+
+
+@contextlib.contextmanager
+def threads_server(cpu):
+    """tests/fixtures/threads.py, all its threads on `cpu` unless a command pins them elsewhere; yields
+    the process and say(command), which waits for its "ok"."""
+    p = subprocess.Popen(["taskset", "-c", str(cpu), "tests/fixtures/threads.py"], cwd=ROOT, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def say(command):
+        p.stdin.write(command + "\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "ok\n", command
+
+    try:
+        yield p, say
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_the_probe_counts_a_thread_started_during_it_and_outlives_one_that_ended():
+    # A server's thread pool changes while the probe runs: thread A, busy on `cpu` when the probe reads
+    # the threads, ends once the probe's workers run; thread B starts then and spins to the end. B's run
+    # time is all inside the window and must show on `cpu` (it is not among the threads read before);
+    # A's is lost (a lower bound), and must not break the probe. Twenty threads pinned to `other` that
+    # ran before the probe (20 ms each) and sleep through it must add nothing there: only run time
+    # during the probe counts, not a thread's whole life.
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu, other = cpus[0], cpus[-1]
+    sh("make", "-s", "-C", "c-probes", "build/capacity")
+    with threads_server(cpu) as (server, say):
+        say(f"idle 20 {other}")
+        say(f"busy {cpu}")
+        listed = ",".join(str(c) for c in sorted({cpu, other}))
+        probe = subprocess.Popen(["c-probes/build/capacity", "--cpus", listed,
+                                  "--core-steps", "300000000", "--loads", "1000", "--watch", str(server.pid)],
+                                 cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
+        # The window opens when the probe starts its workers, after it has read the watched threads.
+        while len(os.listdir(f"/proc/{probe.pid}/task")) < 2 and probe.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        say("stop")
+        say(f"busy {cpu}")
+        out, err = probe.communicate(timeout=120)
+        say("stop")
+    assert probe.returncode == 0, err
+    got = {int(line.split(",")[0]): float(line.split(",")[3]) for line in out.splitlines()[1:]}
+    assert got[cpu] > 0.1, out
+    if other != cpu:
+        assert got[other] < 0.01, out
+
+
+def test_one_probe_process_serves_both_probes_of_a_repeat():
+    # The engine's two probes around a repeat come from one process (--serve): the watched threads'
+    # files opened for the first probe are read again for the second, a thread that ended in between
+    # has its file closed, a thread that started in between is opened; end of input ends the process.
+    from engine import capacity
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    sh("make", "-s", "-C", "c-probes", "build/capacity")
+    with threads_server(cpu) as (server, say):
+        say(f"idle 30 {cpu}")
+        session = capacity.Session(ROOT, [cpu], [server.pid])
+        try:
+            first = session.probe()
+            files = len(os.listdir(f"/proc/{session.p.pid}/fd"))
+            say("release 10")
+            say(f"idle 5 {cpu}")
+            second = session.probe()
+            assert len(os.listdir(f"/proc/{session.p.pid}/fd")) == files - 10 + 5
+        finally:
+            session.close()
+    assert session.p.returncode == 0 and session.seconds > 0
+    for reading in (first, second):
+        assert set(reading) == {cpu} and reading[cpu]["core"] > 0 and 0 <= reading[cpu]["server"] <= 1
+    # A probe that cannot run says why, and its process is gone.
+    offline = os.cpu_count() + 7
+    session = capacity.Session(ROOT, [offline])
+    with pytest.raises(capacity.ProbeError, match="exited 2: .*CPU"):
+        session.probe()
+    assert session.p.returncode == 2

@@ -46,6 +46,10 @@ check "mem under TSan ($tsan_cc)" build/tsan/mem --size-mib 16 --seconds 0.01
 check "capacity under ASan+UBSan" build/asan/capacity --core-steps 100000 --loads 1000
 check "capacity --watch under ASan+UBSan" build/asan/capacity --core-steps 100000 --loads 1000 --watch $$
 check "capacity under TSan ($tsan_cc)" build/tsan/capacity --core-steps 100000 --loads 1000 --bytes 1048576
+# --serve: two probes in one process (the buffers and the watched threads' files kept between).
+serve2() { printf 'probe\nprobe\n' | "$@" > "$out/serve.csv" && [[ $(grep -c '^cpu,' "$out/serve.csv") == 2 ]]; }
+check "capacity --serve --watch under ASan+UBSan" serve2 build/asan/capacity --core-steps 100000 --loads 1000 --watch $$ --serve
+check "capacity --serve under TSan ($tsan_cc)" serve2 build/tsan/capacity --core-steps 100000 --loads 1000 --bytes 1048576 --serve
 
 # Bad input: exit code 2 and a message that says what is wrong.
 rejects() {
@@ -101,6 +105,7 @@ rejects "capacity: --loads 0" "out of range" $b/capacity --loads 0
 rejects "capacity: --bytes 64" "out of range" $b/capacity --bytes 64
 rejects "capacity: an operand" "unexpected argument" $b/capacity 0
 rejects "capacity: --watch 0" "out of range" $b/capacity --watch 0
+rejects "capacity --serve: a line other than probe" "expected a line 'probe'" $b/capacity --serve --core-steps 1000 --cpus 0 <<< 'probe?'
 # The capacity probe: one line per usable CPU, core and memory ns per step positive.
 if $b/capacity > "$out/capacity.csv" 2> "$out/capacity.err" &&
    awk -F, -v n="$(nproc)" 'NR == 1 { if ($0 != "cpu,core_ns,memory_ns") exit 1; next }

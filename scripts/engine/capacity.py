@@ -27,10 +27,15 @@ approximations: the share is over the probe's threads' whole life (their buffer 
 the chain), and a thread that moved between CPUs during the probe is charged to the one it was on last.
 A share above SHARE_CAP leaves too little of the probe's own run to judge by: no more is explained. The
 share can only raise what is judged: a repeat's before/after change is the smaller of the measured and
-the net one, and its capacity the net one (never below what was measured)."""
+the net one, and its capacity the net one (never below what was measured).
+
+Both probes of a repeat come from one probe process (Session, `--serve`): the second starts no process
+and opens only the server's threads that are new (c-probes/README.md, measured)."""
+import contextlib
 import csv
 import io
 import os
+import selectors
 import subprocess
 import time
 
@@ -60,27 +65,106 @@ def build(root, log_path):
     return "" if p.returncode == 0 else f"building {PROBE} failed (exit {p.returncode}): see sweep/setup.log"
 
 
-def probe(root, cpus, servers=()):
-    """{cpu: {"core": ns, "memory": ns}} measured now on `cpus`; ProbeError when the probe fails. With
-    `servers` (PIDs) also "server": the share of each CPU those processes took while the probe ran."""
-    watch = [w for pid in servers for w in ("--watch", str(pid))]
-    try:
-        p = subprocess.run([os.path.join(root, PROBE), "--cpus", cpu_list(cpus)] + watch, capture_output=True,
-                           text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ProbeError(f"capacity probe: {e}")
-    if p.returncode != 0:
-        raise ProbeError(f"capacity probe exited {p.returncode}: {p.stderr.strip()[:200]}")
+def argv(root, cpus, servers=()):
+    return [os.path.join(root, PROBE), "--cpus", cpu_list(cpus)] + [w for pid in servers for w in ("--watch", str(pid))]
+
+
+def parse(text, cpus, watched):
+    """The probe's CSV block as {cpu: {"core": ns, "memory": ns[, "server": share]}}; ProbeError when it
+    is not one line per CPU asked for."""
     out = {}
     try:
-        for r in csv.DictReader(io.StringIO(p.stdout)):
+        for r in csv.DictReader(io.StringIO(text)):
             out[int(r["cpu"])] = {"core": float(r["core_ns"]), "memory": float(r["memory_ns"]),
-                                  **({"server": float(r["watched_share"])} if watch else {})}
+                                  **({"server": float(r["watched_share"])} if watched else {})}
     except (KeyError, ValueError, TypeError) as e:
         raise ProbeError(f"capacity probe printed something unexpected: {e}")
     if set(out) != set(cpus) or any(d[k] <= 0 for d in out.values() for k in KINDS):
         raise ProbeError("capacity probe did not report every CPU asked for")
     return out
+
+
+def probe(root, cpus, servers=()):
+    """{cpu: {"core": ns, "memory": ns}} measured now on `cpus`; ProbeError when the probe fails. With
+    `servers` (PIDs) also "server": the share of each CPU those processes took while the probe ran."""
+    try:
+        p = subprocess.run(argv(root, cpus, servers), capture_output=True, text=True, timeout=TIMEOUT,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ProbeError(f"capacity probe: {e}")
+    if p.returncode != 0:
+        raise ProbeError(f"capacity probe exited {p.returncode}: {p.stderr.strip()[:200]}")
+    return parse(p.stdout, cpus, bool(servers))
+
+
+class Session:
+    """The probes around one repeat from one probe process (`--serve`, a line "probe" each): the probe
+    after the window starts no process and opens only the server's threads that are new (its buffers are
+    freed while the command runs), which per repeat cost more than the watch itself (c-probes/README.md, "capacity"). It sleeps on
+    its input in between. `seconds`: its whole cost, start and end included."""
+
+    def __init__(self, root, cpus, servers=()):
+        self.cpus, self.watched, self.seconds = list(cpus), bool(servers), 0.0
+        t0 = time.monotonic()
+        try:
+            self.p = subprocess.Popen(argv(root, cpus, servers) + ["--serve"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:
+            raise ProbeError(f"capacity probe: {e}")
+        finally:
+            self.seconds += time.monotonic() - t0
+
+    def probe(self):
+        """The next reading (as probe()); ProbeError, the process ended, when it fails."""
+        t0 = time.monotonic()
+        try:
+            return parse(self._block(t0 + TIMEOUT), self.cpus, self.watched)
+        except ProbeError:
+            self.close()
+            raise
+        finally:
+            self.seconds += time.monotonic() - t0
+
+    def _block(self, deadline):
+        """Asks for a probe and reads its header and a line per CPU, bounded by the deadline."""
+        want, buf = 1 + len(self.cpus), b""
+        try:
+            self.p.stdin.write(b"probe\n")
+            self.p.stdin.flush()
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.p.stdout, selectors.EVENT_READ)
+                while buf.count(b"\n") < want:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not sel.select(left):
+                        raise ProbeError(f"capacity probe: no reading in {TIMEOUT} s")
+                    chunk = os.read(self.p.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+        except OSError as e:      # it ended: a broken pipe
+            buf = b""
+            why = str(e)
+        else:
+            why = ""
+        if buf.count(b"\n") < want:
+            self.p.kill()
+            err = self.p.stderr.read().decode(errors="replace").strip()[:200]
+            raise ProbeError(f"capacity probe exited {self.p.wait()}: {err or why}")
+        return buf.decode(errors="replace")
+
+    def close(self):
+        """End of input: the probe exits (killed if it does not within TIMEOUT)."""
+        t0 = time.monotonic()
+        with contextlib.suppress(OSError):
+            self.p.stdin.close()
+        try:
+            self.p.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        for f in (self.p.stdout, self.p.stderr):
+            f.close()
+        self.seconds += time.monotonic() - t0
 
 
 def baseline(root, cpus, runs=BASELINE_RUNS):

@@ -135,14 +135,17 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     base = ctx.capacity if spec["capacity"] == "1" and not discard else None
     servers = guard.server_pids(ctx.root, spec["server"])
-    before = probe(ctx.root, probe_cpus, base, err, servers)
-    window = guard.Window(point.cpus, span, servers)
-    rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
-    reading = window.stop()
-    probed = None
-    if before:
-        after = probe(ctx.root, probe_cpus, base, err, servers)
-        probed = capacity.Reading(base, before[0], after[0], before[1] + after[1]) if after else None
+    session = probe_session(ctx.root, probe_cpus, base, err, servers)
+    try:
+        before = probe(session, err)
+        window = guard.Window(point.cpus, span, servers)
+        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
+        reading = window.stop()
+        after = probe(session, err) if before else None
+    finally:
+        if session:
+            session.close()
+    probed = capacity.Reading(base, before, after, session.seconds) if before and after else None
     if note:
         with open(err, "a") as f:
             f.write(f"\n{note}\n")
@@ -176,15 +179,26 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     return Outcome(0, reading, rows, capacity=probed)
 
 
-def probe(root, cpus, base, err, servers=()):
-    """(the capacity probe's reading on `cpus`, seconds) when there is a baseline to judge it by, else
-    None; with the spec's `server` PIDs, their share of each CPU too. A failed probe is written to the
-    repeat's stderr.log and leaves the repeat unjudged by it."""
+def probe_session(root, cpus, base, err, servers=()):
+    """The capacity probe's process for this repeat's two probes on `cpus` when there is a baseline to
+    judge them by, else None; with the spec's `server` PIDs it reads their share of each CPU too."""
     if not base or any(c not in base for c in cpus):
         return None
-    t0 = time.monotonic()
     try:
-        return capacity.probe(root, cpus, servers), time.monotonic() - t0
+        return capacity.Session(root, cpus, servers)
+    except capacity.ProbeError as e:
+        with open(err, "a") as f:
+            f.write(f"engine: {e}\n")
+        return None
+
+
+def probe(session, err):
+    """The session's next reading, or None without one; a failed probe is written to the repeat's
+    stderr.log and leaves the repeat unjudged by it."""
+    if session is None:
+        return None
+    try:
+        return session.probe()
     except capacity.ProbeError as e:
         with open(err, "a") as f:
             f.write(f"engine: {e}\n")

@@ -52,7 +52,7 @@ KEYS = {
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
     "max_neighbour": ("percent", "50", True, "guard: busy time of other processes on the host's other CPUs (outside the point's), which share its L3 and memory bandwidth, above this (their mean; 100: never)"),
     "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second that other processes forced (a share of them in proportion to those processes' CPU time on the point's CPUs; switches between the measured processes' own threads do not count)"),
-    "capacity": ("choice:1 0", "1", True, "guard: 1 times a short fixed workload (c-probes/build/capacity, core and memory) on the point's CPUs just before and after every repeat; 0 for points shorter than the probe"),
+    "capacity": ("choice:1 0", "1", True, "guard: 1 times a short fixed workload (c-probes/build/capacity, core and memory) on the point's CPUs just before and after every repeat (one probe process for both, `--serve`); 0 for points shorter than the probe"),
     "max_capacity_loss": ("percent", "25", True, "guard: a repeat whose capacity probe's core chain ran this much slower than the sweep's baseline, or differed this much before and after, is disturbed"),
     "max_memory_capacity_loss": ("percent", "100", True, "guard: the same for the probe's memory walk; 100 (never) by default: its time depends on what the measured program left in the caches (recorded, not judged)"),
     "min_corun": ("percent", "70", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
