@@ -206,7 +206,8 @@ pub enum Msg {
 /// Limits shared by all workers; written only on errors or to stop, read every iteration.
 pub struct Shared {
     pub stop: AtomicBool,
-    /// The first budget breach: the phase fails with it.
+    /// The first budget breach (prefixed with its phase): the phase ends, its report is saved as a
+    /// partial one, and the command fails with it.
     pub breach: std::sync::Mutex<Option<String>>,
     pub errors: AtomicU64,
     pub max_errors: u64,
@@ -334,12 +335,16 @@ impl Worker {
 
     /// Counts one finished call in the sample; errors count towards --max-errors.
     #[inline]
-    fn record(&self, sample: &mut Sample, r: Result<(), CallError>, origin: Instant, started: Instant, end: Instant, shared: &Shared) {
+    #[allow(clippy::too_many_arguments)]
+    fn record(&self, sample: &mut Sample, r: Result<(), CallError>, origin: Instant, started: Instant, end: Instant, shared: &Shared, spec: &PhaseSpec, measure: bool) {
         let r = match r {
             Err(CallError::Budget(msg)) => {
-                // Not a cycle: the phase ends, and fails with the first breach.
+                // Not a cycle: the call was stopped unfinished (counted as abandoned), the phase ends
+                // and fails with the first breach, after its partial report is saved.
+                sample.abandoned += 1;
                 if let Ok(mut b) = shared.breach.lock() {
-                    b.get_or_insert(msg);
+                    let phase = if measure { spec.phase.to_string() } else { format!("{} (warmup)", spec.phase) };
+                    b.get_or_insert(format!("{phase}: {msg}"));
                 }
                 shared.stop.store(true, Ordering::Relaxed);
                 return;
@@ -400,7 +405,7 @@ impl Worker {
                 let Poll::Ready(Some((r, origin, started))) = st.inflight.poll_next_unpin(cx) else { break };
                 st.now = Instant::now();
                 st.last_end = st.now;
-                self.record(&mut st.sample, r, origin, started, st.now, shared);
+                self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
             }
             if st.now >= st.next_boundary {
                 if let Some(s) = stamps.as_deref_mut() {
@@ -428,7 +433,7 @@ impl Worker {
                 && st.my_cycles.is_none_or(|m| st.k < m)
                 && st.deadline.is_none_or(|d| st.now < d);
             if !more {
-                match self.drain(st, spec, cx) {
+                match self.drain(st, spec, shared, cx) {
                     ControlFlow::Break(done) => return done,
                     ControlFlow::Continue(()) => continue,
                 }
@@ -461,7 +466,7 @@ impl Worker {
                 Poll::Ready((r, origin, started)) => {
                     st.now = Instant::now();
                     st.last_end = st.now;
-                    self.record(&mut st.sample, r, origin, started, st.now, shared);
+                    self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
                 }
                 Poll::Pending => st.inflight.push(fut),
             }
@@ -476,19 +481,21 @@ impl Worker {
 
     /// The drain, once the span is over: waits for the calls still in flight, up to the drain time.
     /// `Break(Ready)` when the phase is over, `Break(Pending)` to wait, `Continue` to take calls again.
-    fn drain(&self, st: &mut LoopState, spec: &PhaseSpec, cx: &mut std::task::Context<'_>) -> ControlFlow<Poll<()>> {
+    fn drain(&self, st: &mut LoopState, spec: &PhaseSpec, shared: &Shared, cx: &mut std::task::Context<'_>) -> ControlFlow<Poll<()>> {
         if st.inflight.is_empty() {
             return ControlFlow::Break(Poll::Ready(()));
         }
         // A stuck request or a script that never returns (`loop {}`) must not keep the phase
-        // alive forever: after the drain time (at once on Ctrl-C) its calls are dropped.
+        // alive forever: after the drain time (at once on Ctrl-C or a budget breach, which end the
+        // phase as a partial one) its calls are dropped.
         let now_ = Instant::now();
         let limit = *st.abandon_at.get_or_insert(now_ + spec.drain);
-        if crate::sys::interrupted() || now_ >= limit {
+        let breached = shared.breach.lock().is_ok_and(|b| b.is_some());
+        if crate::sys::interrupted() || breached || now_ >= limit {
             let n = st.inflight.len() as u64;
             st.inflight.clear();
             st.sample.abandoned += n;
-            if !crate::sys::interrupted() {
+            if !crate::sys::interrupted() && !breached {
                 eprintln!(
                     "worker {}: abandoned {n} calls still running {:?} after the end of the phase",
                     self.index, spec.drain
@@ -551,13 +558,19 @@ struct LoopState {
     abandon_at: Option<Instant>,
 }
 
-/// Instructions a call may run per poll before it yields to the worker's loop (about a millisecond of
-/// VM work), so that a script stuck in `loop {}` still lets the loop see the deadline and Ctrl-C.
-const SLICE: usize = 100_000;
+/// Instructions a call runs between two checks of its time and depth budgets. A script function
+/// nests one call per instruction at most (`fn f(n) { f(n + 1) }` takes 4), so a call ends at most
+/// `CHECK_SLICE` frames past `--script-depth` (2,500 for that one; 25,000 with the 100k slice before).
+const CHECK_SLICE: usize = 10_000;
 
-/// Calls a script function, giving control back to the executor every `SLICE` instructions; at each
-/// slice's end the call's time (since `started`) and call depth are checked against the budgets. The
-/// memory budget is the thread's (`limit::with` around the runtime): an allocation past it fails in the VM.
+/// Checks between two yields to the worker's loop: every 100k instructions (about a millisecond of VM
+/// work), so that a script stuck in `loop {}` still lets the loop see the deadline and Ctrl-C.
+const CHECKS_PER_YIELD: u32 = 10;
+
+/// Calls a script function, stopping it every `CHECK_SLICE` instructions to check the call's time
+/// (since `started`) and depth against the budgets, and giving control back to the executor every
+/// `CHECKS_PER_YIELD` checks. The memory budget is the thread's (`limit::with` around the runtime):
+/// an allocation past it fails in the VM.
 async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: Instant, budgets: &Budgets) -> Result<Value, CallError> {
     use rune::runtime::GeneratorState;
     let vm_error = |e: rune::runtime::VmError| {
@@ -568,6 +581,7 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
         }
     };
     let mut exec = vm.execute(hash, args).map_err(vm_error)?;
+    let mut checks = 0u32;
     loop {
         let mut exhausted = false;
         let r = {
@@ -579,7 +593,7 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
             Ok(GeneratorState::Complete(v)) => return Ok(v),
             Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"))),
             // The VM stopped before an instruction because the slice was used up: check the budgets,
-            // then resume it later.
+            // then resume it (later, every CHECKS_PER_YIELD slices).
             Err(e) if exhausted && e.to_string().contains("`limited`") => {
                 let depth = exec.vm().call_frames().len();
                 if depth > budgets.depth {
@@ -596,7 +610,10 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
                         budgets.time
                     )));
                 }
-                YieldNow(false).await
+                checks += 1;
+                if checks % CHECKS_PER_YIELD == 0 {
+                    YieldNow(false).await
+                }
             }
             Err(e) => return Err(vm_error(e)),
         }
@@ -618,7 +635,7 @@ where
         let this = &mut *self;
         let fut = this.fut.as_mut();
         let exhausted = &mut *this.exhausted;
-        rune::runtime::budget::with(SLICE, move || {
+        rune::runtime::budget::with(CHECK_SLICE, move || {
             let p = fut.poll(cx);
             if let Poll::Ready(rune::runtime::VmResult::Err(_)) = &p {
                 // A budget left at zero: the VM halted for the budget, not for an error of the script.
@@ -777,10 +794,8 @@ pub fn run_phase(
     if !failures.is_empty() {
         return Err(anyhow!("{}", failures.join("; ")));
     }
-    if let Some(b) = shared.breach.lock().ok().and_then(|mut b| b.take()) {
-        return Err(anyhow!("{}: {b}", spec.phase));
-    }
     Ok(PhaseOutcome {
+        breach: shared.breach.lock().ok().and_then(|mut b| b.take()),
         elapsed: if elapsed.is_zero() { wall } else { elapsed },
         cpu_s: usage1.cpu_s() - usage0.cpu_s(),
         user_s: usage1.user_s - usage0.user_s,
@@ -804,6 +819,9 @@ pub struct PhaseOutcome {
     pub corun_pct: Option<f64>,
     /// Each worker's CPUs and heap node, in the order they finished.
     pub placed: Vec<Placed>,
+    /// The first budget breach, `phase: message` (`run (warmup): …` in the warmup): the phase ended
+    /// there, and what was measured until then is a partial run.
+    pub breach: Option<String>,
 }
 
 /// Calls one function once on the main thread (schema, erase, prepare), with the given context, under

@@ -202,6 +202,8 @@ fn measure(a: &RunArgs, program: &Program, seed: &ContextSeed, spec: &PhaseSpec,
         corun_pct: outcome.corun_pct,
         stopped_on_errors: outcome.stopped_on_errors,
         interrupted: sys::interrupted(),
+        partial: sys::interrupted() || outcome.breach.is_some() || outcome.stopped_on_errors,
+        budget_breach: outcome.breach,
     };
     Ok((collector, result))
 }
@@ -281,6 +283,13 @@ fn save(a: &RunArgs, command: &str, i: SaveInput) -> Result<(), Fail> {
     if !a.no_csv {
         let stdout = std::io::stdout();
         report.write_csv(&mut stdout.lock()).map_err(failed)?;
+    }
+    if let Some(breach) = &report.result.budget_breach {
+        // The same line as a breach in schema/prepare/erase, plus where the partial report is (before
+        // the source line a breach at a script's line shows under it).
+        let (line, rest) = breach.split_once('\n').map_or((breach.as_str(), None), |(l, r)| (l, Some(r)));
+        let rest = rest.map(|r| format!("\n{r}")).unwrap_or_default();
+        return Err(failed(format!("{line}; the partial report is in {}{rest}", path.display())));
     }
     if report.result.interrupted {
         // 130: the shell's code for a run ended by Ctrl-C; the sweep engine counts it as not measured

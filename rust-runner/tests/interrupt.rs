@@ -30,6 +30,8 @@ fn ctrl_c_saves_a_partial_report() {
     assert!(err.contains("interrupted: the partial report is in"), "{err}");
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).expect("partial report")).unwrap();
     assert_eq!(r["result"]["interrupted"], true);
+    assert_eq!(r["result"]["partial"], true);
+    assert_eq!(r["result"]["budget_breach"], serde_json::Value::Null);
     assert!(r["result"]["cycles"].as_u64().unwrap() > 0);
     assert!(r["result"]["elapsed_s"].as_f64().unwrap() < 100.0, "stopped early, not after its 120 s");
 }

@@ -207,3 +207,54 @@ fn a_folder_given_as_the_script_is_named_as_a_folder() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(".: is a folder, not a workload script"), "{err}");
 }
+
+/// A budget breached in the measured phase of `run` (issue 24): the cycles measured until then are
+/// saved in the report, marked partial with the breach as the reason, and the command still fails
+/// with its one line (now naming the report), exit 1. One worker, one call at a time: cycles 0..999
+/// succeed, cycle 1000 breaches. A breach in the warmup saves an empty partial report the same way.
+#[test]
+fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
+    let cases = [
+        // (name, the breaching body, flag, budget named in the line, warmup)
+        ("memory", "let s = \"x\"; loop { s = s + s; }", "--script-memory=16MiB", "memory budget (--script-memory 16 MiB)", "0"),
+        ("time", "loop {}", "--script-time=1s", "more than its budget (--script-time 1s)", "0"),
+        ("depth", "f(0)", "--script-depth=1000", "more than its budget (--script-depth 1000)", "0"),
+        ("warmup", "loop {}", "--script-time=1s", "more than its budget (--script-time 1s)", "2000"),
+    ];
+    for (name, body, flag, budget, warmup) in cases {
+        let s = script(&format!("breach-{name}.rn"), &format!("fn f(n) {{ f(n + 1) }}\npub fn run(ctx, i) {{\n    if i >= 1000 {{ {body} }}\n}}\n"));
+        let out = tmp(&format!("breach-{name}.json"));
+        let _ = std::fs::remove_file(&out);
+        let args = ["run", &s, flag, "-d", "60s", "-w", warmup, "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()];
+        let (o, took) = run_bounded(&args, Duration::from_secs(60));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("runner: ")).collect();
+        assert_eq!(lines.len(), 1, "{name}: one line, in {err}");
+        let phase = if name == "warmup" { "runner: run (warmup): " } else { "runner: run: " };
+        assert!(lines[0].starts_with(phase) && lines[0].contains(budget), "{name}: {}", lines[0]);
+        assert!(lines[0].ends_with(&format!("; the partial report is in {}", out.display())), "{name}: {}", lines[0]);
+        assert!(took < Duration::from_secs(30), "{name}: ended after {took:?}, not at the breach");
+        if name == "depth" {
+            // The depth is checked every 10k instructions: at most 10k frames past the budget (the
+            // 100k slice before let this recursion reach 24,999).
+            let deep: u64 = lines[0].split("nested ").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no depth in {}", lines[0]));
+            assert!((1000..=11_000).contains(&deep), "stopped {deep} calls deep with --script-depth 1000");
+        }
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).expect("the partial report")).expect("JSON");
+        let res = &r["result"];
+        assert_eq!(res["partial"], true, "{name}: {res}");
+        assert_eq!(res["interrupted"], false, "{name}: {res}");
+        let why = res["budget_breach"].as_str().unwrap_or_else(|| panic!("{name}: no budget_breach in {res}"));
+        let why = why.lines().next().unwrap();
+        assert!(lines[0].starts_with(&format!("runner: {why}; the partial report")), "{name}: the report's reason {why:?} is the line's");
+        let measured = if name == "warmup" { 0 } else { 1000 };
+        assert_eq!(res["cycles"], measured, "{name}: {res}");
+        assert_eq!(res["errors"], 0, "{name}: {res}");
+        assert_eq!(res["abandoned"], u64::from(name != "warmup"), "{name}: the breaching call, {res}");
+        let periods: u64 = r["samples"].as_array().unwrap().iter().map(|p| p["cycles"].as_u64().unwrap()).sum();
+        assert_eq!(periods, measured, "{name}: the periods hold the cycles");
+    }
+}

@@ -244,6 +244,14 @@ pub struct RunResult {
     /// Stopped by Ctrl-C (or SIGTERM) before its span was over: a partial run.
     #[serde(default)]
     pub interrupted: bool,
+    /// Ended by a breach of the script VM's budgets (`--script-memory`, `--script-time`,
+    /// `--script-depth`): the command's failure line, `run: …` (`run (warmup): …`); a partial run.
+    #[serde(default)]
+    pub budget_breach: Option<String>,
+    /// The measured span was not run to its end: `interrupted`, `budget_breach` or
+    /// `stopped_on_errors` says why. What was measured until then is all in this report.
+    #[serde(default)]
+    pub partial: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -342,7 +350,16 @@ impl Report {
         line("workload", format!("{} ({})", self.workload, self.functions.join(", ")));
         line("threads", format!("{} on CPUs {}, {}, concurrency {}", self.threads,
             self.cpus.as_deref().unwrap_or("unpinned"), self.sharing, self.concurrency));
-        line("elapsed", format!("{:.3} s{}", r.elapsed_s, if r.interrupted { " (interrupted: a partial run)" } else { "" }));
+        let why = if r.budget_breach.is_some() {
+            " (ended by a script budget: a partial run)"
+        } else if r.interrupted {
+            " (interrupted: a partial run)"
+        } else if r.stopped_on_errors {
+            " (stopped on errors: a partial run)"
+        } else {
+            ""
+        };
+        line("elapsed", format!("{:.3} s{why}", r.elapsed_s));
         line("cycles", format!("{} ({} errors{})", r.cycles, r.errors,
             if r.abandoned > 0 { format!(", {} abandoned unfinished", r.abandoned) } else { String::new() }));
         line("throughput", format!("{} ± {} calls/s", fmt_num(r.calls_per_s.value), fmt_num(r.calls_per_s.ci95)));
