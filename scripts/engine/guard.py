@@ -189,7 +189,7 @@ class Window:
         total = delta(self.cpus, 2)
         steal = delta(self.cpus, 1) / total * 100 if total > 0 else 0.0
         tree = (ru1.ru_utime - self.ru0.ru_utime + ru1.ru_stime - self.ru0.ru_stime) * HZ
-        tree += (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
+        engine = (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
         servers = 0
         for pid, before in self.servers0.items():
             after = process_ticks(pid)      # None: it ended meanwhile, and its last ticks are not known
@@ -198,15 +198,14 @@ class Window:
                 servers += 1
         span_total = delta(self.span, 2) - delta(self.span, 1)
         busy = delta(self.span, 0)
-        foreign_ticks = max(0.0, busy - tree)
+        foreign_ticks = max(0.0, busy - tree - engine)
         foreign = foreign_ticks / span_total * 100 if span_total > 0 else 0.0
         others = sorted(set(ticks1) & set(self.ticks0) - set(self.span))
         neighbour = None
         if others:
-            own = (self1.ru_utime - self.self0.ru_utime + self1.ru_stime - self.self0.ru_stime) * HZ
-            outside = max(0.0, tree - busy)           # the measured tree's time that cannot have been on its span
+            outside = max(0.0, tree - busy)       # the measured tree's time that cannot have been on its span
             others_total = delta(others, 2) - delta(others, 1)
-            busy_others = max(0.0, delta(others, 0) - own - outside)
+            busy_others = max(0.0, delta(others, 0) - engine - outside)
             neighbour = min(100.0, busy_others / others_total * 100) if others_total > 0 else 0.0
         invol = (ru1.ru_nivcsw - self.ru0.ru_nivcsw) / seconds if seconds > 0 else 0.0
         # A preempted measured thread gave the CPU to whoever ran next: its own sibling (a server and its
