@@ -456,6 +456,25 @@ def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "nodes=3" in p.stderr, p.stderr
 
 
+
+def test_the_nix_shell_is_its_variables_and_the_store_paths_they_name():
+    """What a Nix host gets (scripts/nixenv.py): the shell's variables (PATH by its store entries only)
+    and the store paths they name; Nix's own settings and this machine's session stay here."""
+    from nixenv import digest, shell
+    gcc, py, jars = (f"/nix/store/{c * 32}-{n}" for c, n in (("a", "gcc-wrapper-14"), ("b", "python3-3.13"),
+                                                             ("c", "cassandra-jars")))
+    env = {"IN_NIX_SHELL": "impure", "PATH": f"{gcc}/bin:/usr/bin:{py}/bin:/root/.cargo/bin",
+           "NIX_CFLAGS_COMPILE": f"-isystem {py}/include", "NIX_HARDENING_ENABLE": "", "CC": "gcc",
+           "CASSANDRA_LIB": jars, "NIX_SSHOPTS": "-p 22", "NIX_PATH": f"nixpkgs={gcc}", "HOME": "/root",
+           "_": f"{py}/bin/python3", "BASH_FUNC_x%%": f"() {{ {gcc}; }}", "EDITOR": "vi"}
+    variables, paths = shell(env)
+    assert variables == {"IN_NIX_SHELL": "impure", "PATH": f"{gcc}/bin:{py}/bin", "NIX_CFLAGS_COMPILE":
+                         f"-isystem {py}/include", "NIX_HARDENING_ENABLE": "", "CC": "gcc", "CASSANDRA_LIB": jars}
+    assert paths == sorted([gcc, py, jars])
+    assert shell(dict(env, IN_NIX_SHELL="")) == ({}, [])
+    assert digest(paths) != digest(paths[:2]) and digest([]).startswith("none")
+
+
 NIX_STORE = shutil.which("nix-store")
 
 
