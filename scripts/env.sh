@@ -194,6 +194,8 @@ builds() {
   # What a compiler wrapper adds by itself (nixpkgs' cc-wrapper; unset on Debian), and the compiler's
   # built-in defaults that change the code (PIE, stack protector, fortify, CET).
   echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"
+  # The Nix shell's store paths (scripts/nixenv.py): a fleet's Nix host runs the controller's, and says so here.
+  echo "nix store: $(python3 "$root/scripts/nixenv.py" digest 2>&1 | head -n 1)"
   cc=$(sed -n 's/^CC=//p' "$root/c-probes/build.env" 2>/dev/null)
   if [[ -n $cc ]] && command -v "$cc" > /dev/null; then
     echo "$cc defaults: $("$cc" -O2 -dM -E -x c /dev/null 2>/dev/null | grep -oE '__(pie|PIE|SSP[A-Z_]*|FORTIFY_SOURCE|CET)__ [0-9]+' | sort | tr '\n' ' ')"
@@ -228,7 +230,9 @@ cp "$root/versions.env" "$dir/versions.env" 2>/dev/null || echo "unavailable: ve
 if [[ -f $root/flake.lock ]]; then cp "$root/flake.lock" "$dir/flake.lock"; else echo "unavailable: no flake.lock" > "$dir/flake.lock"; fi
 if [[ -n ${IN_NIX_SHELL:-} ]]; then
   { echo "IN_NIX_SHELL=$IN_NIX_SHELL"; echo "nixpkgs=${LAB_NIX_PINNED_NIXPKGS:-unknown}"
-    echo "CASSANDRA_LIB=${CASSANDRA_LIB:-unset}"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store' ; } > "$dir/nix.txt"
+    echo "CASSANDRA_LIB=${CASSANDRA_LIB:-unset}"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store'
+    echo "--- store paths of the shell (scripts/nixenv.py; env/build.txt has their digest)"
+    python3 "$root/scripts/nixenv.py" paths 2>&1 ; } > "$dir/nix.txt"
 else
   echo "unavailable: not in a Nix shell (the non-Nix path; pinned versions in versions.env)" > "$dir/nix.txt"
 fi

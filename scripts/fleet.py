@@ -18,6 +18,8 @@ each host's progress, fetch every run folder (a failed host's partial one too) i
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
 command to resume: every host's run folder is resumed by the engine (run=), a running one reattached.
 Host keys are checked (known_hosts=FILE, else the user's). KEY=VALUE and specs go to every host's sweep.
+Nix hosts (fleetlib/nix.py; the inventory's lab_nix, else nix on the host when this controller is in the
+lab's Nix shell) get the shell's store paths by `nix copy` and run their sweep in that shell.
 clients=PATTERN (sweep): those hosts run the cache point's load generators: the code is shipped there and
 loadgen built (fleet/clients.yml), and each server host's sweep gets `clients=` their names with an ssh
 config and their host keys from known_hosts (its own ssh identity reaches them, or the key file at
@@ -39,11 +41,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fleetlib import clients as cl  # noqa: E402
 from fleetlib import code, folder, play  # noqa: E402
+from fleetlib import nix  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
 from engine.history import HistoryError  # noqa: E402
 from engine.history import load as load_history  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
+from nixenv import NixEnvError, digest, shell  # noqa: E402
 from runfolder import RunFolder, is_run, results_dir, stamp_now, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
@@ -308,8 +312,32 @@ def client_setup(keys, hosts, env):
                                                   "\n".join(lines) + "\n", "known_hosts_mark": cl.KNOWN_HOSTS_MARK}
 
 
+def nix_setup(keys, hosts, env):
+    """The Nix hosts of this sweep (fleetlib/nix.py): (the controller's store paths, what start.yml gets:
+    per candidate host its mode and nix copy's argv, the shell's variables). Bad input dies here."""
+    try:
+        variables, paths = shell(os.environ)
+    except NixEnvError as e:
+        die(str(e))
+    try:
+        hv = load(keys["inventory"], env)["hostvars"]
+        modes = {h: nix.mode(hv, h, keys["inventory"]) for h in hosts}
+        want = [h for h in hosts if modes[h] == "yes"]
+        if want and not paths:
+            die(f"{', '.join(want)}: lab_nix=true, but this controller is not in the lab's Nix shell (nix develop): "
+                "there are no store paths to copy")
+        known = os.path.abspath(keys["known_hosts"]) if keys["known_hosts"] else None
+        plans = {h: dict(nix.copy_plan(hv, h, keys["inventory"], known, paths), mode=modes[h])
+                 for h in hosts if paths and modes[h] != "no"}
+    except InventoryError as e:
+        die(str(e))
+    shell_vars = {k: v for k, v in variables.items() if k != "PATH"}
+    return paths, {"nix_hosts": plans, "nix_env": shell_vars, "nix_path": variables.get("PATH", "")}
+
+
 def cmd_sweep(keys, args, env):
     hosts = hosts_of(keys, env)
+    nix_paths, nix_extra = nix_setup(keys, hosts, env)
     client_names, client_extra = [], {}
     if keys["clients"]:
         client_names, override, client_extra = client_setup(keys, hosts, env)
@@ -325,7 +353,8 @@ def cmd_sweep(keys, args, env):
         die(str(e))
     code_id = f"{ident['commit'][:12]}-{ident['diff_sha256'][:8]}"
     signature = json.dumps({"inventory": os.path.abspath(keys["inventory"]), "hosts": hosts, "args": args,
-                            "code": code_id, **({"clients": client_names} if client_names else {})},
+                            "code": code_id, **({"clients": client_names} if client_names else {}),
+                            **({"nix": digest(nix_paths)} if nix_paths else {})},
                            sort_keys=True)
     untracked = code.untracked(ROOT)
     if untracked:
@@ -337,7 +366,10 @@ def cmd_sweep(keys, args, env):
     except code.CodeError as e:
         die(str(e))
     st.update(inventory=os.path.abspath(keys["inventory"]), hosts=hosts, args=args, code_id=code_id,
-              identity=ident, state="running")
+              identity=ident, state="running", nix_paths=nix_paths)
+    if nix_paths:
+        # what a Nix host's env/nix.txt lists, and its env/build.txt's `nix store` line
+        write_atomic_text(os.path.join(fdir, "nix-paths.txt"), "".join(p + "\n" for p in nix_paths))
     folder.save(fdir, st)
     with open(os.path.join(fdir, "controller.txt"), "w") as f:
         f.write(controller_text(env))
@@ -349,7 +381,7 @@ def cmd_sweep(keys, args, env):
     t0 = time.monotonic()
     prev = {h: j["jid"] for h, j in st["jobs"].items() if h in hosts}
     extra = {"out_dir": fdir, "fleet_stamp": st["stamp"], "code_tar": tar, "code_id": code_id, "sweep_args": args,
-             "async_timeout": int(keys["timeout"]), "prev_jobs": prev, **client_extra}
+             "async_timeout": int(keys["timeout"]), "prev_jobs": prev, **client_extra, **nix_extra}
     if client_names:
         # the load generators' hosts first: the same code, loadgen built; a client not ready stops here
         ready = play.run("clients.yml", keys["inventory"], client_names, extra, env, log)
@@ -372,8 +404,11 @@ def cmd_sweep(keys, args, env):
         path = os.path.join(fdir, "jobs", f"{h}.json")
         if os.path.exists(path):
             st["jobs"][h] = json.load(open(path))
-            say(f"{h}: sweep {'reattached (still running)' if st['jobs'][h]['reattached'] in (True, 'True') else 'started'}"
-                f" in {st['jobs'][h]['run_dir']}")
+            j = st["jobs"][h]
+            say(f"{h}: sweep {'reattached (still running)' if j['reattached'] in (True, 'True') else 'started'}"
+                f" in {j['run_dir']}; " + (f"Nix host: the controller's {len(nix_paths)} store paths copied there "
+                                           f"({nix_extra['nix_hosts'][h]['store']}), the sweep runs in its Nix shell"
+                                           if j.get("nix") in (True, "True") else "the host's own packages (./lab)"))
         else:
             status[h] = started.by_host[h]
             say(f"{h}: not started: {status[h]}")

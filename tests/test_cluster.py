@@ -80,10 +80,11 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
         assert len(pids) == NODES and all(alive(p) for p in pids)
 
         # The smoke sweep against the cluster. Its JVMs share this host's CPUs with the client by design:
-        # `server` names them all (runner-cql.spec names the default .work/cluster's the same way).
+        # with nodes= set, `nodes_server` names them all (runner-cql.spec names the default .work/cluster's
+        # the same way; its `server`, the single node's, is then not the run's server).
         sweep = sh(".work/tools/bin/python", "scripts/sweep.py", "experiments/runner-cql.spec", "profile=smoke",
                    f"nodes={nodes}", "variants=basic_read", "threads=1", "retries=0",
-                   f"server={work}/node*/cassandra.pid", env=env, check=False, timeout=600)
+                   f"nodes_server={work}/node*/cassandra.pid", env=env, check=False, timeout=600)
         assert sweep.returncode == 0, sweep.stdout[-2000:] + sweep.stderr[-2000:]
         run = RunFolder(sorted(p for p in (tmp_path / "results").iterdir() if p.is_dir())[-1])
         ops = [float(r["value"]) for r in rows(run.data_csv("runner-cql")) if r["metric"] == "ops_per_s"]

@@ -454,3 +454,104 @@ def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
     p = subprocess.run([sys.executable, FLEET, "cluster-up", f"inventory={inv}", fleet["known"], "nodes=3"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "nodes=3" in p.stderr, p.stderr
+
+
+
+def test_the_nix_shell_is_its_variables_and_the_store_paths_they_name():
+    """What a Nix host gets (scripts/nixenv.py): the shell's variables (PATH by its store entries only)
+    and the store paths they name; Nix's own settings and this machine's session stay here."""
+    from nixenv import digest, shell
+    gcc, py, jars = (f"/nix/store/{c * 32}-{n}" for c, n in (("a", "gcc-wrapper-14"), ("b", "python3-3.13"),
+                                                             ("c", "cassandra-jars")))
+    env = {"IN_NIX_SHELL": "impure", "PATH": f"{gcc}/bin:/usr/bin:{py}/bin:/root/.cargo/bin",
+           "NIX_CFLAGS_COMPILE": f"-isystem {py}/include", "NIX_HARDENING_ENABLE": "", "CC": "gcc",
+           "CASSANDRA_LIB": jars, "NIX_SSHOPTS": "-p 22", "NIX_PATH": f"nixpkgs={gcc}", "HOME": "/root",
+           "_": f"{py}/bin/python3", "BASH_FUNC_x%%": f"() {{ {gcc}; }}", "EDITOR": "vi"}
+    variables, paths = shell(env)
+    assert variables == {"IN_NIX_SHELL": "impure", "PATH": f"{gcc}/bin:{py}/bin", "NIX_CFLAGS_COMPILE":
+                         f"-isystem {py}/include", "NIX_HARDENING_ENABLE": "", "CC": "gcc", "CASSANDRA_LIB": jars}
+    assert paths == sorted([gcc, py, jars])
+    assert shell(dict(env, IN_NIX_SHELL="")) == ({}, [])
+    assert digest(paths) != digest(paths[:2]) and digest([]).startswith("none")
+
+
+NIX_STORE = shutil.which("nix-store")
+
+
+@needs_hosts
+@pytest.mark.skipif(NIX_STORE is None or shutil.which("nix-daemon") is None or shutil.which("nix") is None,
+                    reason="no nix here (nix copy, nix-store --add and ssh-ng's nix-daemon)")
+def test_a_nix_host_gets_the_controllers_store_paths(fleet):
+    """A Nix host (lab_nix=true) gets the controller's Nix shell by `nix copy` over ssh (host key checked)
+    and its sweep runs in it; the other host (lab_nix=false) builds with its own packages, from the same
+    git archive. Nothing here builds the flake (no Nix cache): the controller's "shell" is one store path
+    this test makes (nix-store --add) holding the `just` the host's ./lab runs (in a Nix shell, ./lab
+    installs nothing: just must come from the shell), and the controller runs with IN_NIX_SHELL and that
+    path first on PATH, as `nix develop` would. The hosts are this machine, so hostA's copy goes into a
+    store of its own (lab_nix_store=local?root=…) where the path was not valid before."""
+    import fleetlib.nix
+    from nixenv import digest
+    tmp, hosts = fleet["tmp"], fleet["hosts"]
+    pkg = tmp / "lab-test-shell"
+    (pkg / "bin").mkdir(parents=True)
+    shutil.copy(shutil.which("just", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]),
+                pkg / "bin" / "just")
+    path = subprocess.run([NIX_STORE, "--add", str(pkg)], capture_output=True, text=True, check=True).stdout.strip()
+    assert re.fullmatch(r"/nix/store/[0-9a-z]{32}-lab-test-shell", path), path
+    root = tmp / "hostA-store"
+    text = open(fleet["inv"]).read()
+    inv = tmp / "nix.ini"
+    inv.write_text(text.replace(f"lab_dir={hosts['hostA'].dir / 'lab'}\n",
+                                f"lab_dir={hosts['hostA'].dir / 'lab'} lab_nix=true lab_nix_store=local?root={root}\n")
+                       .replace(f"lab_dir={hosts['hostB'].dir / 'lab'}\n",
+                                f"lab_dir={hosts['hostB'].dir / 'lab'} lab_nix=false\n"))
+    env = dict(fleet["env"], IN_NIX_SHELL="impure", LAB_NIX_PINNED_NIXPKGS="test-stand-in",
+               PATH=f"{path}/bin" + os.pathsep + fleet["env"]["PATH"])
+    shell_env = dict(fleet, env=env)
+    args = ["sweep", f"inventory={inv}", fleet["known"], "poll=2", *SWEEP[:4], "repeats=1"]
+
+    # bad inventory values: one line naming the file and line, exit 2, nothing run
+    for bad, word in (("lab_nix=true", "lab_nix=maybe"), (f"lab_nix_store=local?root={root}", "lab_nix_store=a&b=c")):
+        crafted = tmp / "crafted.ini"
+        crafted.write_text(inv.read_text().replace(bad, word))
+        p = fleet_cmd(shell_env, *args[:1], f"inventory={crafted}", *args[2:], check=2)
+        assert p.stderr.count("\n") == 1 and f"{crafted}:2:" in p.stderr and word.split("=")[0] in p.stderr, p.stderr
+    p = fleet_cmd(fleet, *args, check=2)      # lab_nix=true from a controller outside a Nix shell
+    assert "hostA: lab_nix=true, but this controller is not in the lab's Nix shell" in p.stderr, p.stderr
+
+    never = subprocess.run(["nix", "--extra-experimental-features", "nix-command", "path-info", "--offline",
+                            "--store", f"local?root={root}", path], capture_output=True, text=True)
+    assert never.returncode != 0, never.stdout
+    p = fleet_cmd(shell_env, *args, check=0, timeout=600)
+    assert f"hostA: sweep started in" in p.stdout and "Nix host: the controller's 1 store paths copied there" in p.stdout
+    assert "hostB: sweep started in" in p.stdout and "hostB" in p.stdout.split("the host's own packages")[0], p.stdout
+    # the path is valid in hostA's store now: nix copy put it there
+    there = subprocess.run(["nix", "--extra-experimental-features", "nix-command", "path-info", "--offline",
+                            "--store", f"local?root={root}", path], capture_output=True, text=True)
+    assert there.returncode == 0 and there.stdout.strip() == path, there.stderr
+    fdir = glob.glob(str(tmp / "results" / "fleet-2*"))[0]
+    st = json.load(open(os.path.join(fdir, "fleet.json")))
+    assert st["nix_paths"] == [path] and open(os.path.join(fdir, "nix-paths.txt")).read() == path + "\n"
+    assert {h: j["nix"] in (True, "True") for h, j in st["jobs"].items()} == {"hostA": True, "hostB": False}, st
+    # hostA's sweep ran in the shell: its env says so, and its build record names the controller's store paths
+    a, b = (RunFolder(os.path.join(fdir, h)) for h in ("hostA", "hostB"))
+    nix_txt = open(a.env("nix.txt")).read().splitlines()
+    assert nix_txt[0] == "IN_NIX_SHELL=impure" and f"{path}/bin" in nix_txt, nix_txt
+    assert nix_txt[nix_txt.index(next(ln for ln in nix_txt if ln.startswith("--- store paths"))) + 1:] == [path]
+    build = lambda rf: next(ln for ln in open(rf.env("build.txt")) if ln.startswith("nix store: ")).strip()  # noqa: E731
+    assert build(a) == f"nix store: {digest([path])}", build(a)
+    assert build(b).startswith("nix store: none (not in a Nix shell"), build(b)
+    assert open(b.env("nix.txt")).read().startswith("unavailable: not in a Nix shell")
+    md = open(os.path.join(fdir, "fleet.md")).read()
+    assert "differently built code" in md and "nix store" in md, md[:3000]
+
+    # nix copy checks the host key against the fleet's known_hosts: a file without hostA's key fails it
+    kh = tmp / "known_hosts_b_only"
+    kh.write_text("".join(ln + "\n" for ln in (tmp / "known_hosts").read_text().splitlines() if ADDRS["hostB"] in ln))
+    from fleetlib.inventory import load
+    hv = load(str(inv), env)["hostvars"]
+    plan = fleetlib.nix.copy_plan(hv, "hostA", str(inv), str(kh), [path])
+    assert "StrictHostKeyChecking=yes" in plan["sshopts"] and f"UserKnownHostsFile={kh}" in plan["sshopts"]
+    refused = subprocess.run(plan["argv"], env=dict(env, NIX_SSHOPTS=plan["sshopts"]), capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode != 0 and "ost key verification failed" in refused.stderr, refused.stderr

@@ -116,3 +116,33 @@ def test_a_server_list_outside_the_project_is_refused(tmp_path, results):
         assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr, p.stderr
         assert p.stderr.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
+    # A busy process holding a cluster node's pidfile stands in for a local cluster left running
+    # (`just cluster-up`). A run of the single node (no nodes=) does not talk to it: its CPU time is
+    # foreign load. A run with nodes= talks to the cluster: then it is the measurement's own. The spec
+    # names both sides as runner-cql.spec does (server: the single node; nodes_server: the cluster's).
+    from engine.spec import Spec
+    real = Spec(os.path.join(ROOT, "experiments", "runner-cql.spec")).resolve("default", {})
+    assert ".work/cluster/" not in real["server"] and ".work/cluster/node*/" in real["nodes_server"], real
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    foreign, counted = {}, {}
+    with burner(cpu) as node, pidfiles("cluster-node", [node]) as (pidfile,):
+        stem = pidfile[:-len("-1.pid")]
+        spec = tmp_path / "served.spec"
+        spec.write_text("experiment = served\ncommand = tests/fixtures/spin.sh 1 60000\n"
+                        "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
+                        "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
+                        "max_foreign = 100\nmax_neighbour = 100\n"
+                        f"server = .work/tests/single-{os.getpid()}.pid\nnodes_server = {stem}-*.pid\n")
+        for name, extra in (("single", []), ("cluster", ["nodes=127.0.0.2:9042"])):
+            run = tmp_path / f"run-{name}"
+            sh("scripts/sweep.py", f"run={run}", *extra, str(spec), env=results)
+            done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
+            counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
+            data = rows(run / "data" / "served.csv")
+            foreign[name] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
+    assert counted == {"single": [None], "cluster": [1]}, counted
+    # the node takes about half the CPU from the spin loop: foreign only in the single-node run
+    assert foreign["single"] - foreign["cluster"] > 10, foreign

@@ -22,7 +22,8 @@ shows and the capacity probe's memory walk cannot tell from the cache state the 
 on its span, as a share of those CPUs' time (their mean: a lone neighbour on a large host is diluted).
 
 A spec's `server` (pidfiles, globs allowed) names the processes the command talks to without having
-started them, such as the lab's Cassandra or every node of a local cluster (`.work/cluster/node*/cassandra.pid`):
+started them, such as the lab's Cassandra, or with `nodes` set `nodes_server`'s, such as every node of a local
+cluster (`.work/cluster/node*/cassandra.pid`; engine/point.py server_pidfiles chooses):
 their CPU time counts as the measured tree's, and the CPUs they may run on join the ones watched, so that
 a competing process is still seen while the server side's own work is not mistaken for one.
 """

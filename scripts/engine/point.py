@@ -134,7 +134,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
         cap = None
     err = os.path.join(raw, "warmup.log" if discard else "stderr.log")
     base = ctx.capacity if spec["capacity"] == "1" and not discard else None
-    servers = guard.server_pids(ctx.root, spec["server"])
+    servers = guard.server_pids(ctx.root, server_pidfiles(spec))
     session = probe_session(ctx.root, probe_cpus, base, err, servers)
     try:
         before = probe(session, err)
@@ -228,6 +228,13 @@ def tail(path, n=3):
             return " ".join(line.strip() for line in f.readlines()[-n:])
     except OSError:
         return ""
+
+
+def server_pidfiles(spec):
+    """The pidfiles of the server side this point talks to: the spec's own server (`server`), or, when
+    `nodes` names contact points, theirs (`nodes_server`). A server it does not talk to (a local cluster
+    left running beside a single-node run, or the single node beside a cluster run) is foreign load."""
+    return spec["nodes_server"] if spec["nodes"] else spec["server"]
 
 
 def spec_env(env, spec):

@@ -47,6 +47,7 @@ KEYS = {
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "server": ("pidfiles", "", True, "pidfiles (from the project root; space-separated, globs allowed, at most 16) of the server side the command talks to but did not start, such as the lab's Cassandra or every node of a local cluster: their CPU time is the measurement's, not foreign load, and the CPUs they may use are watched too"),
+    "nodes_server": ("pidfiles", "", True, "pidfiles (as `server`) of the server side when `nodes` names contact points, such as every node of a local cluster (`.work/cluster/node*/cassandra.pid`): with `nodes` set they are the measurement's own instead of `server`'s, and without it they are not (a cluster left running is then foreign load)"),
     "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as `cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as $LAB_NODES (empty: the spec's own default server)"),
     "clients": ("clients", "", True, "load generators on other hosts: ssh destinations DEST[,DEST…] (`ssh DEST` works from here in batch mode, host keys known; $LAB_SSH_CONFIG may name an ssh config); the command sees it as $LAB_CLIENTS (cache-server/point.sh runs loadgen on each; empty: on this host)"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
@@ -70,7 +71,7 @@ MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "second
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes", "clients")
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes", "clients")
 # The values a command may name as {name}: the engine fills them in per point and repeat
 # (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
