@@ -113,6 +113,8 @@ pub struct Budgets {
     pub memory: usize,
     pub time: Duration,
     pub depth: usize,
+    /// Native stack one call may use (alloc::guard_stack): async nesting grows it.
+    pub stack: usize,
 }
 
 impl Budgets {
@@ -121,6 +123,15 @@ impl Budgets {
         e.contains("Failed to allocate").then(|| {
             format!("the script went over its memory budget (--script-memory {} MiB): {e}", self.memory >> 20)
         })
+    }
+}
+
+impl Budgets {
+    fn stack_breach(&self) -> String {
+        format!(
+            "a script call nested deeper than its native stack budget (--script-stack {} MiB): async calls awaited inside each other, or script functions called back by native ones (iter().map(f)), nest the thread's stack",
+            self.stack >> 20
+        )
     }
 }
 
@@ -583,15 +594,29 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
     let mut exec = vm.execute(hash, args).map_err(vm_error)?;
     let mut checks = 0u32;
     loop {
-        let mut exhausted = false;
+        let mut stop = Stop::None;
         let r = {
             // Pinned on this future's own frame: no allocation per call.
             let fut = std::pin::pin!(exec.async_resume());
-            (Sliced { fut, exhausted: &mut exhausted }).await.into_result()
+            (Sliced { fut, stop: &mut stop }).await.into_result()
         };
+        if stop == Stop::Stack {
+            return Err(CallError::Budget(budgets.stack_breach()));
+        }
+        let exhausted = stop == Stop::Exhausted;
         match r {
             Ok(GeneratorState::Complete(v)) => return Ok(v),
             Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"))),
+            // The slice ran out inside a nested VM (a Rune future awaited by the call: the error
+            // carries a location per VM it crossed). Rune 0.14 drops that execution on the halt, so
+            // the call cannot be resumed; resuming it (as before) went on with `()` for the awaited
+            // value.
+            Err(e) if exhausted && e.first_location().is_some() && e.to_string().contains("`limited`") => {
+                return Err(CallError::Budget(format!(
+                    "an awaited script `async fn` ran {CHECK_SLICE} instructions (the runner's check slice) inside another, which the runner cannot pause: \
+                     make a function that computes this much a plain `fn`, or end the async recursion"
+                )));
+            }
             // The VM stopped before an instruction because the slice was used up: check the budgets,
             // then resume it (later, every CHECKS_PER_YIELD slices).
             Err(e) if exhausted && e.to_string().contains("`limited`") => {
@@ -620,10 +645,21 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
     }
 }
 
-/// Polls a VM future with a fresh instruction budget per poll and notes whether it ran out.
+/// Why a slice of a call stopped, besides finishing or the script's own error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    None,
+    /// The instruction budget ran out.
+    Exhausted,
+    /// The call's nesting passed the thread's stack budget (alloc::guard_stack).
+    Stack,
+}
+
+/// Polls a VM future with a fresh instruction budget per poll and notes whether it ran out, or whether
+/// the poll went past the stack budget (then it ends the call, even if the poll was pending).
 struct Sliced<'a, F> {
     fut: Pin<&'a mut F>,
-    exhausted: &'a mut bool,
+    stop: &'a mut Stop,
 }
 
 impl<F, T> Future for Sliced<'_, F>
@@ -634,16 +670,24 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         let fut = this.fut.as_mut();
-        let exhausted = &mut *this.exhausted;
-        rune::runtime::budget::with(CHECK_SLICE, move || {
+        let stop = &mut *this.stop;
+        let _ = crate::alloc::stack_passed();
+        let p = rune::runtime::budget::with(CHECK_SLICE, move || {
             let p = fut.poll(cx);
             if let Poll::Ready(rune::runtime::VmResult::Err(_)) = &p {
                 // A budget left at zero: the VM halted for the budget, not for an error of the script.
-                *exhausted = !rune::runtime::budget::acquire().take();
+                if !rune::runtime::budget::acquire().take() {
+                    *stop = Stop::Exhausted;
+                }
             }
             p
         })
-        .call()
+        .call();
+        if crate::alloc::stack_passed() {
+            *this.stop = Stop::Stack;
+            return Poll::Ready(rune::runtime::VmResult::panic("stack budget"));
+        }
+        p
     }
 }
 
@@ -703,7 +747,9 @@ pub fn run_phase(
         let spec = spec.clone();
         let cpu = placement.cpus.as_ref().map(|c| c[w]);
         let (tx, shared, ready, go) = (tx.clone(), shared.clone(), ready.clone(), go.clone());
-        let h = std::thread::Builder::new().name(format!("worker-{w}")).spawn(move || {
+        let stack = crate::alloc::script_thread_stack(spec.budgets.stack);
+        let h = std::thread::Builder::new().name(format!("worker-{w}")).stack_size(stack).spawn(move || {
+            crate::alloc::guard_stack(spec.budgets.stack);
             if let Some(cpu) = cpu {
                 if let Err(e) = crate::sys::pin_current_thread(cpu) {
                     let _ = tx.send(Msg::Failed(w, e.to_string()));
@@ -830,6 +876,8 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     let mut vm = Vm::new(program.runtime.clone(), program.unit.clone());
     let hash = Hash::type_hash([name]);
     let started = Instant::now();
+    // The calling thread was started with alloc::script_thread_stack (main.rs).
+    crate::alloc::guard_stack(budgets.stack);
     let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), started, budgets));
     match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
