@@ -29,10 +29,33 @@ std::thread_local! {
     static STACK_PASSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// The stack pointer, near enough (a local's address where there is no register to read).
+#[inline(always)]
+fn stack_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register, touches no memory.
+        unsafe { std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register, touches no memory.
+        unsafe { std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let here = 0u8;
+        std::ptr::addr_of!(here) as usize
+    }
+}
+
 #[inline(always)]
 fn check_stack() {
-    let here = 0u8;
-    let sp = std::ptr::addr_of!(here) as usize;
+    let sp = stack_pointer();
     if sp < STACK_MARK.with(|m| m.get()) {
         stack_mark_passed();
     }
@@ -90,8 +113,7 @@ pub fn script_thread_stack(budget: usize) -> usize {
 /// Guards this thread: script code may use `budget` bytes of stack below the caller's frame (the
 /// thread must have `script_thread_stack(budget)`).
 pub fn guard_stack(budget: usize) {
-    let here = 0u8;
-    let sp = std::ptr::addr_of!(here) as usize;
+    let sp = stack_pointer();
     STACK_MARK.with(|m| m.set(sp.saturating_sub(budget)));
     STACK_PASSED.with(|p| p.set(false));
 }
@@ -99,7 +121,8 @@ pub fn guard_stack(budget: usize) {
 /// Whether an allocation on this thread was made past its stack budget since the last call (clears it).
 #[inline]
 pub fn stack_passed() -> bool {
-    STACK_PASSED.with(|p| p.replace(false))
+    // Set only past the mark, which only script code reaches: a load on the path of every call.
+    STACK_PASSED.with(|p| p.get() && p.replace(false))
 }
 
 /// `f()` on the heap, for the large futures of the request path. A plain function, so that the value's

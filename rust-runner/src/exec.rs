@@ -584,14 +584,7 @@ const CHECKS_PER_YIELD: u32 = 10;
 /// an allocation past it fails in the VM.
 async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: Instant, budgets: &Budgets) -> Result<Value, CallError> {
     use rune::runtime::GeneratorState;
-    let vm_error = |e: rune::runtime::VmError| {
-        let msg = crate::scripting::describe_error(&e);
-        match budgets.memory_breach(&msg) {
-            Some(b) => CallError::Budget(b),
-            None => CallError::Cycle(msg),
-        }
-    };
-    let mut exec = vm.execute(hash, args).map_err(vm_error)?;
+    let mut exec = vm.execute(hash, args).map_err(|e| vm_error(e, budgets))?;
     let mut checks = 0u32;
     loop {
         let mut stop = Stop::None;
@@ -600,49 +593,71 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
             let fut = std::pin::pin!(exec.async_resume());
             (Sliced { fut, stop: &mut stop }).await.into_result()
         };
-        if stop == Stop::Stack {
-            return Err(CallError::Budget(budgets.stack_breach()));
-        }
-        let exhausted = stop == Stop::Exhausted;
         match r {
             Ok(GeneratorState::Complete(v)) => return Ok(v),
-            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"))),
-            // The slice ran out inside a nested VM (a Rune future awaited by the call: the error
-            // carries a location per VM it crossed). Rune 0.14 drops that execution on the halt, so
-            // the call cannot be resumed; resuming it (as before) went on with `()` for the awaited
-            // value.
-            Err(e) if exhausted && e.first_location().is_some() && e.to_string().contains("`limited`") => {
-                return Err(CallError::Budget(format!(
-                    "an awaited script `async fn` ran {CHECK_SLICE} instructions (the runner's check slice) inside another, which the runner cannot pause: \
-                     make a function that computes this much a plain `fn`, or end the async recursion"
-                )));
-            }
-            // The VM stopped before an instruction because the slice was used up: check the budgets,
-            // then resume it (later, every CHECKS_PER_YIELD slices).
-            Err(e) if exhausted && e.to_string().contains("`limited`") => {
-                let depth = exec.vm().call_frames().len();
-                if depth > budgets.depth {
-                    return Err(CallError::Budget(format!(
-                        "a script call nested {depth} calls deep, more than its budget (--script-depth {})",
-                        budgets.depth
-                    )));
+            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"), budgets)),
+            Err(e) => {
+                if let Some(e) = slice_end(e, stop, exec.vm(), started, budgets) {
+                    return Err(e);
                 }
-                let took = started.elapsed();
-                if took > budgets.time {
-                    return Err(CallError::Budget(format!(
-                        "a script call was still computing after {:.1} s, more than its budget (--script-time {:?})",
-                        took.as_secs_f64(),
-                        budgets.time
-                    )));
-                }
+                // The VM stopped for the slice, within its budgets: resume it (later, every
+                // CHECKS_PER_YIELD slices).
                 checks += 1;
                 if checks % CHECKS_PER_YIELD == 0 {
                     YieldNow(false).await
                 }
             }
-            Err(e) => return Err(vm_error(e)),
         }
     }
+}
+
+/// A VM error as a failed cycle, or as the memory budget's breach.
+#[cold]
+fn vm_error(e: rune::runtime::VmError, budgets: &Budgets) -> CallError {
+    let msg = crate::scripting::describe_error(&e);
+    match budgets.memory_breach(&msg) {
+        Some(b) => CallError::Budget(b),
+        None => CallError::Cycle(msg),
+    }
+}
+
+/// Why a slice of a call ended in an error: the end of the call (a budget or the script's error), or
+/// None when the VM only used up its slice within the budgets and can be resumed. Off the path of a
+/// call that completes in its first slice.
+#[cold]
+fn slice_end(e: rune::runtime::VmError, stop: Stop, vm: &Vm, started: Instant, budgets: &Budgets) -> Option<CallError> {
+    if stop == Stop::Stack {
+        return Some(CallError::Budget(budgets.stack_breach()));
+    }
+    if stop != Stop::Exhausted || !e.to_string().contains("`limited`") {
+        return Some(vm_error(e, budgets));
+    }
+    // The slice ran out inside a nested VM (a Rune future awaited by the call: the error carries a
+    // location per VM it crossed). Rune 0.14 drops that execution on the halt, so the call cannot be
+    // resumed; resuming it (as before) went on with `()` for the awaited value.
+    if e.first_location().is_some() {
+        return Some(CallError::Budget(format!(
+            "an awaited script `async fn` ran {CHECK_SLICE} instructions (the runner's check slice) inside another, which the runner cannot pause: \
+             make a function that computes this much a plain `fn`, or end the async recursion"
+        )));
+    }
+    // The VM stopped before an instruction because the slice was used up: check the budgets.
+    let depth = vm.call_frames().len();
+    if depth > budgets.depth {
+        return Some(CallError::Budget(format!(
+            "a script call nested {depth} calls deep, more than its budget (--script-depth {})",
+            budgets.depth
+        )));
+    }
+    let took = started.elapsed();
+    if took > budgets.time {
+        return Some(CallError::Budget(format!(
+            "a script call was still computing after {:.1} s, more than its budget (--script-time {:?})",
+            took.as_secs_f64(),
+            budgets.time
+        )));
+    }
+    None
 }
 
 /// Why a slice of a call stopped, besides finishing or the script's own error.
@@ -671,9 +686,12 @@ where
         let this = &mut *self;
         let fut = this.fut.as_mut();
         let stop = &mut *this.stop;
-        let _ = crate::alloc::stack_passed();
-        let p = rune::runtime::budget::with(CHECK_SLICE, move || {
+        rune::runtime::budget::with(CHECK_SLICE, move || {
             let p = fut.poll(cx);
+            if crate::alloc::stack_passed() {
+                *stop = Stop::Stack;
+                return Poll::Ready(stack_stop());
+            }
             if let Poll::Ready(rune::runtime::VmResult::Err(_)) = &p {
                 // A budget left at zero: the VM halted for the budget, not for an error of the script.
                 if !rune::runtime::budget::acquire().take() {
@@ -682,13 +700,14 @@ where
             }
             p
         })
-        .call();
-        if crate::alloc::stack_passed() {
-            *this.stop = Stop::Stack;
-            return Poll::Ready(rune::runtime::VmResult::panic("stack budget"));
-        }
-        p
+        .call()
     }
+}
+
+/// The error that ends a call past its stack budget (named by `slice_end`).
+#[cold]
+fn stack_stop<T>() -> rune::runtime::VmResult<T> {
+    rune::runtime::VmResult::panic("past the stack budget")
 }
 
 /// Returns `Pending` once (waking itself), so the worker's loop and the connection tasks get a turn.

@@ -315,8 +315,8 @@ fn script_recursion_on_the_native_stack_ends_as_a_budget_breach() {
     }
 }
 
-/// The same nesting in the phases that run on the command's thread (prepare, schema) and in load's
-/// workers: one line naming the phase and the limit, exit 1, no abort.
+/// The same nesting in the phases that run on the command's thread (prepare, schema) and on the
+/// workers (load, the warmup): one line naming the phase and the limit, exit 1, no abort.
 #[test]
 fn script_recursion_on_the_native_stack_ends_every_phase_cleanly() {
     let rec = "async fn f(n) { f(n + 1).await }\n";
@@ -326,13 +326,15 @@ fn script_recursion_on_the_native_stack_ends_every_phase_cleanly() {
         ("prepare-native", format!("{native}pub fn prepare(ctx) {{ g(0) }}\npub fn run(ctx, i) {{}}\n"), "--script-stack=8MiB", "prepare: "),
         ("schema", format!("{rec}pub async fn schema(ctx) {{ f(0).await }}\n"), "--script-stack=1MiB", "schema: "),
         ("load", format!("{rec}pub async fn load(ctx, i) {{ f(0).await }}\npub fn run(ctx, i) {{}}\n"), "--script-stack=1MiB", "load: "),
+        ("warmup", format!("{native}pub fn run(ctx, i) {{ g(0) }}\n"), "--script-stack=1MiB", "run (warmup): "),
     ];
     for (name, text, flag, phase) in cases {
         let s = script(&format!("nest-phase-{name}.rn"), &text);
         let out = tmp(&format!("nest-phase-{name}.json"));
         let mut args = vec![if name == "schema" { "schema" } else if name == "load" { "load" } else { "run" }, s.as_str(), flag];
         if name != "schema" {
-            args.extend(["-d", "10", "-w", "0", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()]);
+            let warmup = if name == "warmup" { "10" } else { "0" };
+            args.extend(["-d", "10", "-w", warmup, "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()]);
         }
         let (o, _) = run_bounded(&args, Duration::from_secs(60));
         let err = stderr(&o);
