@@ -8,7 +8,122 @@
 //! holds at most 256 objects per size class, so peak RSS grows by about a megabyte.
 
 #[global_allocator]
-static GLOBAL: jemallocator::Jemalloc = jemallocator::Jemalloc;
+static GLOBAL: Guarded = Guarded(jemallocator::Jemalloc);
+
+/// jemalloc, plus the script stack guard's check. Script code nests the native stack two ways: a Rune
+/// future awaited inside another polls a nested VM inside the outer one's poll, and a native function
+/// that calls a script function (`iter().map(f)`) runs a nested VM inside the outer one's instruction.
+/// Every level allocates its VM (and future), so an allocation is where the thread's deepest point is
+/// seen. The check is a thread-local load and a compare. Past the mark it records that (an allocator
+/// must not unwind or fail std's allocations) and zeroes Rune's instruction budget: the next VM to
+/// start on this thread halts at once, and the halt returns up through every level as an error
+/// (`exec` then names the stack budget). A VM already running keeps its own copy of the budget, so
+/// async nesting is stopped by the check slice instead (exec::CHECK_SLICE), and by `exec` when a
+/// poll returns pending.
+pub struct Guarded(jemallocator::Jemalloc);
+
+std::thread_local! {
+    /// The lowest stack address script code on this thread may reach (0: not guarded).
+    static STACK_MARK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Set when an allocation was made below the mark.
+    static STACK_PASSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The stack pointer, near enough (a local's address where there is no register to read).
+#[inline(always)]
+fn stack_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register, touches no memory.
+        unsafe { std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register, touches no memory.
+        unsafe { std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let here = 0u8;
+        std::ptr::addr_of!(here) as usize
+    }
+}
+
+#[inline(always)]
+fn check_stack() {
+    let sp = stack_pointer();
+    if sp < STACK_MARK.with(|m| m.get()) {
+        stack_mark_passed();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn stack_mark_passed() {
+    STACK_PASSED.with(|p| p.set(true));
+    zero_rune_budget();
+}
+
+/// Sets this thread's Rune instruction budget to 0. Rune 0.14 (pinned in Cargo.toml) has no setter:
+/// its `BudgetGuard` is a `repr(transparent)` `usize` that writes its value back to the thread's
+/// budget when dropped (the test below checks that this still holds). No allocation, no unwinding.
+fn zero_rune_budget() {
+    // SAFETY: BudgetGuard is #[repr(transparent)] over a usize, with no other state.
+    drop(unsafe { std::mem::transmute::<usize, rune::runtime::budget::BudgetGuard>(0) });
+}
+
+// SAFETY: every call is jemalloc's own; the check beside it neither allocates nor unwinds.
+unsafe impl std::alloc::GlobalAlloc for Guarded {
+    #[inline]
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        check_stack();
+        self.0.alloc(layout)
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        check_stack();
+        self.0.alloc_zeroed(layout)
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        self.0.dealloc(ptr, layout)
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        check_stack();
+        self.0.realloc(ptr, layout, new_size)
+    }
+}
+
+/// Room a thread that runs scripts has beyond the script's stack budget: what one poll of a call can
+/// still nest after the mark (at most one level per instruction of the 10k-instruction slice, see
+/// exec::CHECK_SLICE) plus the drop of the nested futures, with a wide margin. Only the pages a
+/// script touches are ever committed.
+pub const STACK_HEADROOM: usize = 56 << 20;
+
+/// The stack size for a thread that runs scripts under a stack budget of `budget` bytes.
+pub fn script_thread_stack(budget: usize) -> usize {
+    budget + STACK_HEADROOM
+}
+
+/// Guards this thread: script code may use `budget` bytes of stack below the caller's frame (the
+/// thread must have `script_thread_stack(budget)`).
+pub fn guard_stack(budget: usize) {
+    let sp = stack_pointer();
+    STACK_MARK.with(|m| m.set(sp.saturating_sub(budget)));
+    STACK_PASSED.with(|p| p.set(false));
+}
+
+/// Whether an allocation on this thread was made past its stack budget since the last call (clears it).
+#[inline]
+pub fn stack_passed() -> bool {
+    // Set only past the mark, which only script code reaches: a load on the path of every call.
+    STACK_PASSED.with(|p| p.get() && p.replace(false))
+}
 
 /// `f()` on the heap, for the large futures of the request path. A plain function, so that the value's
 /// temporary lives on this stack frame and not in the caller's async state (rustc keeps room in an
@@ -58,6 +173,18 @@ fn opt_unsigned(name: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_can_be_zeroed_from_outside_the_vm() {
+        let left = rune::runtime::budget::with(1000, || {
+            zero_rune_budget();
+            rune::runtime::budget::acquire().take()
+        })
+        .call();
+        assert!(!left, "the instruction budget was not zeroed");
+        // Outside `with`, the thread's budget is back to unlimited.
+        assert!(rune::runtime::budget::acquire().take());
+    }
 
     #[test]
     fn jemalloc_reads_our_options() {

@@ -96,12 +96,16 @@ pub struct ScriptArgs {
     /// Deepest call stack (script functions calling each other) one call may build.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub script_depth: u32,
+    /// Native stack a script call may use (an `async fn` awaited inside another nests the thread's
+    /// stack, about 1 KB a level): e.g. 8MiB.
+    #[arg(long, default_value = "8MiB", value_parser = stack_size)]
+    pub script_stack: usize,
 }
 
 impl ScriptArgs {
     /// The script VM's budgets from the flags (every phase uses them: see exec::Budgets).
     pub fn budgets(&self) -> crate::exec::Budgets {
-        crate::exec::Budgets { memory: self.script_memory, time: self.script_time, depth: self.script_depth as usize }
+        crate::exec::Budgets { memory: self.script_memory, time: self.script_time, depth: self.script_depth as usize, stack: self.script_stack }
     }
 }
 
@@ -177,6 +181,11 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A byte count with an optional binary suffix (K/KiB, M/MiB, G/GiB); at least 1 MiB, at most 1 TiB.
+/// A stack budget: a size up to 1 GiB (each thread that runs scripts reserves it, plus headroom).
+fn stack_size(s: &str) -> Result<usize, String> {
+    size(s).and_then(|b| if b <= 1 << 30 { Ok(b) } else { Err(format!("'{s}' is out of range (1MiB to 1GiB)")) })
+}
+
 fn size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());

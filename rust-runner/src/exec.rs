@@ -113,6 +113,8 @@ pub struct Budgets {
     pub memory: usize,
     pub time: Duration,
     pub depth: usize,
+    /// Native stack one call may use (alloc::guard_stack): async nesting grows it.
+    pub stack: usize,
 }
 
 impl Budgets {
@@ -121,6 +123,15 @@ impl Budgets {
         e.contains("Failed to allocate").then(|| {
             format!("the script went over its memory budget (--script-memory {} MiB): {e}", self.memory >> 20)
         })
+    }
+}
+
+impl Budgets {
+    fn stack_breach(&self) -> String {
+        format!(
+            "a script call nested deeper than its native stack budget (--script-stack {} MiB): async calls awaited inside each other, or script functions called back by native ones (iter().map(f)), nest the thread's stack",
+            self.stack >> 20
+        )
     }
 }
 
@@ -573,57 +584,97 @@ const CHECKS_PER_YIELD: u32 = 10;
 /// an allocation past it fails in the VM.
 async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: Instant, budgets: &Budgets) -> Result<Value, CallError> {
     use rune::runtime::GeneratorState;
-    let vm_error = |e: rune::runtime::VmError| {
-        let msg = crate::scripting::describe_error(&e);
-        match budgets.memory_breach(&msg) {
-            Some(b) => CallError::Budget(b),
-            None => CallError::Cycle(msg),
-        }
-    };
-    let mut exec = vm.execute(hash, args).map_err(vm_error)?;
+    let mut exec = vm.execute(hash, args).map_err(|e| vm_error(e, budgets))?;
     let mut checks = 0u32;
     loop {
-        let mut exhausted = false;
+        let mut stop = Stop::None;
         let r = {
             // Pinned on this future's own frame: no allocation per call.
             let fut = std::pin::pin!(exec.async_resume());
-            (Sliced { fut, exhausted: &mut exhausted }).await.into_result()
+            (Sliced { fut, stop: &mut stop }).await.into_result()
         };
         match r {
             Ok(GeneratorState::Complete(v)) => return Ok(v),
-            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"))),
-            // The VM stopped before an instruction because the slice was used up: check the budgets,
-            // then resume it (later, every CHECKS_PER_YIELD slices).
-            Err(e) if exhausted && e.to_string().contains("`limited`") => {
-                let depth = exec.vm().call_frames().len();
-                if depth > budgets.depth {
-                    return Err(CallError::Budget(format!(
-                        "a script call nested {depth} calls deep, more than its budget (--script-depth {})",
-                        budgets.depth
-                    )));
+            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"), budgets)),
+            Err(e) => {
+                if let Some(e) = slice_end(e, stop, exec.vm(), started, budgets) {
+                    return Err(e);
                 }
-                let took = started.elapsed();
-                if took > budgets.time {
-                    return Err(CallError::Budget(format!(
-                        "a script call was still computing after {:.1} s, more than its budget (--script-time {:?})",
-                        took.as_secs_f64(),
-                        budgets.time
-                    )));
-                }
+                // The VM stopped for the slice, within its budgets: resume it (later, every
+                // CHECKS_PER_YIELD slices).
                 checks += 1;
                 if checks % CHECKS_PER_YIELD == 0 {
                     YieldNow(false).await
                 }
             }
-            Err(e) => return Err(vm_error(e)),
         }
     }
 }
 
-/// Polls a VM future with a fresh instruction budget per poll and notes whether it ran out.
+/// A VM error as a failed cycle, or as the memory budget's breach.
+#[cold]
+fn vm_error(e: rune::runtime::VmError, budgets: &Budgets) -> CallError {
+    let msg = crate::scripting::describe_error(&e);
+    match budgets.memory_breach(&msg) {
+        Some(b) => CallError::Budget(b),
+        None => CallError::Cycle(msg),
+    }
+}
+
+/// Why a slice of a call ended in an error: the end of the call (a budget or the script's error), or
+/// None when the VM only used up its slice within the budgets and can be resumed. Off the path of a
+/// call that completes in its first slice.
+#[cold]
+fn slice_end(e: rune::runtime::VmError, stop: Stop, vm: &Vm, started: Instant, budgets: &Budgets) -> Option<CallError> {
+    if stop == Stop::Stack {
+        return Some(CallError::Budget(budgets.stack_breach()));
+    }
+    if stop != Stop::Exhausted || !e.to_string().contains("`limited`") {
+        return Some(vm_error(e, budgets));
+    }
+    // The slice ran out inside a nested VM (a Rune future awaited by the call: the error carries a
+    // location per VM it crossed). Rune 0.14 drops that execution on the halt, so the call cannot be
+    // resumed; resuming it (as before) went on with `()` for the awaited value.
+    if e.first_location().is_some() {
+        return Some(CallError::Budget(format!(
+            "an awaited script `async fn` ran {CHECK_SLICE} instructions (the runner's check slice) inside another, which the runner cannot pause: \
+             make a function that computes this much a plain `fn`, or end the async recursion"
+        )));
+    }
+    // The VM stopped before an instruction because the slice was used up: check the budgets.
+    let depth = vm.call_frames().len();
+    if depth > budgets.depth {
+        return Some(CallError::Budget(format!(
+            "a script call nested {depth} calls deep, more than its budget (--script-depth {})",
+            budgets.depth
+        )));
+    }
+    let took = started.elapsed();
+    if took > budgets.time {
+        return Some(CallError::Budget(format!(
+            "a script call was still computing after {:.1} s, more than its budget (--script-time {:?})",
+            took.as_secs_f64(),
+            budgets.time
+        )));
+    }
+    None
+}
+
+/// Why a slice of a call stopped, besides finishing or the script's own error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    None,
+    /// The instruction budget ran out.
+    Exhausted,
+    /// The call's nesting passed the thread's stack budget (alloc::guard_stack).
+    Stack,
+}
+
+/// Polls a VM future with a fresh instruction budget per poll and notes whether it ran out, or whether
+/// the poll went past the stack budget (then it ends the call, even if the poll was pending).
 struct Sliced<'a, F> {
     fut: Pin<&'a mut F>,
-    exhausted: &'a mut bool,
+    stop: &'a mut Stop,
 }
 
 impl<F, T> Future for Sliced<'_, F>
@@ -634,17 +685,29 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         let fut = this.fut.as_mut();
-        let exhausted = &mut *this.exhausted;
+        let stop = &mut *this.stop;
         rune::runtime::budget::with(CHECK_SLICE, move || {
             let p = fut.poll(cx);
+            if crate::alloc::stack_passed() {
+                *stop = Stop::Stack;
+                return Poll::Ready(stack_stop());
+            }
             if let Poll::Ready(rune::runtime::VmResult::Err(_)) = &p {
                 // A budget left at zero: the VM halted for the budget, not for an error of the script.
-                *exhausted = !rune::runtime::budget::acquire().take();
+                if !rune::runtime::budget::acquire().take() {
+                    *stop = Stop::Exhausted;
+                }
             }
             p
         })
         .call()
     }
+}
+
+/// The error that ends a call past its stack budget (named by `slice_end`).
+#[cold]
+fn stack_stop<T>() -> rune::runtime::VmResult<T> {
+    rune::runtime::VmResult::panic("past the stack budget")
 }
 
 /// Returns `Pending` once (waking itself), so the worker's loop and the connection tasks get a turn.
@@ -703,7 +766,9 @@ pub fn run_phase(
         let spec = spec.clone();
         let cpu = placement.cpus.as_ref().map(|c| c[w]);
         let (tx, shared, ready, go) = (tx.clone(), shared.clone(), ready.clone(), go.clone());
-        let h = std::thread::Builder::new().name(format!("worker-{w}")).spawn(move || {
+        let stack = crate::alloc::script_thread_stack(spec.budgets.stack);
+        let h = std::thread::Builder::new().name(format!("worker-{w}")).stack_size(stack).spawn(move || {
+            crate::alloc::guard_stack(spec.budgets.stack);
             if let Some(cpu) = cpu {
                 if let Err(e) = crate::sys::pin_current_thread(cpu) {
                     let _ = tx.send(Msg::Failed(w, e.to_string()));
@@ -830,6 +895,8 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     let mut vm = Vm::new(program.runtime.clone(), program.unit.clone());
     let hash = Hash::type_hash([name]);
     let started = Instant::now();
+    // The calling thread was started with alloc::script_thread_stack (main.rs).
+    crate::alloc::guard_stack(budgets.stack);
     let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), started, budgets));
     match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),

@@ -258,3 +258,111 @@ fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
         assert_eq!(periods, measured, "{name}: the periods hold the cycles");
     }
 }
+
+/// The exit of a runner that ended by itself (not by a signal such as the abort of a stack overflow).
+fn exit_code(o: &Output, what: &str) -> i32 {
+    o.status.code().unwrap_or_else(|| panic!("{what}: killed by a signal ({:?}): {}", o.status, stderr(o)))
+}
+
+/// Script calls that nest the worker's native stack (issue 24): Rune futures awaited inside each other
+/// (direct, mutual, through a function value) and script functions called back by native ones
+/// (`iter().map(f)`). Each once overflowed the stack and aborted the runner with no report; now each
+/// ends the phase like any other budget breach: one line naming the limit, exit 1, the partial report
+/// (cycles 0..999 succeed, cycle 1000 breaches). With the default 8 MiB stack budget the async
+/// recursions run out of the 10k-instruction check slice first (the nested VM cannot be paused);
+/// with --script-stack 1MiB (about 900 async levels) they reach the stack budget first.
+#[test]
+fn script_recursion_on_the_native_stack_ends_as_a_budget_breach() {
+    const SLICE: &str = "ran 10000 instructions (the runner's check slice) inside another";
+    const STACK: &str = "deeper than its native stack budget (--script-stack 1 MiB)";
+    let direct = "async fn f(n) { f(n + 1).await }\npub async fn run(ctx, i) {\n    if i >= 1000 { f(0).await }\n}\n";
+    let mutual = "async fn a(n) { b(n + 1).await }\nasync fn b(n) { a(n + 1).await }\npub async fn run(ctx, i) {\n    if i >= 1000 { a(0).await }\n}\n";
+    let pointer = "async fn g(h, n) { h(h, n + 1).await }\npub async fn run(ctx, i) {\n    if i >= 1000 { g(g, 0).await }\n}\n";
+    let native = "fn f(n) { [n].iter().map(|x| f(x + 1)).collect::<Vec>() }\npub fn run(ctx, i) {\n    if i >= 1000 { f(0) }\n}\n";
+    // An awaited helper that computes more than a slice: it used to return `()` silently.
+    let compute = "async fn sum() { let s = 0; for i in 0..100000 { s += i; } s }\npub async fn run(ctx, i) {\n    if i >= 1000 { sum().await }\n}\n";
+    let cases = [
+        ("direct", direct, None, SLICE),
+        ("mutual", mutual, None, SLICE),
+        ("pointer", pointer, None, SLICE),
+        ("compute", compute, None, SLICE),
+        ("direct-1mib", direct, Some("--script-stack=1MiB"), STACK),
+        ("mutual-1mib", mutual, Some("--script-stack=1MiB"), STACK),
+        ("pointer-1mib", pointer, Some("--script-stack=1MiB"), STACK),
+        ("native", native, None, "deeper than its native stack budget (--script-stack 8 MiB)"),
+        ("native-1mib", native, Some("--script-stack=1MiB"), STACK),
+    ];
+    for (name, text, flag, budget) in cases {
+        let s = script(&format!("nest-{name}.rn"), text);
+        let out = tmp(&format!("nest-{name}.json"));
+        let _ = std::fs::remove_file(&out);
+        let mut args = vec!["run", &s, "-d", "60s", "-w", "0", "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()];
+        args.extend(flag);
+        let (o, took) = run_bounded(&args, Duration::from_secs(60));
+        let err = stderr(&o);
+        assert_eq!(exit_code(&o, name), 1, "{name}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("overflow"), "{name}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("runner: ")).collect();
+        assert_eq!(lines.len(), 1, "{name}: one line, in {err}");
+        assert!(lines[0].starts_with("runner: run: ") && lines[0].contains(budget), "{name}: {}", lines[0]);
+        assert!(took < Duration::from_secs(30), "{name}: ended after {took:?}, not at the breach");
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).expect("the partial report")).expect("JSON");
+        let res = &r["result"];
+        assert_eq!(res["partial"], true, "{name}: {res}");
+        assert!(res["budget_breach"].as_str().is_some_and(|b| b.contains(budget)), "{name}: {res}");
+        assert_eq!(res["cycles"], 1000, "{name}: {res}");
+        assert_eq!(res["errors"], 0, "{name}: {res}");
+    }
+}
+
+/// The same nesting in the phases that run on the command's thread (prepare, schema) and on the
+/// workers (load, the warmup): one line naming the phase and the limit, exit 1, no abort.
+#[test]
+fn script_recursion_on_the_native_stack_ends_every_phase_cleanly() {
+    let rec = "async fn f(n) { f(n + 1).await }\n";
+    let native = "fn g(n) { [n].iter().map(|x| g(x + 1)).collect::<Vec>() }\n";
+    let cases = [
+        ("prepare", format!("{rec}pub async fn prepare(ctx) {{ f(0).await }}\npub fn run(ctx, i) {{}}\n"), "--script-stack=1MiB", "prepare: "),
+        ("prepare-native", format!("{native}pub fn prepare(ctx) {{ g(0) }}\npub fn run(ctx, i) {{}}\n"), "--script-stack=8MiB", "prepare: "),
+        ("schema", format!("{rec}pub async fn schema(ctx) {{ f(0).await }}\n"), "--script-stack=1MiB", "schema: "),
+        ("load", format!("{rec}pub async fn load(ctx, i) {{ f(0).await }}\npub fn run(ctx, i) {{}}\n"), "--script-stack=1MiB", "load: "),
+        ("warmup", format!("{native}pub fn run(ctx, i) {{ g(0) }}\n"), "--script-stack=1MiB", "run (warmup): "),
+    ];
+    for (name, text, flag, phase) in cases {
+        let s = script(&format!("nest-phase-{name}.rn"), &text);
+        let out = tmp(&format!("nest-phase-{name}.json"));
+        let mut args = vec![if name == "schema" { "schema" } else if name == "load" { "load" } else { "run" }, s.as_str(), flag];
+        if name != "schema" {
+            let warmup = if name == "warmup" { "10" } else { "0" };
+            args.extend(["-d", "10", "-w", warmup, "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()]);
+        }
+        let (o, _) = run_bounded(&args, Duration::from_secs(60));
+        let err = stderr(&o);
+        assert_eq!(exit_code(&o, name), 1, "{name}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("overflow"), "{name}: {err}");
+        let line = err.lines().find(|l| l.starts_with("runner: ")).unwrap_or_else(|| panic!("{name}: no runner: line in {err}"));
+        let stack = flag.trim_start_matches("--script-stack=").replace("MiB", " MiB");
+        assert!(line.contains(phase) && line.contains(&format!("native stack budget (--script-stack {stack})")), "{name}: {line}");
+    }
+}
+
+/// Ordinary nesting stays legal: an async chain 100 deep (and 800 deep, near the 1 MiB budget) and a
+/// native callback 100 deep return their value in every cycle.
+#[test]
+fn legal_nesting_still_runs() {
+    let text = "async fn f(n, d) { if n >= d { return n; } f(n + 1, d).await }\n\
+                fn g(n, d) { if n >= d { return n; } let v = [n].iter().map(|x| g(x + 1, d)).collect::<Vec>(); v[0] }\n\
+                pub async fn run(ctx, i) {\n    let d = if i % 2 == 0 { 100 } else { 800 };\n    \
+                if f(0, d).await != d { return Err(\"async\"); }\n    if g(0, 100) != 100 { return Err(\"native\"); }\n}\n";
+    let s = script("nest-legal.rn", text);
+    let out = tmp("nest-legal.json");
+    let (o, _) = run_bounded(
+        &["run", &s, "--script-stack=1MiB", "-d", "200", "-w", "0", "-t", "2", "-c", "2", "--no-csv", "-q", "-o", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(exit_code(&o, "legal"), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["result"]["cycles"], 200);
+    assert_eq!(r["result"]["errors"], 0);
+    assert_eq!(r["result"]["partial"], false);
+}
