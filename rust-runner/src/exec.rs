@@ -222,6 +222,12 @@ pub struct Shared {
     pub breach: std::sync::Mutex<Option<String>>,
     pub errors: AtomicU64,
     pub max_errors: u64,
+    /// Set once every worker has passed the warmup: a stuck call then ends the phase with a partial
+    /// report; before, the watchdog ends the process (the other workers wait at the barrier).
+    pub measuring: AtomicBool,
+    /// Workers the watchdog found stuck in a call (crate::watchdog): never joined, their calls since
+    /// their last sample missing.
+    pub stuck: std::sync::Mutex<Vec<usize>>,
 }
 
 const PRINTED_ERRORS: u64 = 5;
@@ -687,7 +693,10 @@ where
         let fut = this.fut.as_mut();
         let stop = &mut *this.stop;
         rune::runtime::budget::with(CHECK_SLICE, move || {
+            // The watchdog sees a poll that never returns (a native function's callback).
+            crate::watchdog::enter();
             let p = fut.poll(cx);
+            crate::watchdog::leave();
             if crate::alloc::stack_passed() {
                 *stop = Stop::Stack;
                 return Poll::Ready(stack_stop());
@@ -754,6 +763,8 @@ pub fn run_phase(
         breach: std::sync::Mutex::new(None),
         errors: AtomicU64::new(0),
         max_errors: spec.max_errors,
+        measuring: AtomicBool::new(false),
+        stuck: std::sync::Mutex::new(Vec::new()),
     });
     // ready: every worker has its context (and connection); go: the measured phase starts.
     let ready = Arc::new(Barrier::new(threads + 1));
@@ -769,6 +780,7 @@ pub fn run_phase(
         let stack = crate::alloc::script_thread_stack(spec.budgets.stack);
         let h = std::thread::Builder::new().name(format!("worker-{w}")).stack_size(stack).spawn(move || {
             crate::alloc::guard_stack(spec.budgets.stack);
+            let _watched = watch_worker(w, &spec, &shared);
             if let Some(cpu) = cpu {
                 if let Err(e) = crate::sys::pin_current_thread(cpu) {
                     let _ = tx.send(Msg::Failed(w, e.to_string()));
@@ -834,13 +846,14 @@ pub fn run_phase(
     }
     // Warmup errors must not count towards the measured run's --max-errors.
     go.wait();
+    shared.measuring.store(true, Ordering::Relaxed);
     let usage0 = crate::sys::Usage::now();
     shared.errors.store(0, Ordering::Relaxed);
     let t0 = Instant::now();
     let mut elapsed = Duration::ZERO;
     let mut stamps = Vec::new();
     let mut placed = Vec::new();
-    for msg in rx.iter() {
+    while let Some(msg) = next_msg(&rx, &shared, &handles) {
         match msg {
             Msg::Sample(w, s) => on_sample(w, s),
             Msg::Done { elapsed: e, stamps: st, placed: p } => {
@@ -853,14 +866,17 @@ pub fn run_phase(
     }
     let wall = t0.elapsed();
     let usage1 = crate::sys::Usage::now();
-    for h in handles {
-        h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+    let stuck = shared.stuck.lock().map(|s| s.clone()).unwrap_or_default();
+    for (w, h) in handles.into_iter().enumerate() {
+        if !stuck.contains(&w) {
+            h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+        }
     }
     if !failures.is_empty() {
         return Err(anyhow!("{}", failures.join("; ")));
     }
     Ok(PhaseOutcome {
-        breach: shared.breach.lock().ok().and_then(|mut b| b.take()),
+        breach: shared.breach.lock().ok().and_then(|mut b| b.take()).map(|b| with_stuck(b, &stuck)),
         elapsed: if elapsed.is_zero() { wall } else { elapsed },
         cpu_s: usage1.cpu_s() - usage0.cpu_s(),
         user_s: usage1.user_s - usage0.user_s,
@@ -870,6 +886,58 @@ pub fn run_phase(
         corun_pct: if stamps.len() == threads { corun_pct(&stamps) } else { None },
         placed,
     })
+}
+
+/// The next message from the workers; None when they have all ended, or when every worker still
+/// running is one the watchdog found stuck (it will never end: what it sent until then is taken).
+fn next_msg(rx: &mpsc::Receiver<Msg>, shared: &Shared, handles: &[std::thread::JoinHandle<()>]) -> Option<Msg> {
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(m) => return Some(m),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let stuck = shared.stuck.lock().map(|s| s.clone()).unwrap_or_default();
+                if !stuck.is_empty() && handles.iter().enumerate().all(|(w, h)| stuck.contains(&w) || h.is_finished()) {
+                    return rx.try_recv().ok();
+                }
+            }
+        }
+    }
+}
+
+/// The breach's line, naming the workers that were stuck and what of theirs the report lacks.
+fn with_stuck(breach: String, stuck: &[usize]) -> String {
+    if stuck.is_empty() {
+        return breach;
+    }
+    let who: Vec<String> = stuck.iter().map(|w| w.to_string()).collect();
+    format!(
+        "{breach}; worker {} could not be stopped: its calls since its last sample (and its placement) are missing from the report",
+        who.join(", ")
+    )
+}
+
+/// Puts a worker's thread under the watchdog: a call stuck in the measured phase is a budget breach
+/// (the other workers stop, the partial report is saved); in the warmup the process ends at once.
+fn watch_worker(w: usize, spec: &PhaseSpec, shared: &Arc<Shared>) -> crate::watchdog::Guard {
+    let shared = shared.clone();
+    let phase = spec.phase;
+    crate::watchdog::watch(
+        spec.budgets.time,
+        Box::new(move |m| {
+            if !shared.measuring.load(Ordering::Relaxed) {
+                return (format!("{phase} (warmup): {m}"), false);
+            }
+            if let Ok(mut s) = shared.stuck.lock() {
+                s.push(w);
+            }
+            if let Ok(mut b) = shared.breach.lock() {
+                b.get_or_insert(format!("{phase}: {m}"));
+            }
+            shared.stop.store(true, Ordering::Relaxed);
+            (format!("{phase}: {m}"), true)
+        }),
+    )
 }
 
 pub struct PhaseOutcome {
@@ -897,6 +965,8 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     let started = Instant::now();
     // The calling thread was started with alloc::script_thread_stack (main.rs).
     crate::alloc::guard_stack(budgets.stack);
+    let who = name.to_string();
+    let _watched = crate::watchdog::watch(budgets.time, Box::new(move |m| (format!("{who}: {m}"), false)));
     let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), started, budgets));
     match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),

@@ -12,6 +12,7 @@ mod report;
 mod scripting;
 mod stats;
 mod sys;
+mod watchdog;
 
 use std::process::ExitCode;
 

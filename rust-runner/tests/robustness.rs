@@ -366,3 +366,68 @@ fn legal_nesting_still_runs() {
     assert_eq!(r["result"]["errors"], 0);
     assert_eq!(r["result"]["partial"], false);
 }
+
+/// The watchdog (issue 24): a script function called back by a native one (`iter().map(f)`) runs
+/// with no instruction budget (rune's running VM holds it), so `loop {}` there never comes back to
+/// the per-slice check. The watchdog ends it after --script-time plus its grace (1 s here): one line
+/// naming the budget and the native callback, exit 1. In the measured phase the other worker stops
+/// and the partial report is saved (the stuck worker's calls since its last sample named as missing);
+/// where nothing was measured (prepare, schema, the warmup) the line says there is no report.
+/// Before, each of these ran until SIGKILL: the bound below is a liveness bound, not a speed goal.
+#[test]
+fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
+    const STUCK: &str = "[1].iter().map(|x| { loop {} }).collect::<Vec>()";
+    let cases = [
+        // (name, script, command, warmup, the line's start)
+        ("prepare", format!("pub fn prepare(ctx) {{ {STUCK} }}\npub fn run(ctx, i) {{}}\n"), "run", "0", "runner: prepare: "),
+        ("schema", format!("pub fn schema(ctx) {{ {STUCK} }}\n"), "schema", "", "runner: schema: "),
+        ("warmup", format!("pub fn run(ctx, i) {{ {STUCK} }}\n"), "run", "100", "runner: run (warmup): "),
+        ("run", format!("pub fn run(ctx, i) {{ if i == 3000 {{ {STUCK} }} }}\n"), "run", "0", "runner: run: "),
+    ];
+    for (name, text, cmd, warmup, start) in &cases {
+        let s = script(&format!("stuck-{name}.rn"), text);
+        let out = tmp(&format!("stuck-{name}.json"));
+        let _ = std::fs::remove_file(&out);
+        let mut args = vec![*cmd, s.as_str(), "--script-time=2s"];
+        if *cmd == "run" {
+            args.extend(["-t", "2", "-d", "30s", "-w", warmup, "--no-csv", "-q", "-o", out.to_str().unwrap()]);
+        }
+        let (o, _) = run_bounded(&args, Duration::from_secs(20));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        let line = err.lines().find(|l| l.starts_with("runner: ")).unwrap_or_else(|| panic!("{name}: no runner: line in {err}"));
+        assert!(line.starts_with(start), "{name}: {line}");
+        assert!(line.contains("more than its budget (--script-time 2s) plus the watchdog's grace of 1s"), "{name}: {line}");
+        assert!(line.contains("called back by a native one"), "{name}: {line}");
+        if *name != "run" {
+            assert!(line.ends_with("; no report"), "{name}: {line}");
+            assert!(!out.exists(), "{name}: a report was written");
+            continue;
+        }
+        // Cycle 3000 is worker 0's: worker 1 ran on until the breach stopped it.
+        assert!(line.contains("worker 0 could not be stopped") && line.contains("; the partial report is in"), "{line}");
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let res = &report["result"];
+        assert_eq!(res["partial"], true, "{res}");
+        assert_eq!(res["interrupted"], false, "{res}");
+        assert!(res["cycles"].as_u64().unwrap() >= 1500, "{res}");
+        let why = res["budget_breach"].as_str().unwrap_or_else(|| panic!("no budget_breach in {res}"));
+        assert!(why.starts_with("run: ") && why.contains("(--script-time 2s)") && why.contains("worker 0 could not be stopped"), "{why}");
+    }
+}
+
+/// Ordinary long callbacks stay legal: one that computes ~3 s (20M additions inside `map`, longer
+/// than the watchdog's grace alone) under a 10-s --script-time completes, exit 0.
+#[test]
+fn a_native_callback_computing_within_its_budget_is_not_stopped() {
+    let s = script(
+        "callback-ok.rn",
+        "pub fn run(ctx, i) { [1].iter().map(|x| { let s = 0; for j in 0..20000000 { s += j; } s }).collect::<Vec>() }\n",
+    );
+    let out = tmp("callback-ok.json");
+    let (o, _) = run_bounded(&["run", &s, "--script-time=10s", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()], Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["result"]["cycles"], 1, "{}", report["result"]);
+    assert_eq!(report["result"]["partial"], false, "{}", report["result"]);
+}
