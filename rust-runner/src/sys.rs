@@ -141,7 +141,11 @@ pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
         "h" => v * 3600.0,
         _ => return None,
     };
-    (secs >= 0.0 && secs.is_finite()).then(|| std::time::Duration::from_secs_f64(secs))
+    // try_: a value past Duration's range (1e20s) is bad input, not a panic.
+    if secs < 0.0 {
+        return None;
+    }
+    std::time::Duration::try_from_secs_f64(secs).ok()
 }
 
 #[cfg(test)]
@@ -164,5 +168,7 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap().as_secs(), 120);
         assert!(parse_duration("10").is_none());
         assert!(parse_duration("3x").is_none());
+        assert!(parse_duration("100000000000000000000s").is_none());
+        assert!(parse_duration("-1s").is_none());
     }
 }

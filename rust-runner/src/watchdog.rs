@@ -142,7 +142,7 @@ fn run() {
                 continue;
             }
             let took = now - e.since;
-            if e.fired || took <= e.limit + grace(e.limit) {
+            if e.fired || took <= e.limit.saturating_add(grace(e.limit)) {
                 continue;
             }
             e.fired = true;
