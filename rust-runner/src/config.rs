@@ -90,7 +90,8 @@ pub struct ScriptArgs {
     /// Memory the script's values may hold, per worker thread (and for schema/erase/prepare): e.g. 512MiB, 2GiB.
     #[arg(long, default_value = "1GiB", value_parser = size)]
     pub script_memory: usize,
-    /// Longest one call of a script function may keep computing (checked every 100k instructions).
+    /// Longest one call of a script function may keep computing (checked every 10k instructions; a call
+    /// stuck in a native function's callback is ended by the watchdog after this plus max(1s, 10%)).
     #[arg(long, default_value = "60s", value_parser = positive_duration)]
     pub script_time: Duration,
     /// Deepest call stack (script functions calling each other) one call may build.
