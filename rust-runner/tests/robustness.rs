@@ -392,7 +392,7 @@ fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
         if *cmd == "run" {
             args.extend(["-t", "2", "-d", "30s", "-w", warmup, "--no-csv", "-q", "-o", out.to_str().unwrap()]);
         }
-        let (o, _) = run_bounded(&args, Duration::from_secs(20));
+        let (o, _) = run_bounded(&args, Duration::from_secs(60));
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");
         let line = err.lines().find(|l| l.starts_with("runner: ")).unwrap_or_else(|| panic!("{name}: no runner: line in {err}"));
@@ -417,7 +417,8 @@ fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
 }
 
 /// Ordinary long callbacks stay legal: one that computes ~3 s (20M additions inside `map`, longer
-/// than the watchdog's grace alone) under a 10-s --script-time completes, exit 0.
+/// than the watchdog's grace alone) under a 60-s --script-time completes, exit 0. The budget is wide
+/// because a loaded host may run the loop ten times slower.
 #[test]
 fn a_native_callback_computing_within_its_budget_is_not_stopped() {
     let s = script(
@@ -425,7 +426,7 @@ fn a_native_callback_computing_within_its_budget_is_not_stopped() {
         "pub fn run(ctx, i) { [1].iter().map(|x| { let s = 0; for j in 0..20000000 { s += j; } s }).collect::<Vec>() }\n",
     );
     let out = tmp("callback-ok.json");
-    let (o, _) = run_bounded(&["run", &s, "--script-time=10s", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()], Duration::from_secs(120));
+    let (o, _) = run_bounded(&["run", &s, "--script-time=60s", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()], Duration::from_secs(120));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(report["result"]["cycles"], 1, "{}", report["result"]);
