@@ -125,4 +125,4 @@ test-lab:
 # shellcheck every driver
 [group('test')]
 lint:
-    shellcheck -S warning lab scripts/*.sh tests/fixtures/*.sh $(ls */*.sh 2>/dev/null)
+    shellcheck -S warning lab scripts/*.sh tests/fixtures/*.sh $(ls */*.sh */bench/*.sh 2>/dev/null)

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reporting import html_page, markdown, model  # noqa: E402
+from reporting import goals, html_page, markdown, model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, is_run  # noqa: E402
 from term import visible  # noqa: E402
@@ -32,6 +32,9 @@ def main(argv):
         return 2
     rf.write_text("report.md", markdown.render(m))
     rf.write_text("report.html", html_page.report(m))
+    for e in m["experiments"]:      # the goals a spec states, judged: the benchmark's last words
+        for line in goals.sentences(e["goals"]):
+            print(visible(f"{e['name']}: {line}"), file=sys.stderr)
     print(f"report: {rf.report_md}, {rf.report_html}", file=sys.stderr)
     return 0
 

@@ -10,6 +10,7 @@ import sys
 
 from fleetlib.clients import MOST_CLIENTS, ClientError
 from fleetlib.clients import parse as parse_clients
+from reporting.goals import parse as parse_goal
 from term import visible
 from topo import POLICIES
 
@@ -60,10 +61,11 @@ KEYS = {
     "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
+    "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (reporting/goals.py)"),
     "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
-REPEATED = ("chart", "metric")
+REPEATED = ("chart", "metric", "goal")
 # Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
 # a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
 MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 1000,
@@ -160,6 +162,11 @@ def check(key, value, where):
     elif kind == "metric":
         try:
             av.parse_metric(value)
+        except ValueError as e:
+            bad = str(e)
+    elif kind == "goal":
+        try:
+            parse_goal(value)
         except ValueError as e:
             bad = str(e)
     if bad:

@@ -9,7 +9,7 @@ from html import escape as E
 from runfolder import RunFolder
 
 
-from reporting import chartmodel, numa, svg
+from reporting import chartmodel, goals, numa, svg
 from reporting.fmt import ci, fmt, spread
 
 CSS = """
@@ -357,6 +357,7 @@ def marks(e):
                      f'{E(p["placement"])} t{E(p["threads"])}</a> ({E(", ".join(metrics))}) — {E(p["s"]["suspect"])}</li>')
     items += [f'<li class="sus">{E(b["variant"] or "–")} {E(b["placement"])} t{E(b["threads"])}: {E(b["words"])}</li>'
               for b in e["client_bound"]]
+    items += [f'<li class="goal">{E(s)}</li>' for s in goals.sentences(e["goals"])]
     items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(href(raw + "/"))}">discarded attempt</a>)' if raw else "") + "</li>"
               for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
     items += [f"<li>failed: {E(s)}</li>" for s in e["failed"]]

@@ -1,7 +1,7 @@
 """report.md from the run model (model.py): the same numbers as report.html, as text."""
 import os
 
-from reporting import numa
+from reporting import goals, numa
 from reporting.fmt import ci, fmt, spread
 
 
@@ -208,6 +208,7 @@ def render(m):
         lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} ({', '.join(ms)}): {p['s']['suspect']}"
                   for p, ms in e["suspect_points"]]
         lines += [f"- {b['variant'] or '–'} {b['placement']} t{b['threads']}: {b['words']}" for b in e["client_bound"]]
+        lines += [f"- {s}" for s in goals.sentences(e["goals"])]
         lines += [f"- re-measured: {s}" for s in e["remeasured"]]
         lines += [f"- failed: {s}" for s in e["failed"]]
         lines += [f"- not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "

@@ -16,7 +16,7 @@ from stats import summary
 from tidy import COLUMNS, read, row_problem
 
 from c2c_published import imported, imported_charts
-from reporting import claims, client, numa, relations, scaling
+from reporting import claims, client, goals, numa, relations, scaling
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -421,6 +421,7 @@ def experiment(run, exp, journal, pub, vmap):
         # the same repeats are suspect for every metric of a point: listed once per point
         "suspect_points": suspect_points(pts),
         "client_bound": client.bound(pts),
+        "goals": goals.of_experiment(spec, pts),
         "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
         "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
