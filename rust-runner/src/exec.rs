@@ -258,14 +258,15 @@ impl Worker {
     /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
     /// mode every worker increments and decrements the same reference counts on every call, so a
     /// fresh `Vm` is made per call. Its stack (a `Vec` the arguments are pushed on) is given, and
-    /// handed back emptied, so that the loop can reuse it (`keep_stack`).
+    /// handed back emptied, so that the loop can reuse it (`keep_stack`). The future is not boxed
+    /// here: the loop polls it where it will stay (`alloc::Room`).
     #[inline]
-    fn call(&self, cycle: u64, origin: Instant, started: Instant, stack: Stack) -> CallFuture {
+    fn call(&self, cycle: u64, origin: Instant, started: Instant, stack: Stack) -> impl Future<Output = CallOutput> {
         let mut vm = Vm::with_stack(self.runtime.clone(), self.unit.clone(), stack);
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
         let budgets = self.budgets;
-        Box::pin(async move {
+        async move {
             let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), started, &budgets).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
             // The values left on the stack are dropped (they count against --script-memory), its
             // room kept; the Vm (its call frames) goes now, so that `keep_stack` sees the stack alone.
@@ -273,7 +274,7 @@ impl Worker {
             let stack = std::mem::take(vm.stack_mut());
             drop(vm);
             (r, origin, started, stack)
-        })
+        }
     }
 
     /// The warmup: the same loop, nothing recorded (the requests' statistics are dropped too).
@@ -364,8 +365,25 @@ impl Worker {
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn record(&self, sample: &mut Sample, r: Result<(), CallError>, origin: Instant, started: Instant, end: Instant, shared: &Shared, spec: &PhaseSpec, measure: bool) {
-        let r = match r {
-            Err(CallError::Budget(msg)) => {
+        // A failed call is counted out of line: the path of a call that succeeded stays short.
+        if let Err(e) = r {
+            if !self.record_error(sample, e, shared, spec, measure) {
+                return;
+            }
+        }
+        sample.cycles += 1;
+        let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
+        if let Some(h) = sample.service_ns.as_mut() {
+            let _ = h.record((end - started).as_nanos().max(1) as u64);
+        }
+    }
+
+    /// A failed call: a failed cycle (true: it is counted as a cycle too) or a budget's breach (false).
+    #[cold]
+    #[inline(never)]
+    fn record_error(&self, sample: &mut Sample, e: CallError, shared: &Shared, spec: &PhaseSpec, measure: bool) -> bool {
+        let msg = match e {
+            CallError::Budget(msg) => {
                 // Not a cycle: the call was stopped unfinished (counted as abandoned), the phase ends
                 // and fails with the first breach, after its partial report is saved.
                 sample.abandoned += 1;
@@ -374,28 +392,21 @@ impl Worker {
                     b.get_or_insert(format!("{phase}: {msg}"));
                 }
                 shared.stop.store(true, Ordering::Relaxed);
-                return;
+                return false;
             }
-            Err(CallError::Cycle(m)) => Err(m),
-            Ok(()) => Ok(()),
+            CallError::Cycle(msg) => msg,
         };
-        sample.cycles += 1;
-        let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
-        if let Some(h) = sample.service_ns.as_mut() {
-            let _ = h.record((end - started).as_nanos().max(1) as u64);
+        sample.errors += 1;
+        let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if total <= PRINTED_ERRORS {
+            eprintln!("error in cycle (worker {}): {msg}", self.index);
         }
-        if let Err(msg) = r {
-            sample.errors += 1;
-            let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-            if total <= PRINTED_ERRORS {
-                eprintln!("error in cycle (worker {}): {msg}", self.index);
-            }
-            if total > shared.max_errors {
-                if !shared.stop.swap(true, Ordering::Relaxed) {
-                    eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
-                }
+        if total > shared.max_errors {
+            if !shared.stop.swap(true, Ordering::Relaxed) {
+                eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
             }
         }
+        true
     }
 
     /// The loop, one poll of it: takes finished calls, closes samples at their boundaries and starts
@@ -413,6 +424,9 @@ impl Worker {
         cx: &mut std::task::Context<'_>,
     ) -> Poll<()> {
         let mut spins = 0u32;
+        // The heap room the next call's future is built and polled in: given back by a call that
+        // completes on its first poll, so most calls cost no allocation and no copy of their future.
+        let mut room = crate::alloc::Room::new();
         // Calls that never complete (a script in `loop {}` yields every slice) must still let the
         // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
         st.now = Instant::now();
@@ -491,10 +505,11 @@ impl Worker {
             st.k += 1;
             let stack = st.stack.take().unwrap_or_else(new_stack);
             let budget_left = rune::alloc::limit::get();
-            let mut fut = self.call(cycle, origin, st.now, stack);
+            let mut fut = room.place(|| self.call(cycle, origin, st.now, stack));
             match fut.as_mut().poll(cx) {
                 // The common case of a script that does no I/O: done on the first poll.
                 Poll::Ready((r, origin, started, stack)) => {
+                    room.give_back(fut);
                     st.stack = keep_stack(stack, budget_left);
                     st.now = Instant::now();
                     st.last_end = st.now;
