@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use futures::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
-use rune::runtime::{RuntimeContext, TypeHash, Unit};
+use rune::runtime::{RuntimeContext, Stack, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
 use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
@@ -250,21 +250,31 @@ struct Worker {
     budgets: Budgets,
 }
 
-type CallFuture = Pin<Box<dyn Future<Output = (Result<(), CallError>, Instant, Instant)>>>;
+/// A finished call: its result, its intended and actual start, and its VM's stack (emptied).
+type CallOutput = (Result<(), CallError>, Instant, Instant, Stack);
+type CallFuture = Pin<Box<dyn Future<Output = CallOutput>>>;
 
 impl Worker {
     /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
-    /// mode every worker increments and decrements the same reference counts on every call.
+    /// mode every worker increments and decrements the same reference counts on every call, so a
+    /// fresh `Vm` is made per call. Its stack (a `Vec` the arguments are pushed on) is given, and
+    /// handed back emptied, so that the loop can reuse it (`keep_stack`). The future is not boxed
+    /// here: the loop polls it where it will stay (`alloc::Room`).
     #[inline]
-    fn call(&self, cycle: u64, origin: Instant, started: Instant) -> CallFuture {
-        let mut vm = Vm::new(self.runtime.clone(), self.unit.clone());
+    fn call(&self, cycle: u64, origin: Instant, started: Instant, stack: Stack) -> impl Future<Output = CallOutput> {
+        let mut vm = Vm::with_stack(self.runtime.clone(), self.unit.clone(), stack);
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
         let budgets = self.budgets;
-        Box::pin(async move {
+        async move {
             let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), started, &budgets).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
-            (r, origin, started)
-        })
+            // The values left on the stack are dropped (they count against --script-memory), its
+            // room kept; the Vm (its call frames) goes now, so that `keep_stack` sees the stack alone.
+            vm.clear();
+            let stack = std::mem::take(vm.stack_mut());
+            drop(vm);
+            (r, origin, started, stack)
+        }
     }
 
     /// The warmup: the same loop, nothing recorded (the requests' statistics are dropped too).
@@ -338,6 +348,7 @@ impl Worker {
             next_boundary: start + spec.sampling.min(STAMP_EVERY),
             next_sample: start + spec.sampling,
             inflight: FuturesUnordered::new(),
+            stack: None,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             // Wakes the loop when the oldest request comes due: armed on a 10-ms grid, so that it is re-armed
             // about a hundred times a second at most, not per request.
@@ -354,8 +365,25 @@ impl Worker {
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn record(&self, sample: &mut Sample, r: Result<(), CallError>, origin: Instant, started: Instant, end: Instant, shared: &Shared, spec: &PhaseSpec, measure: bool) {
-        let r = match r {
-            Err(CallError::Budget(msg)) => {
+        // A failed call is counted out of line: the path of a call that succeeded stays short.
+        if let Err(e) = r {
+            if !self.record_error(sample, e, shared, spec, measure) {
+                return;
+            }
+        }
+        sample.cycles += 1;
+        let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
+        if let Some(h) = sample.service_ns.as_mut() {
+            let _ = h.record((end - started).as_nanos().max(1) as u64);
+        }
+    }
+
+    /// A failed call: a failed cycle (true: it is counted as a cycle too) or a budget's breach (false).
+    #[cold]
+    #[inline(never)]
+    fn record_error(&self, sample: &mut Sample, e: CallError, shared: &Shared, spec: &PhaseSpec, measure: bool) -> bool {
+        let msg = match e {
+            CallError::Budget(msg) => {
                 // Not a cycle: the call was stopped unfinished (counted as abandoned), the phase ends
                 // and fails with the first breach, after its partial report is saved.
                 sample.abandoned += 1;
@@ -364,28 +392,21 @@ impl Worker {
                     b.get_or_insert(format!("{phase}: {msg}"));
                 }
                 shared.stop.store(true, Ordering::Relaxed);
-                return;
+                return false;
             }
-            Err(CallError::Cycle(m)) => Err(m),
-            Ok(()) => Ok(()),
+            CallError::Cycle(msg) => msg,
         };
-        sample.cycles += 1;
-        let _ = sample.cycle_ns.record((end - origin).as_nanos().max(1) as u64);
-        if let Some(h) = sample.service_ns.as_mut() {
-            let _ = h.record((end - started).as_nanos().max(1) as u64);
+        sample.errors += 1;
+        let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if total <= PRINTED_ERRORS {
+            eprintln!("error in cycle (worker {}): {msg}", self.index);
         }
-        if let Err(msg) = r {
-            sample.errors += 1;
-            let total = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-            if total <= PRINTED_ERRORS {
-                eprintln!("error in cycle (worker {}): {msg}", self.index);
-            }
-            if total > shared.max_errors {
-                if !shared.stop.swap(true, Ordering::Relaxed) {
-                    eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
-                }
+        if total > shared.max_errors {
+            if !shared.stop.swap(true, Ordering::Relaxed) {
+                eprintln!("stopping: more than {} errors (--max-errors)", shared.max_errors);
             }
         }
+        true
     }
 
     /// The loop, one poll of it: takes finished calls, closes samples at their boundaries and starts
@@ -403,6 +424,9 @@ impl Worker {
         cx: &mut std::task::Context<'_>,
     ) -> Poll<()> {
         let mut spins = 0u32;
+        // The heap room the next call's future is built and polled in: given back by a call that
+        // completes on its first poll, so most calls cost no allocation and no copy of their future.
+        let mut room = crate::alloc::Room::new();
         // Calls that never complete (a script in `loop {}` yields every slice) must still let the
         // deadline and the sampling boundary pass: the clock is read once per poll, not only per completion.
         st.now = Instant::now();
@@ -419,7 +443,9 @@ impl Worker {
             // Completed calls first, so their latency is taken as soon as we know of them.
             // (An empty set is skipped: polling it would still register the waker, an atomic op.)
             while !st.inflight.is_empty() {
-                let Poll::Ready(Some((r, origin, started))) = st.inflight.poll_next_unpin(cx) else { break };
+                // A call that waited may have shared the budget with others meanwhile: its stack's
+                // size cannot be told (`keep_stack`), so it is dropped.
+                let Poll::Ready(Some((r, origin, started, _stack))) = st.inflight.poll_next_unpin(cx) else { break };
                 st.now = Instant::now();
                 st.last_end = st.now;
                 self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
@@ -477,10 +503,14 @@ impl Worker {
             };
             let cycle = st.me + st.k * st.n;
             st.k += 1;
-            let mut fut = self.call(cycle, origin, st.now);
+            let stack = st.stack.take().unwrap_or_else(new_stack);
+            let budget_left = rune::alloc::limit::get();
+            let mut fut = room.place(|| self.call(cycle, origin, st.now, stack));
             match fut.as_mut().poll(cx) {
                 // The common case of a script that does no I/O: done on the first poll.
-                Poll::Ready((r, origin, started)) => {
+                Poll::Ready((r, origin, started, stack)) => {
+                    room.give_back(fut);
+                    st.stack = keep_stack(stack, budget_left);
                     st.now = Instant::now();
                     st.last_end = st.now;
                     self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
@@ -564,6 +594,8 @@ struct LoopState {
     next_boundary: Instant,
     next_sample: Instant,
     inflight: FuturesUnordered<CallFuture>,
+    /// The emptied VM stack of the last call that completed on its first poll, for the next call.
+    stack: Option<Stack>,
     timer: Pin<Box<tokio::time::Sleep>>,
     expiry: Pin<Box<tokio::time::Sleep>>,
     expiry_at: Option<Instant>,
@@ -573,6 +605,28 @@ struct LoopState {
     last_end: Instant,
     /// Set when the phase is over: calls still in flight after this are abandoned.
     abandon_at: Option<Instant>,
+}
+
+/// Values a new VM stack has room for: enough for a small call (the empty workload's uses 2), so
+/// that its stack need not grow and can be kept for the next call (`keep_stack`). 32 values are
+/// 512 bytes of --script-memory per call in flight.
+const STACK_ROOM: usize = 32;
+
+/// A VM stack with room for `STACK_ROOM` values. If the memory budget has no room left, an empty one:
+/// the VM then meets the budget on its first push and reports it.
+fn new_stack() -> Stack {
+    rune::alloc::Vec::try_with_capacity(STACK_ROOM).map(Stack::from).unwrap_or_default()
+}
+
+/// The stack of a call that completed on its first poll, if it may be kept for the next call: only
+/// when the memory budget left is what it was before the call (`budget_left`). A stack that grew
+/// (a deep call) changed it, and is dropped: kept, its room would stay charged to --script-memory
+/// until the phase ends and could refuse a later call's values. So a kept stack is one made by
+/// `new_stack` (rune's `Stack` does not tell its capacity), unless a call freed exactly as many bytes
+/// of other values as its stack grew by; one allocation and free less per call.
+#[inline]
+fn keep_stack(stack: Stack, budget_left: usize) -> Option<Stack> {
+    (rune::alloc::limit::get() == budget_left).then_some(stack)
 }
 
 /// Instructions a call runs between two checks of its time and depth budgets. A script function

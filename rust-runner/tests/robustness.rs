@@ -181,6 +181,29 @@ fn the_script_budgets_hold_in_every_phase() {
     }
 }
 
+/// A worker keeps the VM stack of a call for the next one (exec::keep_stack), but never one that a
+/// call grew: kept, its room would stay charged to --script-memory and refuse later calls' values.
+/// Even cycles grow the stack (3,000 nested calls of 8 arguments, completed in one poll: the path that
+/// keeps stacks), odd ones build a 2 MiB string (3 MiB at its peak). Each fits the 3.5 MiB budget
+/// alone (measured: ≤ 2 MiB and ≤ 3.2 MiB); with the grown stack (≥ 512 KiB) still charged the
+/// string would not.
+#[test]
+fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
+    let text = "fn deep(n, a, b, c, d, e, f, g) { if n == 0 { return 0; } deep(n - 1, a, b, c, d, e, f, g) }\n\
+                pub fn run(ctx, i) {\n    if i % 2 == 0 { deep(3000, 1, 2, 3, 4, 5, 6, 7); } else { let s = \"x\"; for k in 0..21 { s = s + s; } }\n}\n";
+    let s = script("grown-stack.rn", text);
+    let out = tmp("grown-stack.json");
+    let (o, _) = run_bounded(
+        &["run", &s, "--script-memory=3584KiB", "-d", "20", "-w", "0", "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(exit_code(&o, "grown stack"), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["result"]["cycles"], 20);
+    assert_eq!(r["result"]["errors"], 0);
+    assert_eq!(r["result"]["partial"], false);
+}
+
 /// 100,000 nested parentheses (or a 100,000-long operator chain) are refused before the compiler
 /// recurses into them: file:line:column, exit 2, no stack overflow.
 #[test]
