@@ -9,6 +9,7 @@
 #       [--clients=DEST[,DEST…]] [knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
 #          --keys=N --value-size=B --get-ratio=F --memory=MB; with mcperf: --requests=N (GETs in all)
+#          --io-backend=epoll|io_uring (our server's event backend; memcached has only its own)
 #
 # --driver=mcperf is the cross-check with twemperf (on PATH in the Nix shell): one single-threaded
 # mcperf process with as many connections as loadgen would open, closed loop; a `set` pass stores
@@ -30,7 +31,7 @@ build=${CACHE_BUILD:-$here/build}
 variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
 other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_RAW:-}
 duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
-driver=loadgen requests=200000 clients=${LAB_CLIENTS:-}
+driver=loadgen requests=200000 clients=${LAB_CLIENTS:-} io_backend=epoll
 
 die() { echo "point.sh: $*" >&2; exit 2; }
 fail() { echo "point.sh: $*" >&2; exit 1; }
@@ -56,6 +57,7 @@ for arg in "$@"; do
     --driver=*) driver=${arg#*=} ;;
     --requests=*) requests=${arg#*=} ;;
     --clients=*) clients=${arg#*=} ;;
+    --io-backend=*) io_backend=${arg#*=} ;;
     *) die "unknown argument '$arg'" ;;
   esac
 done
@@ -69,6 +71,8 @@ case $driver in
   mcperf) command -v mcperf > /dev/null || die "mcperf is not on PATH (the Nix shell has it: nix develop)" ;;
   *) die "unknown driver '$driver' (loadgen or mcperf)" ;;
 esac
+[[ $io_backend == epoll || $io_backend == io_uring ]] || die "--io-backend must be epoll or io_uring, not '$io_backend'"
+[[ $io_backend == epoll || $variant != memcached ]] || die "--io-backend=$io_backend is our server's; memcached has its own"
 [[ -z $clients || $driver == loadgen ]] || die "--clients runs loadgen on the client hosts; --driver=$driver runs here only"
 
 tmp=$(mktemp -d)
@@ -138,8 +142,10 @@ case $variant in
   global|striped|rwlock|optimistic|sharded)
     mode=$variant
     [[ -x $build/cache-server ]] || die "$build/cache-server missing: run 'just build-cache'"
+    # the default backend is not named, so that an older build (CACHE_BUILD) still runs
+    io=(); [[ $io_backend == epoll ]] || io=(--io-backend "$io_backend")
     "${pin[@]}" "$build/cache-server" -t "$threads" -l "$addr" -p 0 --port-file "$tmp/port" -m "$memory" \
-      -c 4096 --lock-mode "$mode" &
+      -c 4096 --lock-mode "$mode" "${io[@]}" &
     spid=$!
     for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
     [[ -s $tmp/port ]] || fail "cache-server did not start"
@@ -147,7 +153,7 @@ case $variant in
     ;;
   *) die "unknown variant '$variant' (global, striped, rwlock, optimistic, sharded, memcached)" ;;
 esac
-note "variant=$variant driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port${clients:+ clients=$clients address=$addr}"
+note "variant=$variant io_backend=$io_backend driver=$driver threads=$threads server cpus=${cpus:-any} client cpus=${client_cpus:-any} x$client_threads port=$port${clients:+ clients=$clients address=$addr}"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # nanoseconds the process's threads spent runnable but waiting for a CPU (schedstat run_delay, summed

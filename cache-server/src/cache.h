@@ -21,6 +21,7 @@
 typedef uint32_t rel_time_t;
 
 enum lock_mode { LM_GLOBAL, LM_STRIPED, LM_RWLOCK, LM_OPTIMISTIC, LM_SHARDED };
+enum io_backend { IO_EPOLL, IO_URING };
 
 struct settings {
     size_t maxbytes;           /* -m */
@@ -30,9 +31,12 @@ struct settings {
     int nthreads;              /* -t */
     int maxconns;              /* -c */
     enum lock_mode lock_mode;  /* --lock-mode */
+    enum io_backend io_backend; /* --io-backend */
     int verbose;
 };
 extern struct settings settings;
+int io_backend_parse(const char *s, enum io_backend *out);
+const char *io_backend_name(enum io_backend b);
 
 /* relaxed atomics: counters and fields that one thread writes and others may read */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)

@@ -131,8 +131,9 @@ void conn_feed(conn *c, const char *data, size_t n)
     c->rlen += n;
 }
 
-/* 1: read something, 0: peer closed, -1: nothing to read now, -2: error */
-int conn_read(conn *c)
+/* Makes room at rbuf's end for a read (parsed input moved out, the buffer doubled when an unfinished
+ * line fills it): 0, or -1 when that line is past the multiget bound. Not while a read is in flight. */
+int conn_room(conn *c)
 {
     if (c->rpos > 0) {
         memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
@@ -143,14 +144,28 @@ int conn_read(conn *c)
         /* only a multiget line still waiting for its newline fills the buffer; the parser has
          * already closed lines past GET_LINE_LIMIT, so this stays bounded */
         if (c->rsize > GET_LINE_LIMIT)
-            return -2;
+            return -1;
         c->rsize *= 2;
         c->rbuf = xrealloc(c->rbuf, c->rsize);
     }
+    return 0;
+}
+
+/* n bytes arrived at rbuf + rlen */
+void conn_received(conn *c, size_t n)
+{
+    c->rlen += n;
+    BUMP(tstats.bytes_read, (uint64_t)n);
+}
+
+/* 1: read something, 0: peer closed, -1: nothing to read now, -2: error */
+int conn_read(conn *c)
+{
+    if (conn_room(c) < 0)
+        return -2;
     ssize_t n = read(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen);
     if (n > 0) {
-        c->rlen += (size_t)n;
-        BUMP(tstats.bytes_read, (uint64_t)n);
+        conn_received(c, (size_t)n);
         return 1;
     }
     if (n == 0)
@@ -158,28 +173,48 @@ int conn_read(conn *c)
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : -2;
 }
 
+/* The unsent output as at most max iovecs (segments after the first max wait for the next send):
+ * returns their count, *len their bytes. */
+int conn_out_iov(conn *c, struct iovec *iov, int max, size_t *len)
+{
+    int n = 0;
+    size_t skip = c->sent, pos = 0, total = 0;
+    for (size_t i = 0; i < c->nsegs && n < max; i++) {
+        struct outseg *sg = &c->segs[i];
+        if (pos + sg->len <= skip) {
+            pos += sg->len;
+            continue;
+        }
+        size_t from = skip > pos ? skip - pos : 0;
+        char *base = sg->it != NULL ? ITEM_data(sg->it) + sg->off : c->wbuf + sg->off;
+        iov[n].iov_base = base + from;
+        iov[n].iov_len = sg->len - from;
+        total += iov[n].iov_len;
+        n++;
+        pos += sg->len;
+    }
+    *len = total;
+    return n;
+}
+
+/* n more bytes of the output are gone; once all are, the output is released */
+void conn_sent(conn *c, size_t n)
+{
+    c->sent += n;
+    BUMP(tstats.bytes_written, (uint64_t)n);
+    if (c->sent >= c->out_bytes)
+        conn_release_output(c);
+}
+
 /* 1: all output sent (and released), 0: the socket is full, -1: error */
 int conn_write(conn *c)
 {
     while (c->sent < c->out_bytes) {
         struct iovec iov[64];
-        int n = 0;
-        size_t skip = c->sent, pos = 0;
-        for (size_t i = 0; i < c->nsegs && n < 64; i++) {
-            struct outseg *sg = &c->segs[i];
-            if (pos + sg->len <= skip) {
-                pos += sg->len;
-                continue;
-            }
-            size_t from = skip > pos ? skip - pos : 0;
-            char *base = sg->it != NULL ? ITEM_data(sg->it) + sg->off : c->wbuf + sg->off;
-            iov[n].iov_base = base + from;
-            iov[n].iov_len = sg->len - from;
-            n++;
-            pos += sg->len;
-        }
+        size_t len;
+        int n = conn_out_iov(c, iov, 64, &len);
         struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)n };
-        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);   /* never blocks: see uring.c */
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;

@@ -24,6 +24,7 @@ static void usage(FILE *f)
         "  -c, --conn-limit N    max simultaneous connections (default 1024)\n"
         "  -I, --max-item-size S largest item, e.g. 1m, 512k (default 1m)\n"
         "  --lock-mode MODE      global | striped | rwlock | optimistic | sharded (default striped)\n"
+        "  --io-backend B        epoll | io_uring: how workers wait for and do socket I/O (default epoll)\n"
         "  --port-file FILE      write the bound port to FILE once listening\n"
         "  -v                    verbose\n"
         "  -U, -u                accepted and ignored (memcached compatibility)\n");
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
         { "threads", required_argument, 0, 't' }, { "memory-limit", required_argument, 0, 'm' },
         { "conn-limit", required_argument, 0, 'c' }, { "max-item-size", required_argument, 0, 'I' },
         { "lock-mode", required_argument, 0, 'L' }, { "port-file", required_argument, 0, 'P' },
+        { "io-backend", required_argument, 0, 'B' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -116,6 +118,12 @@ int main(int argc, char **argv)
         case 'L':
             if (locks_parse_mode(optarg, &settings.lock_mode) != 0) {
                 fprintf(stderr, "cache-server: unknown lock mode '%s' (global, striped, rwlock, optimistic, sharded)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'B':
+            if (io_backend_parse(optarg, &settings.io_backend) != 0) {
+                fprintf(stderr, "cache-server: unknown I/O backend '%s' (epoll, io_uring)\n", optarg);
                 return 2;
             }
             break;
@@ -157,6 +165,7 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
+    threads_start(settings.nthreads);    /* before the port file: a ring the kernel refuses ends here */
     socklen_t sl = sizeof(sa);
     getsockname(fd, (struct sockaddr *)&sa, &sl);
     if (port_file != NULL) {
@@ -170,10 +179,9 @@ int main(int argc, char **argv)
         }
     }
     if (settings.verbose)
-        fprintf(stderr, "cache-server: %s:%d, %d threads, lock mode %s, %zu MB\n", settings.addr,
+        fprintf(stderr, "cache-server: %s:%d, %d threads, lock mode %s, %s, %zu MB\n", settings.addr,
                 ntohs(sa.sin_port), settings.nthreads, locks_mode_name(settings.lock_mode),
-                settings.maxbytes >> 20);
-    threads_start(settings.nthreads);
+                io_backend_name(settings.io_backend), settings.maxbytes >> 20);
     for (;;) {
         int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c < 0) {

@@ -77,6 +77,7 @@ void stats_write(conn *c)
     stat_u64(c, "evictions", s.evictions);
     /* contention counters of the lock mode: acquisitions, those that had to wait, time waited */
     stat_str(c, "lock_mode", locks_mode_name(settings.lock_mode));
+    stat_str(c, "io_backend", io_backend_name(settings.io_backend));
     stat_u64(c, "lock_acquires", s.lock_acquires);
     stat_u64(c, "lock_waits", s.lock_waits);
     stat_secs(c, "lock_wait_time", s.lock_wait_ns);

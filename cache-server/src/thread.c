@@ -1,6 +1,7 @@
 /* Worker threads. The main thread accepts and hands each connection to a worker round-robin
- * (memcached's dispatch); each worker owns its connections and runs one epoll loop over them,
- * blocking in epoll_wait when idle; event.c handles each connection's events. */
+ * (memcached's dispatch); each worker owns its connections and runs one event loop over them:
+ * epoll (blocking in epoll_wait when idle; event.c handles each connection's events) or, with
+ * --io-backend io_uring, its own ring (uring.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,7 @@ struct worker {
     pthread_t tid;
     int id;
     int epfd, evfd, rpcfd;
+    struct ring *ring;                   /* io_uring backend: this worker's ring, else NULL */
     pthread_mutex_t qlock;
     int *queue;
     size_t qlen, qcap;
@@ -49,11 +51,18 @@ static void accept_queued(struct worker *w)
         int one = 1;
         setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         conn *c = conn_new_buffers(fds[i]);
-        if (conn_watch_new(w->epfd, c) != 0) {
+        if (w->ring != NULL)
+            uring_add(w->ring, c);
+        else if (conn_watch_new(w->epfd, c) != 0) {
             perror("epoll_ctl");
             conn_close(w->epfd, c);
         }
     }
+}
+
+static void accept_cb(void *arg)
+{
+    accept_queued(arg);
 }
 
 static void *worker_main(void *arg)
@@ -62,14 +71,19 @@ static void *worker_main(void *arg)
     struct epoll_event evs[64];
     stats_register_thread();
     bool sharded = settings.lock_mode == LM_SHARDED;
-    if (sharded) {
+    if (sharded)
         w->rpcfd = shard_register(w->id);
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &w->rpcfd };
-        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->rpcfd, &ev);
-    }
     bool qsbr = settings.lock_mode == LM_OPTIMISTIC;
     if (qsbr)
         qsbr_register();
+    if (w->ring != NULL) {
+        uring_run(w->ring, w->evfd, sharded ? w->rpcfd : -1, accept_cb, w);
+        return NULL;
+    }
+    if (sharded) {
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &w->rpcfd };
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->rpcfd, &ev);
+    }
     for (;;) {
         /* idle in epoll_wait = holding no item pointer: other threads need not wait for us;
          * with retired items pending, wake up soon to free them (memory stays bounded) */
@@ -105,14 +119,22 @@ void threads_start(int n)
         struct worker *w = &workers[i];
         w->id = i;
         pthread_mutex_init(&w->qlock, NULL);
-        w->epfd = epoll_create1(EPOLL_CLOEXEC);
         w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (w->epfd < 0 || w->evfd < 0) {
+        if (settings.io_backend == IO_URING) {
+            w->epfd = -1;
+            if ((w->ring = uring_create()) == NULL)
+                exit(1);
+        } else {
+            w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        }
+        if ((w->ring == NULL && w->epfd < 0) || w->evfd < 0) {
             perror("epoll/eventfd");
             exit(1);
         }
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev);
+        if (w->ring == NULL) {
+            struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+            epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev);
+        }
         if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
             perror("pthread_create");
             exit(1);

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from net import ask, rss_kb, stat
+from net import ask, rss_kb, server_args, stat
 
 results = []
 
@@ -55,7 +55,7 @@ def main():
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:quarantine_size_mb=8")
     log = open(os.path.join(tmp, "server.log"), "w+")
     srv = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", "-m", "8", "-c", "1200",
-                            "--lock-mode", mode], stderr=log, env=env)
+                            *server_args(mode)], stderr=log, env=env)
     try:
         for _ in range(200):
             if os.path.exists(pf):

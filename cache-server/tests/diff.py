@@ -5,10 +5,11 @@ sequence, so even cas values must match. Each script is sent on a fresh connecti
 write side is closed and the reply read to EOF.
 
   diff.py SERVER_BINARY [MODE...]      prints ok/FAIL lines; exit 1 on any difference
+  (a MODE may name an I/O backend too: sharded+io_uring)
 """
 import os
 import shutil
-from net import free_port, talk, wait_port
+from net import free_port, server_args, talk, wait_port
 import subprocess
 import sys
 import tempfile
@@ -106,7 +107,7 @@ def main():
         failed = 0
         for mode in modes:
             pf = os.path.join(tmp, f"port-{mode}")
-            p = subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", "--lock-mode", mode])
+            p = subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)])
             procs.append(p)
             for _ in range(100):
                 if os.path.exists(pf):

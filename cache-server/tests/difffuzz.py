@@ -7,13 +7,14 @@ every other piece of state match too. Bounded by SECONDS of wall time; a differe
 with the seed that replays it (and the script is saved next to the build).
 
   difffuzz.py SERVER_BINARY SECONDS [--seed N] MODE...     ok/FAIL lines; exit 1 on a difference
+  (a MODE may name an I/O backend too: sharded+io_uring)
 """
 import os
 import random
 import re
 import shutil
 import net
-from net import free_port, wait_port
+from net import free_port, server_args, wait_port
 import subprocess
 import sys
 import tempfile
@@ -139,7 +140,7 @@ def main():
             return 1
         for mode in modes:
             pf = os.path.join(tmp, "port-" + mode)
-            procs.append(subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", "--lock-mode", mode]))
+            procs.append(subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)]))
             for _ in range(100):
                 if os.path.exists(pf):
                     break

@@ -1,4 +1,4 @@
-"""Loopback helpers shared by the differential tests (diff.py, difffuzz.py)."""
+"""Loopback helpers shared by the differential and socket tests (diff.py, difffuzz.py, sockets.py, …)."""
 import socket
 import time
 
@@ -58,13 +58,19 @@ def ask(port, data, until=b"\r\n", timeout=5):
     return out
 
 
-def stat(port, name):
-    """One numeric `stats` value of a running server, -1 when absent."""
+def stat_line(port, name):
+    """One `stats` value of a running server as text, None when absent."""
     for line in ask(port, b"stats\r\n", b"END\r\n").split(b"\r\n"):
         p = line.split(b" ")
         if len(p) == 3 and p[1] == name.encode():
-            return int(p[2].split(b".")[0])
-    return -1
+            return p[2].decode()
+    return None
+
+
+def stat(port, name):
+    """One numeric `stats` value of a running server, -1 when absent."""
+    v = stat_line(port, name)
+    return -1 if v is None else int(v.split(".")[0])
 
 
 def rss_kb(pid):
@@ -73,3 +79,9 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return -1
+
+
+def server_args(spec):
+    """A server variant as the tests name it, MODE or MODE+BACKEND (`sharded+io_uring`), as options."""
+    mode, _, backend = spec.partition("+")
+    return ["--lock-mode", mode] + (["--io-backend", backend] if backend else [])

@@ -53,13 +53,17 @@ result "optimistic unlink/bump race replayed under ASan: $(tail -n 1 <<< "$out")
 
 tally < <(python3 tests/callgraph.py 2>&1)
 tally < <(python3 tests/test_mcperf_csv.py 2>&1)
-tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded 2>&1)
-tally < <(timeout 300 python3 tests/difffuzz.py build/cache-server "$fuzz_secs" global striped rwlock optimistic sharded 2>&1)
+# every lock mode on the default epoll backend; the io_uring backend (uring.c) in the mode without
+# locks, the lock-free one and the global lock
+uring=(global+io_uring optimistic+io_uring sharded+io_uring)
+tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
+tally < <(timeout 300 python3 tests/difffuzz.py build/cache-server "$fuzz_secs" global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
+tally < <(timeout 120 python3 tests/backend.py build/cache-server global sharded 2>&1)
 tally < <(tests/stress.sh build 3 2>&1)
-tally < <(timeout 300 python3 tests/sockets.py build/cache-server global striped rwlock optimistic sharded 2>&1)
+tally < <(timeout 300 python3 tests/sockets.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
 tally < <(timeout 60 python3 tests/options.py build/cache-server 2>&1)
 tally < <(timeout 120 python3 tests/loadgen.py build 2>&1)
-for mode in global striped rwlock optimistic sharded; do
+for mode in global striped rwlock optimistic sharded "${uring[@]}"; do
   tally < <(python3 tests/badinput.py build/cache-server-asan "$mode" 2>&1 | sed "s/bad input:/bad input ($mode):/")
 done
 

@@ -8,6 +8,7 @@
 Every wait is bounded; a reply that does not come in time is a failure, not a hang.
 
   sockets.py SERVER_BINARY MODE...      prints ok/FAIL lines; exit 1 on any failure
+  (a MODE may name an I/O backend too: sharded+io_uring)
 """
 import os
 import random
@@ -17,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from net import ask, rss_kb, stat
+from net import ask, rss_kb, server_args, stat
 
 results = []
 # bytes a server may hold beyond -m for values being received: the per-thread overshoot of one
@@ -54,7 +55,7 @@ def start(binary, mode, tmp, *extra):
     pf = os.path.join(tmp, "port")
     if os.path.exists(pf):
         os.unlink(pf)
-    srv = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", "--lock-mode", mode, *extra])
+    srv = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode), *extra])
     for _ in range(200):
         if os.path.exists(pf):
             break

@@ -2,7 +2,8 @@
 # Sanitizer runs: the ASan+UBSan and TSan builds of the server, in every lock mode, under a
 # concurrent mixed load (get/set/delete/incr) with a small -m so that eviction runs all along.
 # Passes when the load generator saw no wrong reply and the sanitizer printed nothing.
-#   tests/stress.sh BUILD_DIR [SECONDS]      (STRESS_MODES="sharded ..." narrows the lock modes)
+#   tests/stress.sh BUILD_DIR [SECONDS]      (STRESS_MODES="sharded ..." narrows the lock modes;
+#   MODE+io_uring runs that mode on the io_uring backend)
 set -euo pipefail
 build=$1 secs=${2:-3}
 tmp=$(mktemp -d)
@@ -23,12 +24,13 @@ stat_of() {  # port name
 
 fails=0
 for san in asan tsan; do
-  for mode in ${STRESS_MODES:-global striped rwlock optimistic sharded}; do
+  for mode in ${STRESS_MODES:-global striped rwlock optimistic sharded global+io_uring optimistic+io_uring sharded+io_uring}; do
+    lock=${mode%%+*} io=(); [[ $mode == *+* ]] && io=(--io-backend "${mode#*+}")
     rm -f "$tmp/port"
     # TSan wants a low-entropy address space on recent kernels: setarch -R where available
     run=(); [[ $san == tsan ]] && command -v setarch > /dev/null && run=(setarch "$(uname -m)" -R)
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 TSAN_OPTIONS=halt_on_error=0 \
-      "${run[@]}" "$build/cache-server-$san" -t 4 -m 2 -p 0 --port-file "$tmp/port" --lock-mode "$mode" \
+      "${run[@]}" "$build/cache-server-$san" -t 4 -m 2 -p 0 --port-file "$tmp/port" --lock-mode "$lock" "${io[@]}" \
       2> "$tmp/server.log" &
     spid=$!
     for _ in $(seq 200); do [[ -s $tmp/port ]] && break; sleep 0.05; done
