@@ -1,5 +1,5 @@
 # The C probes as a nixpkgs package: pkgs.callPackage ./c-probes/package.nix { }
-# Installs bin/c2c, bin/counters, bin/channel, bin/mem, bin/capacity. Only libc and pthreads are needed.
+# Installs bin/c2c, bin/counters, bin/channel, bin/mem, bin/capacity, bin/rusage. Only libc and pthreads are needed.
 { lib, stdenv }:
 
 let

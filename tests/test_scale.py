@@ -103,6 +103,24 @@ def test_shell_text_in_a_word_runs_nothing(tmp_path, results):
     assert started["command"].startswith("echo '$(touch ")
 
 
+# --- the command's own peak RSS, not the engine's ---------------------------------------------------------
+def test_max_rss_is_the_commands_own_not_the_engines(tmp_path):
+    """Linux keeps a process's peak RSS across exec: a command forked by the engine's Python (tens of
+    MiB) would read at least that. Through c-probes/rusage, `true` reads its own few MiB at most, and a
+    program that touches 64 MiB reads at least that."""
+    got = {}
+    for name, cmd in (("true", ["true"]), ("big", ["python3", "-c", "b = bytearray(64 << 20)"])):
+        env = {"LAB_RESULTS": str(tmp_path / name)}
+        os.makedirs(env["LAB_RESULTS"])
+        scale(env, "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", *cmd)
+        (run,) = glob.glob(os.path.join(env["LAB_RESULTS"], "*"))
+        (data,) = glob.glob(os.path.join(run, "data", "*.csv"))
+        got[name] = [float(r["value"]) for r in rows(data) if r["metric"] == "max_rss_kib"]
+    engine_kib = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0])
+    assert got["true"] and max(got["true"]) < 8 * 1024 < engine_kib, (got, engine_kib)
+    assert got["big"] and min(got["big"]) >= 64 * 1024, got
+
+
 # --- a real program, the run folder, the chart, the words, the saved spec --------------------------------
 def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_file):
     saved = tmp_path / "xz-blocks.spec"

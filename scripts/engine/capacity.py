@@ -55,14 +55,15 @@ class ProbeError(Exception):
     pass
 
 
-def build(root, log_path):
-    """Build the probe when it is missing; returns "" or why it cannot be had."""
-    if os.access(os.path.join(root, PROBE), os.X_OK):
+def build(root, log_path, probe=PROBE):
+    """Build a c-probes program the engine runs (the probe, or child.py's launcher) when it is missing;
+    returns "" or why it cannot be had."""
+    if os.access(os.path.join(root, probe), os.X_OK):
         return ""
     with open(log_path, "a") as log:
-        p = subprocess.run(["make", "-s", "-C", os.path.join(root, "c-probes"), "build/capacity"],
+        p = subprocess.run(["make", "-s", "-C", os.path.join(root, "c-probes"), os.path.relpath(probe, "c-probes")],
                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    return "" if p.returncode == 0 else f"building {PROBE} failed (exit {p.returncode}): see sweep/setup.log"
+    return "" if p.returncode == 0 else f"building {probe} failed (exit {p.returncode}): see sweep/setup.log"
 
 
 def argv(root, cpus, servers=()):

@@ -6,7 +6,10 @@ wait4 gives what the engine measures of any command, every repeat (RESOURCE_METR
 - cpu_user_s, cpu_sys_s: user and system CPU time of the command and of every descendant it waited for
   (a daemon it left running, or a server started elsewhere, is not in them);
 - max_rss_kib: the peak resident set of the *largest single process* among the command and the
-  descendants it waited for (Linux keeps the maximum, not a sum: two 1 GiB workers read 1 GiB).
+  descendants it waited for (Linux keeps the maximum, not a sum: two 1 GiB workers read 1 GiB). Linux
+  also keeps a process's peak across exec, so a command forked from this Python process would read at
+  least the engine's own RSS (~20 MiB): with LAUNCHER (c-probes/rusage.c) between them, the command is
+  forked by a process of a few hundred KiB, which writes the command's own figure to a file.
 These are results of the command, not conditions of the run: they are not the guard's noise metrics.
 
 Output: the lab's own instruments write their files directly. A command from `exec` (any program)
@@ -22,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+LAUNCHER = os.path.join("c-probes", "build", "rusage")
 RESOURCE_METRICS = (("wall_s", "s"), ("cpu_user_s", "s"), ("cpu_sys_s", "s"), ("max_rss_kib", "KiB"))
 PER_CALL = "cpu_us_per_call"   # with the spec's `calls`
 OUTPUT_CAP = 1 << 20     # bytes kept of each of stdout and stderr of an `exec` command
@@ -95,9 +99,24 @@ def signal_group(p, sig):
         pass
 
 
-def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None):
-    """Run argv; returns (exit code, Usage or None, note). The exit code is negative for a signal and
-    124 for a timeout, as timeout(1) says; note says what the engine did (killed, output truncated)."""
+def launched_rss(path):
+    """The command's own peak RSS in KiB that LAUNCHER wrote, or None (not written: it was killed)."""
+    try:
+        with open(path) as f:
+            key, value = f.read().split()
+        os.remove(path)
+        return int(value) if key == "maxrss_kib" else None
+    except (OSError, ValueError):
+        return None
+
+
+def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None, launcher=None):
+    """Run argv (through launcher, LAUNCHER's path, when given); returns (exit code, Usage or None,
+    note). The exit code is negative for a signal and 124 for a timeout, as timeout(1) says; note says
+    what the engine did (killed, output truncated)."""
+    rss_path = err_path + ".maxrss"
+    if launcher:
+        argv = [launcher, rss_path, *argv]
     piped = cap is not None
     files = [] if piped else [open(out_path, "w"), open(err_path, "w")]
     reaped = {}
@@ -152,5 +171,6 @@ def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None):
     if notes and notes[0].startswith("engine: killed"):
         code = 124
     ru = reaped["ru"]
-    usage = Usage(reaped["t1"] - t0, ru.ru_utime, ru.ru_stime, ru.ru_maxrss)
+    own = launched_rss(rss_path) if launcher else None
+    usage = Usage(reaped["t1"] - t0, ru.ru_utime, ru.ru_stime, own if own is not None else ru.ru_maxrss)
     return code, usage, "; ".join(notes)

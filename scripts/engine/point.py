@@ -139,7 +139,8 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     try:
         before = probe(session, err)
         window = guard.Window(point.cpus, span, servers)
-        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap)
+        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap,
+                                    ctx.launcher)
         reading = window.stop()
         after = probe(session, err) if before else None
     finally:

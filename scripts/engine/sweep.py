@@ -21,7 +21,7 @@ from stats import ci_method, ci_pct
 from term import visible
 from topo import cpu_list
 
-from . import capacity
+from . import capacity, child
 from . import journal as jr
 from . import orphans
 from . import point as pt
@@ -74,6 +74,7 @@ class Sweep:
         self.env = dict(os.environ, LAB_ROOT=root, **{orphans.VAR: self.token})
         self.all_cpus = [p.os for p in topo.pus]
         self.capacity = None                 # the capacity probe's baseline {cpu: {kind: ns}}, see baseline()
+        self.launcher = None                 # child.py's LAUNCHER once built: the command's own peak RSS
         self.child = None
         self.stopping = False
         self.reaper = None
@@ -175,6 +176,11 @@ class Sweep:
                     want = int(spec["repeats"]) if spec["repeats"] != "auto" else int(spec["min_repeats"])
                     self.total += 0 if ok else max(want - n, 1)
         self.baseline([s for s in self.specs if s.name in plans])
+        why = capacity.build(self.root, self.rf.sweep_file("setup.log"), child.LAUNCHER)
+        if why:
+            self.journal.event("launcher_unavailable", f"max_rss_kib includes the engine's own RSS: {why}", reason=why)
+        else:
+            self.launcher = os.path.join(self.root, child.LAUNCHER)
         state = "complete"
         try:
             for spec in self.specs:
