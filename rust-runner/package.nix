@@ -5,7 +5,7 @@
 
 let
   fs = lib.fileset;
-  # The crate and the workloads its tests run (tests/interrupt.rs runs ../workloads/empty.rn from the
+  # The crate and the workloads its tests run (tests/it/interrupt.rs runs ../workloads/empty.rn from the
   # crate's parent folder), laid out as in the repository; the build happens in rust-runner/.
   src = fs.toSource {
     root = ../.;
@@ -26,8 +26,8 @@ rustPlatform.buildRustPackage {
   buildType = "release";
   hardeningDisable = [ "all" ];
 
-  # The integration tests skip themselves without RUNNER_IT=1 (they need a live Cassandra), so the
-  # sandboxed check phase runs the unit tests and the Ctrl-C test (no server needed).
+  # tests/it/cassandra.rs skips itself without RUNNER_IT=1 (it needs a live Cassandra), so the
+  # sandboxed check phase runs the unit tests and the offline integration tests (no server needed).
   meta = {
     description = "Rune-scripted Cassandra benchmark (Latte-compatible workloads) of the scaling lab";
     license = lib.licenses.asl20;

@@ -57,7 +57,7 @@ def test_runner_src_holds_what_its_tests_read():
     crate = r["sourceRoot"].split("/", 1)[1]
     assert r["sourceRoot"].split("/", 1)[0] == r["src"]["name"]
     assert f"{crate}/Cargo.toml" in files and f"{crate}/Cargo.lock" in files
-    # tests/interrupt.rs runs ../workloads/empty.rn from the crate's parent folder
+    # tests/it/interrupt.rs runs ../workloads/empty.rn from the crate's parent folder
     assert "workloads/empty.rn" in files
     assert not any("/target/" in f for f in files)
     assert r["cargoLockFile"] == os.path.join(ROOT, crate, "Cargo.lock")

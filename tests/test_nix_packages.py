@@ -118,7 +118,7 @@ def private_mounts():
 
 def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(tmp_path):
     """buildRustPackage's phases (cargo build, cargo test, install) over the package's src only, in its
-    sourceRoot, offline with the locked crates. The check phase runs tests/interrupt.rs, which reads
+    sourceRoot, offline with the locked crates. The check phase runs tests/it/interrupt.rs, which reads
     ../workloads/empty.rn: a src without it fails here as it failed under Nix."""
     if shutil.which("cargo") is None:
         pytest.skip("cargo not installed")

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
+use crate::common;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -79,6 +79,7 @@ fn every_item_of_the_readme_table_is_called_by_the_fixture() {
 
 #[test]
 fn the_fixture_runs_every_offline_item_without_a_failed_assertion() {
+    let _runners = common::shared();
     let out_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("api-offline.json");
     let out = runner(&[
         "run", API, "-f", "offline", "-P", "cql=false", "-P", "n=7", "-P", "word=abc", "-P", "list=[1, 2]",
@@ -99,6 +100,7 @@ fn the_fixture_runs_every_offline_item_without_a_failed_assertion() {
 
 #[test]
 fn runtime_errors_name_file_line_column_and_function() {
+    let _runners = common::shared();
     let cases = [
         ("run", ":4:5: error: ", "(in fn third(xs))", Some(":9:5 (in fn run(ctx, i))")),
         ("missing_method", ":13:5: error: Missing instance function", "(in fn missing_method(ctx, i))", None),
@@ -118,6 +120,7 @@ fn runtime_errors_name_file_line_column_and_function() {
 
 #[test]
 fn erase_without_an_erase_function_is_bad_input() {
+    let _runners = common::shared();
     let out = runner(&["erase", RUNTIME_ERROR, "--nodes", "127.0.0.1:1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use crate::common;
+
 /// The kernel's node list ("0", "0-1,3") of the nodes with memory; {0} where the kernel has no NUMA.
 fn nodes_with_memory() -> BTreeSet<i64> {
     let text = std::fs::read_to_string("/sys/devices/system/node/has_memory").unwrap_or_else(|_| "0".into());
@@ -19,6 +21,7 @@ fn nodes_with_memory() -> BTreeSet<i64> {
 
 #[test]
 fn each_worker_says_where_it_ran_and_where_its_heap_is() {
+    let _runners = common::shared();
     let raw = std::env::temp_dir().join(format!("runner-ran-on-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&raw);
     std::fs::create_dir_all(&raw).unwrap();

@@ -5,10 +5,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 #[test]
 fn ctrl_c_saves_a_partial_report() {
+    let _runners = common::alone();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interrupted.json");
     let _ = std::fs::remove_file(&out);

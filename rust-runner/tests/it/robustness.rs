@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -48,6 +48,7 @@ fn script(name: &str, text: &str) -> String {
 
 #[test]
 fn a_huge_thread_count_is_bad_input() {
+    let _runners = common::shared();
     let (o, _) = run_bounded(&["run", "workloads/empty.rn", "-t", "100000", "-d", "1000", "--no-csv", "-q"], Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -56,6 +57,7 @@ fn a_huge_thread_count_is_bad_input() {
 
 #[test]
 fn a_zero_sampling_period_is_bad_input() {
+    let _runners = common::shared();
     let (o, _) = run_bounded(&["run", "workloads/empty.rn", "--sampling", "0s", "-d", "1s", "--no-csv", "-q"], Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -64,6 +66,7 @@ fn a_zero_sampling_period_is_bad_input() {
 
 #[test]
 fn a_script_that_never_returns_still_ends_with_the_duration() {
+    let _runners = common::shared();
     let s = script("spin.rn", "pub fn run(ctx, i) { loop {} }\n");
     let out = tmp("spin.json");
     let (o, took) = run_bounded(
@@ -82,6 +85,7 @@ fn a_script_that_never_returns_still_ends_with_the_duration() {
 
 #[test]
 fn a_script_that_never_returns_stops_on_the_first_sigterm() {
+    let _runners = common::shared();
     let s = script("spin-term.rn", "pub fn run(ctx, i) { loop {} }\n");
     let out = tmp("spin-term.json");
     let mut child = spawn(&["run", &s, "-d", "300s", "-w", "0", "-c", "2", "--no-csv", "-o", out.to_str().unwrap()]);
@@ -97,6 +101,7 @@ fn a_script_that_never_returns_stops_on_the_first_sigterm() {
 
 #[test]
 fn a_peer_that_never_speaks_cql_fails_within_the_connect_timeout() {
+    let _runners = common::shared();
     // A real listening socket: the kernel accepts the TCP connection, nobody ever answers.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
@@ -113,6 +118,7 @@ fn a_peer_that_never_speaks_cql_fails_within_the_connect_timeout() {
 
 #[test]
 fn a_workload_whose_every_cycle_fails_exits_1() {
+    let _runners = common::shared();
     let s = script("fail.rn", "pub fn run(ctx, i) { Err(\"always\") }\n");
     let out = tmp("fail.json");
     let (o, _) = run_bounded(
@@ -132,6 +138,7 @@ fn a_workload_whose_every_cycle_fails_exits_1() {
 /// stamps is ~25%, for coarser ones ~0) rather than leave it to the reader.
 #[test]
 fn workers_that_take_turns_on_one_cpu_report_that_they_did_not_run_together() {
+    let _runners = common::alone();
     let out = tmp("turns.json");
     let (o, _) = run_bounded(
         &["run", "workloads/empty.rn", "--cpus", "0,0", "-d", "1s", "-w", "100ms", "-q", "-o", out.to_str().unwrap()],
@@ -151,6 +158,7 @@ fn workers_that_take_turns_on_one_cpu_report_that_they_did_not_run_together() {
 /// budgets are set small so that each case takes well under a second of the budget itself.
 #[test]
 fn the_script_budgets_hold_in_every_phase() {
+    let _runners = common::shared();
     let cases = [
         // (script, flags, phase, budget named)
         ("pub fn prepare(ctx) { loop {} }\npub fn run(ctx, i) {}\n", "--script-time=1s", "prepare:", "--script-time 1s"),
@@ -189,6 +197,7 @@ fn the_script_budgets_hold_in_every_phase() {
 /// string would not.
 #[test]
 fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
+    let _runners = common::shared();
     let text = "fn deep(n, a, b, c, d, e, f, g) { if n == 0 { return 0; } deep(n - 1, a, b, c, d, e, f, g) }\n\
                 pub fn run(ctx, i) {\n    if i % 2 == 0 { deep(3000, 1, 2, 3, 4, 5, 6, 7); } else { let s = \"x\"; for k in 0..21 { s = s + s; } }\n}\n";
     let s = script("grown-stack.rn", text);
@@ -208,6 +217,7 @@ fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
 /// recurses into them: file:line:column, exit 2, no stack overflow.
 #[test]
 fn deep_nesting_is_refused_before_the_compiler_overflows() {
+    let _runners = common::shared();
     let deep = [
         format!("pub fn run(ctx, i) {{\n    let x = {}1{};\n}}\n", "(".repeat(100_000), ")".repeat(100_000)),
         format!("pub fn run(ctx, i) {{\n    let x = 1{};\n}}\n", "+1".repeat(100_000)),
@@ -224,6 +234,7 @@ fn deep_nesting_is_refused_before_the_compiler_overflows() {
 
 #[test]
 fn a_folder_given_as_the_script_is_named_as_a_folder() {
+    let _runners = common::shared();
     let (o, _) = run_bounded(&["run", ".", "-d", "1"], Duration::from_secs(30));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -237,6 +248,7 @@ fn a_folder_given_as_the_script_is_named_as_a_folder() {
 /// succeed, cycle 1000 breaches. A breach in the warmup saves an empty partial report the same way.
 #[test]
 fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
+    let _runners = common::shared();
     let cases = [
         // (name, the breaching body, flag, budget named in the line, warmup)
         ("memory", "let s = \"x\"; loop { s = s + s; }", "--script-memory=16MiB", "memory budget (--script-memory 16 MiB)", "0"),
@@ -296,6 +308,7 @@ fn exit_code(o: &Output, what: &str) -> i32 {
 /// with --script-stack 1MiB (about 900 async levels) they reach the stack budget first.
 #[test]
 fn script_recursion_on_the_native_stack_ends_as_a_budget_breach() {
+    let _runners = common::shared();
     const SLICE: &str = "ran 10000 instructions (the runner's check slice) inside another";
     const STACK: &str = "deeper than its native stack budget (--script-stack 1 MiB)";
     let direct = "async fn f(n) { f(n + 1).await }\npub async fn run(ctx, i) {\n    if i >= 1000 { f(0).await }\n}\n";
@@ -342,6 +355,7 @@ fn script_recursion_on_the_native_stack_ends_as_a_budget_breach() {
 /// workers (load, the warmup): one line naming the phase and the limit, exit 1, no abort.
 #[test]
 fn script_recursion_on_the_native_stack_ends_every_phase_cleanly() {
+    let _runners = common::shared();
     let rec = "async fn f(n) { f(n + 1).await }\n";
     let native = "fn g(n) { [n].iter().map(|x| g(x + 1)).collect::<Vec>() }\n";
     let cases = [
@@ -373,6 +387,7 @@ fn script_recursion_on_the_native_stack_ends_every_phase_cleanly() {
 /// native callback 100 deep return their value in every cycle.
 #[test]
 fn legal_nesting_still_runs() {
+    let _runners = common::shared();
     let text = "async fn f(n, d) { if n >= d { return n; } f(n + 1, d).await }\n\
                 fn g(n, d) { if n >= d { return n; } let v = [n].iter().map(|x| g(x + 1, d)).collect::<Vec>(); v[0] }\n\
                 pub async fn run(ctx, i) {\n    let d = if i % 2 == 0 { 100 } else { 800 };\n    \
@@ -399,6 +414,7 @@ fn legal_nesting_still_runs() {
 /// Before, each of these ran until SIGKILL: the bound below is a liveness bound, not a speed goal.
 #[test]
 fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
+    let _runners = common::shared();
     const STUCK: &str = "[1].iter().map(|x| { loop {} }).collect::<Vec>()";
     let cases = [
         // (name, script, command, warmup, the line's start)
@@ -444,6 +460,7 @@ fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
 /// because a loaded host may run the loop ten times slower.
 #[test]
 fn a_native_callback_computing_within_its_budget_is_not_stopped() {
+    let _runners = common::shared();
     let s = script(
         "callback-ok.rn",
         "pub fn run(ctx, i) { [1].iter().map(|x| { let s = 0; for j in 0..20000000 { s += j; } s }).collect::<Vec>() }\n",

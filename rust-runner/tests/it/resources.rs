@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common;
+
 /// A fresh folder per test outside the project (the walk up from a script inside it would find the
 /// runner's own `rust-runner/resources/`).
 fn fresh(name: &str) -> PathBuf {
@@ -57,6 +59,7 @@ pub async fn run(ctx, i) {
 
 #[test]
 fn a_latte_workload_finds_its_resources_from_another_working_folder() {
+    let _runners = common::shared();
     let root = fresh("res-tree");
     let script = latte_tree(&root, SCRIPT);
     let env = root.join("env");
@@ -86,6 +89,7 @@ fn a_latte_workload_finds_its_resources_from_another_working_folder() {
 
 #[test]
 fn resources_are_looked_up_tree_then_environment_then_shipped() {
+    let _runners = common::shared();
     let root = fresh("res-order");
     // Each source holds a `variable_words.txt` of its own; the script reports which one it read.
     let script = latte_tree(
@@ -116,6 +120,7 @@ pub async fn run(ctx, i) { assert_eq!(ctx.data.w[0], latte::param!("want", "?"))
 
 #[test]
 fn a_missing_resource_names_every_place_looked_and_a_path_outside_is_refused() {
+    let _runners = common::shared();
     let root = fresh("res-missing");
     let script = latte_tree(&root, "pub async fn prepare(ctx) { fs::read_resource_lines(latte::param!(\"name\", \"nope.txt\"))?; Ok(()) }\npub async fn run(ctx, i) { Ok(()) }\n");
     let out = runner_in(&root, None, &["run", script.to_str().unwrap(), "-d", "1", "-w", "0", "--no-csv", "-q"]);

@@ -7,9 +7,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use scylla::client::session_builder::SessionBuilder;
-
-mod common;
 use scylla::value::{CqlValue, Row};
+
+use crate::common;
 
 const PORT: u16 = 19042;
 
@@ -115,6 +115,8 @@ async fn against_real_cassandra() {
         eprintln!("skipped: set RUNNER_IT=1 (or run `just test-runner`) to test against a real Cassandra");
         return;
     }
+    // Alone for its whole length (common::RUNNERS): its node's timing windows, its ports.
+    let _runners = common::alone();
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-reports");
     std::fs::create_dir_all(&tmp).unwrap();
     let rep = |name: &str| tmp.join(name).to_string_lossy().to_string();
