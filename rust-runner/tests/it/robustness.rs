@@ -206,11 +206,7 @@ fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
         &["run", &s, "--script-memory=3584KiB", "-d", "20", "-w", "0", "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()],
         Duration::from_secs(60),
     );
-    assert_eq!(exit_code(&o, "grown stack"), 0, "{}", stderr(&o));
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(r["result"]["cycles"], 20);
-    assert_eq!(r["result"]["errors"], 0);
-    assert_eq!(r["result"]["partial"], false);
+    assert_clean_run(&o, "grown stack", &out, 20);
 }
 
 /// 100,000 nested parentheses (or a 100,000-long operator chain) are refused before the compiler
@@ -297,6 +293,17 @@ fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
 /// The exit of a runner that ended by itself (not by a signal such as the abort of a stack overflow).
 fn exit_code(o: &Output, what: &str) -> i32 {
     o.status.code().unwrap_or_else(|| panic!("{what}: killed by a signal ({:?}): {}", o.status, stderr(o)))
+}
+
+/// A run that ended cleanly: exit 0 by itself, and its report at `report` holds all `cycles` cycles,
+/// none failed, not partial.
+fn assert_clean_run(o: &Output, what: &str, report: &Path, cycles: u64) {
+    assert_eq!(exit_code(o, what), 0, "{what}: {}", stderr(o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+    let res = &r["result"];
+    assert_eq!(res["cycles"], cycles, "{what}: {res}");
+    assert_eq!(res["errors"], 0, "{what}: {res}");
+    assert_eq!(res["partial"], false, "{what}: {res}");
 }
 
 /// Script calls that nest the worker's native stack (issue 24): Rune futures awaited inside each other
@@ -398,11 +405,7 @@ fn legal_nesting_still_runs() {
         &["run", &s, "--script-stack=1MiB", "-d", "200", "-w", "0", "-t", "2", "-c", "2", "--no-csv", "-q", "-o", out.to_str().unwrap()],
         Duration::from_secs(60),
     );
-    assert_eq!(exit_code(&o, "legal"), 0, "{}", stderr(&o));
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(r["result"]["cycles"], 200);
-    assert_eq!(r["result"]["errors"], 0);
-    assert_eq!(r["result"]["partial"], false);
+    assert_clean_run(&o, "legal", &out, 200);
 }
 
 /// The watchdog (issue 24): a script function called back by a native one (`iter().map(f)`) runs
@@ -467,8 +470,5 @@ fn a_native_callback_computing_within_its_budget_is_not_stopped() {
     );
     let out = tmp("callback-ok.json");
     let (o, _) = run_bounded(&["run", &s, "--script-time=60s", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()], Duration::from_secs(120));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(report["result"]["cycles"], 1, "{}", report["result"]);
-    assert_eq!(report["result"]["partial"], false, "{}", report["result"]);
+    assert_clean_run(&o, "long callback", &out, 1);
 }
