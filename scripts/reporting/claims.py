@@ -71,7 +71,7 @@ def seed000(exps, pub, merged):
     measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)]['median'] / s[('per-thread', lo)]['median']:.2f}, "
                 f"shared-arc ×{s[('shared-arc', hi)]['median'] / s[('shared-arc', lo)]['median']:.2f}: gap ×{gap_lo:.2f} → "
                 f"×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
-    doubt = V._doubt([(f"{v} {t} threads", x) for (v, t), x in s.items()])
+    doubt = V.doubt_of([(f"{v} {t} threads", x) for (v, t), x in s.items()])
     if doubt:
         return {"verdict": "inconclusive", "measured": measured, "published": published, "why": doubt}
     # growth of the gap at the worst ends of the four medians' 95% CIs
@@ -120,7 +120,7 @@ def seed001(exps, pub, merged):
         if best == ts[-1]:
             verdict, why = "no", "GET/s highest at the most threads measured"
         else:
-            doubt = V._doubt([(f"{best} threads", merged(tp[best])), (f"{ts[-1]} threads", merged(tp[ts[-1]]))])
+            doubt = V.doubt_of([(f"{best} threads", merged(tp[best])), (f"{ts[-1]} threads", merged(tp[ts[-1]]))])
             verdict, why = ("inconclusive", doubt) if doubt else \
                 V.claim_above(*V.quotient_range(merged(tp[best]), merged(tp[ts[-1]])), 1.0)
         verdicts.append(verdict)
@@ -133,7 +133,7 @@ def seed001(exps, pub, merged):
     published = ", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)" if share_pub else ""
     if len(mt) >= 2:
         lo, hi = merged(ms[mt[0]]), merged(ms[mt[-1]])
-        doubt = V._doubt([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
+        doubt = V.doubt_of([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
         if doubt:
             verdicts.append("inconclusive")
             parts.append(f"mutex share {lo['median']:.1f}% → {hi['median']:.1f}%: inconclusive ({doubt})")

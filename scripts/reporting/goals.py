@@ -69,8 +69,8 @@ def judge(goal, pts):
             continue
         picked, num = (max if higher else min)(nums, key=lambda x: x[1]["median"])
         row = {"placement": pl, "threads": t, "picked": picked, "ratio": None, "lo": None, "hi": None}
-        doubt = V._doubt([(f"{picked} {pl} t{t}", num), (f"{goal['den']} {pl} t{t}", den)])
-        if V._bounds(den)[0] <= 0:
+        doubt = V.doubt_of([(f"{picked} {pl} t{t}", num), (f"{goal['den']} {pl} t{t}", den)])
+        if V.ci_bounds(den)[0] <= 0:
             row.update(verdict="inconclusive", why=f"{goal['den']} {pl} t{t}: its 95% CI reaches 0")
         else:
             row["ratio"] = num["median"] / den["median"]

@@ -121,8 +121,8 @@ def stops(placement, rows, pus):
 
 
 def overlaps(a, b):
-    alo, ahi = V._bounds(a)
-    blo, bhi = V._bounds(b)
+    alo, ahi = V.ci_bounds(a)
+    blo, bhi = V.ci_bounds(b)
     return alo <= bhi and blo <= ahi
 
 

@@ -21,7 +21,7 @@ def direction(ratio):
     return "higher" if ratio > 1 + EQUAL_WITHIN else "lower" if ratio < 1 - EQUAL_WITHIN else "about equal"
 
 
-def _doubt(points):
+def doubt_of(points):
     """Why the points cannot carry a verdict (few repeats, suspect), or ""."""
     why = []
     for label, s in points:
@@ -32,15 +32,16 @@ def _doubt(points):
     return "; ".join(why)
 
 
-def _bounds(s):
+def ci_bounds(s):
+    """A summary's 95% CI as (low, high); its median twice where no CI could be taken."""
     lo, hi = s["ci_lo"], s["ci_hi"]
     return (lo, hi) if lo == lo else (s["median"], s["median"])
 
 
 def quotient_range(num, den):
     """Lowest and highest num/den inside both CIs (den's CI must stay above zero)."""
-    nlo, nhi = _bounds(num)
-    dlo, dhi = _bounds(den)
+    nlo, nhi = ci_bounds(num)
+    dlo, dhi = ci_bounds(den)
     if dlo <= 0:
         return float("-inf"), float("inf")
     return nlo / dhi, nhi / dlo
@@ -48,10 +49,10 @@ def quotient_range(num, den):
 
 def judge(published_word, measured_word, word_of, num, den, labels):
     """Common rule: (verdict, why). word_of maps a quotient to its word; num/den are summaries."""
-    doubt = _doubt(list(zip(labels, (num, den))))
+    doubt = doubt_of(list(zip(labels, (num, den))))
     if doubt:
         return "inconclusive", doubt
-    if _bounds(den)[0] <= 0:
+    if ci_bounds(den)[0] <= 0:
         return "inconclusive", f"{labels[1]}: 95% CI ±{den['ci_pct']:.0f}% reaches zero"
     lo, hi = quotient_range(num, den)
     wlo, whi = word_of(lo), word_of(hi)
