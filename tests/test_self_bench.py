@@ -22,17 +22,19 @@ def recipe_specs(name):
 
 def test_bench_runner_is_priced_as_an_ordinary_sweep(results):
     """The empty workload (1 and 2 threads, shared vs per-thread), the pinned insert run against
-    Cassandra and the empty workload against Latte (priced on a fixture host whether or not `latte` is
+    Cassandra, and the empty workload and the inserts against Latte (priced on a fixture host whether or not `latte` is
     on this one's PATH), each point priced, nothing started."""
     specs, _ = recipe_specs("bench-runner")
     out = sh("scripts/sweep.py", "dry=1", "profile=smoke", "topology=pack:1 core:2 pu:2", *specs, env=results).stdout
-    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"], ["bench-runner-latte"])]
+    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"], ["bench-runner-latte"],
+                                                                     ["bench-runner-latte-insert"])]
     assert sorted((f[0], f[1], f[3]) for f in points) == [
         ("bench-runner", "per-thread", "1"), ("bench-runner", "per-thread", "2"),
         ("bench-runner", "shared-arc", "1"), ("bench-runner", "shared-arc", "2"),
         ("bench-runner-insert", "runner", "1"),
-        ("bench-runner-latte", "latte", "1"), ("bench-runner-latte", "runner", "1")]
-    assert "7 points, ETA" in out and os.listdir(results["LAB_RESULTS"]) == []
+        ("bench-runner-latte", "latte", "1"), ("bench-runner-latte", "runner", "1"),
+        ("bench-runner-latte-insert", "latte", "1"), ("bench-runner-latte-insert", "runner", "1")]
+    assert "9 points, ETA" in out and os.listdir(results["LAB_RESULTS"]) == []
 
 
 def test_bench_probes_profile_is_priced(results):
