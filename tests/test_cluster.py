@@ -18,7 +18,7 @@ CASSANDRA = os.path.join(ROOT, "cassandra", "cassandra.sh")
 LIB = os.path.join(ROOT, ".work", "cassandra", "lib")
 RUNNER = os.path.join(ROOT, "rust-runner", "target", "release", "runner")
 # Two nodes are the smallest cluster (a seed and a node that joins it); a third JVM added nothing the
-# test checks but its start, ~1 CPU-minute under a busy 2-core host (3 nodes: cluster-up 81 s, loaded).
+# test checks but its start (3 nodes: cluster-up 81 s on a loaded host, docs/measured.md).
 NODES = 2
 PORTS = {"CLUSTER_PORT": "29042", "CLUSTER_STORAGE_PORT": "27000", "CLUSTER_JMX_PORT": "27300"}
 
