@@ -51,6 +51,7 @@ def alive(pid):
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java (./lab installs openjdk-17)")
+@pytest.mark.rust_build
 def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
     # The nodes' folder lies inside the project, as the default .work/cluster does: the sweep's `server`
     # (pidfiles inside the project) names every node's pidfile, so their JVMs are the measurement's own.

@@ -3,12 +3,15 @@ import glob
 import json
 import os
 
+import pytest
+
 from conftest import ROOT, rows, sh
 
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
           "suspect"]
 
 
+@pytest.mark.rust_build
 def test_smoke_sweep_of_every_instrument(tmp_path, results):
     run = tmp_path / "smoke"
     # retries=0: a disturbed repeat is kept as suspect at once. The guard's re-measuring is

@@ -17,7 +17,7 @@ import time
 
 import browser
 import pytest
-from conftest import ROOT, results  # noqa: F401  (fixture)
+from conftest import ROOT, children, results  # noqa: F401  (fixture)
 from runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).
@@ -44,21 +44,6 @@ def free_port(addr):
     with socket.socket() as s:
         s.bind((addr, 0))
         return s.getsockname()[1]
-
-
-def children(pid):
-    """Every descendant of pid (from /proc): an sshd's sessions outlive its listener otherwise."""
-    kids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid == pid:
-                kids += [int(d)] + children(int(d))
-    return kids
 
 
 class Host:

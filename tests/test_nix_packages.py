@@ -116,6 +116,7 @@ def private_mounts():
     return None
 
 
+@pytest.mark.rust_build
 def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(tmp_path):
     """buildRustPackage's phases (cargo build, cargo test, install) over the package's src only, in its
     sourceRoot, offline with the locked crates. The check phase runs tests/it/interrupt.rs, which reads
