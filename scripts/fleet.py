@@ -31,6 +31,7 @@ so that `cassandra/cluster.sh nodes` gives runner-cql its contact points. plan=1
 nothing started: what would run where. cluster-down: stop the recorded nodes, each by its PID.
 Exit: 0 every host complete, 1 a host failed or could not be reached, 2 bad input (nothing run).
 """
+import base64
 import json
 import os
 import re
@@ -137,7 +138,9 @@ def read_hosts(keys, hosts, env, out):
     """Run check.yml; {host: row dict} with the topology saved as out/<host>/lstopo.xml and the host's
     history summary, as it sent it, as out/<host>/history.json (read by the dry run, strictly)."""
     os.makedirs(out, exist_ok=True)
-    extra = {"out_dir": out, "history_reader": code.history_reader(ROOT, out)}
+    with open(code.history_reader(ROOT, out), "rb") as f:   # kept in out/: what the hosts ran
+        reader = base64.b64encode(f.read()).decode()
+    extra = {"out_dir": out, "history_reader": reader, "history_boot": code.HISTORY_BOOT}
     outcome = play.run("check.yml", keys["inventory"], hosts, extra, env, os.path.join(out, "ansible.log"))
     found = {}
     for h in hosts:

@@ -187,7 +187,7 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     # A host whose python says something else than the lab's reader would (a compromised host):
     # its summary is data, refused by name; the host is priced from the specs, the others as before.
     fake = fleet["tmp"] / "hostB-python"
-    fake.write_text("#!/bin/sh\ncase \"$1\" in *.pyz) printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
+    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
                     "\"host\": \"hostB\", \"entries\": [{\"experiment\": \"counters\", \"profile\": \"smoke\", "
                     "\"seconds_per_run\": -1, \"repeats\": null, \"remeasured_per_repeat\": 0, \"run\": \"x\"}]}'; "
                     "exit 0;; esac\nexec /usr/bin/python3 \"$@\"\n")

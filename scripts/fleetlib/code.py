@@ -59,8 +59,17 @@ def untracked(root):
 
 
 # What scripts/history.py needs on a host that may hold no copy of the lab: the lab's own modules, in one
-# zip that python runs (`python3 history.pyz RESULTS`), shipped by fleet/check.yml and removed after.
+# zip that python runs. fleet/check.yml sends it base64 on the stdin of `python3 -c HISTORY_BOOT RESULTS`,
+# which keeps it in a temporary file only while it runs: one task instead of a temporary file, a copy and
+# a removal (~7 s less per play here), and nothing left on the host if the play is killed half-way.
 HISTORY_MODULES = ("history.py", "runfolder.py", "stats.py", "term.py", "engine/history.py", "engine/journal.py")
+HISTORY_BOOT = """import base64, runpy, sys, tempfile
+with tempfile.NamedTemporaryFile(suffix=".pyz") as f:
+    f.write(base64.b64decode(sys.stdin.read()))
+    f.flush()
+    sys.argv = [f.name] + sys.argv[1:]
+    runpy.run_path(f.name, run_name="__main__")
+"""
 
 
 def history_reader(root, dest_dir):
