@@ -200,13 +200,7 @@ fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
     let _runners = common::shared();
     let text = "fn deep(n, a, b, c, d, e, f, g) { if n == 0 { return 0; } deep(n - 1, a, b, c, d, e, f, g) }\n\
                 pub fn run(ctx, i) {\n    if i % 2 == 0 { deep(3000, 1, 2, 3, 4, 5, 6, 7); } else { let s = \"x\"; for k in 0..21 { s = s + s; } }\n}\n";
-    let s = script("grown-stack.rn", text);
-    let out = tmp("grown-stack.json");
-    let (o, _) = run_bounded(
-        &["run", &s, "--script-memory=3584KiB", "-d", "20", "-w", "0", "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    assert_clean_run(&o, "grown stack", &out, 20);
+    runs_cleanly("grown-stack", text, &["--script-memory=3584KiB", "-t", "1", "-c", "1"], 20);
 }
 
 /// 100,000 nested parentheses (or a 100,000-long operator chain) are refused before the compiler
@@ -295,15 +289,23 @@ fn exit_code(o: &Output, what: &str) -> i32 {
     o.status.code().unwrap_or_else(|| panic!("{what}: killed by a signal ({:?}): {}", o.status, stderr(o)))
 }
 
-/// A run that ended cleanly: exit 0 by itself, and its report at `report` holds all `cycles` cycles,
-/// none failed, not partial.
-fn assert_clean_run(o: &Output, what: &str, report: &Path, cycles: u64) {
-    assert_eq!(exit_code(o, what), 0, "{what}: {}", stderr(o));
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+/// Runs `text` (saved as `<name>.rn`) for exactly `cycles` cycles with `flags`, no warm-up, and checks
+/// that the run ended cleanly: exit 0 by itself, and its report holds all `cycles` cycles, none
+/// failed, not partial. The 120-s bound is a liveness bound, not a speed goal.
+fn runs_cleanly(name: &str, text: &str, flags: &[&str], cycles: u64) {
+    let s = script(&format!("{name}.rn"), text);
+    let out = tmp(&format!("{name}.json"));
+    let n = cycles.to_string();
+    let mut args = vec!["run", s.as_str()];
+    args.extend_from_slice(flags);
+    args.extend(["-d", n.as_str(), "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()]);
+    let (o, _) = run_bounded(&args, Duration::from_secs(120));
+    assert_eq!(exit_code(&o, name), 0, "{name}: {}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let res = &r["result"];
-    assert_eq!(res["cycles"], cycles, "{what}: {res}");
-    assert_eq!(res["errors"], 0, "{what}: {res}");
-    assert_eq!(res["partial"], false, "{what}: {res}");
+    assert_eq!(res["cycles"], cycles, "{name}: {res}");
+    assert_eq!(res["errors"], 0, "{name}: {res}");
+    assert_eq!(res["partial"], false, "{name}: {res}");
 }
 
 /// Script calls that nest the worker's native stack (issue 24): Rune futures awaited inside each other
@@ -399,13 +401,7 @@ fn legal_nesting_still_runs() {
                 fn g(n, d) { if n >= d { return n; } let v = [n].iter().map(|x| g(x + 1, d)).collect::<Vec>(); v[0] }\n\
                 pub async fn run(ctx, i) {\n    let d = if i % 2 == 0 { 100 } else { 800 };\n    \
                 if f(0, d).await != d { return Err(\"async\"); }\n    if g(0, 100) != 100 { return Err(\"native\"); }\n}\n";
-    let s = script("nest-legal.rn", text);
-    let out = tmp("nest-legal.json");
-    let (o, _) = run_bounded(
-        &["run", &s, "--script-stack=1MiB", "-d", "200", "-w", "0", "-t", "2", "-c", "2", "--no-csv", "-q", "-o", out.to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    assert_clean_run(&o, "legal", &out, 200);
+    runs_cleanly("nest-legal", text, &["--script-stack=1MiB", "-t", "2", "-c", "2"], 200);
 }
 
 /// The watchdog (issue 24): a script function called back by a native one (`iter().map(f)`) runs
@@ -464,11 +460,6 @@ fn a_loop_in_a_native_callback_is_ended_by_the_watchdog() {
 #[test]
 fn a_native_callback_computing_within_its_budget_is_not_stopped() {
     let _runners = common::shared();
-    let s = script(
-        "callback-ok.rn",
-        "pub fn run(ctx, i) { [1].iter().map(|x| { let s = 0; for j in 0..20000000 { s += j; } s }).collect::<Vec>() }\n",
-    );
-    let out = tmp("callback-ok.json");
-    let (o, _) = run_bounded(&["run", &s, "--script-time=60s", "-d", "1", "-w", "0", "--no-csv", "-q", "-o", out.to_str().unwrap()], Duration::from_secs(120));
-    assert_clean_run(&o, "long callback", &out, 1);
+    let text = "pub fn run(ctx, i) { [1].iter().map(|x| { let s = 0; for j in 0..20000000 { s += j; } s }).collect::<Vec>() }\n";
+    runs_cleanly("callback-ok", text, &["--script-time=60s"], 1);
 }
