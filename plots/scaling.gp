@@ -4,9 +4,9 @@
 # repeat has its median in column 7 and is drawn hollow, else in column 6, filled.
 # With `panels` (placement names), one panel per placement: blocks starts[p] .. starts[p]+counts[p]-1,
 # a variant's colour the same in every panel (`colours`, one per block), one y scale (`ymax`).
-# Called by scripts/charts.py as `gnuplot -c scaling.gp dat out ext width title ylabel nums panels`
+# Called by scripts/charts.py as `gnuplot -c scaling.gp dat out ext width title ylabel nums panels xr`
 # (gnuplot takes 9 arguments at most): nums = "n ideal suspect ymax np starts… counts… colours…",
-# panels = the panels' placement names. The arguments are strings from a run folder, used only as
+# panels = the panels' placement names, xr = "lo hi" where every point has one thread count, else "". The arguments are strings from a run folder, used only as
 # values (never @macros or eval text).
 dat = ARG1; out = ARG2; title = ARG5; ylabel = ARG6; nums = ARG7; panels = ARG8
 num(k) = word(nums, k) + 0
@@ -18,6 +18,7 @@ set ylabel ylabel noenhanced
 set grid
 set logscale x 2
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
+if (words(ARG9) == 2) { set xrange [word(ARG9, 1) + 0:word(ARG9, 2) + 0] }
 if (np == 0) {
   set title title noenhanced
   set key outside right top noenhanced

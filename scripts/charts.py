@@ -207,6 +207,16 @@ def speedup(groups, metric, dat, suspects=None, better="higher"):
 KINDS = {"scaling": scaling, "speedup": speedup, "bars": bars, "heatmap": heatmap}
 
 
+def xrange_of(groups, metric):
+    """A thread axis around the one thread count a metric was measured at ("lo hi", a factor of two
+    either way on the log axis), where gnuplot would autoscale to an empty range; else "" (autoscale)."""
+    threads = {int(k[2]) for k in groups if k[4] == metric}
+    if len(threads) != 1:
+        return ""
+    t = threads.pop()
+    return f"{t / 2:g} {t * 2:g}"
+
+
 def render(run, exp, kind, metric):
     rf = RunFolder(run)
     data = rf.data_csv(exp)
@@ -235,7 +245,7 @@ def render(run, exp, kind, metric):
     if kind in ("scaling", "speedup"):   # gnuplot takes 9 arguments at most: the numbers travel as one list
         nums = (info["n"], info["ideal"], info["suspect"], info.get("ymax", 0), len(info.get("panels", [])),
                 *info.get("starts", []), *info.get("counts", []), *info.get("colours", []))
-        args = [title, ylabel, " ".join(map(str, nums)), " ".join(info.get("panels", []))]
+        args = [title, ylabel, " ".join(map(str, nums)), " ".join(info.get("panels", [])), xrange_of(groups, metric)]
     elif kind == "bars":
         args = [title, ylabel, str(info["n"]), str(info["suspect"])]
     else:

@@ -50,6 +50,20 @@ def test_many_series_over_placements_get_one_panel_per_placement(tmp_path):
     assert [b.split("\n")[0] for b in blocks] == ['"a"', '"b"', '"c"'] * 3
 
 
+def test_one_thread_count_gets_an_axis_around_it_and_gnuplot_says_nothing(tmp_path):
+    # The guests' sweeps measure at 2 threads only: gnuplot autoscaled to [2:2] and warned once per chart.
+    run = tmp_path / "run"
+    for d in ("data", "plots", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    lines += [f"r,one,{v},compact,2,0,1,ops_per_s,{x},1/s" for v, x in (("a", 100), ("b", 80))]   # test input
+    (run / "data" / "one.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "one.spec").write_text("experiment = one\nchart = scaling ops_per_s\n")
+    p = sh("scripts/charts.py", str(run))
+    assert "range" not in p.stderr and "arning" not in p.stderr, p.stderr
+    assert (run / "plots" / "one-scaling-ops_per_s.png").stat().st_size > 2000
+
+
 def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
     run = tmp_path / "run"
     for d in ("data", "plots", "sweep/specs"):
