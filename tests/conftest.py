@@ -17,10 +17,11 @@ TOPO = os.path.join(ROOT, "topologies")
 
 # The runner's cargo build (release binary and test harnesses) is the suite's largest piece of CPU work,
 # and most tests leave a CPU idle while they wait on a process, a socket or a sleep. So a session that
-# collects a test marked `rust_build` starts that build at once in the background, at the lowest
-# priority, and runs the marked tests last; the first of them waits for it. The tests still build
-# for themselves (`just build-runner`, cargo test): a failed or interrupted background build only
-# means they do the work, and show its error. RUST_PREBUILD=0 turns it off.
+# collects a test marked `rust_build` starts that build at once in the background, as SCHED_IDLE (it
+# runs only on a CPU nothing else wants, and gives way at once to any process that wakes: `nice` left
+# it a time slice of latency per wake-up), and runs the marked tests last; the first of them waits
+# for it. The tests still build for themselves (`just build-runner`, cargo test): a failed or stopped
+# background build only means they do the work, and show its error. RUST_PREBUILD=0 turns it off.
 PREBUILD = ["cargo", "test", "--release", "--locked", "--no-run", "--manifest-path",
             os.path.join(ROOT, "rust-runner", "Cargo.toml")]
 PREBUILD_LOG = os.path.join(ROOT, ".work", "tests", "rust-prebuild.log")
@@ -32,6 +33,10 @@ def pytest_configure(config):
                             "(runs after every other test, while the build runs in the background)")
 
 
+def _idle():
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 def pytest_collection_modifyitems(session, config, items):
     global _prebuild
     late = [i for i in items if i.get_closest_marker("rust_build")]
@@ -41,29 +46,35 @@ def pytest_collection_modifyitems(session, config, items):
     if os.environ.get("RUST_PREBUILD", "1") == "0" or shutil.which("cargo") is None or len(items) == len(late):
         return
     os.makedirs(os.path.dirname(PREBUILD_LOG), exist_ok=True)
+    # In pytest's process group: Ctrl-C, or a kill of the whole run, stops the build with it.
     with open(PREBUILD_LOG, "w") as log:
-        _prebuild = subprocess.Popen(["nice", "-n", "19", *PREBUILD], cwd=ROOT, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=log, start_new_session=True)
+        _prebuild = subprocess.Popen(PREBUILD, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     preexec_fn=_idle)
+
+
+def _build_tree():
+    return [_prebuild.pid] + children(_prebuild.pid)
 
 
 def pytest_runtest_setup(item):
     global _prebuild
     if _prebuild is None or not item.get_closest_marker("rust_build"):
         return
-    # Now the build is what the test waits for: back to normal priority where that is allowed (it
-    # needs CAP_SYS_NICE), so that it is not starved by whatever else loads the host.
+    # Now the build is what the test waits for: a normal process again where that is allowed (leaving
+    # SCHED_IDLE may need privilege), so that whatever else loads the host does not starve it.
     with contextlib.suppress(OSError):
-        for pid in [_prebuild.pid] + children(_prebuild.pid):
-            os.setpriority(os.PRIO_PROCESS, pid, 0)
+        for pid in _build_tree():
+            os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
     _prebuild.wait()
     _prebuild = None
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A session that ends first (-x, Ctrl-C, a deselected tail) leaves no build running."""
+    """A session that ends first (-x, a deselected tail) leaves no build running."""
     if _prebuild is not None and _prebuild.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(_prebuild.pid, signal.SIGTERM)
+        for pid in reversed(_build_tree()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         _prebuild.wait()
 
 
