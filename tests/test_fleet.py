@@ -184,10 +184,12 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     assert s_per_run(dry["hostB"]) == {0.1}, open(dry["hostB"]).read()     # counters.spec: cost[smoke] = 0.1
     assert f"(run {run.name})" in open(dry["hostA"]).read()
 
-    # A host whose python says something else than the lab's reader would (a compromised host):
-    # its summary is data, refused by name; the host is priced from the specs, the others as before.
+    # A host whose python says something else than the lab's reader would (a compromised host): its
+    # summary is data, refused by name; the host is priced from the specs, the others as before. It reads
+    # the reader it is sent first: exiting before Ansible has written it all is a broken pipe (rc 32),
+    # a reader that failed rather than a crafted answer.
     fake = fleet["tmp"] / "hostB-python"
-    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
+    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) cat >/dev/null; printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
                     "\"host\": \"hostB\", \"entries\": [{\"experiment\": \"counters\", \"profile\": \"smoke\", "
                     "\"seconds_per_run\": -1, \"repeats\": null, \"remeasured_per_repeat\": 0, \"run\": \"x\"}]}'; "
                     "exit 0;; esac\nexec /usr/bin/python3 \"$@\"\n")
