@@ -6,8 +6,8 @@
 # a variant's colour the same in every panel (`colours`, one per block), one y scale (`ymax`).
 # Called by scripts/charts.py as `gnuplot -c scaling.gp dat out ext width title ylabel nums panels xr`
 # (gnuplot takes 9 arguments at most): nums = "n ideal suspect ymax np starts… counts… colours…",
-# panels = the panels' placement names, xr = "lo hi" where every point has one thread count, else "". The arguments are strings from a run folder, used only as
-# values (never @macros or eval text).
+# panels = the panels' placement names, xr = "lo hi" where every point has one thread count, else "".
+# The arguments are strings from a run folder, used only as values (never @macros or eval text).
 dat = ARG1; out = ARG2; title = ARG5; ylabel = ARG6; nums = ARG7; panels = ARG8
 num(k) = word(nums, k) + 0
 n = int(num(1)); ideal = int(num(2)); suspect = int(num(3)); ymax = num(4); np = int(num(5))

@@ -18,10 +18,11 @@ TOPO = os.path.join(ROOT, "topologies")
 # The runner's cargo build (release binary and test harnesses) is the suite's largest piece of CPU work,
 # and most tests leave a CPU idle while they wait on a process, a socket or a sleep. So a session that
 # collects a test marked `rust_build` starts that build at once in the background, as SCHED_IDLE (it
-# runs only on a CPU nothing else wants, and gives way at once to any process that wakes: `nice` left
-# it a time slice of latency per wake-up), and runs the marked tests last; the first of them waits
-# for it. The tests still build for themselves (`just build-runner`, cargo test): a failed or stopped
-# background build only means they do the work, and show its error. RUST_PREBUILD=0 turns it off.
+# runs only on a CPU nothing else wants, and the scheduler preempts it at once for any process that
+# wakes; a niced build may keep the CPU until its slice ends), and runs the marked tests last; the
+# first of them waits for it. The tests still build for themselves (`just build-runner`, cargo test):
+# a failed or stopped background build only means they do the work, and show its error.
+# RUST_PREBUILD=0 turns it off.
 PREBUILD = ["cargo", "test", "--release", "--locked", "--no-run", "--manifest-path",
             os.path.join(ROOT, "rust-runner", "Cargo.toml")]
 PREBUILD_LOG = os.path.join(ROOT, ".work", "tests", "rust-prebuild.log")
@@ -62,8 +63,8 @@ def pytest_runtest_setup(item):
         return
     # Now the build is what the test waits for: a normal process again where that is allowed (leaving
     # SCHED_IDLE may need privilege), so that whatever else loads the host does not starve it.
-    with contextlib.suppress(OSError):
-        for pid in _build_tree():
+    for pid in _build_tree():
+        with contextlib.suppress(OSError):   # gone already, or not allowed: the others still are
             os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
     _prebuild.wait()
     _prebuild = None
