@@ -496,21 +496,27 @@ def interleave(lists):
     return out
 
 
+MAX_CPU = 65535   # Linux's NR_CPUS tops out at 8192: a larger id is a typo or a crafted cell
+
+
 def parse_cpus(text):
-    """ "0,2,4-6" → [0, 2, 4, 5, 6], order kept; anything else is an error that names it."""
+    """ "0,2,4-6" → [0, 2, 4, 5, 6], order kept; anything else is an error that names it (an id
+    above MAX_CPU, or more ids than that, too: a list in a received row cannot ask for any size)."""
     out = []
     for part in text.replace('"', "").split(","):
         part = part.strip()
         try:
             if "-" in part:
                 lo, hi = (int(v) for v in part.split("-"))
-                if hi < lo:
+                if hi < lo or hi > MAX_CPU:
                     raise ValueError
                 out += range(lo, hi + 1)
             else:
                 out.append(int(part))
+            if out[-1] > MAX_CPU or len(out) > MAX_CPU + 1:
+                raise ValueError
         except ValueError:
-            raise PlacementError(f"cannot parse CPU list {text!r} at {part!r}")
+            raise PlacementError(f"cannot parse CPU list {text[:80]!r} at {part[:80]!r}")
     return out
 
 

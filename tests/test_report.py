@@ -224,25 +224,36 @@ def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
 
 def test_a_cache_point_whose_client_saturated_its_cpus_is_client_bound(tmp_path):
     """Issue 25 item 4: the load generator's own CPU rows decide; the rule is scripts/reporting/client.py.
-    Test input: global t1 with the client at 97% of its CPU (client-bound), sharded t1 at 40% with one
-    thread at 95% (client-bound by its busiest thread), striped t1 at 40% / 45% (not)."""
+    Test input: global t1 with the client at 97% of its CPU and the server at 98% of its one CPU
+    (client-bound, both at their limit), sharded t1 at 40% with one thread at 95% and the server at
+    60% (client-bound by its busiest thread: a lower bound), optimistic t1 at 95% with a crafted CPU
+    list and no server row (a lower bound; the list is not expanded), striped t1 at 40% / 45% (not)."""
     run = tmp_path / "run"
     for d in ("data", "plots", "env", "sweep/specs"):
         (run / d).mkdir(parents=True)
     lines = [HEADER10]
-    for variant, util, busiest in (("global", 97, 97), ("sharded", 40, 95), ("striped", 40, 45)):
+    for variant, cpus, util, busiest, server in (("global", "0", 97, 97, 98), ("sharded", "0", 40, 95, 60),
+                                                 ("optimistic", '"0-99999999999,0-65535"', 95, 95, None),
+                                                 ("striped", "0", 40, 45, 50)):
         for rep in (1, 2, 3):
-            lines += [f"r,cache-get,{variant},compact,1,0,{rep},ops_per_s,{100000 + rep},1/s",
-                      f"r,cache-get,{variant},compact,1,0,{rep},client_cpu_util_pct,{util},%",
-                      f"r,cache-get,{variant},compact,1,0,{rep},client_thread_busy_max_pct,{busiest},%"]
+            lines += [f"r,cache-get,{variant},compact,1,{cpus},{rep},ops_per_s,{100000 + rep},1/s",
+                      f"r,cache-get,{variant},compact,1,{cpus},{rep},client_cpu_util_pct,{util},%",
+                      f"r,cache-get,{variant},compact,1,{cpus},{rep},client_thread_busy_max_pct,{busiest},%"]
+            if server is not None:
+                lines.append(f"r,cache-get,{variant},compact,1,{cpus},{rep},server_cpu_share,{server},%")
     (run / "data" / "cache-get.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "cache-get.spec").write_text("experiment = cache-get\nchart = scaling ops_per_s\n")
     sh("scripts/report.py", str(run))
     md = (run / "report.md").read_text()
     html = (run / "report.html").read_text()
     assert ("- global compact t1: client-bound: the load generator used 97% of its CPUs, busiest thread 97% "
+            "(≥ 90% is saturated); the server used 98% of its 1 CPU: both were at their limit, so the rate is "
+            "near what the server does at this load, not a bound far below it") in md
+    assert ("- sharded compact t1: client-bound: the load generator used 40% of its CPUs, busiest thread 95% "
+            "(≥ 90% is saturated); the server used 60% of its 1 CPU: the server's rate here is a lower bound, "
+            "not a measurement of the server") in md
+    assert ("- optimistic compact t1: client-bound: the load generator used 95% of its CPUs, busiest thread 95% "
             "(≥ 90% is saturated): the server's rate here is a lower bound, not a measurement of the server") in md
-    assert "- sharded compact t1: client-bound: the load generator used 40% of its CPUs, busiest thread 95%" in md
     assert "striped compact t1: client-bound" not in md
     assert "global compact t1: client-bound" in html and "sharded compact t1: client-bound" in html
     assert "striped compact t1: client-bound" not in html

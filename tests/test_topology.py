@@ -101,6 +101,9 @@ def test_seed_servers_smt_siblings_are_c_and_c_plus_n():
     (LAPTOP, ("plan", "diagonal", "2"), "unknown placement 'diagonal'"),
     (LAPTOP, ("relation", "0", "99"), "CPU 99 is not in this topology"),
     (LAPTOP, ("nodes", "0,x"), "cannot parse CPU list"),
+    # bounded: a range or a list past the largest CPU id is refused, not expanded
+    (LAPTOP, ("nodes", "0-99999999999"), "cannot parse CPU list '0-99999999999'"),
+    (LAPTOP, ("nodes", ",".join(["0-65535"] * 3)), "cannot parse CPU list"),
     ("/nonexistent.xml", ("summary",), "no such topology file: /nonexistent.xml"),
 ])
 def test_impossible_requests_say_why(topology, args, message):
