@@ -6,10 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use scylla::client::session_builder::SessionBuilder;
-use scylla::value::{CqlValue, Row};
-
 use crate::common;
+use crate::cql::{self, duration, sized, Row};
 
 const PORT: u16 = 19042;
 
@@ -99,18 +97,17 @@ fn report(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-async fn query(cql: &str) -> Vec<Row> {
-    let session = SessionBuilder::new().known_node(format!("127.0.0.1:{PORT}")).build().await.unwrap();
-    let r = session.query_unpaged(cql, ()).await.unwrap();
-    r.into_rows_result().unwrap().rows::<Row>().unwrap().map(|r| r.unwrap()).collect()
+fn query(text: &str) -> Vec<Row> {
+    cql::query(PORT, text)
 }
 
-fn col(row: &Row, i: usize) -> CqlValue {
-    row.columns[i].clone().expect("non-null column")
+/// Column i's bytes as the node sent them (see cql.rs).
+fn col(row: &Row, i: usize) -> Vec<u8> {
+    row[i].clone().expect("non-null column")
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn against_real_cassandra() {
+#[test]
+fn against_real_cassandra() {
     if std::env::var("RUNNER_IT").as_deref() != Ok("1") {
         eprintln!("skipped: set RUNNER_IT=1 (or run `just test-runner`) to test against a real Cassandra");
         return;
@@ -146,8 +143,8 @@ async fn against_real_cassandra() {
     let r = report(&tmp.join("load.json"));
     assert_eq!(r["result"]["errors"], 0);
     assert_eq!(r["result"]["requests"], 6000);
-    let rows = query("SELECT COUNT(*) FROM lab.basic").await;
-    assert_eq!(col(&rows[0], 0), CqlValue::BigInt(6000));
+    let rows = query("SELECT COUNT(*) FROM lab.basic");
+    assert_eq!(col(&rows[0], 0), 6000i64.to_be_bytes());
 
     // The script API's Cassandra half (README table): statements, argument forms, rows, CassError, and
     // paging (every one of the 6000 rows, over two pages). Zero failed assertions.
@@ -163,14 +160,12 @@ async fn against_real_cassandra() {
     assert_eq!(r["result"]["rows"], 12000);
     assert_eq!(r["result"]["requests"], 4, "two pages per SELECT");
     // runner erase: the script's erase() empties its table.
-    assert!(!query("SELECT id FROM lab_api.kv").await.is_empty());
+    assert!(!query("SELECT id FROM lab_api.kv").is_empty());
     ok(&["erase", api]);
-    assert!(query("SELECT id FROM lab_api.kv").await.is_empty(), "erase left rows");
-    let rows = query("SELECT v FROM lab.basic WHERE id = 17").await;
-    match col(&rows[0], 0) {
-        CqlValue::Text(t) => assert_eq!(t.chars().count(), 16, "latte::text(i, 16)"),
-        other => panic!("text: {other:?}"),
-    }
+    assert!(query("SELECT id FROM lab_api.kv").is_empty(), "erase left rows");
+    let rows = query("SELECT v FROM lab.basic WHERE id = 17");
+    let text = String::from_utf8(col(&rows[0], 0)).expect("text is UTF-8");
+    assert_eq!(text.chars().count(), 16, "latte::text(i, 16)");
 
     // run: point reads by named bind markers return the loaded rows.
     ok(&["run", "workloads/basic_read.rn", "-P", "rows=3000", "-d", "2000", "-w", "0", "-o", &rep("read.json")]);
@@ -188,35 +183,25 @@ async fn against_real_cassandra() {
     ok(&["run", types, "-f", "check", "-P", "rows=5", "-d", "5", "-w", "0", "-c", "1", "-o", &rep("types-check.json")]);
     let r = report(&tmp.join("types-check.json"));
     assert_eq!((r["result"]["cycles"].as_u64(), r["result"]["errors"].as_u64()), (Some(5), Some(0)));
-    let rows = query("SELECT i, de, vi, du, tp, v, ad, m, d, tm, ip, si FROM lab_it.types WHERE id = 3").await;
+    let rows = query("SELECT i, de, vi, du, tp, v, ad, m, d, tm, ip, si FROM lab_it.types WHERE id = 3");
     let row = &rows[0];
-    assert_eq!(col(row, 0), CqlValue::Int(42));
-    assert_eq!(format!("{:?}", col(row, 1)), format!("{:?}", CqlValue::Decimal(scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(vec![0x30, 0x39], 3))));
-    match col(row, 2) {
-        CqlValue::Varint(v) => assert_eq!(v.as_signed_bytes_be_slice().len(), 13),
-        other => panic!("varint: {other:?}"),
-    }
-    match col(row, 3) {
-        CqlValue::Duration(d) => assert_eq!((d.months, d.days, d.nanoseconds), (0, 0, 5_400_000_000_000)),
-        other => panic!("duration: {other:?}"),
-    }
-    assert_eq!(col(row, 4), CqlValue::Tuple(vec![Some(CqlValue::Int(5)), Some(CqlValue::Text("five".into()))]));
-    assert_eq!(col(row, 5), CqlValue::Vector(vec![CqlValue::Float(0.5), CqlValue::Float(1.5), CqlValue::Float(2.5)]));
-    match col(row, 6) {
-        CqlValue::UserDefinedType { fields, .. } => {
-            assert_eq!(fields, vec![("street".into(), Some(CqlValue::Text("Main".into()))), ("no".into(), Some(CqlValue::Int(4)))])
-        }
-        other => panic!("udt: {other:?}"),
-    }
-    assert_eq!(col(row, 7), CqlValue::Map(vec![(CqlValue::Text("k".into()), CqlValue::Int(1))]));
-    assert_eq!(col(row, 8), CqlValue::Date(scylla::value::CqlDate((1u32 << 31) + 19782)));
-    assert_eq!(col(row, 9), CqlValue::Time(scylla::value::CqlTime(3_723_500_000_000)));
-    assert_eq!(col(row, 10), CqlValue::Inet("127.0.0.1".parse().unwrap()));
-    assert_eq!(col(row, 11), CqlValue::SmallInt(7));
-    let rows = query("SELECT t, i, si FROM lab_it.types WHERE id = 1004").await;
-    assert_eq!(rows[0].columns, vec![Some(CqlValue::Text("named".into())), Some(CqlValue::Int(4)), Some(CqlValue::SmallInt(4))]);
-    let rows = query("SELECT c FROM lab_it.counters WHERE id = 2").await;
-    assert_eq!(col(&rows[0], 0), CqlValue::Counter(scylla::value::Counter(2)));
+    // Each cell against CQL's serialization of the value types.rn binds (protocol v4, section 6).
+    assert_eq!(col(row, 0), 42i32.to_be_bytes(), "int");
+    assert_eq!(col(row, 1), [0, 0, 0, 3, 0x30, 0x39], "decimal 12.345: scale 3, unscaled 12345");
+    assert_eq!(col(row, 2).len(), 13, "varint: 13 bytes");
+    assert_eq!(duration(&col(row, 3)), (0, 0, 5_400_000_000_000), "duration 1h30m");
+    assert_eq!(col(row, 4), [sized(&5i32.to_be_bytes()), sized(b"five")].concat(), "tuple (5, 'five')");
+    assert_eq!(col(row, 5), [0.5f32, 1.5, 2.5].map(f32::to_be_bytes).concat(), "vector<float, 3>");
+    assert_eq!(col(row, 6), [sized(b"Main"), sized(&4i32.to_be_bytes())].concat(), "addr {{street: 'Main', no: 4}}");
+    assert_eq!(col(row, 7), [&1i32.to_be_bytes()[..], &sized(b"k"), &sized(&1i32.to_be_bytes())].concat(), "map {{'k': 1}}");
+    assert_eq!(col(row, 8), ((1u32 << 31) + 19782).to_be_bytes(), "date: days since the epoch, centred on 2^31");
+    assert_eq!(col(row, 9), 3_723_500_000_000i64.to_be_bytes(), "time: nanoseconds since midnight");
+    assert_eq!(col(row, 10), [127, 0, 0, 1], "inet 127.0.0.1");
+    assert_eq!(col(row, 11), 7i16.to_be_bytes(), "smallint");
+    let rows = query("SELECT t, i, si FROM lab_it.types WHERE id = 1004");
+    assert_eq!(rows[0], vec![Some(b"named".to_vec()), Some(4i32.to_be_bytes().to_vec()), Some(4i16.to_be_bytes().to_vec())]);
+    let rows = query("SELECT c FROM lab_it.counters WHERE id = 2");
+    assert_eq!(col(&rows[0], 0), 2i64.to_be_bytes(), "counter");
 
     // Failing cycles are counted, the first few printed, and the run stops after --max-errors.
     let bad = tmp.join("bad.rn");
