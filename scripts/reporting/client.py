@@ -23,7 +23,7 @@ def server_cpus(threads, cpus):
     """how many CPUs the point's server could use: its threads, at most its CPUs; None if unknown"""
     try:
         n = int(threads)
-    except ValueError:
+    except (TypeError, ValueError):
         return None
     try:
         return min(n, len(parse_cpus(cpus))) if cpus else n
