@@ -10,7 +10,7 @@ one saturated thread already stalls the connections it drives.
 The words also say how busy the server was (`server_cpu_share`, % of one CPU, against the CPUs it
 could use: its threads, at most the point's CPUs). When it too reached CLIENT_BOUND_PCT, both were at
 their limit: the rate is then near what the server does at that load, not a bound far below it. On
-loopback TCP this is the usual case, as each side pays about the same kernel work per request
+loopback TCP on the project's VM every point measured was so, as each side pays about the same kernel work per request
 (cache-server/README.md, "a load generator on io_uring is not cheaper per request").
 """
 from topo import PlacementError, parse_cpus
