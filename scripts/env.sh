@@ -6,22 +6,32 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${1:-${LAB_RESULTS:-$root/results}/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)/env}
 mkdir -p "$dir"
+# Files are read with bash's own `read`, not `cat`/`sed`: each process start costs 16-50x more under
+# TCG (vm/), where a capture with a command per sysfs file took most of a guest's minute.
+shopt -s extglob
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+
+# first_line VAR FILE: FILE's first line into VAR ("" when it cannot be read), without a process.
+first_line() {
+  local -n _to=$1
+  _to=""
+  { IFS= read -r _to || true; } 2>/dev/null < "$2"
+}
 
 # capture NAME CMD…: stdout of CMD into NAME, or the reason it could not be read.
 capture() {
-  local name=$1 out err
+  local name=$1 out
   shift
   if ! command -v "$1" >/dev/null 2>&1; then
     echo "unavailable: $1 not installed" > "$dir/$name"
     return
   fi
-  err=$(mktemp)
   if out=$("$@" 2>"$err") && [[ -n $out ]]; then
     printf '%s\n' "$out" > "$dir/$name"
   else
     printf 'unavailable: %s failed: %s\n' "$*" "$(head -c 300 "$err" | tr '\n' ' ')" > "$dir/$name"
   fi
-  rm -f "$err"
 }
 
 # copy NAME FILE: a kernel or config file, or why not.
@@ -56,27 +66,39 @@ cpu_state() {
   else echo "boost=unavailable: no boost control in /sys"; fi
   if [[ -r /sys/devices/system/cpu/smt/control ]]; then echo "smt=$(cat /sys/devices/system/cpu/smt/control)"
   else echo "smt=unavailable: /sys/devices/system/cpu/smt/control missing"; fi
-  echo "microcode=$(grep -m1 '^microcode' /proc/cpuinfo | cut -d: -f2 | tr -d ' ' || true)"
-  [[ -n $(grep -m1 '^microcode' /proc/cpuinfo) ]] || echo "microcode=unavailable: not shown in /proc/cpuinfo"
-  echo "online=$(cat /sys/devices/system/cpu/online 2>/dev/null || echo unavailable)"
+  local key val micro="" online
+  while IFS=: read -r key val; do
+    [[ $key == microcode* ]] && { micro=${val// /}; break; }
+  done < /proc/cpuinfo
+  echo "microcode=$micro"
+  [[ -n $micro ]] || echo "microcode=unavailable: not shown in /proc/cpuinfo"
+  first_line online /sys/devices/system/cpu/online
+  echo "online=${online:-unavailable}"
   echo "allowed=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')"
 }
 
 # The kernel's own NUMA view, independent of numactl: per node its CPUs, the packages they sit in,
 # its memory and its distance row; then the SNC/NPS shape (NUMA nodes with CPUs per package).
 numa_nodes() {
-  local d n cpus pkgs c shape
+  local d n cpus pkgs c p mem dist key val
   [[ -d /sys/devices/system/node/node0 ]] || { echo "unavailable: no /sys/devices/system/node (kernel without NUMA)"; return; }
   declare -A per_pkg=()
   for d in /sys/devices/system/node/node[0-9]*; do
     n=${d##*node}
-    cpus=$(cat "$d/cpulist" 2>/dev/null)
-    pkgs=""
+    first_line cpus "$d/cpulist"
+    # the packages of its CPUs, each once, in numeric order (an indexed array's keys are sorted)
+    local -a seen=()
     for c in "$d"/cpu[0-9]*; do
-      [[ -r $c/topology/physical_package_id ]] && pkgs+="$(cat "$c/topology/physical_package_id") "
+      [[ -r $c/topology/physical_package_id ]] || continue
+      first_line p "$c/topology/physical_package_id"
+      [[ $p =~ ^[0-9]+$ ]] && seen[10#$p]=1
     done
-    pkgs=$(tr ' ' '\n' <<< "$pkgs" | sed '/^$/d' | sort -un | paste -sd, -)
-    echo "node$n cpus=${cpus:-none} packages=${pkgs:-none} mem_kb=$(awk '/MemTotal/ {print $4}' "$d/meminfo" 2>/dev/null) distance=$(tr ' ' ',' < "$d/distance" 2>/dev/null)"
+    pkgs=""
+    for p in "${!seen[@]}"; do pkgs+=${pkgs:+,}$p; done
+    mem=""
+    while read -r _ _ key val _; do [[ $key == *MemTotal* ]] && mem=$val; done 2>/dev/null < "$d/meminfo"
+    first_line dist "$d/distance"
+    echo "node$n cpus=${cpus:-none} packages=${pkgs:-none} mem_kb=$mem distance=${dist// /,}"
     for c in ${pkgs//,/ }; do per_pkg[$c]=$(( ${per_pkg[$c]:-0} + 1 )); done
   done
   shape=$(for c in "${!per_pkg[@]}"; do echo "${per_pkg[$c]}"; done | sort -un | paste -sd/ -)
@@ -86,16 +108,21 @@ numa_nodes() {
 # A copy shipped by fleet-sweep has no .git: .lab-source/ holds the commit and the uncommitted diff it
 # was archived from.
 # sysval KEY FILE: "KEY=first line of FILE", or why it cannot be read.
-sysval() { if [[ -r $2 ]]; then echo "$1=$(tr -d '\n' < "$2" | sed 's/ *$//')"; else echo "$1=unavailable: $2 does not exist here"; fi; }
+sysval() {
+  local v
+  if [[ -r $2 ]]; then first_line v "$2"; echo "$1=${v%%+( )}"; else echo "$1=unavailable: $2 does not exist here"; fi
+}
 
 # idle_states CPUDIR: its cpuidle states as name:exit latency in us, ",off" when disabled.
 idle_states() {
-  local s out="" off
+  local s out="" off name lat
   for s in "$1"/cpuidle/state[0-9]*; do
     [[ -r $s/name ]] || continue
-    off=""
-    [[ $(cat "$s/disable" 2>/dev/null) == 1 ]] && off=",off"
-    out+="$(cat "$s/name"):$(cat "$s/latency")us$off "
+    first_line off "$s/disable"
+    if [[ $off == 1 ]]; then off=",off"; else off=""; fi
+    first_line name "$s/name"
+    first_line lat "$s/latency"
+    out+="$name:${lat}us$off "
   done
   echo "${out% }"
 }
@@ -105,11 +132,15 @@ idle_states() {
 # is every timer's, deep idle states add wake-up latency, IRQs on a measured CPU steal its time.
 # numa_per_package repeats numa-nodes.txt's SNC/NPS shape (nodes per package) so that one file says it all.
 memory_time() {
-  local f v cpu0 same=yes c line
+  local f v cpu0 same=yes c irqs
   sysval numa_balancing /proc/sys/kernel/numa_balancing
   for f in enabled defrag; do  # "always [madvise] never": the bracketed word is the setting
     v=/sys/kernel/mm/transparent_hugepage/$f
-    if [[ -r $v ]]; then echo "thp_$f=$(awk -F'[][]' '{ print $2 }' "$v")"; else echo "thp_$f=unavailable: $v does not exist here"; fi
+    if [[ -r $v ]]; then
+      first_line v "$v"
+      [[ $v =~ \[([^]]*)\] ]] && v=${BASH_REMATCH[1]} || v=""
+      echo "thp_$f=$v"
+    else echo "thp_$f=unavailable: $v does not exist here"; fi
   done
   sysval clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
   sysval clocksource_available /sys/devices/system/clocksource/clocksource0/available_clocksource
@@ -124,10 +155,13 @@ memory_time() {
     if pgrep -x irqbalance > /dev/null; then echo "irqbalance=running"; else echo "irqbalance=not running"; fi
   else echo "irqbalance=unavailable: pgrep not installed"; fi
   # IRQ count per CPU list they may fire on (the effective list where the kernel has one)
-  line=$(for f in /proc/irq/[0-9]*; do
-      if [[ -r $f/effective_affinity_list ]]; then cat "$f/effective_affinity_list"; else cat "$f/smp_affinity_list" 2>/dev/null; fi
+  irqs=$(for f in /proc/irq/[0-9]*; do
+      if [[ -r $f/effective_affinity_list ]]; then first_line v "$f/effective_affinity_list"
+      elif [[ -r $f/smp_affinity_list ]]; then first_line v "$f/smp_affinity_list"
+      else continue; fi
+      echo "$v"
     done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, (NF > 1 ? $2 : "none"), $1; sep = "; " }')
-  echo "irq_affinity=${line:-unavailable: /proc/irq not readable}"
+  echo "irq_affinity=${irqs:-unavailable: /proc/irq not readable}"
   echo "numa_per_package=$(sed -n 's/^numa_per_package=//p' "$dir/numa-nodes.txt" 2>/dev/null | grep . || echo "unavailable: see numa-nodes.txt")"
 }
 
@@ -147,11 +181,15 @@ git_diff() {
 
 # Java's version from its JDK's release file: starting a JVM costs a second here and half a minute under TCG
 java_release() {
-  local home
-  home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+  local home key val who="" version=""
+  home=$(readlink -f "$(command -v java)")
+  home=${home%/*/*}
   [[ -r $home/release ]] || return 1
-  printf '%s %s (%s/release)' "$(sed -n 's/^IMPLEMENTOR="\(.*\)"$/\1/p' "$home/release")" \
-    "$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"$/\1/p' "$home/release")" "$home"
+  while IFS='=' read -r key val; do
+    [[ $val =~ ^\"(.*)\"$ ]] || continue
+    case $key in IMPLEMENTOR) who+=${BASH_REMATCH[1]} ;; JAVA_RUNTIME_VERSION) version+=${BASH_REMATCH[1]} ;; esac
+  done < "$home/release"
+  printf '%s %s (%s/release)' "$who" "$version" "$home"
 }
 
 # (mvn is left out: it only re-resolves cassandra/jars.lock, which env/ copies; it measures nothing)
@@ -166,7 +204,8 @@ versions() {
     # pipefail that ran the fallback too (mvn -V starts a build: seconds per sweep, minutes under TCG).
     out=$("$t" --version 2>&1 </dev/null) || out=$("$t" -V 2>&1 </dev/null) ||
       out="unavailable: no version flag (the package list below has it)"
-    printf '%s: %s\n' "$t" "$(printf '%s\n' "${out%%$'\n'*}" | sed 's/\x1b\[[0-9;]*m//g')"
+    out=${out%%$'\n'*}
+    printf '%s: %s\n' "$t" "${out//$'\e['*([0-9;])m/}"
   done
   if command -v dpkg-query >/dev/null; then
     echo "--- Debian packages"
@@ -181,13 +220,15 @@ versions() {
 builds() {
   local f d cc
   for f in "$root"/*/build.env; do
-    d=$(basename "$(dirname "$f")")
+    d=${f%/*}
+    d=${d##*/}
     [[ -f $root/$d/Makefile ]] || continue
     printf '%s: %s\n' "$d" "$(make -s --no-print-directory -C "$root/$d" print-build 2>&1 | head -n 1)"
   done
   for f in "$root"/*/Cargo.toml; do
     [[ -f $f ]] || continue
-    printf '%s: %s | profile.release: %s| rustflags=%s\n' "$(basename "$(dirname "$f")")" "$(rustc --version 2>&1 | head -n 1)" \
+    d=${f%/*}
+    printf '%s: %s | profile.release: %s| rustflags=%s\n' "${d##*/}" "$(rustc --version 2>&1 | head -n 1)" \
       "$(awk '/^\[profile\.release\]/ { on = 1; next } /^\[/ { on = 0 } on && /=/ && !/^#/ { gsub(/ /, ""); printf "%s ", $0 }' \
         "$f")" "${RUSTFLAGS:-${CARGO_BUILD_RUSTFLAGS:-}}"
   done
@@ -196,7 +237,8 @@ builds() {
   echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"
   # The Nix shell's store paths (scripts/nixenv.py): a fleet's Nix host runs the controller's, and says so here.
   echo "nix store: $(python3 "$root/scripts/nixenv.py" digest 2>&1 | head -n 1)"
-  cc=$(sed -n 's/^CC=//p' "$root/c-probes/build.env" 2>/dev/null)
+  cc=""
+  while IFS= read -r f; do [[ $f == CC=* ]] && cc=${f#CC=}; done 2>/dev/null < "$root/c-probes/build.env"
   if [[ -n $cc ]] && command -v "$cc" > /dev/null; then
     echo "$cc defaults: $("$cc" -O2 -dM -E -x c /dev/null 2>/dev/null | grep -oE '__(pie|PIE|SSP[A-Z_]*|FORTIFY_SOURCE|CET)__ [0-9]+' | sort | tr '\n' ' ')"
   fi
