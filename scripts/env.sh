@@ -129,7 +129,8 @@ idle_states() {
 
 # What moves memory or time behind the lab's back, one key=value a line (compare flags any difference):
 # NUMA balancing migrates pages during a run, THP changes the TLB cost of every access, the clocksource
-# is every timer's, deep idle states add wake-up latency, IRQs on a measured CPU steal its time.
+# is every timer's, deep idle states add wake-up latency, IRQs on a measured CPU steal its time, and
+# autogroup decides how much of a shared CPU a busy process of another session takes from the sweep.
 # numa_per_package repeats numa-nodes.txt's SNC/NPS shape (nodes per package) so that one file says it all.
 memory_time() {
   local f v cpu0 same=yes c irqs
@@ -162,6 +163,7 @@ memory_time() {
       echo "$v"
     done | sort | uniq -c | awk '{ printf "%scpus %s: %d", sep, (NF > 1 ? $2 : "none"), $1; sep = "; " }')
   echo "irq_affinity=${irqs:-unavailable: /proc/irq not readable}"
+  sysval sched_autogroup /proc/sys/kernel/sched_autogroup_enabled
   echo "numa_per_package=$(sed -n 's/^numa_per_package=//p' "$dir/numa-nodes.txt" 2>/dev/null | grep . || echo "unavailable: see numa-nodes.txt")"
 }
 

@@ -9,7 +9,7 @@ from test_numa_mem import TWO, make_run
 
 KEYS = {"numa_balancing", "thp_enabled", "thp_defrag", "clocksource", "clocksource_available", "cpuidle_driver",
         "cpuidle_governor", "cpuidle_states", "cpuidle_same_on_all_cpus", "irqbalance", "irq_affinity",
-        "numa_per_package"}
+        "sched_autogroup", "numa_per_package"}
 
 
 def read_kv(path):
@@ -29,6 +29,9 @@ def test_env_records_every_setting_as_the_kernel_shows_it(tmp_path):
     cs = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
     if os.path.exists(cs):
         assert got["clocksource"] == open(cs).read().strip()
+    ag = "/proc/sys/kernel/sched_autogroup_enabled"
+    assert got["sched_autogroup"] == (open(ag).read().strip() if os.path.exists(ag) else
+                                      f"unavailable: {ag} does not exist here")
     assert got["irqbalance"] in ("running", "not running") or got["irqbalance"].startswith("unavailable: ")
     nodes = read_kv(tmp_path / "env" / "numa-nodes.txt") if "numa_per_package=" in \
         open(tmp_path / "env" / "numa-nodes.txt").read() else {}

@@ -166,7 +166,8 @@ def memory_time_row(mt):
     return (f"NUMA balancing {mt.get('numa_balancing', '?')} · THP {mt.get('thp_enabled', '?')}, defrag "
             f"{mt.get('thp_defrag', '?')} · clocksource {mt.get('clocksource', '?')} · cpuidle "
             f"{mt.get('cpuidle_driver', '?')}: {mt.get('cpuidle_states', '?')} · irqbalance "
-            f"{mt.get('irqbalance', '?')} · IRQs {mt.get('irq_affinity', '?')} · NUMA nodes per package "
+            f"{mt.get('irqbalance', '?')} · IRQs {mt.get('irq_affinity', '?')} · autogroup "
+            f"{mt.get('sched_autogroup', '?')} · NUMA nodes per package "
             f"{mt.get('numa_per_package', '?')}")
 
 
