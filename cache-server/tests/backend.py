@@ -13,10 +13,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 from diff import SCRIPTS
-from net import stat_line, talk
+from net import must_launch, stat_line, talk
 
 results = []
 
@@ -28,12 +27,7 @@ def check(name, cond, detail=""):
 
 def start(binary, tmp, *args):
     pf = os.path.join(tmp, "port-" + "-".join(args))
-    p = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", *args])
-    for _ in range(200):
-        if os.path.exists(pf) or p.poll() is not None:
-            break
-        time.sleep(0.05)
-    return p, int(open(pf).read())
+    return must_launch([binary, "-p", "0", "--port-file", pf, "-t", "2", *args], pf)
 
 
 def extra_scripts():

@@ -7,19 +7,19 @@ client, give memcached's replies, and keep its memory bounded.
 import os
 import random
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-from net import ask, rss_kb, server_args, stat
+from net import ask, rss_kb, must_launch, server_args, stat
 
 results = []
+MODE = sys.argv[2] if len(sys.argv) > 2 else "striped"
 
 
 def check(name, cond, detail=""):
     results.append(cond)
-    print(("ok - " if cond else "FAIL - ") + "bad input: " + name + ("" if cond else f" ({detail})"))
+    print(("ok - " if cond else "FAIL - ") + f"bad input ({MODE}): " + name + ("" if cond else f" ({detail})"), flush=True)
 
 
 def conn(port, timeout=5):
@@ -48,20 +48,15 @@ def alive(port):
 
 
 def main():
-    binary, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "striped")
+    binary, mode = sys.argv[1], MODE
     tmp = tempfile.mkdtemp()
     pf = os.path.join(tmp, "port")
     # a small quarantine: ASan otherwise keeps 256 MB of freed blocks and the RSS check means nothing
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:quarantine_size_mb=8")
     log = open(os.path.join(tmp, "server.log"), "w+")
-    srv = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", "-m", "8", "-c", "1200",
-                            *server_args(mode)], stderr=log, env=env)
+    srv, port = must_launch([binary, "-p", "0", "--port-file", pf, "-t", "2", "-m", "8", "-c", "1200",
+                        *server_args(mode)], pf, stderr=log, env=env)
     try:
-        for _ in range(200):
-            if os.path.exists(pf):
-                break
-            time.sleep(0.05)
-        port = int(open(pf).read())
 
         s = conn(port)
         s.sendall(b"x" * 5000)

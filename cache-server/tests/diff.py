@@ -9,11 +9,10 @@ write side is closed and the reply read to EOF.
 """
 import os
 import shutil
-from net import free_port, server_args, talk, wait_port
+from net import free_port, must_launch, server_args, talk, wait_port
 import subprocess
 import sys
 import tempfile
-import time
 
 K251 = b"k" * 251
 SCRIPTS = [
@@ -107,13 +106,8 @@ def main():
         failed = 0
         for mode in modes:
             pf = os.path.join(tmp, f"port-{mode}")
-            p = subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)])
+            p, port = must_launch([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)], pf)
             procs.append(p)
-            for _ in range(100):
-                if os.path.exists(pf):
-                    break
-                time.sleep(0.05)
-            port = int(open(pf).read())
             bad = 0
             for i, s in enumerate(SCRIPTS):
                 got = norm(talk(port, s))

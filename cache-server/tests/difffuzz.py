@@ -14,7 +14,7 @@ import random
 import re
 import shutil
 import net
-from net import free_port, server_args, wait_port
+from net import free_port, must_launch, server_args, wait_port
 import subprocess
 import sys
 import tempfile
@@ -146,12 +146,8 @@ def main():
             return 1
         for mode in modes:
             pf = os.path.join(tmp, "port-" + mode)
-            procs.append(subprocess.Popen([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)]))
-            for _ in range(100):
-                if os.path.exists(pf):
-                    break
-                time.sleep(0.05)
-            ports[mode] = int(open(pf).read())
+            p, ports[mode] = must_launch([ours, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode)], pf)
+            procs.append(p)
         r = random.Random(seed)
         deadline = time.monotonic() + secs
         n = 0

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+from net import must_launch
+
 results = []
 
 
@@ -67,12 +69,8 @@ def check_memory_node(raw):
 def server(build, *extra):
     tmp = tempfile.mkdtemp()
     pf = os.path.join(tmp, "port")
-    p = subprocess.Popen([os.path.join(build, "cache-server"), "-p", "0", "--port-file", pf, "-t", "1", *extra])
-    for _ in range(200):
-        if os.path.exists(pf):
-            break
-        time.sleep(0.05)
-    return p, open(pf).read().strip()
+    p, port = must_launch([os.path.join(build, "cache-server"), "-p", "0", "--port-file", pf, "-t", "1", *extra], pf)
+    return p, str(port)
 
 
 def loadgen(build, port, *args, timeout=30):

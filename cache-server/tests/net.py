@@ -1,6 +1,36 @@
 """Loopback helpers shared by the differential and socket tests (diff.py, difffuzz.py, sockets.py, …)."""
+import os
 import socket
+import subprocess
 import time
+
+
+def launch(argv, port_file, secs=10.0, **popen):
+    """Starts a server whose argv asks for `-p 0 --port-file port_file` (a prefix such as prlimit may
+    come first) and waits for the port it writes once listening (atomically: a temporary file, then
+    rename). Returns (process, port); port is None when the process exited first or wrote none in secs."""
+    if os.path.exists(port_file):
+        os.unlink(port_file)
+    p = subprocess.Popen(argv, **popen)
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                return p, int(f.read())
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    return p, None
+
+
+def must_launch(argv, port_file, **popen):
+    """launch(), for a test that cannot go on without the server: its port, or an exception naming it."""
+    p, port = launch(argv, port_file, **popen)
+    if port is None:
+        p.kill()
+        p.wait()
+        raise RuntimeError(f"{' '.join(argv)} did not start (exit {p.returncode})")
+    return p, port
 
 
 def talk(port, data):

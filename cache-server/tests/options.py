@@ -10,7 +10,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+from net import launch, must_launch
 
 results = []
 
@@ -44,12 +45,8 @@ def main():
     # the documented maximum item size is accepted where -m leaves room for it, as memcached does
     tmp = tempfile.mkdtemp()
     pf = os.path.join(tmp, "port")
-    p = subprocess.Popen([srv, "-p", "0", "--port-file", pf, "-I", "1g", "-m", "2048"], stderr=subprocess.PIPE, text=True)
-    for _ in range(200):
-        if os.path.exists(pf) or p.poll() is not None:
-            break
-        time.sleep(0.05)
-    check("-I 1g -m 2048 starts", os.path.exists(pf), p.stderr.read() if p.poll() is not None else "")
+    p, port = launch([srv, "-p", "0", "--port-file", pf, "-I", "1g", "-m", "2048"], pf, stderr=subprocess.PIPE, text=True)
+    check("-I 1g -m 2048 starts", port is not None, p.stderr.read() if p.poll() is not None else "")
     p.terminate()
     p.wait()
 
@@ -61,13 +58,8 @@ def main():
     # a soft limit below -c that the hard limit allows is raised: 300 clients all served
     tmp = tempfile.mkdtemp()
     pf = os.path.join(tmp, "port")
-    p = subprocess.Popen(["prlimit", "--nofile=64:4096", srv, "-p", "0", "--port-file", pf, "-c", "300", "-t", "2"])
+    p, port = must_launch(["prlimit", "--nofile=64:4096", srv, "-p", "0", "--port-file", pf, "-c", "300", "-t", "2"], pf)
     try:
-        for _ in range(200):
-            if os.path.exists(pf):
-                break
-            time.sleep(0.05)
-        port = int(open(pf).read())
         socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(300)]
         for s in socks:
             s.sendall(b"version\r\n")

@@ -11,6 +11,7 @@ cd "$here" || exit 1
 fuzz_secs=${1:-20}
 jobs=$(( $(nproc) > 2 ? 2 : 1 ))   # the test host is shared: keep builds modest
 pass=0 fail=0
+shopt -s lastpipe   # the last stage of a pipeline runs in this shell: tally's counts stay
 tally() {  # reads ok/FAIL lines from a test's output, echoes them, counts them
   local line
   while IFS= read -r line; do
@@ -21,9 +22,25 @@ tally() {  # reads ok/FAIL lines from a test's output, echoes them, counts them
     esac
   done
 }
+# A test program's ok/FAIL lines, counted. A program that exits non-zero without a FAIL line of its own
+# (a Python exception, a timeout's kill) is a failure too, not silence.
+run_test() {  # name, command...
+  local name=$1 before=$fail rc
+  shift
+  "$@" 2>&1 | tally
+  rc=${PIPESTATUS[0]}
+  if [[ $rc != 0 && $fail == "$before" ]]; then
+    echo "FAIL - $name: exit $rc without a FAIL line"
+    fail=$((fail + 1))
+  fi
+}
 result() {  # name, exit status: one ok/FAIL line for steps without their own
   if [[ $2 == 0 ]]; then echo "ok - $1"; pass=$((pass + 1)); else echo "FAIL - $1"; fail=$((fail + 1)); fi
 }
+
+# The runner's own rule, checked first: a program that dies without a word is a failure.
+(pass=0 fail=0; run_test self-check python3 -c 'raise SystemExit(3)' > /dev/null; [[ $fail == 1 ]])
+result "a test program that exits non-zero without a FAIL line counts as a failure" $?
 
 if ! make -s -j"$jobs" all asan tsan race; then
   result "build (gcc)" 1
@@ -51,8 +68,8 @@ out=$(timeout 60 build/test-race 2>&1); rc=$?
 [[ $rc == 0 ]] || echo "$out" | head -n 30
 result "optimistic unlink/bump race replayed under ASan: $(tail -n 1 <<< "$out")" $rc
 
-tally < <(python3 tests/callgraph.py 2>&1)
-tally < <(python3 tests/test_mcperf_csv.py 2>&1)
+run_test callgraph python3 tests/callgraph.py
+run_test mcperf_csv python3 tests/test_mcperf_csv.py
 # every lock mode on the default epoll backend; the io_uring backend (uring.c) in the mode without
 # locks, the lock-free one and the global lock
 uring=(global+io_uring optimistic+io_uring sharded+io_uring)
@@ -63,15 +80,15 @@ sys.exit(ctypes.CDLL(None, use_errno=True).syscall(425, 4, p) < 0)'; then
   echo "note: io_uring_setup is refused here: the io_uring backend is not tested (epoll only)"
   uring=()
 fi
-tally < <(python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
-tally < <(timeout 300 python3 tests/difffuzz.py build/cache-server "$fuzz_secs" global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
-tally < <(timeout 120 python3 tests/backend.py build/cache-server global sharded 2>&1)
-tally < <(tests/stress.sh build 3 2>&1)
-tally < <(timeout 300 python3 tests/sockets.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}" 2>&1)
-tally < <(timeout 60 python3 tests/options.py build/cache-server 2>&1)
-tally < <(timeout 120 python3 tests/loadgen.py build 2>&1)
+run_test diff python3 tests/diff.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}"
+run_test difffuzz timeout 300 python3 tests/difffuzz.py build/cache-server "$fuzz_secs" global striped rwlock optimistic sharded "${uring[@]}"
+run_test backend timeout 120 python3 tests/backend.py build/cache-server global sharded
+run_test stress tests/stress.sh build 3
+run_test sockets timeout 300 python3 tests/sockets.py build/cache-server global striped rwlock optimistic sharded "${uring[@]}"
+run_test options timeout 60 python3 tests/options.py build/cache-server
+run_test loadgen timeout 120 python3 tests/loadgen.py build
 for mode in global striped rwlock optimistic sharded "${uring[@]}"; do
-  tally < <(python3 tests/badinput.py build/cache-server-asan "$mode" 2>&1 | sed "s/bad input:/bad input ($mode):/")
+  run_test "bad input ($mode)" python3 tests/badinput.py build/cache-server-asan "$mode"
 done
 
 if command -v clang > /dev/null && make -s fuzz > /dev/null 2>&1; then

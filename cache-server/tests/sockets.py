@@ -13,12 +13,11 @@ Every wait is bounded; a reply that does not come in time is a failure, not a ha
 import os
 import random
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-from net import ask, rss_kb, server_args, stat
+from net import ask, rss_kb, must_launch, server_args, stat
 
 results = []
 # bytes a server may hold beyond -m for values being received: the per-thread overshoot of one
@@ -53,14 +52,7 @@ def read_exactly(s, n, deadline):
 
 def start(binary, mode, tmp, *extra):
     pf = os.path.join(tmp, "port")
-    if os.path.exists(pf):
-        os.unlink(pf)
-    srv = subprocess.Popen([binary, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode), *extra])
-    for _ in range(200):
-        if os.path.exists(pf):
-            break
-        time.sleep(0.05)
-    return srv, int(open(pf).read())
+    return must_launch([binary, "-p", "0", "--port-file", pf, "-t", "2", *server_args(mode), *extra], pf)
 
 
 def pipeline(port, mode):
