@@ -133,6 +133,24 @@ def probe_csv(*args):
     return header, {int(line.split(",")[0]): line.split(",") for line in lines}
 
 
+def settled_asleep(pid, comm, secs=20):
+    """Waits until the process has exec'd `comm` and sleeps: state S, and its run time (schedstat)
+    unchanged over 50 ms. Started just before, on a loaded host it may still be exec'ing and loading
+    when a probe begins, and that run time is then rightly charged to it."""
+    deadline, last = time.monotonic() + secs, None
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            name, rest = f.read().split("(", 1)[1].rsplit(")", 1)
+        with open(f"/proc/{pid}/schedstat") as f:
+            ran = f.read().split()[0]
+        asleep = name == comm and rest.split()[0] == "S"
+        if asleep and ran == last:
+            return
+        last = ran if asleep else None
+        time.sleep(0.05)
+    raise AssertionError(f"{comm} (pid {pid}) did not settle asleep in {secs} s")
+
+
 def test_the_probe_charges_a_watched_process_to_the_cpu_it_ran_on(tmp_path):
     # A busy loop pinned to one CPU, watched: its share shows on that CPU (it ran there while the probe
     # did, however loaded the host) and on no other (it cannot run elsewhere); a sleeping process takes
@@ -150,6 +168,7 @@ def test_the_probe_charges_a_watched_process_to_the_cpu_it_ran_on(tmp_path):
         assert header == "cpu,core_ns,memory_ns" and len(got[cpu]) == 3
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
+        settled_asleep(sleeper.pid, "sleep")
         _header, got = probe_csv("--cpus", str(cpu), "--watch", str(sleeper.pid))
         assert float(got[cpu][3]) == 0, got
     finally:
