@@ -55,9 +55,8 @@ def main():
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:quarantine_size_mb=8")
     log = open(os.path.join(tmp, "server.log"), "w+")
     srv, port = must_launch([binary, "-p", "0", "--port-file", pf, "-t", "2", "-m", "8", "-c", "1200",
-                        *server_args(mode)], pf, stderr=log, env=env)
+                             *server_args(mode)], pf, stderr=log, env=env)
     try:
-
         s = conn(port)
         s.sendall(b"x" * 5000)
         check("line over the limit without newline closes that connection", closed_by_server(s))
