@@ -257,3 +257,45 @@ def test_a_cache_point_whose_client_saturated_its_cpus_is_client_bound(tmp_path)
     assert "striped compact t1: client-bound" not in md
     assert "global compact t1: client-bound" in html and "sharded compact t1: client-bound" in html
     assert "striped compact t1: client-bound" not in html
+
+
+def test_a_cache_point_where_neither_side_saturated_is_latency_bound_and_a_goal_on_it_says_so(tmp_path):
+    """Issue 27 item 3: at 4 connections on the project's VM both the server and the load generator
+    were about half busy, so GET/s measured round trips, not what a server can serve. Test input:
+    striped t1 with the client at 40% / 45% and the server at 50% (latency-bound), global t1 with
+    the client at 95% and the server at 97% (client-bound at both limits: no doubt for a goal),
+    memcached t1 at 50% / 50% with the server at 55% (latency-bound). The goal's verdict stays; its
+    line names the points whose server was not saturated."""
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = [HEADER10]
+    for variant, util, busiest, server, ops in (("striped", 40, 45, 50, 60000), ("global", 95, 95, 97, 61000),
+                                                ("memcached", 50, 50, 55, 80000)):
+        for rep in (1, 2, 3):
+            lines += [f"r,cache-get,{variant},compact,1,0,{rep},ops_per_s,{ops + rep},1/s",
+                      f"r,cache-get,{variant},compact,1,0,{rep},client_cpu_util_pct,{util},%",
+                      f"r,cache-get,{variant},compact,1,0,{rep},client_thread_busy_max_pct,{busiest},%",
+                      f"r,cache-get,{variant},compact,1,0,{rep},server_cpu_share,{server},%"]
+    (run / "data" / "cache-get.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "cache-get.spec").write_text(
+        "experiment = cache-get\nchart = scaling ops_per_s\n"
+        "goal = global|striped / memcached ops_per_s >= 1.3 threads=1\n"
+        "goal = global / memcached ops_per_s >= 0.5 threads=1\n")
+    sh("scripts/report.py", str(run))
+    md = (run / "report.md").read_text()
+    html = (run / "report.html").read_text()
+    assert ("- striped compact t1: latency-bound: neither side was saturated (the server used 50% of its 1 CPU, "
+            "the load generator 40% of its CPUs, busiest thread 45%; ≥ 90% is saturated): the rate was set by "
+            "the round trips of the requests in flight, not by what either side can do; a comparison of servers "
+            "here compares their round trips, not their capacity") in md
+    assert "- memcached compact t1: latency-bound: neither side was saturated (the server used 55% of its 1 CPU" in md
+    assert "global compact t1: latency-bound" not in md and "- global compact t1: client-bound" in md
+    # the best of global (61k) and striped (60k) is global: its point is not in doubt, memcached's is
+    goal = [ln for ln in md.splitlines() if ln.startswith("- goal global|striped") or ln.startswith("- goal best of")]
+    assert len(goal) == 1 and "global ×0.76: not met" in goal[0], goal
+    assert goal[0].endswith("; not server-bound: memcached compact t1 latency-bound, the server at 55%)"), goal
+    other = [ln for ln in md.splitlines() if ln.startswith("- goal global ÷ memcached")]
+    assert len(other) == 1 and ": met (" in other[0] and "not server-bound: memcached compact t1" in other[0], other
+    assert "striped compact t1: latency-bound: neither side was saturated" in html
+    assert "not server-bound: memcached compact t1 latency-bound, the server at 55%" in html

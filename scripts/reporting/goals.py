@@ -12,6 +12,10 @@ side, and a suspect point or one with fewer than 3 repeats makes it inconclusive
 
 A goal line is parsed, never run: it comes from a spec file or from a received run's sweep/specs/, and
 only names (of variants, a metric and a placement) and two numbers are read from it.
+
+A row whose points' server was not saturated (reporting/client.py: client-bound with the server below
+its limit, or latency-bound) keeps its verdict and says so: its ratio is one of round trips or of
+lower bounds, not of what the servers can do.
 """
 import re
 
@@ -53,8 +57,11 @@ def _summaries(pts, metric):
     return {k: merged(v) for k, v in by.items()}
 
 
-def judge(goal, pts):
-    """[{text, placement, threads, picked, ratio, lo, hi, verdict, why}] for one parsed goal."""
+def judge(goal, pts, doubts=None):
+    """[{text, placement, threads, picked, ratio, lo, hi, verdict, why, caveat}] for one parsed goal;
+    doubts: {(variant, placement, threads): words} of points whose server was not saturated
+    (client.capacity_doubts)."""
+    doubts = doubts or {}
     s = _summaries(pts, goal["metric"])
     higher = goal["op"] == ">="
     keys = sorted({(pl, t) for (_v, pl, t) in s
@@ -68,7 +75,9 @@ def judge(goal, pts):
         if den is None or not nums:
             continue
         picked, num = (max if higher else min)(nums, key=lambda x: x[1]["median"])
-        row = {"placement": pl, "threads": t, "picked": picked, "ratio": None, "lo": None, "hi": None}
+        row = {"placement": pl, "threads": t, "picked": picked, "ratio": None, "lo": None, "hi": None,
+               "caveat": "; ".join(f"{v} {pl} t{t} {doubts[(v, pl, t)]}" for v in (picked, goal["den"])
+                                   if (v, pl, t) in doubts)}
         doubt = V.doubt_of([(f"{picked} {pl} t{t}", num), (f"{goal['den']} {pl} t{t}", den)])
         if V.ci_bounds(den)[0] <= 0:
             row.update(verdict="inconclusive", why=f"{goal['den']} {pl} t{t}: its 95% CI reaches 0")
@@ -96,7 +105,7 @@ def text(goal):
     return f"{num} ÷ {goal['den']}, {goal['metric']} {sign} ×{goal['ratio']:g}"
 
 
-def of_experiment(spec_path, pts):
+def of_experiment(spec_path, pts, doubts=None):
     """[{goal: text, rows: judge(), error: str}] for the goal lines of a run's saved spec. A line this
     parser refuses (a received run's, or one written by a later lab) is shown as such, not judged."""
     out = []
@@ -111,7 +120,7 @@ def of_experiment(spec_path, pts):
         except ValueError as e:     # its text is not shown: a received file's words are not the report's
             out.append({"goal": f"line {n}", "rows": [], "error": f"not a goal this lab reads: {e}"})
             continue
-        rows = judge(g, pts)
+        rows = judge(g, pts, doubts)
         out.append({"goal": text(g), "rows": rows,
                     "error": "" if rows else f"not measured here: no {g['metric']} of both sides at one point"})
     return out
@@ -125,5 +134,6 @@ def sentences(goals):
             out.append(f"goal {g['goal']}: {g['error']}")
         for r in g["rows"]:
             ratio = f"{r['picked']} ×{r['ratio']:.2f}" if r["ratio"] is not None else r["picked"]
-            out.append(f"goal {g['goal']} at {r['placement']} t{r['threads']}: {ratio}: {r['verdict']} ({r['why']})")
+            caveat = f"; not server-bound: {r['caveat']}" if r.get("caveat") else ""
+            out.append(f"goal {g['goal']} at {r['placement']} t{r['threads']}: {ratio}: {r['verdict']} ({r['why']}{caveat})")
     return out

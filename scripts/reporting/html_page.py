@@ -356,7 +356,7 @@ def marks(e):
         items.append(f'<li class="sus">suspect: <a href="#{E(pid(e["name"], i))}">{E(p["variant"] or "–")} '
                      f'{E(p["placement"])} t{E(p["threads"])}</a> ({E(", ".join(metrics))}) — {E(p["s"]["suspect"])}</li>')
     items += [f'<li class="sus">{E(b["variant"] or "–")} {E(b["placement"])} t{E(b["threads"])}: {E(b["words"])}</li>'
-              for b in e["client_bound"]]
+              for b in e["rate_bound"]]
     items += [f'<li class="goal">{E(s)}</li>' for s in goals.sentences(e["goals"])]
     items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(href(raw + "/"))}">discarded attempt</a>)' if raw else "") + "</li>"
               for s, raw in zip(e["remeasured"], e["remeasured_raw"])]

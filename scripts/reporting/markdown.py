@@ -207,7 +207,7 @@ def render(m):
         lines += [f"- skipped: {s}" for s in e["skipped"]]
         lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} ({', '.join(ms)}): {p['s']['suspect']}"
                   for p, ms in e["suspect_points"]]
-        lines += [f"- {b['variant'] or '–'} {b['placement']} t{b['threads']}: {b['words']}" for b in e["client_bound"]]
+        lines += [f"- {b['variant'] or '–'} {b['placement']} t{b['threads']}: {b['words']}" for b in e["rate_bound"]]
         lines += [f"- {s}" for s in goals.sentences(e["goals"])]
         lines += [f"- re-measured: {s}" for s in e["remeasured"]]
         lines += [f"- failed: {s}" for s in e["failed"]]

@@ -403,6 +403,7 @@ def experiment(run, exp, journal, pub, vmap):
     pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
     # by identity: `p not in pair_rows` compares dicts, quadratic (100 s for a 192-CPU matrix)
     pair_ids = {id(p) for p in pair_rows}
+    bounds = client.bound(pts)
     e = {
         "name": exp,
         "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
@@ -421,8 +422,8 @@ def experiment(run, exp, journal, pub, vmap):
         "suspect": [p for p in pts if p["s"]["suspect"]],
         # the same repeats are suspect for every metric of a point: listed once per point
         "suspect_points": suspect_points(pts),
-        "client_bound": client.bound(pts),
-        "goals": goals.of_experiment(spec, pts),
+        "rate_bound": bounds,
+        "goals": goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
         "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
         "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
