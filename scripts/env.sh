@@ -148,6 +148,9 @@ memory_time() {
   sysval cpuidle_driver /sys/devices/system/cpu/cpuidle/current_driver
   if [[ -r /sys/devices/system/cpu/cpuidle/current_governor_ro ]]; then sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor_ro
   else sysval cpuidle_governor /sys/devices/system/cpu/cpuidle/current_governor; fi
+  # In a KVM guest under the haltpoll driver, how long an idle vCPU polls before it halts: 0 halts at
+  # once, so every wake-up of an idle vCPU goes through the host (cache-server/README.md, latency-bound)
+  sysval guest_halt_poll_ns /sys/module/haltpoll/parameters/guest_halt_poll_ns
   cpu0=$(idle_states /sys/devices/system/cpu/cpu0)
   for c in /sys/devices/system/cpu/cpu[0-9]*; do [[ $(idle_states "$c") == "$cpu0" ]] || same=no; done
   echo "cpuidle_states=${cpu0:-unavailable: no cpuidle states in /sys (idle=poll, or none exposed)}"

@@ -9,7 +9,7 @@ from test_numa_mem import TWO, make_run
 
 KEYS = {"numa_balancing", "thp_enabled", "thp_defrag", "clocksource", "clocksource_available", "cpuidle_driver",
         "cpuidle_governor", "cpuidle_states", "cpuidle_same_on_all_cpus", "irqbalance", "irq_affinity",
-        "sched_autogroup", "numa_per_package"}
+        "sched_autogroup", "numa_per_package", "guest_halt_poll_ns"}
 
 
 def read_kv(path):
@@ -32,6 +32,9 @@ def test_env_records_every_setting_as_the_kernel_shows_it(tmp_path):
     ag = "/proc/sys/kernel/sched_autogroup_enabled"
     assert got["sched_autogroup"] == (open(ag).read().strip() if os.path.exists(ag) else
                                       f"unavailable: {ag} does not exist here")
+    hp = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+    assert got["guest_halt_poll_ns"] == (open(hp).read().strip() if os.path.exists(hp) else
+                                         f"unavailable: {hp} does not exist here")
     assert got["irqbalance"] in ("running", "not running") or got["irqbalance"].startswith("unavailable: ")
     nodes = read_kv(tmp_path / "env" / "numa-nodes.txt") if "numa_per_package=" in \
         open(tmp_path / "env" / "numa-nodes.txt").read() else {}
@@ -58,6 +61,10 @@ def test_report_warns_in_its_header_when_numa_balancing_is_on(tmp_path):
     sh("scripts/report.py", str(run))
     assert "NUMA balancing is on" not in (run / "report.md").read_text()
     assert "NUMA balancing 0 · THP x" in (run / "report.md").read_text()    # the environment row
+    assert "cpuidle x: x · irqbalance" in (run / "report.md").read_text()   # "x" is no poll time
+    with_settings(run, guest_halt_poll_ns="0")
+    sh("scripts/report.py", str(run))
+    assert "cpuidle x: x, guest poll 0 ns · irqbalance" in (run / "report.md").read_text()
 
 
 def test_compare_flags_runs_that_differ_in_these_settings(tmp_path):

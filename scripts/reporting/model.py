@@ -159,13 +159,19 @@ def network_row(path):
     return f"network path: {path_text} ({len(clients)} client host(s): {'; '.join(clients[:16])})"
 
 
+def halt_poll(mt):
+    """", guest poll N ns" where a KVM guest's haltpoll driver recorded it (env.sh), else nothing"""
+    v = mt.get("guest_halt_poll_ns", "")
+    return f", guest poll {v} ns" if v.isdigit() else ""
+
+
 def memory_time_row(mt):
     """env/memory-time.txt in one line (scripts/env.sh: what moves memory or time behind the lab's back)."""
     if not mt:
         return "not recorded (env/memory-time.txt)"
     return (f"NUMA balancing {mt.get('numa_balancing', '?')} · THP {mt.get('thp_enabled', '?')}, defrag "
             f"{mt.get('thp_defrag', '?')} · clocksource {mt.get('clocksource', '?')} · cpuidle "
-            f"{mt.get('cpuidle_driver', '?')}: {mt.get('cpuidle_states', '?')} · irqbalance "
+            f"{mt.get('cpuidle_driver', '?')}: {mt.get('cpuidle_states', '?')}{halt_poll(mt)} · irqbalance "
             f"{mt.get('irqbalance', '?')} · IRQs {mt.get('irq_affinity', '?')} · autogroup "
             f"{mt.get('sched_autogroup', '?')} · NUMA nodes per package "
             f"{mt.get('numa_per_package', '?')}")
