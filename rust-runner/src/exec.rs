@@ -250,9 +250,26 @@ struct Worker {
     budgets: Budgets,
 }
 
-/// A finished call: its result, its intended and actual start, and its VM's stack (emptied).
-type CallOutput = (Result<(), CallError>, Instant, Instant, Stack);
+/// A finished call: its result and its VM's stack (emptied). Its intended and actual start stay in the
+/// loop (a call that waits carries them in `Waiting`): moved through the call's future and its `Poll`,
+/// two `Instant`s per call cost more than their copy (stores and loads that do not line up).
+type CallOutput = (Result<(), CallError>, Stack);
 type CallFuture = Pin<Box<dyn Future<Output = CallOutput>>>;
+
+/// A call that did not complete on its first poll, with its intended and actual start.
+struct Waiting {
+    fut: CallFuture,
+    origin: Instant,
+    started: Instant,
+}
+
+impl Future for Waiting {
+    type Output = (Result<(), CallError>, Instant, Instant);
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let (origin, started) = (self.origin, self.started);
+        self.fut.as_mut().poll(cx).map(|(r, _stack)| (r, origin, started))
+    }
+}
 
 impl Worker {
     /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
@@ -261,7 +278,7 @@ impl Worker {
     /// handed back emptied, so that the loop can reuse it (`keep_stack`). The future is not boxed
     /// here: the loop polls it where it will stay (`alloc::Room`).
     #[inline]
-    fn call(&self, cycle: u64, origin: Instant, started: Instant, stack: Stack) -> impl Future<Output = CallOutput> {
+    fn call(&self, cycle: u64, started: Instant, stack: Stack) -> impl Future<Output = CallOutput> {
         let mut vm = Vm::with_stack(self.runtime.clone(), self.unit.clone(), stack);
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
@@ -273,7 +290,7 @@ impl Worker {
             vm.clear();
             let stack = std::mem::take(vm.stack_mut());
             drop(vm);
-            (r, origin, started, stack)
+            (r, stack)
         }
     }
 
@@ -445,7 +462,7 @@ impl Worker {
             while !st.inflight.is_empty() {
                 // A call that waited may have shared the budget with others meanwhile: its stack's
                 // size cannot be told (`keep_stack`), so it is dropped.
-                let Poll::Ready(Some((r, origin, started, _stack))) = st.inflight.poll_next_unpin(cx) else { break };
+                let Poll::Ready(Some((r, origin, started))) = st.inflight.poll_next_unpin(cx) else { break };
                 st.now = Instant::now();
                 st.last_end = st.now;
                 self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
@@ -505,17 +522,18 @@ impl Worker {
             st.k += 1;
             let stack = st.stack.take().unwrap_or_else(new_stack);
             let budget_left = rune::alloc::limit::get();
-            let mut fut = room.place(|| self.call(cycle, origin, st.now, stack));
+            let started = st.now;
+            let mut fut = room.place(|| self.call(cycle, started, stack));
             match fut.as_mut().poll(cx) {
                 // The common case of a script that does no I/O: done on the first poll.
-                Poll::Ready((r, origin, started, stack)) => {
+                Poll::Ready((r, stack)) => {
                     room.give_back(fut);
                     st.stack = keep_stack(stack, budget_left);
                     st.now = Instant::now();
                     st.last_end = st.now;
                     self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
                 }
-                Poll::Pending => st.inflight.push(fut),
+                Poll::Pending => st.inflight.push(Waiting { fut, origin, started }),
             }
             spins += 1;
             if spins >= 4096 {
@@ -593,7 +611,7 @@ struct LoopState {
     sample: Sample,
     next_boundary: Instant,
     next_sample: Instant,
-    inflight: FuturesUnordered<CallFuture>,
+    inflight: FuturesUnordered<Waiting>,
     /// The emptied VM stack of the last call that completed on its first poll, for the next call.
     stack: Option<Stack>,
     timer: Pin<Box<tokio::time::Sleep>>,
