@@ -46,6 +46,9 @@ impl Sharing {
 pub struct Program {
     pub unit: Arc<Unit>,
     pub runtime: Arc<RuntimeContext>,
+    /// Whether a call may wait on a future (`mentions_await`); when not, calls resume the VM
+    /// synchronously (exec::call_sliced).
+    pub may_await: bool,
 }
 
 /// The compiled sources and their text (rune keeps the text private), by source id.
@@ -132,6 +135,8 @@ impl Program {
         for (name, value) in params.iter().filter(|(_, v)| looks_like_code(v)) {
             check_nesting(&format!("-P {name}"), value).map_err(fail)?;
         }
+        // `-P` values that look like code are parsed into the script by `latte::param!`
+        let params_await = params.values().any(|v| mentions_await(v));
         let base = path.parent().map(Path::to_path_buf);
         let mut context = rune::Context::with_default_modules().map_err(|e| fail(e.to_string()))?;
         let mut latte = crate::scripting::functions::latte_module().map_err(|e| fail(e.to_string()))?;
@@ -187,11 +192,15 @@ impl Program {
         }
         let unit = result.map_err(|e| fail(e.to_string()))?;
         let runtime = context.runtime().map_err(|e| fail(e.to_string()))?;
+        // A source the compiler loaded itself (a `mod name;` file) is one whose text we did not read:
+        // its calls may wait, for all we know.
+        let compiled = (0u32..).take_while(|&i| sources.get(rune::SourceId::new(i)).is_some()).count();
+        let may_await = params_await || compiled != texts.len() || texts.iter().any(|(_, t)| mentions_await(t));
         let sources = Arc::new(Scripts { sources, texts });
         if let Ok(mut g) = LAST_SOURCES.lock() {
             *g = Some(sources.clone());
         }
-        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime) })
+        Ok(Program { unit: Arc::new(unit), runtime: Arc::new(runtime), may_await })
     }
 
     pub fn has_function(&self, name: &str) -> bool {
@@ -205,6 +214,15 @@ impl Program {
             Sharing::PerThread => (Arc::new(self.unit.as_ref().try_clone()?), Arc::new(self.runtime.as_ref().try_clone()?)),
         })
     }
+}
+
+/// Whether a text could make a call wait: the words `await` or `select` anywhere in it (code, comment
+/// or string); a program may wait when any of its sources or `-P` values could. Rune's only instructions that wait on a future (`Await`, `Select`) come from these two
+/// keywords, and the macros a script can use here (`latte::param!`, Rune's std) expand to neither, so
+/// sources and `-P` values without the words compile to calls that never wait. The word in a comment
+/// or a string only sends the calls the general way.
+fn mentions_await(text: &str) -> bool {
+    text.contains("await") || text.contains("select")
 }
 
 /// "file:line:column: error: message" for one fatal diagnostic.
@@ -467,6 +485,31 @@ mod tests {
         let prog = Program::compile(&p, &HashMap::new()).unwrap();
         let mut vm = rune::Vm::new(prog.runtime.clone(), prog.unit.clone());
         assert_eq!(vm.call(["run"], ()).unwrap().as_integer::<i64>().unwrap(), 42);
+    }
+
+    #[test]
+    fn a_program_may_await_when_any_of_its_texts_could() {
+        let d = tmpdir("await");
+        let none = HashMap::new();
+        let may = |name: &str, text: &str, params: &HashMap<String, String>| {
+            Program::compile(&write(&d, name, text), params).unwrap().may_await
+        };
+        assert!(!may("empty.rn", "pub async fn run(ctx, i) {\n}\n", &none));
+        assert!(may("awaits.rn", "async fn f() {}\npub async fn run(ctx, i) { f().await }\n", &none));
+        // a word in a comment or a string is enough: only the fast path is lost
+        assert!(may("comment.rn", "// no await here\npub async fn run(ctx, i) {}\n", &none));
+        assert!(may("string.rn", "pub fn run(ctx, i) { \"select\" }\n", &none));
+        // a -P value is parsed into the script by latte::param!
+        let p = HashMap::from([("x".to_string(), "f().await".to_string())]);
+        assert!(may("param.rn", "pub fn run(ctx, i) {}\n", &p));
+        // lib.rn beside the script is read by the runner, so its words count
+        let l = tmpdir("await-lib");
+        write(&l, "lib.rn", "pub async fn g() { 1 }\npub async fn h() { g().await }\n");
+        assert!(Program::compile(&write(&l, "w.rn", "pub fn run(ctx, i) {}\n"), &none).unwrap().may_await);
+        // a `mod` file is loaded by the compiler, not by the runner: its text is not read, so it may wait
+        let m = tmpdir("await-mod");
+        write(&m, "helper.rn", "pub fn one() { 1 }\n");
+        assert!(Program::compile(&write(&m, "w.rn", "mod helper;\npub fn run(ctx, i) { helper::one() }\n"), &none).unwrap().may_await);
     }
 
     #[test]

@@ -236,6 +236,8 @@ fn a_folder_given_as_the_script_is_named_as_a_folder() {
 /// saved in the report, marked partial with the breach as the reason, and the command still fails
 /// with its one line (now naming the report), exit 1. One worker, one call at a time: cycles 0..999
 /// succeed, cycle 1000 breaches. A breach in the warmup saves an empty partial report the same way.
+/// Each case runs twice: as written (its calls never wait, so the VM is resumed synchronously) and
+/// with the word "await" in a comment (the general path: the VM's future polled), which must end alike.
 #[test]
 fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
     let _runners = common::shared();
@@ -246,8 +248,8 @@ fn a_budget_breach_in_the_measured_phase_saves_a_partial_report() {
         ("depth", "f(0)", "--script-depth=1000", "more than its budget (--script-depth 1000)", "0"),
         ("warmup", "loop {}", "--script-time=1s", "more than its budget (--script-time 1s)", "2000"),
     ];
-    for (name, body, flag, budget, warmup) in cases {
-        let s = script(&format!("breach-{name}.rn"), &format!("fn f(n) {{ f(n + 1) }}\npub fn run(ctx, i) {{\n    if i >= 1000 {{ {body} }}\n}}\n"));
+    for ((name, body, flag, budget, warmup), head) in cases.iter().flat_map(|c| [(*c, ""), (*c, "// await: the general path\n")]) {
+        let s = script(&format!("breach-{name}{}.rn", if head.is_empty() { "" } else { "-async" }), &format!("{head}fn f(n) {{ f(n + 1) }}\npub fn run(ctx, i) {{\n    if i >= 1000 {{ {body} }}\n}}\n"));
         let out = tmp(&format!("breach-{name}.json"));
         let _ = std::fs::remove_file(&out);
         let args = ["run", &s, flag, "-d", "60s", "-w", warmup, "-t", "1", "-c", "1", "--no-csv", "-q", "-o", out.to_str().unwrap()];
