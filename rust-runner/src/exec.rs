@@ -288,7 +288,7 @@ impl Worker {
         let budgets = self.budgets;
         let sync = self.sync;
         async move {
-            let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), started, &budgets, sync).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
+            let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), &started, &budgets, sync).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
             // The values left on the stack are dropped (they count against --script-memory), its
             // room kept; the Vm (its call frames) goes now, so that `keep_stack` sees the stack alone.
             vm.clear();
@@ -666,7 +666,7 @@ const CHECKS_PER_YIELD: u32 = 10;
 /// an allocation past it fails in the VM. With `sync` (a program that never waits on a future) each
 /// slice resumes the VM synchronously: the same slices and checks, without `async_resume`'s future
 /// (an empty call ×1.10 calls/s, rust-runner/README.md).
-async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: Instant, budgets: &Budgets, sync: bool) -> Result<Value, CallError> {
+async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: &Instant, budgets: &Budgets, sync: bool) -> Result<Value, CallError> {
     use rune::runtime::GeneratorState;
     let mut exec = vm.execute(hash, args).map_err(|e| vm_error(e, budgets))?;
     let mut checks = 0u32;
@@ -686,7 +686,7 @@ async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, s
             Ok(GeneratorState::Complete(v)) => return Ok(v),
             Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"), budgets)),
             Err(e) => {
-                if let Some(e) = slice_end(e, stop, exec.vm(), started, budgets) {
+                if let Some(e) = slice_end(e, stop, exec.vm(), *started, budgets) {
                     return Err(e);
                 }
                 // The VM stopped for the slice, within its budgets: resume it (later, every
@@ -1059,7 +1059,7 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     crate::alloc::guard_stack(budgets.stack);
     let who = name.to_string();
     let _watched = crate::watchdog::watch(budgets.time, Box::new(move |m| (format!("{who}: {m}"), false)));
-    let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), started, budgets, !program.may_await));
+    let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), &started, budgets, !program.may_await));
     match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
         Err(CallError::Cycle(e) | CallError::Budget(e)) => Err(anyhow!("{name}: {e}")),
