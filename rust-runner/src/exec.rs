@@ -214,7 +214,9 @@ pub enum Msg {
     Failed(usize, String),
 }
 
-/// Limits shared by all workers; written only on errors or to stop, read every iteration.
+/// Limits shared by all workers; written only on errors or to stop, read every iteration. Alone on its
+/// cache lines, so that no other allocation's writes make every worker's read of `stop` a miss.
+#[repr(align(128))]
 pub struct Shared {
     pub stop: AtomicBool,
     /// The first budget breach (prefixed with its phase): the phase ends, its report is saved as a
@@ -863,7 +865,7 @@ pub fn run_phase(
     let mut handles = Vec::new();
     let sync = !program.may_await;
     for w in 0..threads {
-        let (unit, runtime) = program.for_worker(sharing)?;
+        let (unit, runtime) = (program.unit.clone(), program.runtime.clone());
         let seed = seed.clone();
         let spec = spec.clone();
         let cpu = placement.cpus.as_ref().map(|c| c[w]);
@@ -877,6 +879,16 @@ pub fn run_phase(
                     let _ = tx.send(Msg::Failed(w, e.to_string()));
                 }
             }
+            // Copied here, not by the main thread (scripting::for_worker says why).
+            let (unit, runtime) = match crate::scripting::for_worker(&unit, &runtime, sharing) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Msg::Failed(w, e.to_string()));
+                    ready.wait();
+                    go.wait();
+                    return;
+                }
+            };
             let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt,
                 Err(e) => {
