@@ -160,9 +160,10 @@ def network_row(path):
 
 
 def halt_poll(mt):
-    """", guest poll N ns" where a KVM guest's haltpoll driver recorded it (env.sh), else nothing"""
+    """", guest poll N ns" where a KVM guest's haltpoll driver recorded it (env.sh), else nothing (a
+    received run's cell that is not a plain number is not shown)"""
     v = mt.get("guest_halt_poll_ns", "")
-    return f", guest poll {v} ns" if v.isdigit() else ""
+    return f", guest poll {v} ns" if v.isascii() and v.isdigit() and len(v) <= 12 else ""
 
 
 def memory_time_row(mt):

@@ -206,7 +206,6 @@ impl Program {
     pub fn has_function(&self, name: &str) -> bool {
         rune::Vm::new(self.runtime.clone(), self.unit.clone()).lookup_function(Hash::type_hash([name])).is_ok()
     }
-
 }
 
 /// The unit and runtime context a worker uses: the same `Arc`s, or deep copies with their own counts.
