@@ -222,16 +222,24 @@ def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
     assert p.returncode == 2 and f"{journal}:1: not JSON" in p.stderr and "Traceback" not in p.stderr
 
 
+def cache_run(tmp_path, lines, spec):
+    """a run folder with data/cache-get.csv (HEADER10 and lines) and its saved spec; its report made"""
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    (run / "data" / "cache-get.csv").write_text("\n".join([HEADER10] + lines) + "\n")
+    (run / "sweep" / "specs" / "cache-get.spec").write_text(spec)
+    sh("scripts/report.py", str(run))
+    return (run / "report.md").read_text(), (run / "report.html").read_text()
+
+
 def test_a_cache_point_whose_client_saturated_its_cpus_is_client_bound(tmp_path):
     """Issue 25 item 4: the load generator's own CPU rows decide; the rule is scripts/reporting/client.py.
     Test input: global t1 with the client at 97% of its CPU and the server at 98% of its one CPU
     (client-bound, both at their limit), sharded t1 at 40% with one thread at 95% and the server at
     60% (client-bound by its busiest thread: a lower bound), optimistic t1 at 95% with a crafted CPU
     list and no server row (a lower bound; the list is not expanded), striped t1 at 40% / 45% (not)."""
-    run = tmp_path / "run"
-    for d in ("data", "plots", "env", "sweep/specs"):
-        (run / d).mkdir(parents=True)
-    lines = [HEADER10]
+    lines = []
     for variant, cpus, util, busiest, server in (("global", "0", 97, 97, 98), ("sharded", "0", 40, 95, 60),
                                                  ("optimistic", '"0-99999999999,0-65535"', 95, 95, None),
                                                  ("striped", "0", 40, 45, 50)):
@@ -241,11 +249,7 @@ def test_a_cache_point_whose_client_saturated_its_cpus_is_client_bound(tmp_path)
                       f"r,cache-get,{variant},compact,1,{cpus},{rep},client_thread_busy_max_pct,{busiest},%"]
             if server is not None:
                 lines.append(f"r,cache-get,{variant},compact,1,{cpus},{rep},server_cpu_share,{server},%")
-    (run / "data" / "cache-get.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "cache-get.spec").write_text("experiment = cache-get\nchart = scaling ops_per_s\n")
-    sh("scripts/report.py", str(run))
-    md = (run / "report.md").read_text()
-    html = (run / "report.html").read_text()
+    md, html = cache_run(tmp_path, lines, "experiment = cache-get\nchart = scaling ops_per_s\n")
     assert ("- global compact t1: client-bound: the load generator used 97% of its CPUs, busiest thread 97% "
             "(≥ 90% is saturated); the server used 98% of its 1 CPU: both were at their limit, so the rate is "
             "near what the server does at this load, not a bound far below it") in md
@@ -266,10 +270,7 @@ def test_a_cache_point_where_neither_side_saturated_is_latency_bound_and_a_goal_
     the client at 95% and the server at 97% (client-bound at both limits: no doubt for a goal),
     memcached t1 at 50% / 50% with the server at 55% (latency-bound). The goal's verdict stays; its
     line names the points whose server was not saturated."""
-    run = tmp_path / "run"
-    for d in ("data", "plots", "env", "sweep/specs"):
-        (run / d).mkdir(parents=True)
-    lines = [HEADER10]
+    lines = []
     for variant, util, busiest, server, ops in (("striped", 40, 45, 50, 60000), ("global", 95, 95, 97, 61000),
                                                 ("memcached", 50, 50, 55, 80000)):
         for rep in (1, 2, 3):
@@ -277,14 +278,9 @@ def test_a_cache_point_where_neither_side_saturated_is_latency_bound_and_a_goal_
                       f"r,cache-get,{variant},compact,1,0,{rep},client_cpu_util_pct,{util},%",
                       f"r,cache-get,{variant},compact,1,0,{rep},client_thread_busy_max_pct,{busiest},%",
                       f"r,cache-get,{variant},compact,1,0,{rep},server_cpu_share,{server},%"]
-    (run / "data" / "cache-get.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "cache-get.spec").write_text(
-        "experiment = cache-get\nchart = scaling ops_per_s\n"
-        "goal = global|striped / memcached ops_per_s >= 1.3 threads=1\n"
-        "goal = global / memcached ops_per_s >= 0.5 threads=1\n")
-    sh("scripts/report.py", str(run))
-    md = (run / "report.md").read_text()
-    html = (run / "report.html").read_text()
+    md, html = cache_run(tmp_path, lines, "experiment = cache-get\nchart = scaling ops_per_s\n"
+                         "goal = global|striped / memcached ops_per_s >= 1.3 threads=1\n"
+                         "goal = global / memcached ops_per_s >= 0.5 threads=1\n")
     assert ("- striped compact t1: latency-bound: neither side was saturated (the server used 50% of its 1 CPU, "
             "the load generator 40% of its CPUs, busiest thread 45%; ≥ 90% is saturated): the rate was set by "
             "the round trips of the requests in flight, not by what either side can do; a comparison of servers "

@@ -879,35 +879,26 @@ pub fn run_phase(
                     let _ = tx.send(Msg::Failed(w, e.to_string()));
                 }
             }
+            // A worker that cannot start says why and still passes both barriers: the others wait there.
+            let give_up = |e: String| {
+                let _ = tx.send(Msg::Failed(w, e));
+                ready.wait();
+                go.wait();
+            };
             // Copied here, not by the main thread (scripting::for_worker says why).
             let (unit, runtime) = match crate::scripting::for_worker(&unit, &runtime, sharing) {
                 Ok(c) => c,
-                Err(e) => {
-                    let _ = tx.send(Msg::Failed(w, e.to_string()));
-                    ready.wait();
-                    go.wait();
-                    return;
-                }
+                Err(e) => return give_up(e.to_string()),
             };
             let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt,
-                Err(e) => {
-                    let _ = tx.send(Msg::Failed(w, e.to_string()));
-                    ready.wait();
-                    go.wait();
-                    return;
-                }
+                Err(e) => return give_up(e.to_string()),
             };
             // Every rune allocation on this thread counts against the worker's memory budget.
             rune::alloc::limit::with(spec.budgets.memory, || rt.block_on(async {
                 let ctx = match Context::from_seed(&seed).await {
                     Ok(c) => c,
-                    Err(e) => {
-                        let _ = tx.send(Msg::Failed(w, e.to_string()));
-                        ready.wait();
-                        go.wait();
-                        return;
-                    }
+                    Err(e) => return give_up(e.to_string()),
                 };
                 let worker = Worker {
                     index: w,
