@@ -245,11 +245,25 @@ def spec_env(env, spec):
 
 
 def run_shell(text, root, env, log_path, own_session=False):
-    """build / setup / teardown: the spec's own shell text, output kept in the run's log."""
+    """build / setup / teardown: the spec's own shell text, output kept in the run's log. With
+    own_session (teardown) it runs in its own session and is born ignoring SIGINT and SIGTERM: a Ctrl-C
+    sent to the sweep's process group after the fork but before the child's setsid would otherwise end
+    it (seen once in CI: the second Ctrl-C of test_hostile cut a teardown off)."""
     with open(log_path, "a") as log:
         log.write(f"\n$ {text}\n")
         log.flush()
         t0 = time.monotonic()
-        p = subprocess.run(["bash", "-c", text], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                           stderr=log, start_new_session=own_session)
-        return p.returncode, time.monotonic() - t0
+        saved = {s: signal.signal(s, signal.SIG_IGN) for s in ((signal.SIGINT, signal.SIGTERM) if own_session else ())}
+        try:
+            p = subprocess.Popen(["bash", "-c", text], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=log, start_new_session=own_session)
+        finally:
+            for s, handler in saved.items():
+                signal.signal(s, handler)
+        with p:
+            try:
+                rc = p.wait()
+            except BaseException:         # the sweep interrupted: its child goes with it, as before
+                p.kill()
+                raise
+        return rc, time.monotonic() - t0
