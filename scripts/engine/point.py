@@ -246,20 +246,21 @@ def spec_env(env, spec):
 
 def run_shell(text, root, env, log_path, own_session=False):
     """build / setup / teardown: the spec's own shell text, output kept in the run's log. With
-    own_session (teardown) it runs in its own session and is born ignoring SIGINT and SIGTERM: a Ctrl-C
-    sent to the sweep's process group after the fork but before the child's setsid would otherwise end
-    it (seen once in CI: the second Ctrl-C of test_hostile cut a teardown off)."""
+    own_session (teardown) it runs in its own session and is born ignoring SIGINT: a Ctrl-C sent to the
+    sweep's process group after the fork but before the child's setsid would otherwise end it (seen once
+    in CI: the second Ctrl-C of test_hostile cut a teardown off). SIGTERM keeps its default: a teardown's
+    `kill` of what it starts must still work."""
     with open(log_path, "a") as log:
         log.write(f"\n$ {text}\n")
         log.flush()
         t0 = time.monotonic()
-        saved = {s: signal.signal(s, signal.SIG_IGN) for s in ((signal.SIGINT, signal.SIGTERM) if own_session else ())}
+        saved = signal.signal(signal.SIGINT, signal.SIG_IGN) if own_session else None
         try:
             p = subprocess.Popen(["bash", "-c", text], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=log, start_new_session=own_session)
         finally:
-            for s, handler in saved.items():
-                signal.signal(s, handler)
+            if own_session:
+                signal.signal(signal.SIGINT, saved)
         with p:
             try:
                 rc = p.wait()
