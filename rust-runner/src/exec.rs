@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use futures::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
-use rune::runtime::{RuntimeContext, Stack, TypeHash, Unit};
+use rune::runtime::{GeneratorState, RuntimeContext, Stack, TypeHash, Unit};
 use rune::{Hash, Value, Vm};
 
 use crate::scripting::context::{error_message, Context, ContextSeed, RequestStats};
@@ -250,15 +250,17 @@ struct Worker {
     ctx: Value,
     fns: FnMix,
     budgets: Budgets,
-    /// The program never waits on a future (scripting::Program::may_await): its calls resume the VM
-    /// synchronously, without the future of `async_resume`.
+    /// The program never waits on a future (scripting::Program::may_await): its calls run in place in
+    /// the loop (`call_now`), without a future.
     sync: bool,
 }
 
-/// A finished call: its result and its VM's stack (emptied). Its intended and actual start stay in the
-/// loop (a call that waits carries them in `Waiting`): moved through the call's future and its `Poll`,
-/// two `Instant`s per call cost more than their copy (stores and loads that do not line up).
-type CallOutput = (Result<(), CallError>, Stack);
+/// A finished call: its result and its VM (emptied). Its intended and actual start stay in the loop
+/// (a call that waits carries them in `Waiting`): moved through the call's future and its `Poll`,
+/// two `Instant`s per call cost more than their copy (stores and loads that do not line up). The VM is
+/// boxed for the same reason: moved by value (about 90 bytes) into and out of the future, it made an
+/// empty call ×0.91 as fast; boxed, only its pointer moves.
+type CallOutput = (Result<(), CallError>, Box<Vm>);
 type CallFuture = Pin<Box<dyn Future<Output = CallOutput>>>;
 
 /// A call that did not complete on its first poll, with its intended and actual start.
@@ -272,31 +274,71 @@ impl Future for Waiting {
     type Output = (Result<(), CallError>, Instant, Instant);
     fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
         let (origin, started) = (self.origin, self.started);
-        self.fut.as_mut().poll(cx).map(|(r, _stack)| (r, origin, started))
+        self.fut.as_mut().poll(cx).map(|(r, _vm)| (r, origin, started))
     }
 }
 
 impl Worker {
-    /// One call of the script. The two `Arc` clones here are what seed 000 is about: in `shared`
-    /// mode every worker increments and decrements the same reference counts on every call, so a
-    /// fresh `Vm` is made per call. Its stack (a `Vec` the arguments are pushed on) is given, and
-    /// handed back emptied, so that the loop can reuse it (`keep_stack`). The future is not boxed
-    /// here: the loop polls it where it will stay (`alloc::Room`).
+    /// The VM for the next call: the one the last call left (`kept`, see `keep_vm`) or a new one.
+    /// Either way the call takes its own references to the unit and context, as the `Vm` that Latte
+    /// 0.29 makes per call does: in `shared` mode every worker updates the same two counts per call
+    /// (seed 000), in `per-thread` mode its own. Keeping them per VM would be ×1.14 faster (8.35M
+    /// against 7.35M empty calls/s here) but would make the two modes differ in more than where the
+    /// counts are. Kept, a call makes and frees no VM and no stack.
     #[inline]
-    fn call(&self, cycle: u64, started: Instant, stack: Stack) -> impl Future<Output = CallOutput> {
-        let mut vm = Vm::with_stack(self.runtime.clone(), self.unit.clone(), stack);
+    fn vm_for_call(&self, kept: Option<Box<Vm>>) -> Box<Vm> {
+        match kept {
+            Some(mut vm) => {
+                *vm.unit_mut() = self.unit.clone();
+                *vm.context_mut() = self.runtime.clone();
+                vm
+            }
+            None => Box::new(Vm::with_stack(self.runtime.clone(), self.unit.clone(), new_stack())),
+        }
+    }
+
+    /// One call of a program that may wait, as a future, on the given VM, which it hands back
+    /// emptied so that the loop can keep it (`keep_vm`). The future is not boxed here: the loop polls
+    /// it where it will stay (`alloc::Room`).
+    #[inline]
+    fn call(&self, cycle: u64, started: Instant, mut vm: Box<Vm>) -> impl Future<Output = CallOutput> {
         let ctx = self.ctx.clone();
         let hash = self.fns.pick(cycle);
         let budgets = self.budgets;
-        let sync = self.sync;
         async move {
-            let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), &started, &budgets, sync).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
-            // The values left on the stack are dropped (they count against --script-memory), its
-            // room kept; the Vm (its call frames) goes now, so that `keep_stack` sees the stack alone.
+            let r = call_sliced(&mut vm, hash, (ctx, cycle as i64), &started, &budgets).await.and_then(|v| check_result(v).map_err(CallError::Cycle));
+            // The values left on the stack are dropped (they count against --script-memory).
             vm.clear();
-            let stack = std::mem::take(vm.stack_mut());
-            drop(vm);
-            (r, stack)
+            (r, vm)
+        }
+    }
+
+    /// One call of a program that never waits, run here to its end: the same slices, budgets and
+    /// watchdog as `call_sliced`, without a future (an empty call ×1.11 calls/s, rust-runner/README.md).
+    /// Such a call cannot give the loop a turn, so every `CHECKS_PER_YIELD` slices it runs the loop's
+    /// own business in its place (`interlude`: the clock, the samples, and whether the call is to be
+    /// abandoned); None when the interlude abandoned it. Latte runs such a call to its end too.
+    #[inline]
+    fn call_now(&self, vm: &mut Vm, cycle: u64, started: &Instant, mut interlude: impl FnMut() -> bool) -> Option<Result<(), CallError>> {
+        let mut exec = match vm.execute(self.fns.pick(cycle), (self.ctx.clone(), cycle as i64)) {
+            Ok(e) => e,
+            Err(e) => return Some(Err(vm_error(e, &self.budgets))),
+        };
+        let mut checks = 0u32;
+        loop {
+            let mut stop = Stop::None;
+            let Poll::Ready(r) = slice(&mut stop, || Poll::Ready(exec.resume())) else {
+                unreachable!("a synchronous slice is always ready")
+            };
+            match slice_outcome(r, stop, exec.vm(), started, &self.budgets) {
+                ControlFlow::Break(r) => return Some(r.and_then(|v| check_result(v).map_err(CallError::Cycle))),
+                ControlFlow::Continue(()) => {
+                    checks += 1;
+                    if checks % CHECKS_PER_YIELD == 0 && !interlude() {
+                        return None;
+                    }
+                }
+            }
         }
     }
 
@@ -371,7 +413,7 @@ impl Worker {
             next_boundary: start + spec.sampling.min(STAMP_EVERY),
             next_sample: start + spec.sampling,
             inflight: FuturesUnordered::new(),
-            stack: None,
+            vm: None,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             // Wakes the loop when the oldest request comes due: armed on a 10-ms grid, so that it is re-armed
             // about a hundred times a second at most, not per request.
@@ -466,39 +508,17 @@ impl Worker {
             // Completed calls first, so their latency is taken as soon as we know of them.
             // (An empty set is skipped: polling it would still register the waker, an atomic op.)
             while !st.inflight.is_empty() {
-                // A call that waited may have shared the budget with others meanwhile: its stack's
-                // size cannot be told (`keep_stack`), so it is dropped.
+                // A call that waited may have shared the budget with others meanwhile: its VM's
+                // size cannot be told (`keep_vm`), so it is dropped.
                 let Poll::Ready(Some((r, origin, started))) = st.inflight.poll_next_unpin(cx) else { break };
                 st.now = Instant::now();
                 st.last_end = st.now;
                 self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
             }
             if st.now >= st.next_boundary {
-                if let Some(s) = stamps.as_deref_mut() {
-                    s.tick(st.now);
-                }
-                if st.now >= st.next_sample {
-                    if measure {
-                        let mut s = Sample::new(st.sample.index + 1, st.with_service);
-                        std::mem::swap(&mut s, &mut st.sample);
-                        if let Ok(c) = self.ctx.borrow_ref::<Context>() {
-                            s.req = std::mem::take(&mut *c.stats.borrow_mut());
-                        }
-                        let _ = tx.send(Msg::Sample(self.index, s));
-                    }
-                    while st.next_sample <= st.now {
-                        st.next_sample += spec.sampling;
-                    }
-                }
-                while st.next_boundary <= st.now {
-                    st.next_boundary += spec.sampling.min(STAMP_EVERY);
-                }
+                self.boundary(st, spec, stamps, measure, tx);
             }
-            let more = !shared.stop.load(Ordering::Relaxed)
-                && !crate::sys::interrupted()
-                && st.my_cycles.is_none_or(|m| st.k < m)
-                && st.deadline.is_none_or(|d| st.now < d);
-            if !more {
+            if !self.more(st, shared) {
                 match self.drain(st, spec, shared, cx) {
                     ControlFlow::Break(done) => return done,
                     ControlFlow::Continue(()) => continue,
@@ -526,20 +546,34 @@ impl Worker {
             };
             let cycle = st.me + st.k * st.n;
             st.k += 1;
-            let stack = st.stack.take().unwrap_or_else(new_stack);
+            let mut vm = self.vm_for_call(st.vm.take());
             let budget_left = rune::alloc::limit::get();
             let started = st.now;
-            let mut fut = room.place(|| self.call(cycle, started, stack));
-            match fut.as_mut().poll(cx) {
-                // The common case of a script that does no I/O: done on the first poll.
-                Poll::Ready((r, stack)) => {
-                    room.give_back(fut);
-                    st.stack = keep_stack(stack, budget_left);
-                    st.now = Instant::now();
-                    st.last_end = st.now;
-                    self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
+            if self.sync {
+                let r = self.call_now(&mut vm, cycle, &started, || self.interlude(st, spec, stamps, measure, tx, shared));
+                vm.clear();
+                st.vm = keep_vm(vm, budget_left);
+                st.now = Instant::now();
+                match r {
+                    Some(r) => {
+                        st.last_end = st.now;
+                        self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
+                    }
+                    None => self.abandon(st, 1, spec, shared),
                 }
-                Poll::Pending => st.inflight.push(Waiting { fut, origin, started }),
+            } else {
+                let mut fut = room.place(|| self.call(cycle, started, vm));
+                match fut.as_mut().poll(cx) {
+                    // The common case of a script that does no I/O: done on the first poll.
+                    Poll::Ready((r, vm)) => {
+                        room.give_back(fut);
+                        st.vm = keep_vm(vm, budget_left);
+                        st.now = Instant::now();
+                        st.last_end = st.now;
+                        self.record(&mut st.sample, r, origin, started, st.now, shared, spec, measure);
+                    }
+                    Poll::Pending => st.inflight.push(Waiting { fut, origin, started }),
+                }
             }
             spins += 1;
             if spins >= 4096 {
@@ -550,30 +584,82 @@ impl Worker {
         }
     }
 
+    /// A sampling boundary passed (`st.now`): the corun stamp, and the sample when its period is over.
+    fn boundary(&self, st: &mut LoopState, spec: &PhaseSpec, stamps: &mut Option<&mut Stamps>, measure: bool, tx: &mpsc::Sender<Msg>) {
+        if let Some(s) = stamps.as_deref_mut() {
+            s.tick(st.now);
+        }
+        if st.now >= st.next_sample {
+            if measure {
+                let mut s = Sample::new(st.sample.index + 1, st.with_service);
+                std::mem::swap(&mut s, &mut st.sample);
+                if let Ok(c) = self.ctx.borrow_ref::<Context>() {
+                    s.req = std::mem::take(&mut *c.stats.borrow_mut());
+                }
+                let _ = tx.send(Msg::Sample(self.index, s));
+            }
+            while st.next_sample <= st.now {
+                st.next_sample += spec.sampling;
+            }
+        }
+        while st.next_boundary <= st.now {
+            st.next_boundary += spec.sampling.min(STAMP_EVERY);
+        }
+    }
+
+    /// Whether the span goes on: no stop, no Ctrl-C, cycles and time left.
+    #[inline]
+    fn more(&self, st: &LoopState, shared: &Shared) -> bool {
+        !shared.stop.load(Ordering::Relaxed)
+            && !crate::sys::interrupted()
+            && st.my_cycles.is_none_or(|m| st.k < m)
+            && st.deadline.is_none_or(|d| st.now < d)
+    }
+
+    /// What the loop does while a call run in place (`call_now`) computes on, every
+    /// `CHECKS_PER_YIELD` slices, where a call in a future would have given it a turn: the clock, the
+    /// sampling boundaries, and the drain's rule once the span is over. False: abandon the call.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn interlude(&self, st: &mut LoopState, spec: &PhaseSpec, stamps: &mut Option<&mut Stamps>, measure: bool, tx: &mpsc::Sender<Msg>, shared: &Shared) -> bool {
+        st.now = Instant::now();
+        if st.now >= st.next_boundary {
+            self.boundary(st, spec, stamps, measure, tx);
+        }
+        self.more(st, shared) || !self.abandons(st, spec, shared)
+    }
+
+    /// Once the span is over: whether the calls still running are dropped now. A stuck request or a
+    /// script that never returns (`loop {}`) must not keep the phase alive forever: after the drain
+    /// time (at once on Ctrl-C or a budget breach, which end the phase as a partial one) they are.
+    fn abandons(&self, st: &mut LoopState, spec: &PhaseSpec, shared: &Shared) -> bool {
+        let now_ = Instant::now();
+        let limit = *st.abandon_at.get_or_insert(now_ + spec.drain);
+        crate::sys::interrupted() || shared.breach.lock().is_ok_and(|b| b.is_some()) || now_ >= limit
+    }
+
+    /// Counts `n` calls dropped unfinished, saying so when the drain time (not a stop) dropped them.
+    #[cold]
+    fn abandon(&self, st: &mut LoopState, n: u64, spec: &PhaseSpec, shared: &Shared) {
+        st.sample.abandoned += n;
+        if !crate::sys::interrupted() && !shared.breach.lock().is_ok_and(|b| b.is_some()) {
+            eprintln!("worker {}: abandoned {n} calls still running {:?} after the end of the phase", self.index, spec.drain);
+        }
+    }
+
     /// The drain, once the span is over: waits for the calls still in flight, up to the drain time.
     /// `Break(Ready)` when the phase is over, `Break(Pending)` to wait, `Continue` to take calls again.
     fn drain(&self, st: &mut LoopState, spec: &PhaseSpec, shared: &Shared, cx: &mut std::task::Context<'_>) -> ControlFlow<Poll<()>> {
         if st.inflight.is_empty() {
             return ControlFlow::Break(Poll::Ready(()));
         }
-        // A stuck request or a script that never returns (`loop {}`) must not keep the phase
-        // alive forever: after the drain time (at once on Ctrl-C or a budget breach, which end the
-        // phase as a partial one) its calls are dropped.
-        let now_ = Instant::now();
-        let limit = *st.abandon_at.get_or_insert(now_ + spec.drain);
-        let breached = shared.breach.lock().is_ok_and(|b| b.is_some());
-        if crate::sys::interrupted() || breached || now_ >= limit {
+        if self.abandons(st, spec, shared) {
             let n = st.inflight.len() as u64;
             st.inflight.clear();
-            st.sample.abandoned += n;
-            if !crate::sys::interrupted() && !breached {
-                eprintln!(
-                    "worker {}: abandoned {n} calls still running {:?} after the end of the phase",
-                    self.index, spec.drain
-                );
-            }
+            self.abandon(st, n, spec, shared);
             return ControlFlow::Break(Poll::Ready(()));
         }
+        let limit = st.abandon_at.expect("set by abandons");
         if st.timer.deadline() != limit.into() {
             st.timer.as_mut().reset(limit.into());
         }
@@ -618,8 +704,8 @@ struct LoopState {
     next_boundary: Instant,
     next_sample: Instant,
     inflight: FuturesUnordered<Waiting>,
-    /// The emptied VM stack of the last call that completed on its first poll, for the next call.
-    stack: Option<Stack>,
+    /// The emptied VM of the last call that completed on its first poll, for the next call.
+    vm: Option<Box<Vm>>,
     timer: Pin<Box<tokio::time::Sleep>>,
     expiry: Pin<Box<tokio::time::Sleep>>,
     expiry_at: Option<Instant>,
@@ -632,7 +718,7 @@ struct LoopState {
 }
 
 /// Values a new VM stack has room for: enough for a small call (the empty workload's uses 2), so
-/// that its stack need not grow and can be kept for the next call (`keep_stack`). 32 values are
+/// that its stack need not grow and the VM can be kept for the next call (`keep_vm`). 32 values are
 /// 512 bytes of --script-memory per call in flight.
 const STACK_ROOM: usize = 32;
 
@@ -642,15 +728,15 @@ fn new_stack() -> Stack {
     rune::alloc::Vec::try_with_capacity(STACK_ROOM).map(Stack::from).unwrap_or_default()
 }
 
-/// The stack of a call that completed on its first poll, if it may be kept for the next call: only
-/// when the memory budget left is what it was before the call (`budget_left`). A stack that grew
-/// (a deep call) changed it, and is dropped: kept, its room would stay charged to --script-memory
-/// until the phase ends and could refuse a later call's values. So a kept stack is one made by
-/// `new_stack` (rune's `Stack` does not tell its capacity), unless a call freed exactly as many bytes
-/// of other values as its stack grew by; one allocation and free less per call.
+/// The VM of a call that completed on its first poll (emptied), if it may be kept for the next call:
+/// only when the memory budget left is what it was before the call (`budget_left`). A VM whose stack
+/// or call frames grew (a deep call) changed it, and is dropped: kept, its room would stay charged to
+/// --script-memory until the phase ends and could refuse a later call's values. So a kept VM is one
+/// made by `vm_for_call` (rune's `Stack` does not tell its capacity), unless a call freed exactly as
+/// many bytes of other values as its VM grew by. Kept, a call makes and frees no VM.
 #[inline]
-fn keep_stack(stack: Stack, budget_left: usize) -> Option<Stack> {
-    (rune::alloc::limit::get() == budget_left).then_some(stack)
+fn keep_vm(vm: Box<Vm>, budget_left: usize) -> Option<Box<Vm>> {
+    (rune::alloc::limit::get() == budget_left).then_some(vm)
 }
 
 /// Instructions a call runs between two checks of its time and depth budgets. A script function
@@ -662,43 +748,44 @@ const CHECK_SLICE: usize = 10_000;
 /// work), so that a script stuck in `loop {}` still lets the loop see the deadline and Ctrl-C.
 const CHECKS_PER_YIELD: u32 = 10;
 
-/// Calls a script function, stopping it every `CHECK_SLICE` instructions to check the call's time
-/// (since `started`) and depth against the budgets, and giving control back to the executor every
-/// `CHECKS_PER_YIELD` checks. The memory budget is the thread's (`limit::with` around the runtime):
-/// an allocation past it fails in the VM. With `sync` (a program that never waits on a future) each
-/// slice resumes the VM synchronously: the same slices and checks, without `async_resume`'s future
-/// (an empty call ×1.10 calls/s, rust-runner/README.md).
-async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: &Instant, budgets: &Budgets, sync: bool) -> Result<Value, CallError> {
-    use rune::runtime::GeneratorState;
+/// Calls a script function as a future, stopping it every `CHECK_SLICE` instructions to check the
+/// call's time (since `started`) and depth against the budgets, and giving control back to the
+/// executor every `CHECKS_PER_YIELD` checks. The memory budget is the thread's (`limit::with` around
+/// the runtime): an allocation past it fails in the VM. (A program that never waits runs its calls
+/// in place instead: `Worker::call_now`.)
+async fn call_sliced<A: rune::runtime::Args>(vm: &mut Vm, hash: Hash, args: A, started: &Instant, budgets: &Budgets) -> Result<Value, CallError> {
     let mut exec = vm.execute(hash, args).map_err(|e| vm_error(e, budgets))?;
     let mut checks = 0u32;
     loop {
         let mut stop = Stop::None;
-        let r = if sync {
-            match slice(&mut stop, || Poll::Ready(exec.resume())) {
-                Poll::Ready(r) => r.into_result(),
-                Poll::Pending => unreachable!("a synchronous slice is always ready"),
-            }
-        } else {
+        let r = {
             // Pinned on this future's own frame: no allocation per call.
             let fut = std::pin::pin!(exec.async_resume());
-            (Sliced { fut, stop: &mut stop }).await.into_result()
+            (Sliced { fut, stop: &mut stop }).await
         };
-        match r {
-            Ok(GeneratorState::Complete(v)) => return Ok(v),
-            Ok(GeneratorState::Yielded(_)) => return Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"), budgets)),
-            Err(e) => {
-                if let Some(e) = slice_end(e, stop, exec.vm(), *started, budgets) {
-                    return Err(e);
-                }
-                // The VM stopped for the slice, within its budgets: resume it (later, every
-                // CHECKS_PER_YIELD slices).
+        match slice_outcome(r, stop, exec.vm(), started, budgets) {
+            ControlFlow::Break(r) => return r,
+            ControlFlow::Continue(()) => {
                 checks += 1;
                 if checks % CHECKS_PER_YIELD == 0 {
                     YieldNow(false).await
                 }
             }
         }
+    }
+}
+
+/// What a slice's end means for its call: its end (the value returned, or the error that ends it),
+/// or `Continue` when the VM only used up its slice within the budgets and is to be resumed.
+#[inline]
+fn slice_outcome(r: rune::runtime::VmResult<GeneratorState>, stop: Stop, vm: &Vm, started: &Instant, budgets: &Budgets) -> ControlFlow<Result<Value, CallError>> {
+    match r.into_result() {
+        Ok(GeneratorState::Complete(v)) => ControlFlow::Break(Ok(v)),
+        Ok(GeneratorState::Yielded(_)) => ControlFlow::Break(Err(vm_error(rune::runtime::VmError::panic("a workload function must not `yield`"), budgets))),
+        Err(e) => match slice_end(e, stop, vm, *started, budgets) {
+            Some(e) => ControlFlow::Break(Err(e)),
+            None => ControlFlow::Continue(()),
+        },
     }
 }
 
@@ -1062,7 +1149,7 @@ pub fn call_once(rt: &tokio::runtime::Runtime, program: &Program, ctx: &Value, n
     crate::alloc::guard_stack(budgets.stack);
     let who = name.to_string();
     let _watched = crate::watchdog::watch(budgets.time, Box::new(move |m| (format!("{who}: {m}"), false)));
-    let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), &started, budgets, !program.may_await));
+    let call = || rt.block_on(call_sliced(&mut vm, hash, (ctx.clone(),), &started, budgets));
     match rune::alloc::limit::with(budgets.memory, call).call() {
         Ok(v) => check_result(v).map_err(|e| anyhow!("{name}: {e}")),
         Err(CallError::Cycle(e) | CallError::Budget(e)) => Err(anyhow!("{name}: {e}")),

@@ -64,23 +64,31 @@ fn a_zero_sampling_period_is_bad_input() {
     assert!(err.contains("--sampling"), "{err}");
 }
 
+/// Both ways: a program that never waits runs each call in place (exec::Worker::call_now), so one
+/// call is in flight whatever `-c`; with "await" in a comment (the general path) the calls are
+/// futures, and all four are in flight. Either way the loop keeps closing samples (every 250 ms) while
+/// the calls compute, and drops them after the drain time.
 #[test]
 fn a_script_that_never_returns_still_ends_with_the_duration() {
     let _runners = common::shared();
-    let s = script("spin.rn", "pub fn run(ctx, i) { loop {} }\n");
-    let out = tmp("spin.json");
-    let (o, took) = run_bounded(
-        &["run", &s, "-d", "1s", "-w", "0", "-c", "4", "--request-timeout", "1s", "--retries", "0", "--no-csv", "-o", out.to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    let err = stderr(&o);
-    // Nothing completed: that is a failure, not a throughput.
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no cycle succeeded"), "{err}");
-    assert!(took < Duration::from_secs(20), "ended after {took:?}");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(r["result"]["cycles"], 0);
-    assert_eq!(r["result"]["abandoned"], 4);
+    for (name, head, in_flight) in [("spin.rn", "", 1), ("spin-general.rn", "// await: the general path\n", 4)] {
+        let s = script(name, &format!("{head}pub fn run(ctx, i) {{ loop {{}} }}\n"));
+        let out = tmp(&format!("{name}.json"));
+        let (o, took) = run_bounded(
+            &["run", &s, "-d", "1s", "-w", "0", "-c", "4", "--sampling", "250ms", "--request-timeout", "1s", "--retries", "0", "--no-csv", "-o", out.to_str().unwrap()],
+            Duration::from_secs(60),
+        );
+        let err = stderr(&o);
+        // Nothing completed: that is a failure, not a throughput.
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains("no cycle succeeded"), "{name}: {err}");
+        assert!(took < Duration::from_secs(20), "{name}: ended after {took:?}");
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(r["result"]["cycles"], 0, "{name}");
+        assert_eq!(r["result"]["abandoned"], in_flight, "{name}");
+        let samples = r["samples"].as_array().map_or(0, |a| a.len());
+        assert!(samples >= 4, "{name}: {samples} samples over the 1 s span");
+    }
 }
 
 #[test]
@@ -189,7 +197,7 @@ fn the_script_budgets_hold_in_every_phase() {
     }
 }
 
-/// A worker keeps the VM stack of a call for the next one (exec::keep_stack), but never one that a
+/// A worker keeps the VM of a call for the next one (exec::keep_vm), but never one whose stack a
 /// call grew: kept, its room would stay charged to --script-memory and refuse later calls' values.
 /// Even cycles grow the stack (3,000 nested calls of 8 arguments, completed in one poll: the path that
 /// keeps stacks), odd ones build a 2 MiB string (3 MiB at its peak). Each fits the 3.5 MiB budget
@@ -200,7 +208,9 @@ fn a_grown_vm_stack_is_not_kept_charged_to_the_memory_budget() {
     let _runners = common::shared();
     let text = "fn deep(n, a, b, c, d, e, f, g) { if n == 0 { return 0; } deep(n - 1, a, b, c, d, e, f, g) }\n\
                 pub fn run(ctx, i) {\n    if i % 2 == 0 { deep(3000, 1, 2, 3, 4, 5, 6, 7); } else { let s = \"x\"; for k in 0..21 { s = s + s; } }\n}\n";
+    // Both ways: calls run in place, and (with "await" in a comment) calls as futures.
     runs_cleanly("grown-stack", text, &["--script-memory=3584KiB", "-t", "1", "-c", "1"], 20);
+    runs_cleanly("grown-stack-general", &format!("// await: the general path\n{text}"), &["--script-memory=3584KiB", "-t", "1", "-c", "1"], 20);
 }
 
 /// 100,000 nested parentheses (or a 100,000-long operator chain) are refused before the compiler
