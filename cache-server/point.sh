@@ -8,6 +8,7 @@
 #       --cpus=LIST --other-cpus=LIST --pinned=0|1 --perf=0|1 --raw=DIR [--driver=loadgen|mcperf]
 #       [--clients=DEST[,DEST…]] [knobs]
 #   knobs: --duration=S --warmup=S --conns=N (per client thread) --client-threads=N
+#          --pipeline=N (loadgen: requests outstanding per connection, default 1)
 #          --keys=N --value-size=B --get-ratio=F --memory=MB; with mcperf: --requests=N (GETs in all)
 #          --io-backend=epoll|io_uring (our server's event backend; memcached has only its own)
 #
@@ -30,7 +31,7 @@ build=${CACHE_BUILD:-$here/build}
 
 variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
 other=${LAB_OTHER_CPUS:-} pinned=${LAB_PINNED:-1} perf=${LAB_PERF:-0} raw=${LAB_RAW:-}
-duration=5 warmup=1 conns=4 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
+duration=5 warmup=1 conns=4 pipeline=1 client_threads="" keys=10000 vsize=100 get_ratio=1 memory=64
 driver=loadgen requests=200000 clients=${LAB_CLIENTS:-} io_backend=epoll
 
 die() { echo "point.sh: $*" >&2; exit 2; }
@@ -49,6 +50,7 @@ for arg in "$@"; do
     --duration=*) duration=${arg#*=} ;;
     --warmup=*) warmup=${arg#*=} ;;
     --conns=*) conns=${arg#*=} ;;
+    --pipeline=*) pipeline=${arg#*=} ;;
     --client-threads=*) client_threads=${arg#*=} ;;
     --keys=*) keys=${arg#*=} ;;
     --value-size=*) vsize=${arg#*=} ;;
@@ -66,6 +68,8 @@ done
 [[ $perf == 0 || $perf == 1 ]] || die "--perf must be 0 or 1"
 [[ $pinned == 0 || -n $cpus ]] || die "--cpus is required when pinned"
 [[ $requests =~ ^[1-9][0-9]*$ ]] || die "--requests must be a positive number, not '$requests'"
+[[ $pipeline =~ ^[1-9][0-9]{0,4}$ ]] || die "--pipeline must be a number from 1 to 99999, not '$pipeline'"
+[[ $pipeline == 1 || $driver == loadgen ]] || die "--pipeline is loadgen's; mcperf keeps one request outstanding per connection"
 case $driver in
   loadgen) [[ -x $build/loadgen ]] || die "$build/loadgen missing: run 'just build-cache'" ;;
   mcperf) command -v mcperf > /dev/null || die "mcperf is not on PATH (the Nix shell has it: nix develop)" ;;
@@ -182,10 +186,10 @@ elif [[ -n $clients ]]; then
   # loadgen's own arguments, the same on every client; the client's CPUs are its own
   lg=(python3 "$here/../scripts/loadclients.py" run --clients="$clients" --server="$addr" --port="$port"
       --measure-file="$tmp/measuring" --raw="$raw" --timeout="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { print d + w + 120 }')"
-      -- -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup" -k "$keys" -V "$vsize" -g "$get_ratio")
+      -- -t "$client_threads" -c "$conns" -P "$pipeline" -d "$duration" -w "$warmup" -k "$keys" -V "$vsize" -g "$get_ratio")
   "${lg[@]}" > "$tmp/loadgen.csv" &
 else
-  lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -d "$duration" -w "$warmup"
+  lg=("$build/loadgen" -p "$port" -t "$client_threads" -c "$conns" -P "$pipeline" -d "$duration" -w "$warmup"
       -k "$keys" -V "$vsize" -g "$get_ratio" --measure-file "$tmp/measuring" --raw "$raw")
   [[ -n $client_cpus ]] && lg+=(--cpus "$client_cpus")
   "${lg[@]}" > "$tmp/loadgen.csv" &

@@ -47,6 +47,7 @@ struct config {
     uint64_t max_ops;              /* per thread bound on requests, 0 = none */
     double wait_ready;             /* seconds to retry the first connect */
     unsigned depth;                /* open loop: max outstanding per connection */
+    unsigned pipeline;             /* closed loop: requests kept outstanding per connection */
     double timeout;                /* seconds a reply may take after the window ends */
     double load_timeout;           /* seconds the load phase may take */
     uint64_t max_errors;           /* errors + timeouts above this: exit 1 */
@@ -68,6 +69,7 @@ struct thread_result {
     uint64_t ops, gets, hits, misses, errors;
     uint64_t timeouts;             /* window requests unanswered --timeout after the window */
     uint64_t deaths;               /* connections closed or reset by the server */
+    uint64_t sends;                /* send() calls made in the measured window */
 };
 
 struct worker {

@@ -36,6 +36,8 @@ static void usage(FILE *f)
         "  -M, --mix G,S,D,I      per-mille of get,set,delete,incr (e.g. 700,200,50,50)\n"
         "  -r, --rate R           open loop at R requests/s in total (default 0 = closed loop)\n"
         "  -D, --depth N          open loop: max outstanding per connection (default 64)\n"
+        "  -P, --pipeline N       closed loop: requests kept outstanding per connection (default\n"
+        "                         1); the replies read together are replaced in one write\n"
         "  --no-load              do not store the key space before measuring\n"
         "  --cpus LIST            pin thread i to the i-th CPU of LIST (e.g. 1 or 2-3,6)\n"
         "  --max-ops N            stop each thread after N requests (a bound for tests)\n"
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
     struct config cfg = {
         .host = "127.0.0.1", .threads = 1, .conns = 4, .duration = 5, .warmup = 1,
         .keys = 10000, .counters = 0, .value_size = 100, .mix = { 1000, 0, 0, 0 }, .rate = 0,
-        .load = true, .wait_ready = 5, .depth = 64, .timeout = 1, .load_timeout = 120,
+        .load = true, .wait_ready = 5, .depth = 64, .pipeline = 1, .timeout = 1, .load_timeout = 120,
         .max_errors = 0,
     };
     const char *measure_file = NULL, *raw = NULL;
@@ -177,14 +179,14 @@ int main(int argc, char **argv)
         { "server", 1, 0, 's' }, { "port", 1, 0, 'p' }, { "threads", 1, 0, 't' },
         { "conns", 1, 0, 'c' }, { "duration", 1, 0, 'd' }, { "warmup", 1, 0, 'w' },
         { "keys", 1, 0, 'k' }, { "value-size", 1, 0, 'V' }, { "get-ratio", 1, 0, 'g' },
-        { "mix", 1, 0, 'M' }, { "rate", 1, 0, 'r' }, { "depth", 1, 0, 'D' },
+        { "mix", 1, 0, 'M' }, { "rate", 1, 0, 'r' }, { "depth", 1, 0, 'D' }, { "pipeline", 1, 0, 'P' },
         { "no-load", 0, 0, 'N' }, { "cpus", 1, 0, 'C' }, { "max-ops", 1, 0, 'O' },
         { "wait-ready", 1, 0, 'W' }, { "measure-file", 1, 0, 'F' }, { "raw", 1, 0, 'R' },
         { "timeout", 1, 0, 'T' }, { "load-timeout", 1, 0, 'L' }, { "max-errors", 1, 0, 'E' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
-    while ((o = getopt_long(argc, argv, "s:p:t:c:d:w:k:V:g:M:r:D:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:p:t:c:d:w:k:V:g:M:r:D:P:h", opts, NULL)) != -1) {
         switch (o) {
         case 's': cfg.host = optarg; break;
         case 'p': cfg.port = (int)whole(optarg, "-p", 1, 65535); break;
@@ -209,6 +211,7 @@ int main(int argc, char **argv)
             break;
         case 'r': cfg.rate = num(optarg, "-r", 0, 1e9); break;
         case 'D': cfg.depth = (unsigned)whole(optarg, "-D", 1, 65536); break;
+        case 'P': cfg.pipeline = (unsigned)whole(optarg, "--pipeline", 1, 65536); break;
         case 'N': cfg.load = false; break;
         case 'C':
             if (optarg[0] != '\0' && (cfg.ncpus = parse_cpus(optarg, &cfg.cpus)) <= 0) {
@@ -231,6 +234,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "loadgen: unexpected argument '%s' (options only; -h lists them)\n", argv[optind]);
         return 2;
     }
+    if (cfg.pipeline > 1 && cfg.rate > 0) {
+        fprintf(stderr, "loadgen: --pipeline is for the closed loop; with --rate, --depth bounds what is outstanding\n");
+        return 2;
+    }
+    if (cfg.rate <= 0 && cfg.depth < cfg.pipeline)
+        cfg.depth = cfg.pipeline;        /* the closed loop's queue holds what is outstanding */
     if (cfg.port == 0) {
         fprintf(stderr, "loadgen: -p PORT is required (-h lists the options)\n");
         return 2;
@@ -340,7 +349,7 @@ int main(int argc, char **argv)
         hist_merge(&tot.parsed, &r->parsed);
         tot.ops += r->ops; tot.gets += r->gets; tot.hits += r->hits;
         tot.misses += r->misses; tot.errors += r->errors;
-        tot.timeouts += r->timeouts; tot.deaths += r->deaths;
+        tot.timeouts += r->timeouts; tot.deaths += r->deaths; tot.sends += r->sends;
     }
     g_phase = PH_STOP;
     double secs = (double)(end - start) / 1e9;
@@ -357,6 +366,8 @@ int main(int argc, char **argv)
     row("client_cpu_share", 100.0 * (cpu1 - cpu0) / secs, "%");
     row("client_threads", cfg.threads, "threads");
     row("client_conns", cfg.threads * cfg.conns, "count");
+    row("client_pipeline", cfg.rate > 0 ? 0 : cfg.pipeline, "count");
+    row("client_sends_per_req", tot.ops ? (double)tot.sends / (double)tot.ops : 0, "ratio");
     if (raw != NULL)
         mkdir(raw, 0755);
     cpu_rows(&cfg, tcpu, tcpu + cfg.threads, cpu1 - cpu0, secs, tot.ops, raw);

@@ -113,6 +113,8 @@ static bool send_all(struct worker *w, struct lconn *c, const char *buf, size_t 
 {
     while (n > 0) {
         ssize_t k = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (g_phase == PH_MEASURE)
+            w->res.sends++;
         if (k > 0) { buf += k; n -= (size_t)k; continue; }
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
             struct pollfd p = { .fd = c->fd, .events = POLLOUT };
@@ -163,11 +165,15 @@ static void issue(struct worker *w, struct lconn *c, int n, uint64_t intended, u
     send_all(w, c, w->sbuf, len);
 }
 
-static void closed_next(struct worker *w, struct lconn *c)
+/* closed loop: n more requests on c, in one write (n replies just read, or the first --pipeline) */
+static void closed_next(struct worker *w, struct lconn *c, int n)
 {
-    if (g_phase >= PH_DRAIN || (w->cfg->max_ops && w->sent >= w->cfg->max_ops))
+    uint64_t max = w->cfg->max_ops;
+    if (g_phase >= PH_DRAIN || (max && w->sent >= max))
         return;
-    issue(w, c, 1, 0, 0, -1, 0);
+    if (max && w->sent + (uint64_t)n > max)
+        n = (int)(max - w->sent);
+    issue(w, c, n, 0, 0, -1, 0);
 }
 
 /* parses whatever complete replies c holds; returns how many completed */
@@ -218,9 +224,9 @@ static int drain(struct worker *w, struct lconn *c, bool record, bool closed)
         c->qhead = (c->qhead + 1) % cfg->depth;
         c->qlen--;
         done++;
-        if (closed)
-            closed_next(w, c);
     }
+    if (closed && done > 0 && !c->dead)
+        closed_next(w, c, done);
     memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
     c->rlen -= pos;
     if (c->rlen == 0)
@@ -360,7 +366,7 @@ void *worker_main(void *arg)
     if (closed) {
         for (int i = 0; i < cfg->conns; i++)
             if (!w->conns[i].dead)
-                closed_next(w, &w->conns[i]);
+                closed_next(w, &w->conns[i], (int)cfg->pipeline);
         while (g_phase < PH_DRAIN && outstanding(w) > 0)
             pump(w, 100, true, true);
         finish(w);

@@ -98,6 +98,18 @@ def main():
               rc == 0 and r.get("errors") == 0 and r.get("timeouts") == 0 and r.get("conn_deaths") == 0
               and r.get("get_hit_ratio") == 1, f"rc {rc}, {err[-200:]!r}")
 
+        # --pipeline 8: eight requests outstanding per connection, the replies read together replaced
+        # in one write, so about one send() per 8 requests (1.0 per request without it)
+        rc, out, err = finish(loadgen(build, port, "-d", "1", "-w", "0.2", "-k", "2000", "-c", "2", "-P", "8"))
+        r = rows(out)
+        check("a pipelined run (-P 8): healthy, its depth a row, at most one send() per 4 requests",
+              rc == 0 and r.get("errors") == 0 and r.get("get_hit_ratio") == 1 and r.get("client_pipeline") == 8
+              and 0 < r.get("client_sends_per_req", 0) <= 0.25, f"rc {rc}, {r}, {err[-200:]!r}")
+        rc, out, err = finish(loadgen(build, port, "-d", "0.5", "-w", "0", "-k", "2000", "-c", "1"))
+        r = rows(out)
+        check("closed loop without -P: one send() per request", rc == 0 and 0.99 <= r.get("client_sends_per_req", 0) <= 1.01,
+              f"rc {rc}, {r.get('client_sends_per_req')}")
+
         # frozen for the last 1.5 s of a 2.5 s window: the requests in flight are timeouts
         lg = loadgen(build, port, "-d", "2.5", "-w", "0.2", "-k", "2000", "--timeout", "0.5")
         time.sleep(0.2 + 1.2)
@@ -154,6 +166,8 @@ def main():
         (["-V", "1e12"], "-V wants a whole number from 0 to 67108864, not '1e12'"),
         (["-t", "1.5"], "-t wants a whole number from 1 to 256, not '1.5'"),
         (["stray"], "unexpected argument 'stray'"),
+        (["-P", "0"], "--pipeline wants a whole number from 1 to 65536, not '0'"),
+        (["-P", "2", "-r", "1000"], "--pipeline is for the closed loop"),
     ]:
         rc, out, err = finish(loadgen(build, "1", *args))
         check(f"{' '.join(args)}: refused in one line, exit 2", rc == 2 and needle in err and len(err.splitlines()) == 1
