@@ -314,7 +314,7 @@ impl Worker {
     }
 
     /// One call of a program that never waits, run here to its end: the same slices, budgets and
-    /// watchdog as `call_sliced`, without a future (an empty call ×1.11 calls/s, rust-runner/README.md).
+    /// watchdog as `call_sliced`, without a future (rust-runner/README.md, "The worker keeps its VM").
     /// Such a call cannot give the loop a turn, so every `CHECKS_PER_YIELD` slices it runs the loop's
     /// own business in its place (`interlude`: the clock, the samples, and whether the call is to be
     /// abandoned); None when the interlude abandoned it. Latte runs such a call to its end too.

@@ -46,8 +46,8 @@ impl Sharing {
 pub struct Program {
     pub unit: Arc<Unit>,
     pub runtime: Arc<RuntimeContext>,
-    /// Whether a call may wait on a future (`mentions_await`); when not, calls resume the VM
-    /// synchronously (exec::call_sliced).
+    /// Whether a call may wait on a future (`mentions_await`); when not, each call runs
+    /// in place in the worker's loop, without a future (exec::Worker::call_now).
     pub may_await: bool,
 }
 
