@@ -68,7 +68,7 @@ done
 [[ $perf == 0 || $perf == 1 ]] || die "--perf must be 0 or 1"
 [[ $pinned == 0 || -n $cpus ]] || die "--cpus is required when pinned"
 [[ $requests =~ ^[1-9][0-9]*$ ]] || die "--requests must be a positive number, not '$requests'"
-[[ $pipeline =~ ^[1-9][0-9]{0,4}$ ]] || die "--pipeline must be a number from 1 to 99999, not '$pipeline'"
+[[ $pipeline =~ ^[1-9][0-9]{0,4}$ ]] && ((pipeline <= 65536)) || die "--pipeline must be a whole number from 1 to 65536 (loadgen's bound), not '$pipeline'"
 [[ $pipeline == 1 || $driver == loadgen ]] || die "--pipeline is loadgen's; mcperf keeps one request outstanding per connection"
 case $driver in
   loadgen) [[ -x $build/loadgen ]] || die "$build/loadgen missing: run 'just build-cache'" ;;

@@ -186,6 +186,12 @@ def main():
                         "--value-size=2000000", "--keys=50"], capture_output=True, text=True, env=env, timeout=60)
     check("point.sh: a load phase the server refuses is a failed point (exit 1, no rows)",
           p.returncode == 1 and "not a measured point" in p.stderr and p.stdout == "", f"rc {p.returncode}, {p.stderr[-200:]!r}")
+    for bad in ("0", "65537", "1e3"):
+        p = subprocess.run([point, "--variant=striped", "--pinned=0", f"--pipeline={bad}"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        check(f"point.sh --pipeline={bad}: refused before anything starts, exit 2",
+              p.returncode == 2 and "--pipeline must be a whole number from 1 to 65536" in p.stderr and p.stdout == "",
+              f"rc {p.returncode}, {p.stderr[-200:]!r}")
     # the client's own CPU rows in a smoke point (experiments/cache-get.spec's smoke args), consistent
     # with each other: util x CPUs = the process's share, per request x rate = the share (us per s)
     raw = tempfile.mkdtemp()
