@@ -3,6 +3,6 @@
 path:
 let
   lines = builtins.filter builtins.isString (builtins.split "\n" (builtins.readFile path));
-  pairs = builtins.filter (m: m != null) (map (builtins.match "([A-Z_]+)=(.*)") lines);
+  pairs = builtins.filter (m: m != null) (map (builtins.match "([A-Z][A-Z0-9_]*)=(.*)") lines);
 in
 builtins.listToAttrs (map (m: { name = builtins.elemAt m 0; value = builtins.elemAt m 1; }) pairs)

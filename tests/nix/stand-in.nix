@@ -80,7 +80,7 @@ let
     "just" "hyperfine" "likwid" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
     "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh" "iproute2"
-    "nix"
+    "nix" "bpftrace" "inferno"
   ] tool // {
     inherit lib callPackage gcc;
     glibc = tool "glibc" // { bin = tool "glibc-bin"; };
@@ -92,7 +92,7 @@ let
     rustPlatform.buildRustPackage = drv "rustPlatform.buildRustPackage";
     mkShell = drv "mkShell";
     python3 = tool "python3" // {
-      withPackages = f: drv "python3.withPackages" { pname = "python3-env"; extra = map (p: p.args.pname) (f { pytest = tool "pytest"; }); };
+      withPackages = f: drv "python3.withPackages" { pname = "python3-env"; extra = map (p: p.args.pname) (f (lib.genAttrs [ "pytest" "numpy" "scipy" "jinja2" "jsonschema" "pyperf" ] tool)); };
     };
     fetchFromGitHub = a: { standIn = "fetchFromGitHub"; outPath = "/nix/store/stand-in-github"; } // a;
     fetchurl = a: { standIn = "fetchurl"; outPath = "/nix/store/stand-in-fetchurl"; } // a;
