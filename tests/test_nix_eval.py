@@ -46,7 +46,7 @@ def test_shell_compiler_is_the_one_of_build_env():
 def test_shell_uses_current_package_names():
     pkgs = outputs()["shell"]["packages"]
     assert "perf" in pkgs and not any("linuxPackages" in p for p in pkgs)
-    assert outputs()["shell"]["pythonWith"] == ["pytest"]
+    assert outputs()["shell"]["pythonWith"] == ["pytest", "numpy", "scipy", "jinja2", "jsonschema", "pyperf"]
     text = open(os.path.join(ROOT, "flake.nix")).read() + open(os.path.join(ROOT, "nix", "shell.nix")).read()
     assert "linuxPackages.perf" not in text
 
