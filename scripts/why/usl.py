@@ -163,10 +163,10 @@ def fit(threads, values, lower=False):
         ci, method = _bootstrap(ns, [r / scale for r in reps], counts, p)
     else:
         ci, method = _covariance(ns, [r / scale for r in reps], counts, p, jac, nobs)
-    sigma, kappa, lam = float(p[0]), float(p[1]), float(p[2]) * scale
+    sigma, kappa, lam = _bound(p[0]), _bound(p[1]), float(p[2]) * scale
     # σ and κ cannot leave [0, 1] and [0, ∞): a symmetric interval is cut at those bounds
-    s_ci = (max(ci["sigma"][0], 0.0), min(ci["sigma"][1], 1.0))
-    k_ci = (max(ci["kappa"][0], 0.0), ci["kappa"][1])
+    s_ci = (_bound(max(ci["sigma"][0], 0.0)), min(ci["sigma"][1], 1.0))
+    k_ci = (_bound(max(ci["kappa"][0], 0.0)), ci["kappa"][1])
     kappa_zero, sigma_zero = k_ci[0] <= ZERO, s_ci[0] <= ZERO
     shape = "coherency-bound" if not kappa_zero else "linear" if sigma_zero else "contention-bound"
     n_star = None if kappa_zero else peak(sigma, kappa)
@@ -176,6 +176,11 @@ def fit(threads, values, lower=False):
                peak_x=None if n_star is None else float(model(n_star, *p)) * scale,
                peak_x_ci=None if n_star is None else tuple(v * scale for v in ci["peak_x"]),
                shape=shape, method=method, observations=nobs, counts=len(ns), lower=lower)
+
+
+def _bound(x):
+    """A coefficient, with the solver's approach to the bound 0 (1e-27, say) written as the bound itself."""
+    return 0.0 if abs(x) <= ZERO else float(x)
 
 
 def _peak_point(p):
@@ -219,8 +224,8 @@ def _covariance(ns, reps, counts, p, jac, nobs):
     if peak(p[0], p[1]) is not None:
         for j, k in enumerate(("peak_n", "peak_x")):
             ci[k] = interval(_peak_point(p)[j], _gradient(lambda q, j=j: _peak_point(q)[j], p))
-    return ci, f"the fit's covariance (Student's t, {df} degree{'s' if df > 1 else ''} of freedom; "
-                "the peak's by the delta method)"
+    plural = "s" if df > 1 else ""
+    return ci, f"the fit's covariance (Student's t, {df} degree{plural} of freedom; the peak's by the delta method)"
 
 
 def _gradient(f, p):
