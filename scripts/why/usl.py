@@ -277,7 +277,7 @@ def words(f):
                 f"1/σ ≈ {num(1 / f.sigma)}× one thread (a serial part or a lock)")
     return (f"coherency-bound: peak at N* {with_ci(f.peak_n, f.peak_n_ci)}, "
             f"{_peak_value(f, f.peak_x)}, then decline; κ {with_ci(f.kappa, f.kappa_ci)}, "
-            f"σ {with_ci(f.sigma, f.sigma_ci)} (data written by several threads bouncing between caches)")
+            f"σ {with_ci(f.sigma, f.sigma_ci)} (shared data bouncing between caches)")
 
 
 def lines(f):
