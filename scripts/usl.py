@@ -5,7 +5,7 @@
 
 FILE.csv has a header and two columns: `threads` and the metric (`throughput`, or any name), one
 observation a row, in either order; a thread count may repeat (every repeat is used). Values are finite
-positive numbers; at most 1,000,000 rows. metric=lower: the values are lower-is-better (the wall time of
+positive numbers (at most 1e18, as every value the lab reads); at most 1,000,000 rows. metric=lower: the values are lower-is-better (the wall time of
 a fixed amount of work) and the model is fitted to 1/value.
 Prints sigma, kappa, lambda and the peak, one a line with its 95% interval, then the words
 (scripts/why/usl.py says how the fit and its intervals are made).
@@ -13,12 +13,12 @@ Exit: 0 fitted (or no fit, with the reason and the efficiency at each step), 2 b
 FILE:LINE).
 """
 import csv
-import math
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tidy import value_problem  # noqa: E402
 from why import usl  # noqa: E402
 
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
@@ -30,14 +30,14 @@ class InputError(Exception):
 
 
 def number(path, line, column, text):
-    """A finite positive number from one cell, or an InputError naming FILE:LINE."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(f"{path}:{line}: {column} {text.strip()[:40]!r} is not a number") from None
-    if not math.isfinite(x) or x <= 0:
-        raise InputError(f"{path}:{line}: {column} {text.strip()[:40]!r} is not a finite positive number")
-    return x
+    """A measured positive number from one cell (tidy's rule for a value), or an InputError naming FILE:LINE."""
+    text = text.strip()
+    why = value_problem(text)
+    if not why and float(text) <= 0:
+        why = f"value {text[:40]} is not positive"
+    if why:
+        raise InputError(f"{path}:{line}: {why.replace('value', column, 1)[:200]}")
+    return float(text)
 
 
 def read(path):

@@ -145,9 +145,10 @@ def test_the_program_reads_repeats_either_column_order_and_lower_is_better(tmp_p
 
 @pytest.mark.parametrize("body, line, why", [
     ("threads,throughput\n1,10\n2,x\n", 3, "throughput 'x' is not a number"),
-    ("threads,throughput\n1,10\n2,-3\n", 3, "not a finite positive number"),
-    ("threads,throughput\n1,10\n\n0,3\n", 4, "threads '0' is not a finite positive number"),
-    ("threads,throughput\n1,inf\n", 2, "not a finite positive number"),
+    ("threads,throughput\n1,10\n2,-3\n", 3, "throughput -3 is not positive"),
+    ("threads,throughput\n1,10\n\n0,3\n", 4, "threads 0 is not positive"),
+    ("threads,throughput\n1,inf\n", 2, "throughput inf is not finite"),
+    ("threads,throughput\n1,1e300\n", 2, "throughput 1e300 is beyond"),
     ("threads,throughput\n1,10,2\n", 2, "3 cells, 2 expected"),
     ("thread,throughput\n1,10\n", 1, "the header must name two columns"),
     ("threads,threads\n1,10\n", 1, "the header must name two columns"),
