@@ -124,7 +124,8 @@ def test_the_program_prints_one_coefficient_a_line_then_the_words():
     assert out[1] == "kappa 0.000104 (95% CI 4.92e-05–0.000160)"
     assert out[2] == "lambda 90.0 (95% CI 50.5–129)"
     assert out[3] == "peak N* 96.5 (95% CI 71.6–121), throughput 1884 (95% CI 1741–2027)"
-    assert out[4].startswith("coherency-bound: peak at N* 96.5")
+    assert out[4].startswith("coherency-bound: peak at N* 96.5 (95% CI 71.6–121), within the measured 1–216, "
+                             "throughput 1884, declining beyond it; κ 0.000104")
     assert out[5].startswith("fit: 7 observations at 7 thread counts; 95% intervals from the fit's covariance")
     p = run(os.path.join(FIX, "raytracer.csv"))
     assert p.stdout.splitlines()[3] == "peak none: κ ≈ 0, the curve has no maximum"

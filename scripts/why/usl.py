@@ -64,6 +64,7 @@ class Fit:
     method: str                 # how the intervals were made, in words
     observations: int
     counts: int                 # distinct thread counts
+    measured: tuple = (1.0, 1.0)  # the smallest and largest thread count measured
     lower: bool = False         # fitted to 1/value (wall time)
 
 
@@ -128,7 +129,8 @@ def _starts(ns, means):
 
 
 def efficiency(threads, values, lower=False):
-    """((N, X(N)/(N·X(N0)·/N0)), …) on the medians of the repeats, N0 the smallest thread count (1)."""
+    """((N, efficiency), …): (X(N)/N) / (X(N0)/N0) on the medians of the repeats, N0 the smallest thread
+    count (1 where it was measured, which makes it X(N)/(N·X(1)))."""
     g = _groups(threads, [1 / v for v in values] if lower else values)
     ns = list(g)
     x = {n: float(np.median(g[n])) for n in ns}
@@ -175,7 +177,8 @@ def fit(threads, values, lower=False):
                peak_n=n_star, peak_n_ci=None if n_star is None else ci["peak_n"],
                peak_x=None if n_star is None else float(model(n_star, *p)) * scale,
                peak_x_ci=None if n_star is None else tuple(v * scale for v in ci["peak_x"]),
-               shape=shape, method=method, observations=nobs, counts=len(ns), lower=lower)
+               shape=shape, method=method, observations=nobs, counts=len(ns),
+               measured=(float(ns[0]), float(ns[-1])), lower=lower)
 
 
 def _bound(x):
@@ -275,8 +278,10 @@ def words(f):
     if f.shape == "contention-bound":
         return (f"contention-bound: σ {with_ci(f.sigma, f.sigma_ci)}, κ ≈ 0; throughput levels off near "
                 f"1/σ ≈ {num(1 / f.sigma)}× one thread (a serial part or a lock)")
-    return (f"coherency-bound: peak at N* {with_ci(f.peak_n, f.peak_n_ci)}, "
-            f"{_peak_value(f, f.peak_x)}, then decline; κ {with_ci(f.kappa, f.kappa_ci)}, "
+    lo, hi = f.measured
+    where = ("beyond" if f.peak_n > hi else "below" if f.peak_n < lo else "within") + f" the measured {lo:g}–{hi:g}"
+    return (f"coherency-bound: peak at N* {with_ci(f.peak_n, f.peak_n_ci)}, {where}, "
+            f"{_peak_value(f, f.peak_x)}, declining beyond it; κ {with_ci(f.kappa, f.kappa_ci)}, "
             f"σ {with_ci(f.sigma, f.sigma_ci)} (shared data bouncing between caches)")
 
 
