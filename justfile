@@ -27,6 +27,12 @@ sweep *args:
 scale *args:
     scripts/scale.py "$@"
 
+# Fit the Universal Scalability Law to a curve measured anywhere: `just usl FILE.csv [metric=lower]` (columns threads,throughput; repeats allowed); prints sigma, kappa, lambda, peak with 95% CIs and the shape in words
+[group('lab')]
+[positional-arguments]
+usl *args:
+    scripts/usl.py "$@"
+
 # Print this host's topology: packages, NUMA nodes (per package), dies, L3 domains, shared L2, cores, PUs, SMT, CPU kinds (or of a fixture: just topology topologies/X.xml)
 [group('lab')]
 [positional-arguments]

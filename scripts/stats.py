@@ -1,10 +1,12 @@
 """Statistics the reports share: medians and spread over repeats, and Welch's t-test.
 
-Plain Python on purpose: the lab must run where only python3 is installed (no SciPy).
+Student's t and the incomplete beta function are SciPy's (the lab installs its pinned SciPy on both
+paths). SciPy is imported inside the functions that need it, not at the top: the fleet's history
+reader (scripts/fleetlib/code.py, HISTORY_MODULES) carries this file to hosts that may have only
+python3, and it uses median() alone.
 """
 import math
 from collections import defaultdict
-
 
 
 def percentile(xs, q):
@@ -21,10 +23,10 @@ def median(xs):
     return percentile(xs, 50)
 
 
-# Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond.
-T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042)
+def t975(df):
+    """The 97.5% quantile of Student's t with df degrees of freedom (a two-sided 95% interval's t)."""
+    from scipy import stats
+    return float(stats.t.ppf(0.975, df))
 
 
 def order_statistic_rank(n, level=0.95):
@@ -67,8 +69,7 @@ def median_ci(xs):
         return s[k - 1], s[n - k]
     mean = sum(xs) / n
     s = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    t = T975[n - 2] if n - 2 < len(T975) else 1.96
-    half = t * math.sqrt(math.pi / 2) * s / math.sqrt(n)
+    half = t975(n - 1) * math.sqrt(math.pi / 2) * s / math.sqrt(n)
     m = median(xs)
     return m - half, m + half
 
@@ -101,37 +102,10 @@ def group(rows, keys):
 
 
 # --- Welch's t-test --------------------------------------------------------------------------------
-def _betacf(a, b, x):
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-12:
-            break
-    return h
-
-
 def betainc(a, b, x):
     """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1 - front * _betacf(b, a, 1 - x) / b
+    from scipy import special
+    return float(special.betainc(a, b, min(max(x, 0.0), 1.0)))
 
 
 def welch(xs, ys):
@@ -148,5 +122,5 @@ def welch(xs, ys):
         return float("nan"), float("nan"), (1.0 if mx == my else 0.0)
     t = (mx - my) / math.sqrt(se2)
     df = se2 ** 2 / ((vx / nx) ** 2 / (nx - 1) + (vy / ny) ** 2 / (ny - 1))
-    p = betainc(df / 2, 0.5, df / (df + t * t))
-    return t, df, p
+    from scipy import stats
+    return t, df, float(2 * stats.t.sf(abs(t), df))

@@ -1,5 +1,6 @@
 """The statistics behind every report: percentiles and Welch's t-test against known values."""
 import math
+import os
 
 import pytest
 from stats import median, percentile, summary, welch
@@ -66,3 +67,46 @@ def test_median_interval_is_distribution_free_from_six_values():
     assert median_ci(xs) == (2, 8)             # the 2nd lowest and 2nd highest of nine
     assert ci_method(9).startswith("order statistics (sorted values 2 and 8 of 9, coverage 96.1%")
     assert ci_method(4) == "normal approximation" and ci_method(2).startswith("none")
+
+
+def test_student_t_and_welch_come_from_scipy_with_the_tables_values():
+    from stats import t975
+    # printed tables of Student's t, 97.5%: df 1, 2, 4, 10, 30; the normal's 1.960 far out
+    for df, table in ((1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (30, 2.042), (10 ** 6, 1.960)):
+        assert round(t975(df), 3) == table
+
+
+# What the hand-written t table and incomplete beta (scripts/stats.py at b44201c, before SciPy) returned for
+# these samples, printed by that code: SciPy gives the same (the t table had 3 decimals, hence 1e-4).
+OLD_WELCH = [(([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), (-5.0, 8.0, 0.0010528257933665386)),
+             (([1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0]), (-2.1213203435596424, 4.075471698113207, 0.09991286431179147)),
+             (([10.1, 10.3, 9.8, 10.0], [10.6, 10.9, 10.4]),
+              (-3.2637668288410913, 3.8954344624447703, 0.03219266042595398)),
+             (([5.0, 5.1, 4.9, 5.2, 5.0, 5.1], [5.0, 5.2, 5.1, 4.8, 5.0, 5.3]),
+              (-0.19999999999999934, 8.178059248403637, 0.8463645410039327))]
+OLD_MEDIAN_CI = [([10, 12, 11], (7.886343801635775, 14.113656198364225)),
+                 ([100, 104, 98, 101], (95.5149430188276, 105.4850569811724)),
+                 ([1.0, 1.5, 1.2, 1.1, 1.3], (0.9007078954218489, 1.499292104578151))]
+
+
+def test_results_are_those_of_the_hand_written_code_before_scipy():
+    from scipy import stats as sp
+    from stats import median_ci
+    for (xs, ys), old in OLD_WELCH:
+        assert welch(xs, ys) == pytest.approx(old, rel=1e-9)
+        assert welch(xs, ys)[2] == pytest.approx(sp.ttest_ind(xs, ys, equal_var=False).pvalue, rel=1e-12)
+    for xs, old in OLD_MEDIAN_CI:
+        assert median_ci(xs) == pytest.approx(old, rel=1e-4)
+
+
+def test_the_fleet_history_reader_needs_no_scipy(tmp_path):
+    """history.pyz runs stats.py with a host's own python3, which may lack SciPy: SciPy is imported
+    only by the functions that need it, so median() works without it."""
+    import subprocess
+    import sys
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+    (tmp_path / "scipy.py").write_text("raise ImportError('no SciPy on this host')\n")
+    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import stats; "
+            "print(stats.median([3, 1, 2]), stats.percentile([1, 2, 3, 4], 25))")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path), scripts], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.split() == ["2.0", "1.75"], p.stderr
