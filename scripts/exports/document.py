@@ -77,7 +77,3 @@ def document(run):
            "stories": [{k: s[k] for k in ("source", "title", "claim", "published", "measured", "verdict", "why")}
                        for s in m["stories"]]}
     return clean(doc)
-
-
-def write(doc, out):
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"

@@ -28,6 +28,7 @@ def parse(doc, path, threads_name):
     run = d.obj(doc.get("run", {}), "run")
     name = d.text(run.get("name", "run"), "run.name")
     imp = Imported(FORMAT, str(VERSION), name)
+    imp.host = name.rsplit("-", 1)[-1]        # the naming rule puts the host last
     for i, e in enumerate(d.arr(doc.get("experiments"), "experiments")):
         at = f"experiments[{i}]"
         exp = d.text(d.obj(e, at).get("name"), f"{at}.name")

@@ -18,6 +18,7 @@ from .jsonfile import BadInput
 from .model import slug
 
 LABEL = "imported"
+TOOLS = {"hyperfine": "hyperfine JSON", "gbench": "Google Benchmark JSON", "pyperf": "pyperf JSON"}
 
 
 def new_dest(host):
@@ -47,9 +48,9 @@ def machine_text(imp, path):
 
 def record(imp, path, topology):
     return {"format": imp.format, "format_version": imp.version, "file": os.path.basename(path),
-            "sha256": sha256(path), "source": f"{imp.format} file {os.path.basename(path)}",
+            "sha256": sha256(path), "source": f"{TOOLS.get(imp.format, imp.format)} file {os.path.basename(path)}",
             "cpu": str(imp.machine.get("cpu_model_name") or imp.machine.get("cpu_model_str")
-                       or imp.machine.get("cpu") or imp.host or "not stated by the file"),
+                       or imp.machine.get("cpu") or "CPU not stated by the file"),
             "host": imp.host, "topology": (os.path.basename(topology) if topology and os.path.exists(topology)
                                            else topology or ""),
             "machine": {k: str(v) for k, v in imp.machine.items() if v not in (None, "")},
