@@ -73,6 +73,7 @@ def parse(doc, path, threads_name):
             metrics.add(k)
     if not imp.rows:
         raise d.bad("benchmarks", "no benchmark runs (only aggregates, errors, or none)")
+    imp.one_variant()
     primary = "items_per_second" if "items_per_second" in metrics else "real_time"
     imp.charts[exp] = scaling_charts(primary) + [("scaling", "cpu_time")]
     imp.host = d.text(ctx.get("host_name", ""), "context.host_name")

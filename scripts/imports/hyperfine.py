@@ -64,7 +64,7 @@ def parse(doc, path, threads_name):
         for field, metric in (("user", "cpu_user_s"), ("system", "cpu_sys_s")):
             if r.get(field) is not None:
                 imp.add(exp, variant, threads, 1, metric, d.num(r[field], f"{at}.{field}"), "s")
-        exits[f"{variant} t{threads}"] = codes
+        exits[f"{variant} t{threads}".lstrip()] = codes
         imp.extra.setdefault("commands", []).append({"command": command, "parameters": params})
     if threads_name and threads_name not in params_seen:
         raise d.bad("results", f"no parameter named {threads_name!r} (threads={threads_name}); "

@@ -29,6 +29,16 @@ class Imported:
             "cpus": cpus, "repeat": str(repeat), "metric": metric, "value": repr(float(value)), "unit": unit,
             "suspect": suspect})
 
+    def one_variant(self):
+        """A file of one benchmark (one command, family or name, over thread counts) has no variant, like a
+        lab run of one command: its name is kept in env/imported.json, and compare lines the two up."""
+        for exp, rows in self.rows.items():
+            names = {r["variant"] for r in rows}
+            if len(names) == 1 and names != {""}:
+                self.extra.setdefault("benchmark", {})[exp] = names.pop()
+                for r in rows:
+                    r["variant"] = ""
+
     def points(self):
         return sum(len({(r["variant"], r["placement"], r["threads"], r["metric"]) for r in rs})
                    for rs in self.rows.values())

@@ -77,6 +77,7 @@ def parse(doc, path, threads_name):
         metas[name] = {k: v for k, v in meta.items() if isinstance(v, (str, int, float))}
     if threads_name and not any_thread:
         raise d.bad("benchmarks", f"no benchmark name holds {threads_name}=N (threads={threads_name})")
+    imp.one_variant()
     imp.charts[exp] = scaling_charts(metric)
     imp.host = common.get("hostname", "") if isinstance(common.get("hostname"), str) else ""
     imp.machine = {k: common.get(k, first.get(k)) for k in MACHINE if common.get(k, first.get(k)) is not None}
