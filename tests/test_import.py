@@ -191,8 +191,9 @@ def test_gbench_import_takes_runs_not_aggregates(gbench_file, gbench_binary, wor
 
 
 def test_pyperf_import_and_compare(pyperf_file, lab_sort, results):
-    run_import(results, pyperf_file, "name=sortp")
+    run_import(results, pyperf_file, "name=sortp", f"run={results['LAB_RESULTS']}/mine")
     run = only_run(results)
+    assert os.path.basename(run) == "mine"
     e, pts = check_imported(run, pyperf_file, "pyperf", "wall_s", 3)
     doc = json.load(open(pyperf_file))
     for b in doc["benchmarks"]:
@@ -296,3 +297,33 @@ def test_names_are_data_escaped_on_page_and_terminal(tmp_path, results):
     data = rows(os.path.join(run, "data", "sh.csv")) if os.path.exists(os.path.join(run, "data", "sh.csv")) else \
         rows(glob.glob(os.path.join(run, "data", "*.csv"))[0])
     assert {r["variant"] for r in data} == {f"mode={evil}"}
+
+
+def test_gbench_aggregates_only_gives_the_median_as_one_repeat(gbench_binary, tmp_path, results):
+    out = tmp_path / "agg.json"
+    subprocess.run([gbench_binary, "--benchmark_repetitions=3", "--benchmark_min_time=0.01",
+                    "--benchmark_report_aggregates_only=true", f"--benchmark_out={out}",
+                    "--benchmark_out_format=json"], check=True, capture_output=True)
+    run_import(results, str(out))
+    run = only_run(results)
+    _e, pts = points(run)
+    doc = json.load(open(out))
+    for t in (1, 2):
+        (med,) = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median" and b["threads"] == t]
+        assert [x["value"] for x in pts[("", str(t), "real_time")]["repeats"]] == [med["real_time"]]
+    assert json.load(open(os.path.join(run, "env", "imported.json")))["aggregates_only"]
+
+
+def test_hyperfine_memory_and_failed_runs(hyperfine_file, tmp_path, results):
+    """hyperfine >= 1.16 writes memory_usage_byte per run (this machine's 1.15 does not: added to its real
+    file), and -i keeps runs that failed: their repeats are suspect, the exit code said."""
+    doc = json.load(open(hyperfine_file))
+    for r in doc["results"]:
+        r["memory_usage_byte"] = [4096 * (i + 1) for i in range(len(r["times"]))]
+        r["exit_codes"] = [0] * (len(r["times"]) - 1) + [3]
+    path = tmp_path / "mem.json"
+    path.write_text(json.dumps(doc))
+    run_import(results, str(path))
+    _e, pts = points(only_run(results))
+    assert [x["value"] for x in pts[("", "1", "max_rss_kib")]["repeats"]] == [4.0, 8.0, 12.0]
+    assert pts[("", "2", "wall_s")]["s"]["suspect"] == "r3: exit code 3 (kept by hyperfine -i)"

@@ -6,6 +6,8 @@ means of the point's cpu_user_s/cpu_sys_s repeats (null when it has none); exit 
 keeps only repeats whose command succeeded. parameters: threads, placement, experiment (and variant)."""
 import statistics
 
+from stats import median
+
 
 def mean_of(points, key, metric):
     xs = [r["value"] for p in points.get((key, metric), []) for r in p["repeats"]]
@@ -31,7 +33,7 @@ def hyperfine(doc):
             results.append({
                 "command": cmd or " ".join(x for x in (e["name"], variant, placement, f"t{threads}") if x),
                 "mean": statistics.fmean(times), "stddev": statistics.stdev(times) if len(times) > 1 else None,
-                "median": statistics.median(times), "user": mean_of(by, key, "cpu_user_s"),
+                "median": median(times), "user": mean_of(by, key, "cpu_user_s"),
                 "system": mean_of(by, key, "cpu_sys_s"), "min": min(times), "max": max(times), "times": times,
                 "exit_codes": [0] * len(times), "parameters": params,
                 **({"memory_usage_byte": [int(m) for m in mem]} if len(mem) == len(times) else {})})

@@ -2,7 +2,9 @@
 
 Each benchmark's name without its `/threads:N` part is the variant, N (or its `threads` field) the
 thread count. With repetitions, the raw runs (`run_type` "iteration") are the repeats and the
-aggregates (mean, median, stddev, cv, BigO) are left out: the lab computes its own from the runs.
+aggregates (mean, median, stddev, cv, BigO) are left out: the lab computes its own from the runs. A file
+of aggregates only (--benchmark_report_aggregates_only) gives each benchmark's median as one repeat
+(no interval: n = 1), and env/imported.json names them.
 Metrics: real_time and cpu_time in the file's time_unit (per iteration, as the library reports them),
 items_per_second and bytes_per_second, and every user counter (a number beside them), unit "" for
 counters (the JSON does not say theirs). `context` (CPUs, MHz, caches, load, build type) is the file's
@@ -36,6 +38,24 @@ def split_threads(name):
     return name, None
 
 
+def runs(d, benches):
+    """([(index, run)] to import, {names measured by their median aggregate only}): the raw runs, and
+    where a file has only aggregates (--benchmark_report_aggregates_only) the `median` one as a single
+    repeat; errors and skipped runs left out."""
+    raw, medians = [], {}
+    for i, b in enumerate(benches):
+        d.obj(b, f"benchmarks[{i}]")
+        if b.get("error_occurred") or b.get("skipped"):
+            continue
+        if b.get("run_type", "iteration") == "iteration" and "aggregate_name" not in b:
+            raw.append((i, b))
+        elif b.get("aggregate_name") == "median":
+            medians[b.get("run_name")] = (i, b)
+    have = {b.get("run_name", b.get("name")) for _i, b in raw}
+    extra = {k: v for k, v in medians.items() if k not in have}
+    return sorted(raw + list(extra.values()), key=lambda x: x[0]), {str(k) for k in extra}
+
+
 def parse(doc, path, threads_name):
     d = Doc(path)
     ctx = d.obj(doc["context"], "context")
@@ -48,14 +68,12 @@ def parse(doc, path, threads_name):
     exp = imp.default_name
     benches = d.arr(doc["benchmarks"], "benchmarks", MOST_BENCHMARKS)
     reps, metrics = {}, set()
-    for i, b in enumerate(benches):
+    chosen, medians_only = runs(d, benches)
+    if medians_only:
+        imp.extra["aggregates_only"] = sorted(medians_only)[:100]
+    for i, b in chosen:
         at = f"benchmarks[{i}]"
-        d.obj(b, at)
-        if b.get("run_type", "iteration") != "iteration" or "aggregate_name" in b:
-            continue        # mean/median/stddev/cv and BigO: the library's statistics, not runs
         name = d.text(b.get("run_name", b.get("name")), f"{at}.name")
-        if b.get("error_occurred") or b.get("skipped"):
-            continue
         variant, t = split_threads(name)
         threads = d.whole(b.get("threads", t or 1), f"{at}.threads")
         if t is not None and t != threads:
@@ -67,9 +85,8 @@ def parse(doc, path, threads_name):
         for k, v in b.items():
             if k in NOT_METRICS or isinstance(v, (str, bool, type(None))):
                 continue
-            metric = k if k not in ("real_time", "cpu_time") else k
             u = unit if k in ("real_time", "cpu_time") else RATES.get(k, "")
-            imp.add(exp, variant, threads, n, d.text(metric, at)[:64], d.num(v, f"{at}.{k[:40]}"), u)
+            imp.add(exp, variant, threads, n, k[:64], d.num(v, f"{at}.{k[:40]}"), u)
             metrics.add(k)
     if not imp.rows:
         raise d.bad("benchmarks", "no benchmark runs (only aggregates, errors, or none)")

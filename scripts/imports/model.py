@@ -40,7 +40,7 @@ class Imported:
                     r["variant"] = ""
 
     def points(self):
-        return sum(len({(r["variant"], r["placement"], r["threads"], r["metric"]) for r in rs})
+        return sum(len({(r["variant"], r["placement"], r["threads"], r["cpus"], r["metric"]) for r in rs})
                    for rs in self.rows.values())
 
     def rename(self, name):
