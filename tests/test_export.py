@@ -8,7 +8,6 @@ import math
 import os
 import statistics
 import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -16,7 +15,6 @@ from conftest import ROOT, rows, sh
 
 from reporting import model
 
-PY = sys.executable
 SCHEMA = json.load(open(os.path.join(ROOT, "docs", "run-format.schema.json")))
 # Bencher's Metric Format as documented at https://bencher.dev/docs/reference/bencher-metric-format
 # (its JSON Schema, https://bencher.dev/bmf.json: draft-07, every benchmark an object of measures, every

@@ -154,6 +154,9 @@ def test_hyperfine_import_scales_and_compares_with_lab_scale(hyperfine_file, lab
     p = run_import(results, hyperfine_file, "name=sortp")
     run = only_run(results)
     assert "How sortp scales (wall_s, lower is better" in p.stdout
+    os.remove(os.path.join(run, "report.md"))
+    sh("scripts/charts.py", run)           # `./lab report RUN` on the imported run, as on any run
+    sh("scripts/report.py", run)
     e, pts = check_imported(run, hyperfine_file, "hyperfine", "wall_s", 3)
     doc = json.load(open(hyperfine_file))
     for r in doc["results"]:     # every time is a repeat, unchanged

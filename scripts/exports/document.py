@@ -4,7 +4,6 @@ Everything comes from reporting/model.py (statistics from stats.summary, verdict
 report states them) and the run's env/ and sweep/ files; NaN (an interval below 3 repeats) is null."""
 import json
 import math
-import os
 
 from reporting import model
 from runfolder import RunFolder
