@@ -286,7 +286,7 @@ def test_names_are_data_escaped_on_page_and_terminal(tmp_path, results):
     """Control characters, HTML and gnuplot syntax in a command's name reach report.html escaped, the
     terminal visible, gnuplot as data: nothing runs (a `system` call would create the marker file)."""
     marker = tmp_path / "pwned"
-    evil = f'<script>alert(1)</script>\x1b]0;title\x07"; system("touch {marker}"); print "'
+    evil = f'<script>alert(1)</script>\x1b]0;title\x07\n"; system("touch {marker}"); print "'
     doc = {"results": [{"command": evil, "times": [0.1, 0.11, 0.12], "parameters": {"threads": str(t), "mode": evil}}
                        for t in (1, 2)]}
     path = tmp_path / "evil.json"
