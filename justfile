@@ -88,6 +88,18 @@ open run="":
 import-c2c *args:
     scripts/import_c2c.py "$@"
 
+# Import a result file of hyperfine (--export-json), Google Benchmark (JSON), pyperf, or ./lab export json as a run: FILE [topology=FILE|STRING] [name=EXPERIMENT] [run=DIR] [threads=PARAMETER]; prints how it scales
+[group('lab')]
+[positional-arguments]
+import *args:
+    scripts/import_run.py "$@"
+
+# Export a run: RUN [format=json|bmf|hyperfine] [out=FILE] (json: docs/run-format.md; bmf: Bencher's metric format; hyperfine: its --export-json shape)
+[group('lab')]
+[positional-arguments]
+export *args:
+    scripts/export.py "$@"
+
 # Import every catalogued published matrix (reference/c2c/), or the named ones, each into its own run
 [group('lab')]
 [positional-arguments]

@@ -151,6 +151,10 @@ def replay(archive):
         old_rf = RunFolder(safe_extract(archive, work))
         old = old_rf.path
         rec = imported(old)
+        if rec and rec.get("format"):   # another tool's file (./lab import): its commands are its own
+            die(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not measure it "
+                "and keeps no spec to replay; measure the same command here with `./lab scale` and "
+                "`./lab compare` the two runs")
         if rec:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
             die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
                 "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")

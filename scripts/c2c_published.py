@@ -214,5 +214,15 @@ def imported(run):
 
 
 def imported_charts(run):
-    """[(experiment, kind, metric)] an imported run draws in place of its (absent) spec's chart lines."""
-    return [(EXPERIMENT, "heatmap", METRIC)] if imported(run) else []
+    """[(experiment, kind, metric)] an imported run draws in place of its (absent) spec's chart lines: a
+    matrix its heatmap; another tool's file (scripts/imports/) the charts its import recorded, names only
+    (they become file names)."""
+    rec = imported(run)
+    if not rec:
+        return []
+    if "charts" not in rec:
+        return [(EXPERIMENT, "heatmap", METRIC)]
+    from engine.spec import CHART_KINDS, NAME      # here: the spec module is heavy, most callers need none
+    charts = rec["charts"] if isinstance(rec["charts"], list) else []
+    return [tuple(c) for c in charts[:64] if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)
+            and NAME.fullmatch(c[0]) and c[1] in CHART_KINDS and NAME.fullmatch(c[2])]

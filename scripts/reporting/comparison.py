@@ -33,6 +33,11 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
+    files = [(x, imported(run)) for x, run in (("A", a_run), ("B", b_run))]
+    files = [f"{x} is imported from {rec.get('source', '?')}, not measured by this lab: its machine is what the "
+             "file states" for x, rec in files if rec and rec.get("format")]
+    if files:   # another tool's file (./lab import): no build or settings recorded to compare
+        return files
     pub = [x for x, run in (("A", a_run), ("B", b_run)) if imported(run)]
     if pub:     # a published matrix has no build and no spec: say what it is instead
         return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "

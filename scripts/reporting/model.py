@@ -89,6 +89,14 @@ def host(run):
     build = f"{env}/build.txt"
     mt = kv(f"{env}/memory-time.txt")
     rec = imported(run)
+    if rec and rec.get("format"):   # another tool's result file (scripts/imports/): what the file says
+        src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
+        said = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
+        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
+                "kind": "imported", "imported": rec, "build": None,
+                "rows": [("host kind", f"imported ({src}; the machine as the file states it)"),
+                         ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
+                + [(f"file: {k}", str(v)) for k, v in list(said.items())[:32]]}
     if rec:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
         return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
