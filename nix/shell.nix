@@ -10,7 +10,7 @@
     "awk" "basename" "bash" "cat" "cp" "cut" "date" "dirname" "du" "env" "find" "grep" "head" "id"
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
     "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "uniq" "wc" "xargs"
-    "gzip" "xz" "install" "readlink"
+    "gzip" "xz" "install" "readlink" "truncate"
     "nm"   # stdenv's bintools (cache-server/tests/callgraph.py)
   ];
   packages = [
@@ -39,7 +39,9 @@
     { pkg = pkgs.rustc; commands = [ "rustc" ]; }
     { pkg = pkgs.clippy; commands = [ "cargo-clippy" ]; }
     { pkg = pkgs.rustfmt; commands = [ "rustfmt" ]; }
-    { pkg = pkgs.gcc; commands = [ "gcc" "cc" ]; }
+    { pkg = pkgs.gcc; commands = [ "gcc" "cc" "g++" ]; }
+    # tests/test_import.py builds a real Google Benchmark program (Debian's libbenchmark-dev on ./lab).
+    { pkg = pkgs.gbenchmark; commands = [ ]; }
     { pkg = pkgs.clang; commands = [ "clang" ]; }
     { pkg = pkgs.llvm; commands = [ "llvm-symbolizer" ]; }
     { pkg = pkgs.gnumake; commands = [ "make" ]; }
