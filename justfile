@@ -135,6 +135,13 @@ bench-scale *args:
 test:
     scripts/test.sh
 
+# The quick loop while editing (a few minutes): lint and the lab's own tests without those marked slow
+# (fleets, clusters, guests, Nix builds, the runner's cargo build); `just test` still runs everything
+[group('test')]
+test-fast:
+    just lint
+    python3 -m pytest -q -m "not slow" tests
+
 # The lab's own tests: placements on the fixtures, the sweep engine (resume after kill -9), the flake, end to end
 [group('test')]
 test-lab:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Run every test suite: lint, the lab's own tests, then each instrument's test-* recipe.
+# Run every test suite: lint, the lab's own tests, then each instrument's test-* recipe (test-fast is a
+# subset of lint and test-lab, so it is not a suite of its own).
 # Goes on after a failing suite so that one run shows every failure; exits non-zero if any failed.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 
-mapfile -t suites < <(just --summary | tr ' ' '\n' | grep -E '^test-' | grep -vx 'test-lab' | sort)
+mapfile -t suites < <(just --summary | tr ' ' '\n' | grep -E '^test-' | grep -vx -e 'test-lab' -e 'test-fast' | sort)
 suites=(lint test-lab "${suites[@]}")
 passed=0 failed=0 failures=()
 for s in "${suites[@]}"; do

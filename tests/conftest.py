@@ -32,12 +32,23 @@ _prebuild = None
 def pytest_configure(config):
     config.addinivalue_line("markers", "rust_build: needs the runner's cargo build or the crates it fetches "
                             "(runs after every other test, while the build runs in the background)")
+    config.addinivalue_line("markers", "slow: starts fleets, clusters, guests, Nix builds, the runner's cargo "
+                            "build or whole multi-instrument sweeps; `./lab test-fast` leaves these out")
+
+
+# A cargo build is minutes of CPU: every rust_build test is slow too (one rule, not a second mark to forget).
+@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item):
+    if item.get_closest_marker("rust_build"):
+        item.add_marker(pytest.mark.slow)
 
 
 def _idle():
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
+# trylast: after `-m "not slow"` has deselected, so that the fast loop never starts the build.
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     global _prebuild
     late = [i for i in items if i.get_closest_marker("rust_build")]

@@ -18,6 +18,8 @@ import time
 import browser
 import pytest
 from conftest import ROOT, children, results  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow   # sshd hosts, Ansible runs and fleet sweeps
 from runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).

@@ -18,8 +18,9 @@ import flake_eval  # noqa: E402
 PHASES = os.path.join(ROOT, "tests", "nix", "phases.sh")
 MAKE_PACKAGES = ["c-probes", "cache-server"]
 
-pytestmark = pytest.mark.skipif(flake_eval.NIX is None,
-                                reason="nix-instantiate not installed (./lab test installs nix-bin)")
+pytestmark = [pytest.mark.skipif(flake_eval.NIX is None,
+                                 reason="nix-instantiate not installed (./lab test installs nix-bin)"),
+              pytest.mark.slow]   # each test replays a package's build phases
 
 
 def package(name):
