@@ -1,0 +1,354 @@
+"""The report's view: every section of report.md / report.html built ONCE from the run model
+(reporting/model.py) as plain objects, which the writers only draw (reporting/markdown.py says how a
+row looks as text, reporting/html_page.py through the Jinja2 templates in templates/).
+
+- `Table`: a title, columns, rows of `Cell`s (value to sort by, text, optional link, flag, note);
+- `Paragraph`: a sentence or a list of them; `Figure`: an image file of the run folder;
+- `Section`: a titled list of those blocks.
+
+A new section is one builder function appended to EXPERIMENT_SECTIONS (per experiment) or
+RUN_SECTIONS (per run): both writers pick it up. Charts are built in reporting/chartmodel.py."""
+import os
+from dataclasses import dataclass, field
+
+from reporting import numa
+from reporting.fmt import ci, fmt, spread
+
+
+@dataclass
+class Cell:
+    text: str = ""
+    value: float | None = None      # what a numeric column sorts by (None: by its text)
+    link: str | None = None          # a link into the run folder or the page
+    flag: str | None = None          # "suspect", "warn", or a verdict badge ("badge")
+    note: str = ""                   # shown beside the text: in brackets in markdown, a second line in HTML
+    tip: str = ""                    # a tooltip (HTML only): the reasons behind a short mark
+    strong: bool = False
+    code: bool = False
+    command: str = ""                # a list item's command line (the repeats)
+    items: list = field(default_factory=list)   # sub-cells: links in a row, or a folded list
+    fold: str = ""                   # items folded under this summary (HTML only: a point's repeats)
+
+
+@dataclass
+class Column:
+    name: str
+    numeric: bool = False
+    note: str = ""                   # a second line under the name
+    html_only: bool = False          # details only the page has room for (a row's repeats)
+
+
+@dataclass
+class Row:
+    cells: list
+    id: str | None = None            # a chart point links here
+
+
+@dataclass
+class Table:
+    kind = "table"
+    title: str
+    columns: list
+    rows: list
+    note: str = ""                   # a sentence under the table
+    fold: str = ""                   # folded under this summary ("": shown open)
+    open: bool = False
+    sortable: bool = True
+    id: str | None = None
+
+
+@dataclass
+class Paragraph:
+    kind = "paragraph"
+    text: str = ""
+    items: list = field(default_factory=list)   # a bulleted list (bold between ** **)
+    flag: str = ""                   # "", "mute", "warn"
+
+
+@dataclass
+class Figure:
+    kind = "figure"
+    path: str                        # relative to the run folder
+    alt: str
+    ours: bool = False               # drawn by the lab's own tools in this run of the report: may be inlined
+
+
+@dataclass
+class Section:
+    kind = "section"
+    title: str
+    blocks: list
+    level: int = 3
+
+
+def num(x, text=None, **kw):
+    """A numeric cell: sorts by x, shows text (fmt(x) by default)."""
+    v = None if x is None or x != x else x
+    return Cell(text if text is not None else fmt(x), value=v, **kw)
+
+
+def tnum(t):
+    """A thread count as a numeric cell (a non-number sorts as text)."""
+    return num(int(t) if str(t).isdigit() else None, str(t))
+
+
+def cols(*names, numeric=()):
+    return [Column(n, numeric=i in numeric) for i, n in enumerate(names)]
+
+
+def pid(exp, i):
+    """The id of a point's row: the charts' markers link to it."""
+    return f"pt-{exp}-{i}"
+
+
+def href(path):
+    """A link into the run folder: relative, so a name like `javascript:…` stays a file name."""
+    return path if path.startswith(("#", "./", "../")) else "./" + path
+
+
+def numeric_threads(k):
+    """Sort key of (variant, placement, threads, …): threads as numbers (2 before 10), one rule for both writers."""
+    return (k[0], k[1], int(k[2]) if str(k[2]).isdigit() else 0) + tuple(k[3:])
+
+
+STORIES = "Does each story's claim hold here?"
+NO_STORY = ("No seed story's experiment is in this run (runner-empty, cache-get, channel, c2c…): nothing to set "
+            "beside the published effects.")
+
+
+# --- run sections -----------------------------------------------------------------------------------
+def stories(m):
+    if not m["stories"]:
+        return None
+    rows = []
+    for s in m["stories"]:
+        rows.append(Row([
+            Cell(f"{s['source']} {s['title']}", items=[Cell(x, link=f"#exp-{x}") for x in s["experiments"]]),
+            Cell(s["claim"]), Cell(s["published"] or "–"), Cell(s["measured"] or "–"),
+            Cell(s["verdict"], flag="badge", note=s["why"], tip=s["why"], strong=True),
+        ]))
+    details = [f"{s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
+               for s in m["stories"] if s["checks"]]
+    table = Table("", cols("story", "claim", "published", "measured here", "verdict"),
+                  rows, id="verdicts", sortable=False,
+                  note="A verdict is inconclusive when a compared median's 95% CI straddles the threshold, "
+                       "a point has fewer than 3 repeats, or a point is suspect (disturbed by steal or other "
+                       "processes; see docs/design.md).")
+    return Section(STORIES, [table] + ([Paragraph("Per-point comparisons with the published figures (details in each "
+                                              "experiment; they do not decide the claim):", items=details,
+                                              flag="mute")] if details else []), level=2)
+
+
+def environment(h):
+    """The host's rows, then one row per instrument's build (env/build.txt)."""
+    rows = []
+    for k, v in h["rows"]:
+        if k == "host kind":       # the first word (vm, bare-metal, container) is what a reader must not miss
+            kind, _, rest = v.partition(" ")
+            rows.append(Row([Cell(k), Cell(kind, strong=True, note=rest.removeprefix("(").removesuffix(")"))]))
+        else:
+            rows.append(Row([Cell(k), Cell(v)]))
+    builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    # every line of env/build.txt but the compiler wrapper's and the compiler's defaults is an instrument
+    rows += [Row([Cell("build"), Cell(f"{name}: {how}", code=True)]) for name, how in builds
+             if name != "wrapper" and not name.endswith(" defaults")] or [Row([Cell("build"), Cell("not recorded")])]
+    return Section("Environment", [Table("", cols("", ""), rows, sortable=False,
+                                         note="Everything else (lstopo XML, lscpu, versions, NUMA distances, "
+                                              "configs) is in env/.")], level=2)
+
+
+# --- experiment sections ----------------------------------------------------------------------------
+def scaling(e):
+    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    sc = e.get("scaling")
+    if not sc:
+        return None
+    words = Paragraph(items=list(sc["sentences"]))
+    how = Paragraph(f"Speedup of {sc['metric']} ({sc['better']} is better) over the placement's fewest threads; "
+                    f"efficiency = speedup / ideal; scaling stops where efficiency is below "
+                    f"{sc['threshold'] * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one "
+                    "with fewer than 3 repeats are inconclusive.", flag="mute")
+    rows = [Row([Cell(r["placement"]), tnum(r["threads"]),
+                 num(r["s"]["median"], f"{fmt(r['s']['median'])} {sc['unit']}"), num(r["s"]["n"], str(r["s"]["n"])),
+                 num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
+                 num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
+                 Cell(r["doubt"])]) for r in sc["rows"]]
+    t = Table("", cols("placement", "threads", f"{sc['metric']} median", "n", "speedup (95% CI)",
+                       "efficiency (95% CI)", "doubt", numeric=(1, 2, 3, 4, 5)), rows)
+    return Section("How it scales", [words, how, t])
+
+
+def numa_notes(e):
+    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    n = e.get("numa")
+    if not n:
+        return None
+    blocks = [Paragraph(line) for line in n["lines"]]
+    if n["distances"]:
+        head, rows = numa.distance_table(n["distances"])
+        blocks.append(Table("", [Column(head[0])] + [Column(h, numeric=True) for h in head[1:]],
+                            [Row([Cell(c) for c in r]) for r in rows], sortable=False,
+                            note="Firmware distances (numactl --hardware, env/numa.txt; 10 = local)."))
+    return Section("", blocks)
+
+
+def glance(e):
+    g = e["glance"]
+    if not g or not e["points"]:
+        return None
+    rows = []
+    for r in g["rows"]:
+        cells = []
+        for s in r["cells"]:
+            if s is None:
+                cells.append(Cell(""))
+                continue
+            # one text for both writers: the median, then its 95% CI where n >= 3, else how few repeats
+            t = fmt(s["median"]) + (f" ({ci(s)})" if s["n"] >= 3 else f" (n={s['n']})")
+            cells.append(num(s["median"], t + (" ⚠" if s["suspect"] else ""),
+                             flag="suspect" if s["suspect"] else None, tip=s["suspect"]))
+        rows.append(Row([Cell(r["metric"]), Cell(r["placement"]), tnum(r["threads"])] + cells + [Cell(r["unit"])]))
+    columns = [Column("metric"), Column("placement"), Column("threads", True)] + \
+        [Column(v or "–", True) for v in g["variants"]] + [Column("unit")]
+    return Table("At a glance", columns, rows,
+                 note="Median over repeats (95% CI of the median as ±%, or n when fewer than 3 repeats); "
+                      "⚠ = a suspect repeat (listed above).")
+
+
+def repeats(p):
+    """The repeats of a point: raw folder, value, suspect reason, command (the page folds them in its row)."""
+    return [Cell(f"r{r['repeat']}", link=href(r["raw"] + "/") if r["raw"] else None, note=fmt(r["value"]),
+                 tip=r["suspect"], flag="suspect" if r["suspect"] else None, command=r["command"] or "")
+            for r in p["repeats"]]
+
+
+def medians(e):
+    """Every point (a matrix's pairs are in the heatmap): median, min–max, spread, n, 95% CI, repeats."""
+    if not e["table"] or not e["points"]:
+        return None
+    mem = e.get("mem_column")       # the node(s) the instrument said the memory was on
+    in_table = {id(p) for p in e["table"]}      # by identity: `p in list` of dicts is quadratic
+    rows = []
+    for i, p in enumerate(e["points"]):
+        if id(p) not in in_table:
+            continue
+        s = p["s"]
+        bad = sum(1 for r in p["repeats"] if r["suspect"])
+        mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s["suspect"], tip=s["suspect"]) if bad else Cell("")
+        rows.append(Row([Cell(p["variant"]), Cell(p["placement"]), tnum(p["threads"]), Cell(p["cpus"])]
+                        + ([Cell(p["mem_node"] or "–")] if mem else [])
+                        + [Cell(p["metric"]), num(s["median"]), Cell(f"{fmt(s['min'])} – {fmt(s['max'])}"),
+                           num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)),
+                           Cell(p["unit"]), mark, Cell(items=repeats(p), fold=f"{len(p['repeats'])} repeat"
+                                                       + ("s" if len(p["repeats"]) != 1 else ""))], id=pid(e["name"], i)))
+    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
+        [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
+         Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
+    fold = f"every point: median, min–max, n, 95% CI, raw folders and commands ({len(rows)} rows)"
+    note = f"({e['pair_rows']} per-pair rows are in the heatmap and the CSV.)" if e["pair_rows"] else ""
+    return Table("Medians over repeats", columns, rows, fold=fold, open=len(rows) <= 12, note=note)
+
+
+def noise(e):
+    """The guard's readings per point (steal, foreign CPU time, …): not results, folded."""
+    by = {}
+    for p in e["noise"]:
+        by.setdefault((p["variant"], p["placement"], p["threads"], p["cpus"]), {})[p["metric"]] = p
+    if not by:
+        return None
+    metrics = sorted({p["metric"] for p in e["noise"]})
+    rows = [Row([Cell(k[0]), Cell(k[1]), tnum(k[2]), Cell(k[3])] +
+                [num(ms[m]["s"]["median"], f"{fmt(ms[m]['s']['median'])} (max {fmt(ms[m]['s']['max'])}) {ms[m]['unit']}")
+                 if m in ms else Cell("") for m in metrics])
+            for k, ms in sorted(by.items(), key=lambda kv: numeric_threads(kv[0]))]
+    return Table("", cols("variant", "placement", "threads", "cpus", numeric=(2,)) +
+                 [Column(f"{m} (median, max)", True) for m in metrics], rows,
+                 fold=f"noise per point (not results), {len(by)} points; guard readings")
+
+
+def relations(e):
+    """Per-relation medians, the home-socket split and the catalogued machines beside them."""
+    r = e.get("relations")
+    if not r:
+        return None
+    blocks = [Table(f"Per relation ({r['variant']}, one_way_ns over pairs)",
+                    cols("relation", "pairs", "median", "p10", "p90", numeric=(1, 2, 3, 4)),
+                    [Row([Cell(x["relation"]), num(x["pairs"], str(x["pairs"])),
+                          num(x["median_ns"], f"{fmt(x['median_ns'])} ns"), num(x["p10_ns"]), num(x["p90_ns"])])
+                     for x in r["rows"]]),
+              Paragraph(f"Home-node split: {r['home_note']}.", flag="mute",
+                        items=[f"{x['relation']}: do the halves differ? **{'yes' if x['differ'] else 'no'}**: {x['words']}"
+                               for x in r["split"]])]
+    b = r["beside"]
+    if b.get("error"):
+        blocks.append(Paragraph(b["error"], flag="warn"))
+    elif b["machines"]:
+        ms = b["machines"]
+
+        def cell(x):
+            return num(x["median_ns"], f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})") if x else Cell("–")
+        blocks.append(Table(
+            "Beside the published machines (median ns, p10–p90; same vendor and family first)",
+            [Column("relation"), Column("this run", True)] +
+            [Column(m["cpu"], True, note=m["uarch"] + (f" · same {m['same']}" if m["same"] else "")) for m in ms],
+            [Row([Cell(rel), cell(b["here"].get(rel))] + [cell(m["rows"].get(rel)) for m in ms]) for rel in b["relations"]],
+            sortable=False))
+        blocks.append(Paragraph(items=[f"{m['cpu']}: {m['cite']} (CAS, mean over samples)" +
+                                       (f"; same {m['same']} as this run's CPU" if m["same"] else "") for m in ms]))
+    return Section("", blocks)
+
+
+def published(e):
+    """The experiment's published figures: shapes, ratios between variants, figures beside the measured."""
+    blocks = []
+    if e["shapes"]:
+        blocks.append(Table("Does the shape reproduce?",
+                            cols("source", "host", "variant", "threads", "published growth", "measured growth",
+                                 "shape reproduces", "why"),
+                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]), Cell(f"{r['lo']} → {r['hi']}"),
+                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"), Cell(f"×{r['factor']:.2f} ({r['word']})"),
+                                  Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e["shapes"]],
+                            note="Growth is the rate at the larger thread count over the rate at the smaller one; "
+                                 "near-linear means at least 75% of ideal, flat or falling less than ×1.15. The verdict is "
+                                 "inconclusive when the growth's 95% CI spans two of these words."))
+    if e["ratios"]:
+        rows = []
+        for r in e["ratios"]:
+            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
+            cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
+            rows.append(Row([Cell(r["source"]), Cell(r["host"]), Cell(r["metric"]), Cell(r["name"]), Cell(str(where)),
+                             Cell(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), Cell(cell), Cell(r["verdict"], flag="badge"),
+                             Cell(r["why"] if r["ratio"] is not None else "")]))
+        blocks.append(Table("Published ratios between variants",
+                            cols("source", "host", "metric", "ratio", "threads", "published", "measured",
+                                 "same direction", "why", numeric=(5, 6)), rows,
+                            note="Lab series for the published variants: reference/variants.csv. "
+                                 "\"about equal\" is within 3%."))
+    if e["beside"]:
+        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
+                     Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
+                     num(b["s"]["median"], f"{fmt(b['s']['median'])} {b['unit']} ({b['label'] or '-'})"),
+                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"]["n"], str(b["s"]["n"])), num(b["s"]["ci_pct"], ci(b["s"]))])
+                for b in e["beside"]]
+        blocks.append(Table("Beside the published figures",
+                            cols("source", "host", "variant", "threads", "metric", "published", "measured",
+                                 "measured / published", "n", "95% CI", numeric=(5, 6, 7, 8, 9)), rows,
+                            fold=f"published figures beside the measured ones ({len(rows)} rows)"))
+    return Section("", blocks) if blocks else None
+
+
+# The order both writers show an experiment's sections in, after its charts and marks. A new section
+# (e.g. "Why it stops scaling") is one function of the experiment model returning a Table, Paragraph,
+# Figure or Section (or None) appended here.
+EXPERIMENT_SECTIONS = [scaling, numa_notes, glance, medians, noise, relations, published]
+
+
+def experiment(e):
+    """[block] of one experiment, in the registry's order (empty sections left out)."""
+    return [b for b in (f(e) for f in EXPERIMENT_SECTIONS) if b]
+
+
+def figures(run, e):
+    """The experiment's charts as image files of the run folder (report.md's PNGs)."""
+    return [Figure(f"{base}.png", f"{e['name']}-{kind}-{metric}") for kind, metric, base in e["chart_files"]
+            if os.path.exists(os.path.join(run, f"{base}.png"))]
