@@ -134,3 +134,53 @@ def test_a_hostile_variant_reaches_the_page_escaped(tmp_path):
     # the line break does not cut a markdown row in two
     assert not any(ln.startswith('x"') or ln.startswith("x |") for ln in md.splitlines()), md
     assert (run / "plots" / "sp-bars-ops_per_s.png").stat().st_size > 2000
+
+
+def test_a_fleet_shows_the_same_rows_in_fleet_md_and_fleet_html(tmp_path):
+    # two hosts' runs (hand-written rows), the second 1.5 times faster and on another kernel
+    from reporting import model, nway
+    runs = []
+    for name, scale, kernel in (("hostA", 1, "6.1.0"), ("hostB", 1.5, "6.12.0")):
+        lines = [f"r,sp,a,compact,{t},0,{i},ops_per_s,{scale * (100 * t + i)},1/s," for t in (2, 10) for i in (1, 2, 3)]
+        run = run_folder(tmp_path / name, "sp", lines, "chart = scaling ops_per_s\n")
+        (run / "env" / "uname.txt").write_text(f"Linux h {kernel} #1 SMP x86_64 GNU/Linux\n")
+        runs.append((name, model.build(str(run))))
+    cmp = nway.compare(runs)
+    md = nway.markdown(runs, cmp, "fleet")
+    page = nway.html(runs, cmp, "fleet")
+    rows_md = md_rows(md, "#### sp")
+    part = page[page.index('<h2 id="exp-sp">'):]
+    rows_html = html_rows(part, "<table")
+    assert [r[3] for r in rows_md] == ["2", "10"] and rows_md == rows_html
+    assert rows_md[0][6].endswith("×1.500"), rows_md[0]
+    assert "<script>" not in page.split("</main>")[0]
+    # the row where the hosts differ stands out on the page
+    assert re.search(r'<tr class="differs"><td><b>kernel</b>', page), page[:3000]
+
+
+def test_every_chart_kind_the_spec_accepts_is_built_and_written():
+    import charts
+    from engine.spec import CHART_KINDS
+    from reporting import chartmodel
+    assert set(CHART_KINDS) == set(chartmodel.KINDS) == set(charts.WRITERS)
+
+
+def test_a_figure_is_carried_inside_the_page_and_only_our_own_svg_is_inlined(tmp_path):
+    import os
+
+    from reporting import html_page, markdown, view
+    run = tmp_path / "run"
+    (run / "plots").mkdir(parents=True)
+    (run / "plots" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)     # test input: a PNG's signature
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><text>flame &lt;f&gt;</text></svg>'
+    (run / "plots" / "f.svg").write_text(svg)
+    (run / "plots" / "s.svg").write_text(svg.replace("<text>", "<script>alert(1)</script><text>"))
+    os.symlink("/etc/passwd", run / "plots" / "l.svg")
+    page = lambda f: str(html_page.embed(str(run), f))   # noqa: E731
+    assert page(view.Figure("plots/a.png", "a")).startswith('<img class="chart" alt="a" src="data:image/png;base64,')
+    assert page(view.Figure("plots/f.svg", "f", ours=True)) == svg                  # ours: inline
+    assert page(view.Figure("plots/f.svg", "f")).startswith('<img class="chart" alt="f" src="data:image/svg+xml')
+    assert "<script" not in page(view.Figure("plots/s.svg", "s", ours=True))       # a script: never inline
+    assert page(view.Figure("plots/l.svg", "<l>", ours=True)) == '<a href="./plots/l.svg">&lt;l&gt;</a>'
+    assert page(view.Figure("../../etc/passwd", "p")).startswith("<a ")
+    assert markdown.blocks([view.Figure("plots/a.png", "a")]) == ["![a](plots/a.png)", ""]

@@ -4,15 +4,13 @@ to it). Nothing is fetched: no font, no script, no image from elsewhere."""
 import base64
 import hashlib
 import os
-from html import escape as E
 
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from runfolder import RunFolder
 
-from reporting import chartmodel, goals, numa, svg, view
-from reporting.fmt import ci, fmt
+from reporting import chartmodel, svg, view
 from reporting.view import href, pid
 
 # Autoescape on: a value from the run folder is text unless the code marks it Markup (our own SVG).
@@ -31,8 +29,8 @@ table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{border-bot
 padding:4px 8px;text-align:left;vertical-align:top}th{background:var(--bg);position:sticky;top:0}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.sortable th{cursor:pointer}
 table.sortable th:after{content:" ⇅";color:#aab}tr:target{background:#fff8c5}
-.v{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px}
-.v-yes{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
+.v{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-weight:600;color:#fff;font-size:12px;background:#8c959f}
+.v-yes,.v-significant{background:var(--yes)}.v-no{background:var(--no)}.v-inconclusive,.v-mixed{background:var(--inc)}
 .v-–,.v-not{background:#8c959f}.stories td{font-size:14px}.stories td:first-child{font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:12px}
 svg.chart,img.chart{width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:6px}
@@ -73,53 +71,23 @@ FIGURE_BYTES = 8 << 20      # an image larger than this is linked, not carried i
 
 
 def embed(run, fig):
-    """A Figure of the run folder inside the page: an SVG the lab's own tools just drew (fig.ours) inline;
-    any other PNG or SVG as a data: image (an <img> runs no script and fetches nothing); else a link."""
+    """A Figure of the run folder inside the page: an SVG the lab's own tools just drew (fig.ours) and
+    that carries no script inline; any other PNG or SVG as a data: image (an <img> runs no script and
+    fetches nothing); a file that is a link, lies outside the run folder, or is too big: a link."""
     path = os.path.join(run, fig.path)
-    size = os.path.getsize(path) if os.path.isfile(path) and not os.path.islink(path) else None
+    inside = os.path.realpath(path).startswith(os.path.realpath(run) + os.sep)
+    size = os.path.getsize(path) if inside and os.path.isfile(path) and not os.path.islink(path) else None
     if size is None or size > FIGURE_BYTES:
         return Markup('<a href="{}">{}</a>').format(href(fig.path), fig.alt)
     with open(path, "rb") as f:
-        data = f.read()
-    if fig.path.endswith(".svg") and fig.ours:
+        data = f.read(FIGURE_BYTES + 1)
+    if fig.path.endswith(".svg") and fig.ours and b"<script" not in data.lower():
         return Markup(data.decode("utf-8", "replace"))
     mime = {"png": "image/png", "svg": "image/svg+xml"}.get(fig.path.rsplit(".", 1)[-1])
     if not mime:
         return Markup('<a href="{}">{}</a>').format(href(fig.path), fig.alt)
     return Markup('<img class="chart" alt="{}" src="data:{};base64,{}">').format(
         fig.alt, mime, base64.b64encode(data).decode())
-
-
-def blocks(run, items):
-    """The view's blocks (reporting/view.py) as HTML, through templates/blocks.html.j2."""
-    return TEMPLATES.get_template("blocks.html.j2").render(blocks=items, embed=lambda f: embed(run, f))
-
-
-def badge(word, why=""):
-    cls = word.split()[0] if word else "–"
-    t = f' title="{E(why)}"' if why else ""
-    return f'<span class="v v-{E(cls)}"{t}>{E(word)}</span>'
-
-
-def table(head, rows, sortable=True, num=()):
-    """head: column names; rows: lists of cells (already HTML); num: indexes of numeric columns."""
-    th = "".join(f"<th>{h}</th>" for h in head)
-    body = []
-    for r in rows:
-        rid = ""
-        if isinstance(r, tuple):
-            rid, r = f' id="{E(r[0])}"', r[1]
-        body.append(f"<tr{rid}>" + "".join(
-            f'<td class="n"{c[1]}>{c[0]}</td>' if isinstance(c, tuple) else
-            (f'<td class="n">{c}</td>' if i in num else f"<td>{c}</td>") for i, c in enumerate(r)) + "</tr>")
-    return (f'<table class="{"sortable" if sortable else ""}"><thead><tr>{th}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
-
-
-def num(x, text=None):
-    """A numeric cell that sorts by its value."""
-    v = "" if x is None or x != x else f' data-v="{x:.6g}"'
-    return (E(text if text is not None else fmt(x)), v)
 
 
 HEATMAP_SVG_CPUS = 64    # above this many CPUs a heatmap is inlined as the gnuplot PNG
@@ -200,67 +168,19 @@ def draw(run_label_sets, kind, metric, title, run=None):
 
 
 # --- report.html ------------------------------------------------------------------------------------
-def marks(e):
-    items = []
-    for p, metrics in e["suspect_points"]:
-        i = next(i for i, q in enumerate(e["points"]) if q is p)
-        items.append(f'<li class="sus">suspect: <a href="#{E(pid(e["name"], i))}">{E(p["variant"] or "–")} '
-                     f'{E(p["placement"])} t{E(p["threads"])}</a> ({E(", ".join(metrics))}) — {E(p["s"]["suspect"])}</li>')
-    items += [f'<li class="sus">{E(b["variant"] or "–")} {E(b["placement"])} t{E(b["threads"])}: {E(b["words"])}</li>'
-              for b in e["rate_bound"]]
-    items += [f'<li class="goal">{E(s)}</li>' for s in goals.sentences(e["goals"])]
-    items += [f"<li>re-measured: {E(s)}" + (f' (<a href="{E(href(raw + "/"))}">discarded attempt</a>)' if raw else "") + "</li>"
-              for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
-    items += [f"<li>failed: {E(s)}</li>" for s in e["failed"]]
-    items += [f"<li>skipped: {E(s)}</li>" for s in e["skipped"]]
-    items += [f"<li>not confident: {E(str(c.get('variant', '')))} {E(str(c.get('placement', '')))} "
-              f"t{E(str(c.get('threads', '')))} {E(str(c.get('metric', '')))}: n={E(str(c.get('n')))}, "
-              f"CI ±{E(str(c.get('ci_pct')))}%</li>" for c in e["unconfident"]]
-    items += [f"<li class=\"mute\">{E(s)}</li>" for s in e["missing_charts"]]
-    if len(items) > 12:      # a matrix of disturbed pairs must not push the charts off the screen
-        return (f'<details><summary>{len(items)} marks: suspect, re-measured, failed, skipped points</summary>'
-                f'<ul class="marks">{"".join(items)}</ul></details>')
-    return f'<ul class="marks">{"".join(items)}</ul>' if items else ""
-
-
-def experiment_html(m, e):
-    n_sus = len(e["suspect"])
-    head = (f'<h2>{E(e["name"])}</h2><p class="badge">{len(e["points"])} points · '
-            f'{n_sus} suspect · {len(e["remeasured"])} re-measured · {len(e["skipped"])} skipped · '
-            f'data: <a href="./data/{E(e["name"])}.csv">data/{E(e["name"])}.csv</a> · raw: '
-            f'<a href="./raw/{E(e["name"])}/">raw/{E(e["name"])}/</a></p>')
+def experiment(m, e):
+    """What templates/report.html.j2 shows of one experiment: its marks, charts and view blocks."""
     charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m["run"]) for k, mt in dict.fromkeys(e["charts"])]
-    body = [head, marks(e)]
-    if any(charts):
-        body.append('<div class="charts">' + "".join(f"<figure style=\"margin:0\">{c}</figure>" for c in charts if c) + "</div>")
-    rec = (e.get("relations") or {}).get("imported")
-    if rec:     # every published number shown names where it was published
-        body.append(f'<p class="warn">Published numbers, not measured here: {E(str(rec.get("source", "?")))} '
-                    f'(file {E(str(rec.get("file", "?")))}).</p>')
-    body.append(blocks(m["run"], view.experiment(e)))
-    if not e["points"]:
-        body.append("<p>No measured rows.</p>")
-    if e["perf"]:
-        body.append("<p>perf top symbols: " + " ".join(
-            f'<a href="{E(href(os.path.relpath(p, m["run"])))}">{E(os.path.basename(os.path.dirname(p)))}</a>' for p in e["perf"]) + "</p>")
-    if e["spec"]:
-        body.append("<details><summary>spec as run</summary><pre>" + E("\n".join(e["spec"])) + "</pre></details>")
-    return section(e, "".join(body))
-
-
-def section(e, html):
-    return f'<section id="exp-{E(e["name"])}">{html}</section>'
+    return {"e": e, "marks": view.marks(e), "charts": [Markup(c) for c in charts if c],   # svg.py escapes its text
+            "imported": (e.get("relations") or {}).get("imported"), "blocks": view.experiment(e),
+            "perf": [(href(os.path.relpath(p, m["run"])), os.path.basename(os.path.dirname(p))) for p in e["perf"]]}
 
 
 def disturbed(exps):
-    """A banner when much of the run was measured while the host was busy: verdicts will say so too."""
+    """(suspect, all) points when much of the run was measured while the host was busy, else None."""
     total = sum(len(e["points"]) for e in exps)
     bad = sum(len(e["suspect"]) for e in exps)
-    if not total or bad / total < 0.25:
-        return ""
-    return (f'<p class="warn">⚠ {bad} of {total} points have suspect repeats: the interference guard saw steal or '
-            'other processes on their CPUs (reasons per point below). Verdicts that rest on them are '
-            '<b>inconclusive</b>; measure again on a quiet host for an answer.</p>')
+    return (bad, total) if total and bad / total >= 0.25 else None
 
 
 def report(m):
@@ -268,97 +188,38 @@ def report(m):
     tally = (f'{sum(len(e["points"]) for e in exps)} points · {sum(len(e["suspect"]) for e in exps)} suspect · '
              f'{sum(len(e["remeasured"]) for e in exps)} re-measured · {sum(len(e["skipped"]) for e in exps)} skipped · '
              f'{sum(len(e["failed"]) for e in exps)} failed · {len(m["not_measured"])} experiments not measured')
-    body = [f'<h1>Scaling lab run {E(m["name"])}</h1>',
-            f'<p class="host">{E(m["host"]["one_line"])}</p>',
-            f'<p class="badge">{E(tally)}</p>',
-            "".join(f'<p class="warn">⚠ {E(w)}.</p>' for w in m["host"].get("warnings", [])),
-            disturbed(exps),
-            (f'<p class="mute">Sweep complete · command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'
-             if m["state"] == "complete" else
-             f'<p class="mute">Imported published matrix, not measured here · command <code>{E(m["command"])}</code></p>'
-             if m["state"] == "imported" else
-             f'<p class="warn">Sweep state: {E(m["state"])} (the numbers below are what was measured so far) · '
-             f'command <code>{E(m["command"])}</code> · journal: {E(m["journal"])}</p>'),
-            "<h2 style=\"border:0;margin-top:14px\">Does each story's claim hold here?</h2>",
-            blocks(m["run"], view.stories(m).blocks if m["stories"] else [view.Paragraph(view.NO_STORY, flag="mute")]),
-            "<nav>" + "".join(f'<a href="#exp-{E(e["name"])}">{E(e["name"])}</a>' for e in m["experiments"])
-            + '<a href="#env">environment</a></nav>']
-    body += [experiment_html(m, e) for e in m["experiments"]]
-    if m["not_measured"]:
-        body.append("<h2>Not measured</h2><ul>" + "".join(
-            f"<li>{E(x)}: {E(w)}</li>" for x, w in sorted(m["not_measured"].items())) + "</ul>")
-    body.append('<h2 id="env">Environment</h2>' + blocks(m["run"], view.environment(m["host"]).blocks))
-    body.append('<p class="mute">Written by scripts/report.py from data/*.csv, sweep/ and env/ of this folder; '
-                'report.md holds the same numbers as text.</p>')
-    return page(f"Scaling lab run {m['name']}", "\n".join(body))
+    body = TEMPLATES.get_template("report.html.j2").render(
+        m=m, tally=tally, disturbed=disturbed(exps), exps=[experiment(m, e) for e in exps],
+        stories=view.stories(m).blocks if m["stories"] else [view.Paragraph(view.NO_STORY, flag="mute")],
+        env=view.environment(m["host"]).blocks, embed=lambda f: embed(m["run"], f))
+    return page(f"Scaling lab run {m['name']}", body)
 
 
 # --- compare.html -----------------------------------------------------------------------------------
-def ratio_row(r):
-    k = r["key"]
-    return [E(k[1]), E(k[2]), num(int(k[3]) if k[3].isdigit() else None, k[3]), E(k[4]),
-            num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
-            num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
-            num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], "–" if r["p"] != r["p"] else f"{r['p']:.3g}"),
-            f'<span class="v v-{"yes" if r["sig"] == "significant" else "–"}">{E(r["sig"])}</span>'
-            + (f' <span class="badge">{r["skipped"]} suspect repeats left out</span>' if r["skipped"] else "")]
-
-
 def compare(ma, mb, cmp):
     na, nb = ma["name"], mb["name"]
-    body = [f"<h1>{E(na)} vs {E(nb)}</h1>",
-            f'<p class="host"><b>A</b> {E(ma["host"]["one_line"])}<br><b>B</b> {E(mb["host"]["one_line"])}</p>']
-    body += [f'<p class="warn">⚠ {E(w)}</p>' for w in cmp["warnings"]]
-    keys = [k for k, _v in ma["host"]["rows"]]
-    ha, hb = dict(ma["host"]["rows"]), dict(mb["host"]["rows"])
-    # rows where the hosts differ stand out: that is what the comparison is about
-    rows = "".join(f'<tr{" class=differs" if ha.get(k) != hb.get(k) else ""}><th>{E(k)}</th>'
-                   f"<td>{E(ha.get(k, ''))}</td><td>{E(hb.get(k, ''))}</td></tr>" for k in keys)
-    rows += (f"<tr><th>sweep</th><td>{E(ma['state'])} · <code>{E(ma['command'])}</code></td>"
-             f"<td>{E(mb['state'])} · <code>{E(mb['command'])}</code></td></tr>")
-    bld = lambda h: f"<pre>{E(h['build'])}</pre>" if h["build"] else '<span class="mute">not recorded</span>'  # noqa: E731
-    body.append(f'<h2 style="border:0">The two hosts</h2><table><tr><th></th><th>A: <a href="{E(ma["run"])}/report.html">{E(na)}</a></th>'
-                f'<th>B: <a href="{E(mb["run"])}/report.html">{E(nb)}</a></th></tr>{rows}'
-                f'<tr><th>build</th><td>{bld(ma["host"])}</td><td>{bld(mb["host"])}</td></tr></table>')
-    if cmp.get("relations"):
-        cell = lambda x: num(x["median_ns"], f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") if x else "–"  # noqa: E731
-        r0 = cmp["relations"][0]
-        body.append(f'<h2 id="relations">Core-to-core latency by relation</h2><p class="mute">A: {E(r0["exp_a"])}, '
-                    f'B: {E(r0["exp_b"])}; median over pairs (p10–p90). The matrices differ in size: compared by '
-                    'relation, not by CPU pair.</p>' + table(
-                        ["relation", "A", "B", "B / A"],
-                        [[E(r["relation"]), cell(r["a"]), cell(r["b"]),
-                          num(r["ratio"], "–" if r["ratio"] is None else f"{r['ratio']:.2f}")] for r in cmp["relations"]]))
+    labels = [(f"A: {na}", ma), (f"B: {nb}", mb)]
     exps_b = {e["name"]: e for e in mb["experiments"]}
+    exps = []
     for ea in ma["experiments"]:
         eb = exps_b.get(ea["name"])
         if not eb:
             continue
         charts = [draw([("A ", ea, False), ("B ", eb, True)], k, mt, f"{ea['name']}: {mt} (A solid, B dashed/light)")
                   for k, mt in dict.fromkeys(ea["charts"]) if k != "heatmap"]
-        body.append(f'<h2 id="exp-{E(ea["name"])}">{E(ea["name"])}</h2>')
-        if any(charts):
-            body.append('<div class="charts">' + "".join(f'<figure style="margin:0">{c}</figure>' for c in charts if c) + "</div>")
         charted = {mt for _k, mt in ea["charts"]}
         mine = [r for r in cmp["rows"] if r["key"][0] == ea["name"]]
-        head = ["variant", "placement", "threads", "metric", "A median (CI)", "B median (CI)", "B / A", "p (Welch)",
-                "difference"]
-        shown = [ratio_row(r) for r in mine if r["key"][4] in charted]
-        rest = [ratio_row(r) for r in mine if r["key"][4] not in charted]
-        if shown:
-            body.append(table(head, shown))
-        if rest:
-            body.append(f'<details{" open" if not shown else ""}><summary>{"other metrics" if shown else "every metric"}'
-                        f' ({len(rest)} rows)</summary>' + table(head, rest) + "</details>")
+        shown = [r for r in mine if r["key"][4] in charted]
+        rest = [r for r in mine if r["key"][4] not in charted]
         noise = [r for r in cmp["noise"] if r["key"][0] == ea["name"]]
-        if noise:
-            body.append(f"<details><summary>noise per point, A vs B ({len(noise)} rows; not results)</summary>" + table(
-                ["variant", "placement", "threads", "metric", "A", "B"],
-                [[E(r["key"][1]), E(r["key"][2]), E(r["key"][3]), E(r["key"][4]),
-                  num(r["a"]["median"], f"{fmt(r['a']['median'])} {r['key'][5]}") if r["a"] else "–",
-                  num(r["b"]["median"], f"{fmt(r['b']['median'])} {r['key'][5]}") if r["b"] else "–"]
-                 for r in noise]) + "</details>")
-    body.append(f'<p class="mute">{len(cmp["rows"])} points in common; {cmp["only_a"]} only in A, {cmp["only_b"]} only in B. '
-                'Welch\'s t-test over the repeats not marked suspect; p &lt; 0.05 is called significant. '
-                'Noise metrics (steal, foreign CPU time, involuntary switches, MHz) are never in the ratios.</p>')
-    return page(f"{na} vs {nb}", "\n".join(body))
+        exps.append({"name": ea["name"], "charts": [Markup(c) for c in charts if c],
+                     "blocks": ([view.compare_points(shown)] if shown else []) +
+                     ([view.compare_points(rest, f"{'other metrics' if shown else 'every metric'} ({len(rest)} rows)",
+                                           open_=not shown)] if rest else []) +
+                     ([view.compare_noise(noise, f"noise per point, A vs B ({len(noise)} rows; not results)")]
+                      if noise else [])})
+    # the hosts' rows where they differ stand out: that is what the comparison is about
+    body = TEMPLATES.get_template("compare.html.j2").render(
+        na=na, nb=nb, ma=ma, mb=mb, cmp=cmp, exps=exps, relations=view.compare_relations(cmp),
+        hosts=view.fleet_hosts(labels, [(lab, m["run"] + "/report.html") for lab, m in labels]), embed=None)
+    return page(f"{na} vs {nb}", body)

@@ -2,8 +2,7 @@
 file says only how a block looks in markdown."""
 import os
 
-from reporting import goals, view
-from reporting.fmt import ci, fmt
+from reporting import view
 
 
 def cell(c):
@@ -76,21 +75,12 @@ def render(m):
         lines += [f"## {e['name']}", ""]
         if e["spec"]:
             lines += ["```"] + e["spec"] + ["```", ""]
-        lines += [f"- skipped: {s}" for s in e["skipped"]]
-        lines += [f"- suspect: {p['variant'] or '–'} {p['placement']} t{p['threads']} ({', '.join(ms)}): {p['s']['suspect']}"
-                  for p, ms in e["suspect_points"]]
-        lines += [f"- {b['variant'] or '–'} {b['placement']} t{b['threads']}: {b['words']}" for b in e["rate_bound"]]
-        lines += [f"- {s}" for s in goals.sentences(e["goals"])]
-        lines += [f"- re-measured: {s}" for s in e["remeasured"]]
-        lines += [f"- failed: {s}" for s in e["failed"]]
-        lines += [f"- not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
-                  f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%" for c in e["unconfident"]]
+        lines += [f"- {k.head}{k.label}{k.tail}" + (f": {k.reason}" if k.reason else "") for k in view.marks(e)]
         lines.append("")
         lines += blocks(view.figures(m["run"], e))
         rec = (e.get("relations") or {}).get("imported")
         if rec:     # every published number shown names where it was published
             lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
-        lines += [f"- {s}\n" for s in e["missing_charts"]]
         lines += blocks(view.experiment(e))
         if not e["points"]:
             lines += ["No measured rows.", ""]
@@ -101,37 +91,16 @@ def render(m):
     return "\n".join(lines) + "\n"
 
 
-def side(s, unit):
-    """A noise median of one run, or "–" when that run did not record it (an old run)."""
-    return f"{fmt(s['median'])} {unit}" if s else "–"
-
-
 def comparison(ma, mb, cmp):
     """compare.py's page: two run models and their comparison (reporting/comparison.py)."""
     na, nb = ma["name"], mb["name"]
     out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
     out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
     out += ["## A"] + environment(ma)[1:] + ["## B"] + environment(mb)[1:]
-    out += ["## Points measured by both", "",
-            "| experiment | variant | placement | threads | metric | A median | B median | B / A | p (Welch) | |",
-            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
-    for r in cmp["rows"]:
-        k = r["key"]
-        left = f" ({r['skipped']} suspect repeats left out)" if r["skipped"] else ""
-        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {fmt(r['a']['median'])} {k[5]} ({ci(r['a'])}) | "
-                   f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])}) | {r['ratio']:.3f} | {'–' if r['p'] != r['p'] else format(r['p'], '.3g')} | {r['sig']}{left} |")
-    if cmp.get("relations"):
-        cell = lambda x: f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)" if x else "–"  # noqa: E731
-        r0 = cmp["relations"][0]
-        out += ["", f"## Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", "",
-                "| relation | A median (p10–p90, pairs) | B median (p10–p90, pairs) | B / A |", "|---|---:|---:|---:|"]
-        out += [f"| {r['relation']} | {cell(r['a'])} | {cell(r['b'])} | "
-                f"{'–' if r['ratio'] is None else format(r['ratio'], '.2f')} |" for r in cmp["relations"]]
-    out += ["", f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
+    out += ["## Points measured by both", ""] + blocks([view.compare_points(cmp["rows"])])
+    out += blocks([b for b in [view.compare_relations(cmp)] if b])
+    out += [f"{len(cmp['rows'])} points in common; {cmp['only_a']} only in A, {cmp['only_b']} only in B "
             "(placements one host cannot satisfy, or experiments one run did not include).", ""]
     if cmp["noise"]:
-        out += ["## Noise per point (not results)", "", "| experiment | variant | placement | threads | metric | A | B |",
-                "|---|---|---|---|---|---:|---:|"]
-        out += [f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {side(r['a'], k[5])} | {side(r['b'], k[5])} |"
-                for r in cmp["noise"] for k in [r["key"]]] + [""]
+        out += ["## Noise per point (not results)", ""] + blocks([view.compare_noise(cmp["noise"])])
     return "\n".join(out) + "\n"

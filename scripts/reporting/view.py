@@ -11,7 +11,7 @@ RUN_SECTIONS (per run): both writers pick it up. Charts are built in reporting/c
 import os
 from dataclasses import dataclass, field
 
-from reporting import numa
+from reporting import goals, numa
 from reporting.fmt import ci, fmt, spread
 
 
@@ -36,12 +36,14 @@ class Column:
     numeric: bool = False
     note: str = ""                   # a second line under the name
     html_only: bool = False          # details only the page has room for (a row's repeats)
+    link: str | None = None          # the name links there (a host's own report)
 
 
 @dataclass
 class Row:
     cells: list
     id: str | None = None            # a chart point links here
+    flag: str | None = None          # "differs": a row where hosts differ stands out
 
 
 @dataclass
@@ -71,6 +73,18 @@ class Figure:
     path: str                        # relative to the run folder
     alt: str
     ours: bool = False               # drawn by the lab's own tools in this run of the report: may be inlined
+
+
+@dataclass
+class Mark:
+    """One line of an experiment's marks (suspect, re-measured, failed, skipped points, goals)."""
+    head: str
+    label: str = ""                  # the point it is about (linked to its row in HTML)
+    link: str | None = None
+    tail: str = ""
+    reason: str = ""
+    cls: str = ""                    # "sus", "goal", "mute"
+    attach: tuple | None = None      # (text, link) of a further link (a discarded attempt's raw folder)
 
 
 @dataclass
@@ -131,9 +145,10 @@ def stories(m):
                for s in m["stories"] if s["checks"]]
     table = Table("", cols("story", "claim", "published", "measured here", "verdict"),
                   rows, id="verdicts", sortable=False,
-                  note="A verdict is inconclusive when a compared median's 95% CI straddles the threshold, "
-                       "a point has fewer than 3 repeats, or a point is suspect (disturbed by steal or other "
-                       "processes; see docs/design.md).")
+                  note="yes / no judge the story's claim at the spans measured here, from the 95% CIs of the "
+                       "medians involved. A verdict is inconclusive when a compared median's 95% CI straddles the "
+                       "threshold, a point has fewer than 3 repeats, or a point is suspect (disturbed by steal or "
+                       "other processes; see docs/design.md).")
     return Section(STORIES, [table] + ([Paragraph("Per-point comparisons with the published figures (details in each "
                                               "experiment; they do not decide the claim):", items=details,
                                               flag="mute")] if details else []), level=2)
@@ -155,6 +170,27 @@ def environment(h):
     return Section("Environment", [Table("", cols("", ""), rows, sortable=False,
                                          note="Everything else (lstopo XML, lscpu, versions, NUMA distances, "
                                               "configs) is in env/.")], level=2)
+
+
+def marks(e):
+    """What the reader must know before the numbers: suspect points, rate-bound points, goals,
+    re-measured, failed, skipped and not-confident points, charts that could not be drawn."""
+    out = []
+    for p, metrics in e["suspect_points"]:
+        i = next(i for i, q in enumerate(e["points"]) if q is p)
+        out.append(Mark("suspect: ", f"{p['variant'] or '–'} {p['placement']} t{p['threads']}", f"#{pid(e['name'], i)}",
+                        f" ({', '.join(metrics)})", p["s"]["suspect"], "sus"))
+    out += [Mark("", f"{b['variant'] or '–'} {b['placement']} t{b['threads']}", reason=b["words"], cls="sus")
+            for b in e["rate_bound"]]
+    out += [Mark(s, cls="goal") for s in goals.sentences(e["goals"])]
+    out += [Mark(f"re-measured: {s}", attach=("discarded attempt", href(raw + "/")) if raw else None)
+            for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
+    out += [Mark(f"failed: {s}") for s in e["failed"]]
+    out += [Mark(f"skipped: {s}") for s in e["skipped"]]
+    out += [Mark(f"not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
+                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e["unconfident"]]
+    out += [Mark(s, cls="mute") for s in e["missing_charts"]]
+    return out
 
 
 # --- experiment sections ----------------------------------------------------------------------------
@@ -352,3 +388,97 @@ def figures(run, e):
     """The experiment's charts as image files of the run folder (report.md's PNGs)."""
     return [Figure(f"{base}.png", f"{e['name']}-{kind}-{metric}") for kind, metric, base in e["chart_files"]
             if os.path.exists(os.path.join(run, f"{base}.png"))]
+
+
+# --- fleets: N runs side by side (reporting/nway.py) --------------------------------------------------
+def host_cell(s, unit, suspect=0):
+    """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
+    if not s:
+        return Cell("–")
+    return num(s["median"], f"{fmt(s['median'])} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else ""))
+
+
+def fleet_hosts(runs, links=()):
+    """The hosts' environments side by side; a row where they differ is flagged (what the comparison is about)."""
+    href_of = dict(links)
+    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"]["rows"]))
+    envs = [dict(m["host"]["rows"]) for _l, m in runs]
+    rows = [Row([Cell(k, strong=True)] + [Cell(e.get(k, "")) for e in envs],
+                flag="differs" if len({e.get(k) for e in envs}) > 1 else None) for k in keys]
+    rows.append(Row([Cell("sweep", strong=True)] + [Cell(m["state"], note=m["command"]) for _l, m in runs]))
+    rows.append(Row([Cell("build", strong=True)] + [Cell(m["host"]["build"] or "not recorded", code=bool(m["host"]["build"]))
+                                                   for _l, m in runs]))
+    return Table("", [Column("")] + [Column(lab, link=href_of.get(lab)) for lab, _m in runs], rows, sortable=False)
+
+
+def fleet_points(cmp, name):
+    """Per point of one experiment: each host's median (95% CI) and its ratio to the first host."""
+    rows = []
+    for r in (r for r in cmp["rows"] if r["key"][0] == name):
+        k = r["key"]
+        cells = []
+        for i, (s, q, n) in enumerate(zip(r["cells"], r["ratios"], r["suspect"])):
+            c = host_cell(s, k[5], n)
+            if q is not None and i:
+                c.text += f" ×{q:.3f}"
+            cells.append(c)
+        rows.append(Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4])] + cells))
+    if not rows:
+        return None
+    return Table("", cols("experiment", "variant", "placement", "threads", "metric", numeric=(3,)) +
+                 [Column(f"{lab} median (CI)", True) for lab in cmp["labels"]], rows)
+
+
+def fleet_noise(cmp, name):
+    """The guard's readings per host, never as ratios."""
+    rows = [Row([Cell(r["key"][1]), Cell(r["key"][2]), tnum(r["key"][3]), Cell(r["key"][4])] +
+                [num(s["median"], f"{fmt(s['median'])} {r['key'][5]}") if s else Cell("–") for s in r["cells"]])
+            for r in cmp["noise"] if r["key"][0] == name]
+    if not rows:
+        return None
+    return Table("", cols("variant", "placement", "threads", "metric", numeric=(2,)) +
+                 [Column(lab, True) for lab in cmp["labels"]], rows,
+                 fold=f"noise per point ({len(rows)} rows; not results)")
+
+
+# --- two runs: compare.py (reporting/comparison.py) -----------------------------------------------------
+def compare_points(rows, fold="", open_=False):
+    """Points measured by both runs: A and B medians with their CIs, B / A, Welch's p, the word."""
+    out = []
+    for r in rows:
+        k = r["key"]
+        out.append(Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]),
+                        num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
+                        num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
+                        num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], "–" if r["p"] != r["p"] else f"{r['p']:.3g}"),
+                        Cell(r["sig"], flag="badge",
+                             note=f"{r['skipped']} suspect repeats left out" if r["skipped"] else "")]))
+    return Table("", cols("experiment", "variant", "placement", "threads", "metric", "A median (CI)", "B median (CI)",
+                          "B / A", "p (Welch)", "difference", numeric=(3, 5, 6, 7, 8)), out, fold=fold, open=open_)
+
+
+def compare_relations(cmp):
+    """Core-to-core latency by relation in both runs (matrices of different sizes compare by relation)."""
+    if not cmp.get("relations"):
+        return None
+
+    def cell(x):
+        return num(x["median_ns"], f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") \
+            if x else Cell("–")
+    r0 = cmp["relations"][0]
+    return Section(f"Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", [
+        Paragraph("Median over pairs (p10–p90). The matrices differ in size: compared by relation, not by CPU pair.",
+                  flag="mute"),
+        Table("", cols("relation", "A median (p10–p90, pairs)", "B median (p10–p90, pairs)", "B / A", numeric=(1, 2, 3)),
+              [Row([Cell(r["relation"]), cell(r["a"]), cell(r["b"]),
+                    num(r["ratio"], "–" if r["ratio"] is None else f"{r['ratio']:.2f}")]) for r in cmp["relations"]])],
+        level=2)
+
+
+def compare_noise(rows, fold=""):
+    """Noise readings of both runs, side by side, never a ratio."""
+    def side(s, unit):
+        return num(s["median"], f"{fmt(s['median'])} {unit}") if s else Cell("–")
+    return Table("", cols("experiment", "variant", "placement", "threads", "metric", "A", "B", numeric=(3, 5, 6)),
+                 [Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]), side(r["a"], k[5]), side(r["b"], k[5])])
+                  for r in rows for k in [r["key"]]], fold=fold)
