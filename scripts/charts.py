@@ -15,7 +15,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 from engine.spec import spec_charts  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
 from term import visible  # noqa: E402
-from c2c_published import imported_charts  # noqa: E402
 from reporting import chartmodel, model  # noqa: E402
 from reporting.chartmodel import KINDS, ideal, whisker  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
@@ -155,17 +154,20 @@ def main(argv):
         print(visible(f"charts: {e}"), file=sys.stderr)
         return 2
     exps = {e["name"]: e for e in m["experiments"]}
-    wanted = []
+    # the model read each measured experiment's chart lines (an imported matrix: its heatmap,
+    # c2c_published.py); a spec with no data is read only for what it says is wrong with it
+    specs = {os.path.realpath(rf.spec_path(name)) for name in exps}
     for spec in rf.spec_paths():
-        exp, charts = spec_charts(spec)
-        for kind, metric in charts:
-            if kind not in KINDS:
-                print(visible(f"charts: {exp}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
+        if os.path.realpath(spec) not in specs:
+            spec_charts(spec)
+    wanted = []
+    for name, e in exps.items():
+        for kind, metric in e["charts"]:
+            if kind in KINDS:
+                wanted.append((name, kind, metric))
+            else:
+                print(visible(f"charts: {name}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
                       file=sys.stderr)
-            elif exp in exps:
-                wanted.append((exp, kind, metric))
-    # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
-    wanted += [c for c in imported_charts(run) if c[0] in exps]
     topo = rf.topology()
     made = [png for exp, kind, metric in dict.fromkeys(wanted) if (png := render(run, exps[exp], kind, metric, topo))]
     print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
