@@ -184,3 +184,26 @@ def test_a_figure_is_carried_inside_the_page_and_only_our_own_svg_is_inlined(tmp
     assert page(view.Figure("plots/l.svg", "<l>", ours=True)) == '<a href="./plots/l.svg">&lt;l&gt;</a>'
     assert page(view.Figure("../../etc/passwd", "p")).startswith("<a ")
     assert markdown.blocks([view.Figure("plots/a.png", "a")]) == ["![a](plots/a.png)", ""]
+
+
+def test_a_new_section_is_one_builder_and_both_reports_show_it(tmp_path, monkeypatch):
+    # the shape of the coming "Why it stops scaling" section: a verdict, a table, a flame graph file
+    from reporting import html_page, markdown, model, view
+    lines = [f"r,sp,a,compact,{t},0,{i},ops_per_s,{100 * t + i},1/s," for t in (1, 2) for i in (1, 2, 3)]
+    run = run_folder(tmp_path, "sp", lines, "chart = scaling ops_per_s\n")
+    (run / "plots" / "sp-flame.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><text>lock_wait</text></svg>')
+
+    def why(e):
+        return view.Section("Why it stops scaling", [
+            view.Paragraph(f"compact: **stops at {e['points'][-1]['threads']} threads** <b>not bold</b>"),
+            view.Table("Stacks whose cost grew", view.cols("stack", "share at 1", "share at 2", numeric=(1, 2)),
+                       [view.Row([view.Cell("lock_wait"), view.num(0.1, "10%"), view.num(0.4, "40%")])]),
+            view.Figure("plots/sp-flame.svg", "flame graph of compact t2", ours=True)])
+    monkeypatch.setattr(view, "EXPERIMENT_SECTIONS", view.EXPERIMENT_SECTIONS + [why])
+    m = model.build(str(run))
+    md, page = markdown.render(m), html_page.report(m)
+    assert "#### Why it stops scaling" in md and "| lock_wait | 10% | 40% |" in md
+    assert "![flame graph of compact t2](plots/sp-flame.svg)" in md
+    assert "<h3>Why it stops scaling</h3>" in page and "<b>stops at 2 threads</b> &lt;b&gt;not bold&lt;/b&gt;" in page
+    assert html_rows(page, "<h3>Stacks whose cost grew</h3>") == md_rows(md, "#### Stacks whose cost grew")
+    assert "<text>lock_wait</text>" in page          # our own SVG, inline
