@@ -207,3 +207,10 @@ def test_a_new_section_is_one_builder_and_both_reports_show_it(tmp_path, monkeyp
     assert "<h3>Why it stops scaling</h3>" in page and "<b>stops at 2 threads</b> &lt;b&gt;not bold&lt;/b&gt;" in page
     assert html_rows(page, "<h3>Stacks whose cost grew</h3>") == md_rows(md, "#### Stacks whose cost grew")
     assert "<text>lock_wait</text>" in page          # our own SVG, inline
+
+
+def test_at_a_glance_pools_as_the_bars_do(tmp_path):
+    run = c2c_run(tmp_path)
+    md = (run / "report.md").read_text()
+    glance = {r[1]: r[3] for r in md_rows(md, "#### At a glance")}
+    assert glance["smt"] == "13 (median of 3 CPU sets)" and glance["cross-package"].startswith("101 (±")

@@ -4,14 +4,16 @@ row looks as text, reporting/html_page.py through the Jinja2 templates in templa
 
 - `Table`: a title, columns, rows of `Cell`s (value to sort by, text, optional link, flag, note);
 - `Paragraph`: a sentence or a list of them; `Figure`: an image file of the run folder;
-- `Section`: a titled list of those blocks.
+- `Section`: a titled list of those blocks; `Mark`: a line of an experiment's marks (suspect, failed …).
 
-A new section is one builder function appended to EXPERIMENT_SECTIONS (per experiment) or
-RUN_SECTIONS (per run): both writers pick it up. Charts are built in reporting/chartmodel.py."""
+A new section of an experiment is one builder function of the experiment model appended to
+EXPERIMENT_SECTIONS: both writers pick it up, in that order. The run's own blocks (stories(),
+environment()) and the comparisons' (fleet_*, compare_*) are builders here too; each page's layout
+places them. Charts are built in reporting/chartmodel.py."""
 import os
 from dataclasses import dataclass, field
 
-from reporting import goals, numa
+from reporting import chartmodel, goals, numa
 from reporting.fmt import ci, fmt, spread
 
 
@@ -20,7 +22,7 @@ class Cell:
     text: str = ""
     value: float | None = None      # what a numeric column sorts by (None: by its text)
     link: str | None = None          # a link into the run folder or the page
-    flag: str | None = None          # "suspect", "warn", or a verdict badge ("badge")
+    flag: str | None = None          # "suspect", or "badge" (a verdict word shown as a coloured badge)
     note: str = ""                   # shown beside the text: in brackets in markdown, a second line in HTML
     tip: str = ""                    # a tooltip (HTML only): the reasons behind a short mark
     strong: bool = False
@@ -229,26 +231,35 @@ def numa_notes(e):
 
 
 def glance(e):
+    """The charted metrics at a glance, a cell per variant, pooled as the charts pool (chartmodel.pooled:
+    several CPU sets of one row are the median of their medians), so the table and the bars agree."""
     g = e["glance"]
     if not g or not e["points"]:
         return None
+    members = {}
+    for p in e["points"]:
+        members.setdefault((p["metric"], p["unit"], p["placement"], p["threads"], p["variant"]), []).append(p)
     rows = []
     for r in g["rows"]:
         cells = []
-        for s in r["cells"]:
-            if s is None:
+        for v in g["variants"]:
+            ms = members.get((r["metric"], r["unit"], r["placement"], r["threads"], v))
+            if not ms:
                 cells.append(Cell(""))
                 continue
+            s = chartmodel.pooled(ms)["s"]
             # one text for both writers: the median, then its 95% CI where n >= 3, else how few repeats
-            t = fmt(s["median"]) + (f" ({ci(s)})" if s["n"] >= 3 else f" (n={s['n']})")
+            t = fmt(s["median"]) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
+                                    f" ({ci(s)})" if s["n"] >= 3 else f" (n={s['n']})")
             cells.append(num(s["median"], t + (" ⚠" if s["suspect"] else ""),
                              flag="suspect" if s["suspect"] else None, tip=s["suspect"]))
         rows.append(Row([Cell(r["metric"]), Cell(r["placement"]), tnum(r["threads"])] + cells + [Cell(r["unit"])]))
     columns = [Column("metric"), Column("placement"), Column("threads", True)] + \
         [Column(v or "–", True) for v in g["variants"]] + [Column("unit")]
     return Table("At a glance", columns, rows,
-                 note="Median over repeats (95% CI of the median as ±%, or n when fewer than 3 repeats); "
-                      "⚠ = a suspect repeat (listed above).")
+                 note="Median over repeats (95% CI of the median as ±%, or n when fewer than 3 repeats; over "
+                      "several CPU sets the median of their medians, as the charts); ⚠ = a suspect repeat "
+                      "(listed above).")
 
 
 def repeats(p):
