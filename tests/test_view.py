@@ -214,3 +214,23 @@ def test_at_a_glance_pools_as_the_bars_do(tmp_path):
     md = (run / "report.md").read_text()
     glance = {r[1]: r[3] for r in md_rows(md, "#### At a glance")}
     assert glance["smt"] == "13 (median of 3 CPU sets)" and glance["cross-package"].startswith("101 (±")
+
+
+def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_svg(tmp_path):
+    from reporting.fmt import fmt
+    # CPU pair 0,1 measured under two placements (medians 11 and 31), 1,2 once: the cell is the median of
+    # the two medians (21), not the median of the six repeats pooled (30.5)
+    lines = [f'r,hm,cas,{pl},2,"{pair}",{i},one_way_ns,{x},ns,'
+             for pl, pair, xs in (("smt", "0,1", (10, 11, 50)), ("pairs", "0,1", (30, 31, 90)), ("pairs", "1,2", (5, 6, 7)))
+             for i, x in enumerate(xs, 1)]
+    run = run_folder(tmp_path, "hm", lines, "chart = heatmap one_way_ns\n")
+    sh("scripts/charts.py", str(run))
+    sh("scripts/report.py", str(run))
+    dat = [ln.split() for ln in (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().splitlines() if ln]
+    cells = {(int(r[0]), int(r[1])): r[2] for r in dat}
+    assert cells[(0, 1)] == "21" and cells[(1, 0)] == "21" and cells[(1, 2)] == "6" and cells[(0, 0)] == "NaN"
+    assert statistics.median([10, 11, 50, 30, 31, 90]) == 30.5
+    page = (run / "report.html").read_text()
+    tips = [html.unescape(t) for t in re.findall(r'class="cell"><title>([^<]*)</title>', page)]
+    assert sum(f"one_way_ns: median {fmt(21)} ns" in t and "median of 2 CPU sets" in t for t in tips) == 2
+    assert sum(f"one_way_ns: median {fmt(6)} ns" in t for t in tips) == 2
