@@ -149,7 +149,7 @@ def main(argv):
     run = argv[0]
     rf = RunFolder(run)
     try:
-        m = model.build(rf.path)
+        m = model.charted(rf.path)
     except (model.DataError, JournalError) as e:      # a row no chart can show: the report says the same, file:line
         print(visible(f"charts: {e}"), file=sys.stderr)
         return 2
