@@ -144,12 +144,14 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
         assert int(printed[rel][1]) == len(xs)
         assert float(printed[rel][2]) == pytest.approx(statistics.median(xs), abs=0.051)
     # heatmap: hwloc's order (socket 0's cores with their siblings, then socket 1), one border between
-    from charts import heatmap, load
-    groups, _s = load(os.path.join(run, "data", "c2c-matrix.csv"))
-    info = heatmap(groups, "one_way_ns", str(tmp_path / "h.dat"), run)
-    order = [int(c) for c in info["cpus"].split()]
+    # (the chart object both the PNG's data and the page's SVG are drawn from: reporting/chartmodel.py)
+    from reporting import chartmodel, model
+    from runfolder import RunFolder
+    ex = next(x for x in model.build(run)["experiments"] if x["name"] == "c2c-matrix")
+    chart = chartmodel.build("heatmap", ex, "one_way_ns", RunFolder(run).topology())
+    order = chart.order
     assert order[:4] == [0, 16, 1, 17] and order[16:18] == [8, 24]
-    assert info["bounds"] == "15.5"
+    assert chart.bounds == [15]
     assert os.path.exists(os.path.join(run, "plots", "c2c-matrix-heatmap-one_way_ns.png"))
     assert os.path.exists(os.path.join(run, "env", "lstopo.xml"))
     md = open(os.path.join(run, "report.md")).read()

@@ -6,6 +6,14 @@ import subprocess
 from conftest import ROOT, TOPO, sh
 
 
+def heatmap_of(run, exp):
+    """The heatmap chart object both pictures draw (reporting/chartmodel.py), from the run model."""
+    from reporting import chartmodel, model
+    from runfolder import RunFolder
+    e = next(e for e in model.build(str(run))["experiments"] if e["name"] == exp)
+    return chartmodel.build("heatmap", e, "one_way_ns", RunFolder(str(run)).topology())
+
+
 def test_heatmap_of_pairs_on_an_interleaved_host(tmp_path):
     run = tmp_path / "run"
     for d in ("data", "plots", "env", "sweep/specs"):
@@ -119,11 +127,8 @@ def test_bars_follow_the_relations_from_near_to_far_and_the_heatmap_marks_numa_n
     bars = (run / "plots" / "rel-bars-one_way_ns.dat").read_text().splitlines()
     assert [b.split()[0] for b in bars[1:]] == ['"smt"', '"same-l3"', '"cross-numa"', '"cross-package"']
     assert (run / "plots" / "hm-heatmap-one_way_ns.png").exists()
-    import charts
-    groups = {("cas", "pairs", "2", f"{a},{b}", "one_way_ns", "ns"): [50.0]
-              for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))}
-    info = charts.heatmap(groups, "one_way_ns", str(tmp_path / "hm.dat"), str(run))
-    assert info["bounds"] == "1.5", info
+    chart = heatmap_of(run, "hm")
+    assert chart.bounds == [1], chart.bounds
 
 
 def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
@@ -165,8 +170,6 @@ def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
     # columns in the same order, and both draw the variant first by name
     hm = html[html.index("hm: one_way_ns"):]
     svg_axis = re.findall(r'y="36" class="xt">(\d+)</text>', hm)
-    import charts
-    groups, _s = charts.load(str(run / "data" / "hm.csv"))
-    info = charts.heatmap(groups, "one_way_ns", str(tmp_path / "h.dat"), str(run))
-    assert svg_axis == info["cpus"].split() and svg_axis[:2] == ["0", "2"]
-    assert info["variant"] == "cas" and "(cas)" in hm[:400]
+    chart = heatmap_of(run, "hm")
+    assert svg_axis == [str(c) for c in chart.order] and svg_axis[:2] == ["0", "2"]
+    assert chart.variant == "cas" and "(cas)" in hm[:400]

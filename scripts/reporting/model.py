@@ -403,14 +403,36 @@ def tried(run, exp, e):
     return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
 
 
-def experiment(run, exp, journal, pub, vmap):
+def measured(run, exp, journal):
+    """(chart lines, every point) of an experiment: what its charts (charts.py) and its report start from."""
     rf = RunFolder(run)
-    data, spec = rf.data_csv(exp), rf.spec_path(exp)
+    spec = rf.spec_path(exp)
     charts = spec_charts(spec)[1] if os.path.exists(spec) else \
         [(k, m) for x, k, m in imported_charts(run) if x == exp]
-    all_pts = points(run, exp, read_rows(data), journal)
+    all_pts = points(run, exp, read_rows(rf.data_csv(exp)), journal)
     for p in all_pts:
         p["noise"] = p["metric"] in NOISE_METRICS
+    return charts, all_pts
+
+
+def charted(run):
+    """The part of the model the charts draw from (reporting/chartmodel.py): per experiment its chart lines,
+    measured points and scaling rows, without the published comparisons a report adds. Raises as build()."""
+    rf = RunFolder(run)
+    journal = Journal(rf)
+    exps = []
+    for exp in rf.experiments():
+        charts, all_pts = measured(rf.path, exp, journal)
+        e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p["noise"]]}
+        e["scaling"] = scaling.section(rf.path, e)
+        exps.append(e)
+    return {"run": rf.path, "experiments": exps}
+
+
+def experiment(run, exp, journal, pub, vmap):
+    rf = RunFolder(run)
+    spec = rf.spec_path(exp)
+    charts, all_pts = measured(run, exp, journal)
     pts = [p for p in all_pts if not p["noise"]]
     heat = {m for k, m in charts if k == "heatmap"}
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])

@@ -2,14 +2,16 @@
 threads, metric) each host's median with its 95% CI and its ratio to the first host; noise readings
 apart, never as ratios; the hosts' environments side by side; the two-run warnings (different build,
 different specs) of every host against the first. compare.py's model (comparison.by_key, warnings)
-generalised from two columns to N."""
-from html import escape as E
+generalised from two columns to N. The tables are built once (reporting/view.py: fleet_*); this file
+only lays them out as fleet.md and fleet.html."""
+from markupsafe import Markup
 
 from stats import summary
 
 from reporting import html_page as hp
+from reporting import markdown as md
+from reporting import view
 from reporting.comparison import by_key, warnings
-from reporting.fmt import ci, fmt
 
 
 def order(k):
@@ -36,85 +38,37 @@ def compare(runs):
     return {"labels": [lab for lab, _m in runs], "rows": rows, "noise": noise, "warnings": warn, "common": common}
 
 
-def cell_text(s, unit, suspect=0):
-    """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
-    if not s:
-        return "–"
-    return f"{fmt(s['median'])} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else "")
-
-
 def markdown(runs, cmp, title, missing=()):
     labels = cmp["labels"]
     out = [f"# {title}", ""]
     out += [f"**Not in this comparison:** {h}: {why}." for h, why in missing] + ([""] if missing else [])
     out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
-    out += ["## Hosts", "", "| | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
-    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"]["rows"]))
-    for k in keys:
-        out.append(f"| {k} | " + " | ".join(dict(m["host"]["rows"]).get(k, "") for _l, m in runs) + " |")
-    out.append("| sweep | " + " | ".join(f"{m['state']}" for _l, m in runs) + " |")
-    out += ["", "## Medians (95% CI), ratio to " + labels[0], "",
-            "| experiment | variant | placement | threads | metric | " + " | ".join(labels) + " |",
-            "|---|---|---|---|---|" + "---:|" * len(labels)]
-    for r in cmp["rows"]:
-        k = r["key"]
-        cells = [cell_text(s, k[5], n) + (f" ×{q:.3f}" if q is not None and i else "")
-                 for i, (s, q, n) in enumerate(zip(r["cells"], r["ratios"], r["suspect"]))]
-        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | " + " | ".join(cells) + " |")
-    out += ["", f"{len(cmp['rows'])} points; {cmp['common']} measured on every host. Noise readings (steal, "
-            "foreign CPU, involuntary switches, MHz) are in fleet.html, never as ratios.", ""]
+    out += ["## Hosts", ""] + md.blocks([view.fleet_hosts(runs)])
+    out += ["## Medians (95% CI), ratio to " + labels[0], ""]
+    for name in names(runs):
+        out += [f"#### {name}", ""] + md.blocks([t for t in (view.fleet_points(cmp, name), view.fleet_noise(cmp, name)) if t])
+    out += [f"{len(cmp['rows'])} points; {cmp['common']} measured on every host. Noise readings (steal, "
+            "foreign CPU, involuntary switches, MHz) are never ratios.", ""]
     return "\n".join(out) + "\n"
+
+
+def names(runs):
+    return list(dict.fromkeys(e["name"] for _l, m in runs for e in m["experiments"]))
 
 
 def html(runs, cmp, title, missing=(), links=()):
     """links: [(label, relative href of that host's report.html)]."""
     labels = cmp["labels"]
-    href = dict(links)
-    body = [f"<h1>{E(title)}</h1>"]
-    body += [f'<p class="warn">⚠ {E(h)} is not in this comparison: {E(why)}</p>' for h, why in missing]
-    body += [f'<p class="warn">⚠ {E(w)}</p>' for w in cmp["warnings"]]
-    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"]["rows"]))
-    envs = [dict(m["host"]["rows"]) for _l, m in runs]
-    rows = "".join(f'<tr{" class=differs" if len({e.get(k) for e in envs}) > 1 else ""}><th>{E(k)}</th>'
-                   + "".join(f"<td>{E(e.get(k, ''))}</td>" for e in envs) + "</tr>" for k in keys)
-    rows += "<tr><th>sweep</th>" + "".join(f"<td>{E(m['state'])} · <code>{E(m['command'])}</code></td>"
-                                           for _l, m in runs) + "</tr>"
-    bld = lambda h: f"<pre>{E(h['build'])}</pre>" if h["build"] else '<span class="mute">not recorded</span>'  # noqa: E731
-    rows += "<tr><th>build</th>" + "".join(f"<td>{bld(m['host'])}</td>" for _l, m in runs) + "</tr>"
-    head = "".join(f'<th><a href="{E(href[lab])}">{E(lab)}</a></th>' if lab in href else f"<th>{E(lab)}</th>"
-                   for lab in labels)
-    body.append(f'<h2 style="border:0">The hosts</h2><table><tr><th></th>{head}</tr>{rows}</table>')
     first = {e["name"]: e for e in runs[0][1]["experiments"]}
-    names = list(dict.fromkeys(e["name"] for _l, m in runs for e in m["experiments"]))
-    for name in names:
+    exps = []
+    for name in names(runs):
         per = [(lab, next((e for e in m["experiments"] if e["name"] == name), None)) for lab, m in runs]
         present = [(f"{lab} ", e, i > 0) for i, (lab, e) in enumerate(per) if e]
         charts_of = (first.get(name) or present[0][1])["charts"]
         charts = [hp.draw(present, k, mt, f"{name}: {mt} ({labels[0]} solid, others dashed)")
                   for k, mt in dict.fromkeys(charts_of) if k != "heatmap"]
-        body.append(f'<h2 id="exp-{E(name)}">{E(name)}</h2>')
-        if any(charts):
-            body.append('<div class="charts">' + "".join(f'<figure style="margin:0">{c}</figure>' for c in charts if c)
-                        + "</div>")
-        mine = [r for r in cmp["rows"] if r["key"][0] == name]
-        head = ["variant", "placement", "threads", "metric"] + [f"{lab} median (CI)" for lab in labels]
-        table_rows = []
-        for r in mine:
-            k = r["key"]
-            cells = [hp.num(s["median"], cell_text(s, k[5], n) + (f" · ×{q:.3f}" if q is not None and i else ""))
-                     if s else "–" for i, (s, q, n) in enumerate(zip(r["cells"], r["ratios"], r["suspect"]))]
-            table_rows.append([E(k[1]), E(k[2]), hp.num(int(k[3]) if k[3].isdigit() else None, k[3]), E(k[4])] + cells)
-        if table_rows:
-            body.append(hp.table(head, table_rows))
-        noise = [r for r in cmp["noise"] if r["key"][0] == name]
-        if noise:
-            body.append(f"<details><summary>noise per point ({len(noise)} rows; not results)</summary>" + hp.table(
-                ["variant", "placement", "threads", "metric"] + labels,
-                [[E(r["key"][1]), E(r["key"][2]), E(r["key"][3]), E(r["key"][4])]
-                 + [hp.num(s["median"], f"{fmt(s['median'])} {r['key'][5]}") if s else "–" for s in r["cells"]]
-                 for r in noise]) + "</details>")
-    body.append(f'<p class="mute">{len(cmp["rows"])} points; {cmp["common"]} measured on every host. Each cell: '
-                f'the median over all kept repeats, its 95% CI, ⚠ and how many of them are suspect (each host\'s '
-                f'report says why; they count in the median, as there), and ×ratio to {E(labels[0])}. '
-                'Noise metrics are never ratios.</p>')
-    return hp.page(title, "\n".join(body))
+        exps.append({"name": name, "charts": [Markup(c) for c in charts if c],     # svg.py escapes its text
+                     "blocks": [t for t in (view.fleet_points(cmp, name), view.fleet_noise(cmp, name)) if t]})
+    body = hp.TEMPLATES.get_template("fleet.html.j2").render(
+        title=title, missing=missing, cmp=cmp, hosts=view.fleet_hosts(runs, links), exps=exps, embed=None)
+    return hp.page(title, body)
