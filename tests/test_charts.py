@@ -87,8 +87,9 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
     (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\nchart = bars ops_per_s\n")
     sh("scripts/charts.py", str(run))
     rows = [ln.split() for ln in (run / "plots" / "sp-scaling-ops_per_s.dat").read_text().splitlines()[1:4]]
-    # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± 4.303·sqrt(pi/2)·10/√3 = ±31.137
-    assert rows[0][:4] == ["1", "100", "68.8634", "131.137"] and rows[0][5:] == ["100", "NaN"]
+    # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± t(0.975, 2)·sqrt(pi/2)·10/√3
+    # = 4.30265·1.25331·5.7735 = ±31.134 (SciPy's t; the former 3-decimal table gave ±31.137)
+    assert rows[0][:4] == ["1", "100", "68.866", "131.134"] and rows[0][5:] == ["100", "NaN"]
     assert rows[1][5:] == ["NaN", "200"]                         # suspect: hollow series only
     assert rows[2][1:4] == ["400", "400", "400"]                 # one repeat: min..max, no CI
     bars = (run / "plots" / "sp-bars-ops_per_s.dat").read_text().splitlines()
