@@ -18,7 +18,7 @@ static GLOBAL: Guarded = Guarded(jemallocator::Jemalloc);
 /// must not unwind or fail std's allocations) and zeroes Rune's instruction budget: the next VM to
 /// start on this thread halts at once, and the halt returns up through every level as an error
 /// (`exec` then names the stack budget). A VM already running keeps its own copy of the budget, so
-/// async nesting is stopped by the check slice instead (exec::CHECK_SLICE), and by `exec` when a
+/// async nesting is stopped by the check slice instead (exec::call::CHECK_SLICE), and by `exec` when a
 /// poll returns pending.
 pub struct Guarded(jemallocator::Jemalloc);
 
@@ -101,7 +101,7 @@ unsafe impl std::alloc::GlobalAlloc for Guarded {
 
 /// Room a thread that runs scripts has beyond the script's stack budget: what one poll of a call can
 /// still nest after the mark (at most one level per instruction of the 10k-instruction slice, see
-/// exec::CHECK_SLICE) plus the drop of the nested futures, with a wide margin. Only the pages a
+/// exec::call::CHECK_SLICE) plus the drop of the nested futures, with a wide margin. Only the pages a
 /// script touches are ever committed.
 pub const STACK_HEADROOM: usize = 56 << 20;
 

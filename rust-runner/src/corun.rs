@@ -2,7 +2,7 @@
 //! same reference counts) exists only while workers run together; two workers that take turns on a
 //! CPU (another process there, a VM's vCPUs not running together) measure no contention at all. The
 //! same estimate as c-probes/corun.h: at least 250 µs apart (the worker's loop offers a stamp every
-//! 10 ms, exec.rs) a worker stamps the wall clock and its own CPU time; between two stamps it ran for
+//! 10 ms, exec/worker.rs) a worker stamps the wall clock and its own CPU time; between two stamps it ran for
 //! the CPU time it gained. `corun_pct` is the expected share of
 //! the measured span during which every worker was running, each worker's running time taken as
 //! spread evenly within its interval and independent of the others'.

@@ -1,9 +1,9 @@
 //! The watchdog: `--script-time` from outside the script's thread. Rune's running VM holds the thread's
 //! instruction budget while a script function called back by a native one runs (`iter().map(|x| {
-//! loop {} })`): that nested VM gets an unlimited budget, so the per-slice check (exec::call_sliced)
+//! loop {} })`): that nested VM gets an unlimited budget, so the per-slice check (exec::call::call_sliced)
 //! never runs, nothing inside the thread can stop it, and the first SIGTERM only sets the stop flag.
 //!
-//! Every thread that runs script calls publishes, per poll of a call's VM (exec::Sliced), a counter
+//! Every thread that runs script calls publishes, per poll of a call's VM (exec::call::Sliced), a counter
 //! that is odd while the poll runs and even once it has returned (two plain stores to the thread's own
 //! cache line). One watchdog thread per process looks every `PERIOD`: a thread whose counter stayed at
 //! the same odd value for longer than the call's `--script-time` plus `grace` is stuck inside one poll,

@@ -47,7 +47,7 @@ pub struct Program {
     pub unit: Arc<Unit>,
     pub runtime: Arc<RuntimeContext>,
     /// Whether a call may wait on a future (`mentions_await`); when not, each call runs
-    /// in place in the worker's loop, without a future (exec::Worker::call_now).
+    /// in place in the worker's loop, without a future (exec::call::Calls::call_now).
     pub may_await: bool,
 }
 

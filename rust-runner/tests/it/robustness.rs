@@ -64,7 +64,7 @@ fn a_zero_sampling_period_is_bad_input() {
     assert!(err.contains("--sampling"), "{err}");
 }
 
-/// Both ways: a program that never waits runs each call in place (exec::Worker::call_now), so one
+/// Both ways: a program that never waits runs each call in place (exec::call::Calls::call_now), so one
 /// call is in flight whatever `-c`; with "await" in a comment (the general path) the calls are
 /// futures, and all four are in flight. Either way the loop keeps closing samples (every 250 ms) while
 /// the calls compute, and drops them after the drain time.
@@ -197,7 +197,7 @@ fn the_script_budgets_hold_in_every_phase() {
     }
 }
 
-/// A worker keeps the VM of a call for the next one (exec::keep_vm), but never one whose stack a
+/// A worker keeps the VM of a call for the next one (exec::call::keep_vm), but never one whose stack a
 /// call grew: kept, its room would stay charged to --script-memory and refuse later calls' values.
 /// Even cycles grow the stack (3,000 nested calls of 8 arguments, completed in one poll: the path that
 /// keeps stacks), odd ones build a 2 MiB string (3 MiB at its peak). Each fits the 3.5 MiB budget
