@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from stats import group, summary  # noqa: E402
 from tidy import read, row_problem  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
-from runfolder import RunFolder  # noqa: E402
+from runfolder import RunFolder, RunFolderError, output_of, writing  # noqa: E402
 from term import visible  # noqa: E402
 from c2c_published import imported_charts  # noqa: E402
 from reporting import scaling as scaling_words  # noqa: E402
@@ -74,7 +74,7 @@ def scaling(groups, metric, dat, suspects=None):
     colour = {v: i + 1 for i, v in enumerate(sorted(variants))}
     order = sorted(series, key=lambda k: k if panels else series_label(k[1], k[0]))
     ymax = 0.0
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for placement, variant in order:
             pts = series[(placement, variant)]
             f.write(quoted(variant or metric if panels else series_label(variant, placement)) + "\n")
@@ -115,7 +115,7 @@ def bars(groups, metric, dat, suspects=None):
     if not cells:
         return None
     variants.sort()
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         f.write("category " + " ".join(f'{quoted(v or metric)} lo hi suspect' for v in variants) + "\n")
         for placement in sorted(cells, key=category_order):
             vals = []
@@ -137,7 +137,7 @@ def node_heatmap(groups, metric, dat):
     if not cells:
         return None
     nodes = sorted({n for cell in cells for n in cell})
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for i, a in enumerate(nodes):
             for j, b in enumerate(nodes):
                 got = cells.get((a, b))
@@ -167,7 +167,7 @@ def heatmap(groups, metric, dat, run_dir=None):
     seen = {c for pair in cell for c in pair}
     cpus, lines = heatmap_axis(RunFolder(run_dir).topology() if run_dir else None, seen)
     bounds = " ".join(f"{i + 0.5}" for i in lines)
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for i, a in enumerate(cpus):
             for j, b in enumerate(cpus):
                 xs = cell.get((a, b)) or cell.get((b, a))
@@ -190,9 +190,9 @@ def speedup(groups, metric, dat, suspects=None, better="higher"):
     if not series:
         return None
     rows = scaling_words.speedups(series, better)
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for placement in sorted(rows, key=lambda p: category_order(p)):
-            f.write(f'"{placement}"\n')
+            f.write(quoted(placement) + "\n")
             for r in rows[placement]:
                 lo, hi = (r["lo"], r["hi"]) if r["s"]["n"] >= 3 and r["lo"] == r["lo"] else (r["speedup"],) * 2
                 clean, hollow = ((f"{r['speedup']:.6g}", "NaN") if not flagged[(placement, r["threads"])]
@@ -251,8 +251,8 @@ def render(run, exp, kind, metric):
     else:
         args = [title, ylabel, f"{info['n']} {info.get('axes', 'cpu')}", info["cpus"], info["bounds"]]
     for ext in ("png", "svg"):
-        subprocess.run(["gnuplot", "-c", script, base + ".dat", f"{base}.{ext}", ext, str(width), *args],
-                       check=True)
+        with output_of(f"{base}.{ext}") as out:     # gnuplot writes a fresh name, renamed into place
+            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True)
     return f"{base}.png"
 
 
@@ -269,7 +269,7 @@ def main(argv):
                 continue
             try:
                 png = render(run, exp, kind, metric)
-            except ValueError as e:      # a row no chart can show: the report says the same, file:line
+            except (ValueError, RunFolderError) as e:   # a row no chart can show, a folder not written into
                 print(visible(f"charts: {e}"), file=sys.stderr)
                 return 2
             if png:

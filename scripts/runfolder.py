@@ -12,11 +12,14 @@
 Every other module asks this one for a path; none spells `data/points` or `sweep/state` itself.
 Choosing, locking and resuming a run folder live here too, since they read the same files.
 """
+import contextlib
 import fcntl
+import io
 import json
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -197,7 +200,7 @@ class RunFolder:
 
     def write_text(self, rel, text):
         """Write a file inside the run so that no reader (or a kill -9) ever sees half of it."""
-        write_atomic_text(os.path.join(self.path, rel), text)
+        write_atomic_text(os.path.join(self.path, rel), text, self.path)
 
     def set_state(self, state):
         self.write_text("sweep/state", state + "\n")
@@ -235,9 +238,56 @@ class RunFolder:
         return f
 
 
-def write_atomic_text(path, text):
+def run_of(path):
+    """The run folder holding path (its nearest ancestor with sweep/), or None."""
     d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    while d != os.path.dirname(d):
+        if is_run(d):
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+def real_folder(folder, root=None):
+    """Make or check folder as a real folder: it and every folder between root (default: the run holding
+    it, else its parent) and it exist as folders, none a link. A received run folder keeps its links
+    (tar, unzip, git, rsync -a): a `plots/` that is a link would have the lab write outside the run."""
+    folder = os.path.abspath(folder)
+    root = os.path.abspath(root or run_of(os.path.join(folder, "x")) or os.path.dirname(folder))
+    rel = os.path.relpath(folder, root)
+    if rel.startswith(".."):
+        raise RunFolderError(f"{folder}: outside {root}: refusing to write there")
+    d = root
+    for part in ([] if rel == "." else rel.split(os.sep)):
+        d = os.path.join(d, part)
+        try:
+            st = os.lstat(d)
+        except FileNotFoundError:
+            os.mkdir(d)
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise RunFolderError(f"{d}: a {'link' if stat.S_ISLNK(st.st_mode) else 'file'}, not a real folder "
+                                 "inside the run: refusing to write into it")
+    return folder
+
+
+def dat_problem(text):
+    """Why text is not a gnuplot data file of the lab's own, or None: every quoted field closes on its
+    line (gnuplot data has no escape: a line break or quote from a cell would start a new record)."""
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.count('"') % 2 or any(c < " " and c != "\t" or c == "\x7f" for c in line):
+            return f"line {n}: a quote or control character from a cell reached the gnuplot data"
+    return None
+
+
+def write_atomic_text(path, text, root=None):
+    """Write path whole (temp file + rename: no reader or kill -9 sees half of it) into a real folder
+    (real_folder()). The rename replaces a link at path itself, never the file it points to."""
+    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
+    if path.endswith(".dat") and dat_problem(text):
+        raise RunFolderError(f"{path}: {dat_problem(text)}: not written")
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise RunFolderError(f"{path}: a folder where a file is written: refusing")
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     mask = os.umask(0)
     os.umask(mask)
@@ -252,6 +302,35 @@ def write_atomic_text(path, text):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+class writing(io.StringIO):
+    """`with writing(path) as f:` as `open(path, "w")` would be, written by write_atomic_text on leaving."""
+
+    def __init__(self, path, root=None):
+        super().__init__()
+        self.target, self.root = path, root
+
+    def __exit__(self, kind, *rest):
+        if kind is None:
+            write_atomic_text(self.target, self.getvalue(), self.root)
+        return super().__exit__(kind, *rest)
+
+
+@contextlib.contextmanager
+def output_of(path, root=None):
+    """A fresh temporary name beside path for a program to write (gnuplot's PNG and SVG), renamed to
+    path when it succeeds: the program never opens path, a link or not."""
+    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def choose(explicit, signature, ident, results=None, host=None):
