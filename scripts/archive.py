@@ -22,7 +22,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
-from engine.spec import ENGINE_KEYS, Spec, SpecError, spec_dir  # noqa: E402
+from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, overrides_from, spec_dir  # noqa: E402
 from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from term import visible  # noqa: E402
 
@@ -133,6 +133,39 @@ def read_args(path, archive):
     return args
 
 
+def settings(overrides, say=True):
+    """The overrides a replay applies: measurement settings only. Keys that choose hosts, servers,
+    contact points or files (engine/spec.py's TARGET_KEYS) and the sweep's own keys (run=, history=,
+    topology=, …) are dropped, each said in one line."""
+    out = {}
+    for k, v in overrides.items():
+        if (k in TARGET_KEYS or k in ENGINE_KEYS) and say:
+            print(visible(f"archive: not applying {k}={v[:80]}: an archive carries measurement settings only, "
+                          f"{'not the hosts, servers or files a replay talks to' if k in TARGET_KEYS else 'not the sweep command'}"),
+                  file=sys.stderr)
+        if k not in TARGET_KEYS and k not in ENGINE_KEYS:
+            out[k] = v
+    return out
+
+
+def worst_case(specs, args, dry):
+    """Seconds the replay may take if every run lasts its whole timeout and is retried as often as
+    allowed: Σ points × most repeats × (1 + retries) × (timeout + retry_pause), plus the warm-up runs.
+    The dry run's ETA is the expected price; a sender sets what the worst one is (retries=1000
+    retry_pause=86400 with guards that always fire)."""
+    overrides = overrides_from(settings(args.get("overrides", {}), say=False).items(), ENGINE_KEYS)
+    table = [ln.split()[0] for ln in dry.splitlines() if ln and not ln.startswith(("#", "experiment", "impossible"))
+             and not re.match(r"\d+ points", ln)]
+    total = 0.0
+    for path in specs:
+        r = Spec(path).resolve(args["profile"], overrides)
+        points = table.count(r.name)
+        reps = int(r["max_repeats"] if r["repeats"] == "auto" else r["repeats"])
+        per_run = float(r["timeout"]) + float(r["retry_pause"])
+        total += points * reps * (1 + int(r["retries"])) * per_run + (int(r["warmup"]) * float(r["timeout"]) if points else 0)
+    return total
+
+
 def local_specs():
     out = {}
     d = spec_dir(ROOT)
@@ -173,7 +206,7 @@ def replay(archive):
         name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
         new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
         asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
-        asked += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
+        asked += [f"{k}={v}" for k, v in settings(args.get("overrides", {})).items()]
         argv = asked + [f"run={new}"]
         print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
         sweep = os.path.join(ROOT, "scripts", "sweep.py")
@@ -188,6 +221,12 @@ def replay(archive):
         if hours > MAX_HOURS:
             die(f"the archive asks for {dry.stdout.splitlines()[-1] if dry.stdout else 'an unknown price'}: more "
                 f"than {MAX_HOURS} h; replay its experiments yourself with fewer repeats (./lab sweep …)")
+        most = worst_case(specs, args, dry.stdout)
+        if most > MAX_HOURS * 3600:
+            die(f"the archive's settings could take {most / 3600:.3g} h at worst (every run to its timeout and "
+                f"retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
+                f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or retry_pause "
+                "(./lab sweep …)")
         rc = measure(sweep, argv, specs)
         if rc == 130:
             die(f"interrupted: the repeats measured so far are in {new}; resume them with: "

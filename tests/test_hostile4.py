@@ -48,3 +48,36 @@ def test_report_refuses_a_linked_folder_and_replaces_a_linked_report_not_its_tar
     (run / "report.md").symlink_to(outside)
     sh("scripts/report.py", str(run))
     assert outside.read_text() == "mine\n" and not (run / "report.md").is_symlink()
+
+
+# --- 1b. a received archive carries measurement settings only -----------------------------------------
+def packed(tmp_path, results, **overrides):
+    """A real quick run, its args.json's overrides extended as a sender would, packed."""
+    run = quick_run(tmp_path, results, name="theirs")
+    args = json.loads((run / "sweep" / "args.json").read_text())
+    args["overrides"].update(overrides)
+    (run / "sweep" / "args.json").write_text(json.dumps(args))
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    return tmp_path / "theirs.tar.gz"
+
+
+def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, results):
+    archive = packed(tmp_path, results, clients="victim@example.org", nodes="10.9.9.9:9042",
+                     server=".work/cassandra/cassandra.pid", nodes_server=".work/cluster/node1/cassandra.pid",
+                     history="/etc/shadow")
+    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), timeout=300)
+    for key in ("clients", "nodes", "server", "nodes_server", "history"):
+        assert f"archive: not applying {key}=" in p.stderr
+    replay = next(d for d in os.listdir(tmp_path / "results") if "replay" in d)
+    command = (tmp_path / "results" / replay / "sweep" / "command").read_text()
+    assert "victim" not in command and "10.9.9.9" not in command and "cassandra.pid" not in command
+    assert "shadow" not in command
+
+
+def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, results):
+    archive = packed(tmp_path, results, retries="1000", retry_pause="86400", max_steal="0", max_foreign="0")
+    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+           timeout=300)
+    assert p.returncode == 2 and "at worst" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not any("replay" in n for n in os.listdir(tmp_path / "results"))

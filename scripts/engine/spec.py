@@ -86,6 +86,11 @@ ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "dra
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")
+# Kinds of keys that choose a machine, a server or a file (ssh logins, contact points, pidfiles, paths):
+# a received archive's args.json carries measurement settings only, so a replay drops these
+# (archive.py), whatever their names become.
+TARGET_KINDS = ("clients", "nodes", "pidfiles", "path")
+TARGET_KEYS = tuple(k for k, v in KEYS.items() if v[0] in TARGET_KINDS)
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
