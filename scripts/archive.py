@@ -23,7 +23,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
 from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, overrides_from, spec_dir  # noqa: E402
-from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
+from runfolder import RunFolder, RunFolderError, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -239,7 +239,7 @@ def replay(archive):
                        stdout=subprocess.DEVNULL, check=False)
         print(f"archive: comparison: {out}", file=sys.stderr)
         return rc
-    except SpecError as e:
+    except (SpecError, RunFolderError) as e:
         die(str(e))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -275,7 +275,12 @@ def main(argv):
             if png:
                 made.append(png)
     # An imported published matrix has no spec: its one chart is the heatmap (c2c_published.py).
-    for exp, kind, metric in imported_charts(run):
+    try:
+        imports = imported_charts(run)
+    except RunFolderError as e:
+        print(visible(f"charts: {e}"), file=sys.stderr)
+        return 2
+    for exp, kind, metric in imports:
         png = render(run, exp, kind, metric)
         if png:
             made.append(png)

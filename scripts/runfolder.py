@@ -166,9 +166,8 @@ class RunFolder:
         from topo import PlacementError, Topology    # here: topo is heavy and most callers need only paths
         xml = self.env("lstopo.xml")
         try:
-            with open(xml, errors="replace") as f:
-                if f.read(12).startswith("unavailable"):
-                    return None
+            if (read_file(xml, "env", self.path) or "unavailable").startswith("unavailable"):
+                return None
             return Topology(xml)
         except (OSError, PlacementError):
             return None
@@ -176,11 +175,8 @@ class RunFolder:
     # --- reading and writing -------------------------------------------------------------------------
     def read(self, rel, default=""):
         """A small text file of the run (stripped), or default."""
-        try:
-            with open(os.path.join(self.path, rel), errors="replace") as f:
-                return f.read().strip()
-        except OSError:
-            return default
+        text = read_file(os.path.join(self.path, rel), "text", self.path)
+        return default if text is None else text.strip()
 
     def state(self):
         return self.read("sweep/state")
@@ -331,6 +327,80 @@ def output_of(path, root=None):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+# --- reading what may have come from elsewhere --------------------------------------------------------
+# A received run folder is an untrusted file system: a file in it may be a link to /etc/shadow, a FIFO
+# that never ends, /dev/zero, or 400 MB. Every reader of a run's files goes through read_file(): regular
+# files inside the folder only, each kind of file bounded in size; a refusal is one line naming the file.
+LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20}
+# A journal event's `key` names a repeat's raw folder (engine/plan.py's Point.key): only that shape.
+EVENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
+
+
+def inside(path, root=None):
+    """(root, path relative to it) when path lies in root (default: the run holding it) and no folder on
+    the way is a link, else RunFolderError."""
+    path = os.path.abspath(path)
+    root = os.path.abspath(root or run_of(path) or os.path.dirname(path))
+    rel = os.path.relpath(path, root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise RunFolderError(f"{path}: outside the run folder {root}: refused")
+    d = root
+    for part in rel.split(os.sep)[:-1]:
+        d = os.path.join(d, part)
+        if os.path.islink(d):
+            raise RunFolderError(f"{d}: a link, not a folder of the run: refused")
+    return root, rel
+
+
+def read_file(path, kind="text", root=None, default=None):
+    """The text of a run's file (UTF-8, bad bytes replaced), or default when it does not exist. Refused
+    (RunFolderError, one line naming the file) unless it is a regular file inside the run, no link
+    followed, at most LIMITS[kind] bytes."""
+    inside(path, root)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return default
+    except OSError as e:
+        why = "a link" if os.path.islink(path) else e.strerror
+        raise RunFolderError(f"{path}: {why}, not a regular file of the run: refused") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RunFolderError(f"{path}: not a regular file (a folder, FIFO or device): refused")
+    with os.fdopen(fd, "rb") as f:
+        cap = LIMITS[kind]
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise RunFolderError(f"{path}: more than {cap >> 10} KiB, more than any {kind} file the lab writes: refused")
+    return data.decode("utf-8", errors="replace")
+
+
+def read_json(path, kind="json", root=None, shape=dict):
+    """A run's JSON file parsed and typed: None when absent; RunFolderError unless it is shape."""
+    text = read_file(path, kind, root)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise RunFolderError(f"{path}:1: not JSON ({type(e).__name__})") from None
+    if not isinstance(value, shape):
+        raise RunFolderError(f"{path}:1: expected a JSON {shape.__name__}, found {type(value).__name__}")
+    return value
+
+
+def read_csv(path, kind="csv", root=None):
+    """A run's CSV file as dict rows ([] when absent), bounded by read_file()."""
+    import csv
+    text = read_file(path, kind, root)
+    if text is None:
+        return []
+    try:
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as e:
+        raise RunFolderError(f"{path}: not CSV ({e})") from None
 
 
 def choose(explicit, signature, ident, results=None, host=None):

@@ -81,3 +81,75 @@ def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, res
            timeout=300)
     assert p.returncode == 2 and "at worst" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
+
+
+# --- 2. one reader for everything that may have come from elsewhere ---------------------------------------
+def report_of(run, *more):
+    return sh("scripts/report.py", str(run), check=False, timeout=120, *more)
+
+
+def refused_in_one_line(p, name):
+    assert p.returncode == 2 and name in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert len([ln for ln in p.stderr.splitlines() if name in ln]) == 1
+
+
+def test_env_files_that_link_outside_are_refused_not_copied_into_reports(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("SECRET-KEY-MATERIAL\n")
+    (run / "env" / "build.txt").unlink(missing_ok=True)
+    (run / "env" / "build.txt").symlink_to(secret)
+    (run / "report.md").unlink()
+    p = report_of(run)
+    refused_in_one_line(p, "build.txt")
+    assert not (run / "report.md").exists()
+    other = quick_run(tmp_path, results, name="other")
+    p = sh("scripts/compare.py", str(other), str(run), str(tmp_path / "cmp.md"), check=False)
+    refused_in_one_line(p, "build.txt")
+    assert "SECRET" not in p.stdout + p.stderr
+
+
+def test_a_dev_zero_link_or_a_fifo_in_env_is_refused_at_once(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    cpuinfo = run / "env" / "cpuinfo.txt"
+    cpuinfo.unlink(missing_ok=True)
+    cpuinfo.symlink_to("/dev/zero")
+    refused_in_one_line(report_of(run), "cpuinfo.txt")
+    cpuinfo.unlink()
+    os.mkfifo(cpuinfo)
+    refused_in_one_line(report_of(run), "cpuinfo.txt")     # sh's timeout fails the test if it hangs
+
+
+def test_a_huge_env_file_is_refused_not_read_whole(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    with open(run / "env" / "build.txt", "wb") as f:
+        f.truncate(400 << 20)       # 400 MB of hole: cheap to make, costly to read
+    p = report_of(run)
+    refused_in_one_line(p, "build.txt")
+    assert "more than" in p.stderr
+
+
+def test_a_journal_key_that_climbs_out_of_the_run_is_refused(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    journal = run / "sweep" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    evs = [json.loads(ln) for ln in lines]
+    for ev in evs:
+        if ev.get("key"):
+            ev["key"] = "../../../../etc"
+    journal.write_text("".join(json.dumps(ev) + "\n" for ev in evs))
+    p = report_of(run)
+    refused_in_one_line(p, "journal.jsonl")
+    assert "is not a repeat's name" in p.stderr
+
+
+def test_a_wrongly_typed_import_record_or_a_ran_on_folder_gives_one_line(tmp_path, results):
+    run = quick_run(tmp_path, results)
+    (run / "env" / "imported.json").write_text(json.dumps({"cpu": "x", "cpus": "many", "pairs": [1]}))
+    refused_in_one_line(report_of(run), "imported.json")
+    (run / "env" / "imported.json").write_text("[]")
+    refused_in_one_line(report_of(run), "imported.json")
+    (run / "env" / "imported.json").unlink()
+    raw = next((run / "raw" / "spin").iterdir())
+    (raw / "ran-on.csv").mkdir()
+    refused_in_one_line(report_of(run), "ran-on.csv")
