@@ -335,7 +335,7 @@ def output_of(path, root=None):
 # files inside the folder only, each kind of file bounded in size; a refusal is one line naming the file.
 LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20}
 # A journal event's `key` names a repeat's raw folder (engine/plan.py's Point.key): only that shape.
-EVENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
+EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
 
 
 def inside(path, root=None):

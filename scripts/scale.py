@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
 from engine import argv as av  # noqa: E402
 
-from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError  # noqa: E402
+from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line  # noqa: E402
 from reporting import model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, host_runs  # noqa: E402
@@ -90,6 +90,12 @@ def main(argv):
         die(f"the command has more than {av.MAX_WORDS} words or a word over {av.MAX_WORD} characters")
     engine, spec_keys, metrics, save = [], {}, [], None
     for k, v in pairs:
+        try:
+            one_line(k, v, "command line")      # before anything is written: every value is one line
+            if k in KEYS and KEYS[k][2]:
+                check(k, v, "command line")
+        except SpecError as e:
+            die(str(e))
         if k == "metric":
             try:
                 metrics.append(av.parse_metric(v))

@@ -4,6 +4,8 @@ import json
 import os
 import tarfile
 
+import pytest
+
 from conftest import sh
 from test_hostile import quick_run, set_cells
 
@@ -153,3 +155,47 @@ def test_a_wrongly_typed_import_record_or_a_ran_on_folder_gives_one_line(tmp_pat
     raw = next((run / "raw" / "spin").iterdir())
     (raw / "ran-on.csv").mkdir()
     refused_in_one_line(report_of(run), "ran-on.csv")
+
+
+# --- 3. every key value is one line of printable text, every number in its real domain --------------------
+def test_a_newline_in_a_scale_key_adds_no_spec_line(tmp_path, results):
+    canary = tmp_path / "pwned"
+    p = sh("scripts/scale.py", f"variants=a\nbuild = touch {canary}", "retries=0", "--", "true",
+           env=results, check=False)
+    assert p.returncode == 2 and "one line of printable text" in p.stderr and not canary.exists()
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, results):
+    archive = packed(tmp_path, results, variants="loop\nbuild = touch /tmp/x")
+    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+           timeout=300)
+    assert p.returncode == 2 and "one line of printable text" in p.stderr, p.stderr
+    assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
+
+
+@pytest.mark.parametrize("arg, says", [
+    ("timeout=0", "timeout must be a number above 0"),
+    ("max_steal=101", "max_steal must be a number from 0 to 100"),
+    ("min_corun=1000", "min_corun must be a number from 0 to 100"),
+])
+def test_numbers_outside_their_real_domain_are_refused(tmp_path, results, arg, says):
+    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec", env=results,
+           check=False)
+    assert p.returncode == 2 and says in p.stderr, p.stderr
+
+
+def test_hex_and_octal_counts_are_read_as_hwloc_reads_them():
+    from topo import PlacementError, Topology, synthetic_pus
+    assert synthetic_pus("pack:1 core:0x40 pu:2") == 128 and synthetic_pus("core:010 pu:1") == 8
+    with pytest.raises(PlacementError, match="at most 8192"):
+        Topology("pack:0x40 core:0x40 pu:0x40")
+
+
+def test_a_huge_numa_index_mask_is_read_in_linear_time():
+    import time
+    from topo import bitmap
+    t0 = time.process_time()
+    got = bitmap("0x1" + ",0x0" * 200_000)      # one bit at index 6,400,000: a crafted os_index
+    assert got == {6_400_000}
+    assert time.process_time() - t0 < 30      # quadratic took many minutes
