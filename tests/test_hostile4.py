@@ -199,3 +199,24 @@ def test_a_huge_numa_index_mask_is_read_in_linear_time():
     got = bitmap("0x1" + ",0x0" * 200_000)      # one bit at index 6,400,000: a crafted os_index
     assert got == {6_400_000}
     assert time.process_time() - t0 < 30      # quadratic took many minutes
+
+
+@pytest.mark.parametrize("metric, says", [
+    ("wall_s:([0-9.]+)", "one of the engine's own rows"),
+    ("noise_steal_pct:([0-9.]+)", "one of the engine's own rows"),
+    ("perf_cycles:([0-9.]+)", "one of the engine's own rows"),
+    ("x:(a+)+$", "repeats a repetition"),
+])
+def test_metric_names_of_the_engine_and_nested_quantifiers_are_refused(results, metric, says):
+    p = sh("scripts/scale.py", f"metric={metric}", "--", "true", env=results, check=False, timeout=60)
+    assert p.returncode == 2 and says in p.stderr, p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_a_metric_over_what_readers_accept_fails_the_point_and_the_sweep(tmp_path, results):
+    run = tmp_path / "run"
+    p = sh("scripts/scale.py", f"run={run}", "metric=big:v=([0-9]+)", "threads=1", "placements=unpinned",
+           "repeats=1", "retries=0", "warmup=0", "capacity=0", "--", "echo", "v=" + "9" * 30,
+           env=results, check=False, timeout=120)
+    assert p.returncode != 0, p.stderr
+    assert "beyond" in (run / "sweep" / "journal.log").read_text()
