@@ -49,7 +49,7 @@ from engine.history import load as load_history  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from nixenv import NixEnvError, digest, shell  # noqa: E402
-from runfolder import RunFolder, is_run, results_dir, stamp_now, write_atomic_text  # noqa: E402
+from runfolder import RunFolder, RunFolderError, is_run, read_json, results_dir, stamp_now, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
@@ -523,6 +523,30 @@ def read_record(path):
     return settings, nodes
 
 
+# What a Cassandra host reports (fleet/cassandra.yml) goes into the controller's cluster record, one
+# `key=value` line per node that cluster-down and the contact points are read from: each field in its shape.
+NODE_FIELDS = {"pid": r"[0-9]{1,10}", "cql": r"[A-Za-z0-9.-]{1,253}:[0-9]{1,5}", "address": r"[A-Za-z0-9.-]{1,253}",
+               "numa": r"[0-9]{1,4}|unbound", "host": r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}",
+               "work": r"[A-Za-z0-9._/~-]{1,255}", "code_dir": r"[A-Za-z0-9._/~-]{1,255}", "seed": r"True|False|true|false",
+               "java": r"[^\x00-\x1f\x7f]{0,200}"}
+
+
+def node_report(path, host):
+    """A Cassandra host's report (out/<host>.json): the fields of their shape; another is dropped and said."""
+    try:
+        r = read_json(path, root=os.path.dirname(path)) or {}
+    except RunFolderError as e:
+        say(f"cluster: {host}: {e}")
+        return {}
+    out = {}
+    for k, v in r.items():
+        if k in NODE_FIELDS and isinstance(v, (str, int)) and re.fullmatch(NODE_FIELDS[k], str(v)):
+            out[k] = str(v)
+        elif k in NODE_FIELDS and v not in ("", None):
+            say(visible(f"cluster: {host}: its {k} {str(v)[:60]!r} is not what cassandra.yml reports: left out"))
+    return out
+
+
 def cmd_cluster_up(keys, args, env):
     extra_keys = {}
     for a in args:
@@ -561,7 +585,7 @@ def cmd_cluster_up(keys, args, env):
     rows, nodes = [], []
     for i, h in enumerate(hosts, 1):
         path = os.path.join(out, f"{h}.json")
-        r = json.load(open(path)) if os.path.exists(path) else {}
+        r = node_report(path, h)
         nodes.append(dict(r, i=i))
         rows.append([h, r.get("cql", "–"), "seed" if h == seed else "joins", r.get("numa", "–"),
                      play.one_line(r.get("java") or "–"), r.get("pid") or "–", outcome.by_host[h]])

@@ -220,3 +220,42 @@ def test_a_metric_over_what_readers_accept_fails_the_point_and_the_sweep(tmp_pat
            env=results, check=False, timeout=120)
     assert p.returncode != 0, p.stderr
     assert "beyond" in (run / "sweep" / "journal.log").read_text()
+
+
+def test_cluster_sh_does_no_arithmetic_on_record_text_and_checks_the_heap(tmp_path):
+    canary = tmp_path / "pwned"
+    work = tmp_path / "cluster"
+    work.mkdir()
+    (work / "cluster.txt").write_text(f"ports=x[$(touch {canary})] 7000 7300\nnode=1 address=127.0.0.2\n")
+    p = sh("cassandra/cluster.sh", "nodes", env={"CLUSTER_WORK": str(work)}, check=False, timeout=60)
+    assert p.returncode == 2 and "port" in p.stderr and not canary.exists(), p.stderr
+    (work / "cluster.txt").unlink()
+    p = sh("cassandra/cluster.sh", "nodes", env={"CLUSTER_WORK": str(work), "CASSANDRA_HEAP": "1G -Dx=y"},
+           check=False, timeout=60)
+    assert p.returncode == 2 and "CASSANDRA_HEAP" in p.stderr
+
+
+def test_a_cassandra_hosts_pidfile_with_lines_cannot_rewrite_the_cluster_record(tmp_path):
+    import fleet
+    report = tmp_path / "db1.json"
+    report.write_text(json.dumps({"host": "db1", "cql": "10.0.0.1:9042", "address": "10.0.0.1", "numa": "0",
+                                  "pid": "4242\nnode=9 host=evil cql=203.0.113.9:9042 pid=1", "work": "/srv/lab"}))
+    got = fleet.node_report(str(report), "db1")
+    assert "pid" not in got and got["cql"] == "10.0.0.1:9042"
+    report.write_text("[1, 2]")
+    assert fleet.node_report(str(report), "db1") == {}
+
+
+@pytest.mark.parametrize("hostvar, says", [
+    ("lab_dir='/srv/lab|x'", "lab_dir"),
+    ("lab_dir=/srv/../etc", "lab_dir"),
+    ("cassandra_heap='4G -XX:OnOutOfMemoryError=x'", "cassandra_heap"),
+    ("ansible_port=22x", "ansible_port"),
+])
+def test_inventory_paths_heaps_and_ports_are_checked_in_one_line(tmp_path, hostvar, says):
+    from fleetlib.inventory import InventoryError, load
+    inv = tmp_path / "hosts.ini"
+    inv.write_text(f"[lab]\nh1 ansible_host=127.0.0.1 {hostvar}\n")
+    with pytest.raises(InventoryError, match=says) as e:
+        load(str(inv), dict(os.environ))
+    assert "\n" not in str(e.value)
