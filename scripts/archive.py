@@ -55,8 +55,12 @@ MAX_TOP = 100               # characters of the run folder's name
 MAX_HOURS = 24              # a replay priced above this is refused
 
 
-def members_of(archive, t):
-    """The members of an archive, refused (one line, exit 2) unless they are regular files and
+class ArchiveError(Exception):
+    """An archive (or a fleet host's packed run) that is not a run folder; str() is the one line."""
+
+
+def members_of(archive, t, max_total=MAX_TOTAL):
+    """The members of an archive, refused (ArchiveError, one line) unless they are regular files and
     folders under one top folder, bounded in count and size, none sparse, none named twice."""
     members, total, tops, files, dirs = [], 0, set(), set(), set()
     for m in t:
@@ -64,32 +68,32 @@ def members_of(archive, t):
         name = m.name.rstrip("/")
         parts = name.split("/")
         if len(members) > MAX_MEMBERS:
-            die(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
+            raise ArchiveError(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
         if m.name.startswith("/") or ".." in parts or "" in parts or not (m.isfile() or m.isdir()):
-            die(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
         if m.issparse():
-            die(f"{archive}: refusing member {m.name!r}: a sparse file")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: a sparse file")
         if m.size > MAX_MEMBER:
-            die(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
         total += m.size
-        if total > MAX_TOTAL:
-            die(f"{archive}: more than {MAX_TOTAL >> 30} GiB unpacked: not a run folder")
+        if total > max_total:
+            raise ArchiveError(f"{archive}: more than {max_total >> 30} GiB unpacked: not a run folder")
         if name in files or name in dirs:
-            die(f"{archive}: {name!r} is in it twice")
+            raise ArchiveError(f"{archive}: {name!r} is in it twice")
         (dirs if m.isdir() else files).add(name)
         tops.add(parts[0])
     if len(tops) != 1:
-        die(f"{archive}: expected one run folder inside, found {len(tops)}")
+        raise ArchiveError(f"{archive}: expected one run folder inside, found {len(tops)}")
     top = next(iter(tops))
     if top in files:
-        die(f"{archive}: its top {top!r} is a file, not a run folder")
+        raise ArchiveError(f"{archive}: its top {top!r} is a file, not a run folder")
     if len(top) > MAX_TOP:
-        die(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
+        raise ArchiveError(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
     for name in files | dirs:
         parts = name.split("/")
         clash = next((p for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in files), None)
         if clash:
-            die(f"{archive}: {clash!r} is both a file and a folder")
+            raise ArchiveError(f"{archive}: {clash!r} is both a file and a folder")
     return members, top
 
 
@@ -105,6 +109,8 @@ def safe_extract(archive, dest):
                 t.extract(m, dest, set_attrs=False)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         die(f"cannot read {archive}: {e}")
+    except ArchiveError as e:
+        die(str(e))
     return os.path.join(dest, top)
 
 

@@ -270,14 +270,21 @@ def controller_text(env):
 
 
 def progress_line(p):
+    """A host's progress (scripts/progress.py there, as JSON) in one line; what is not of its shape is '?'."""
     try:
-        g = json.loads(p.get("progress") or "{}")
-    except ValueError:
+        g = json.loads(str(p.get("progress") or "{}")[:65536])
+    except (ValueError, RecursionError):
         g = {}
-    if not g:
+    if not isinstance(g, dict) or not g:
         return "starting (installing tools, building)"
-    return play.one_line(f"{g.get('done', 0)} repeats done, {g.get('failed', 0)} failed, {g.get('suspect', 0)} "
-                         f"suspect, {g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
+
+    def count(k):
+        v = g.get(k, 0)
+        return v if type(v) is int and 0 <= v < 10**12 else "?"
+    last = g.get("last")
+    return play.one_line(f"{count('done')} repeats done, {count('failed')} failed, {count('suspect')} "
+                         f"suspect, {count('remeasured')} re-measured; last: "
+                         f"{last[:200] if isinstance(last, str) and last else '–'}")
 
 
 def client_setup(keys, hosts, env):

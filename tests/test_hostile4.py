@@ -259,3 +259,35 @@ def test_inventory_paths_heaps_and_ports_are_checked_in_one_line(tmp_path, hostv
     with pytest.raises(InventoryError, match=says) as e:
         load(str(inv), dict(os.environ))
     assert "\n" not in str(e.value)
+
+
+# --- 4. the fleet ------------------------------------------------------------------------------------------
+def test_a_400_digit_number_in_a_history_summary_is_refused_not_a_traceback(tmp_path):
+    from engine.history import ENTRY_KEYS, HistoryError, load
+    entry = {k: 1 for k in ENTRY_KEYS}
+    entry.update(experiment="spin", profile="default", run="20260101T000000Z-h", repeats=None)
+    entry["seconds_per_run"] = int("9" * 400)
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"format": __import__("engine.history").history.FORMAT, "host": "h",
+                                "entries": [entry]}))
+    with pytest.raises(HistoryError, match="seconds_per_run must be a finite number"):
+        load(str(path))
+
+
+@pytest.mark.parametrize("progress", ["[1, 2]", '"text"', "12", '{"done": 1e999, "last": ["x"]}', "[" * 5000])
+def test_progress_json_that_is_not_an_object_gives_a_line_not_a_traceback(progress):
+    import fleet
+    line = fleet.progress_line({"progress": progress})
+    assert "\n" not in line and ("starting" in line or "? repeats done" in line), line
+
+
+def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
+    import subprocess
+    from fleetlib.folder import FetchError, unpack
+    (tmp_path / "run" / "data").mkdir(parents=True)
+    with open(tmp_path / "run" / "data" / "x.csv", "wb") as f:
+        f.truncate(1 << 30)
+    subprocess.run(["tar", "-S", "-czf", "sparse.tgz", "run"], cwd=tmp_path, check=True)
+    with pytest.raises(FetchError, match="sparse"):
+        unpack(str(tmp_path / "sparse.tgz"), str(tmp_path / "hostA"))
+    assert not (tmp_path / "hostA").exists()
