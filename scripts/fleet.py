@@ -120,7 +120,15 @@ def table(head, rows):
 
 # --- check -----------------------------------------------------------------------------------------
 def virt_word(f):
-    d = f.get("detect_virt", "").strip()
+    """Every layer systemd-detect-virt finds (--vm and --container: `VM (kvm), in a container (docker)`),
+    else its one word, else Ansible's facts."""
+    vm, ct = (play.one_line(str(f.get(k) or ""))[:40] for k in ("detect_vm", "detect_container"))
+    if vm or ct:
+        layers = [f"VM ({vm})" if vm not in ("", "none") else "bare metal" if ct in ("", "none") else ""]
+        if ct not in ("", "none"):
+            layers.append(f"in a container ({ct})" if layers[0] else f"container ({ct}), no VM found")
+        return ", ".join(x for x in layers if x)
+    d = play.one_line(str(f.get("detect_virt") or ""))[:40]
     if d == "none":
         return "bare metal"
     if d:

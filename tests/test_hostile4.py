@@ -291,3 +291,27 @@ def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
     with pytest.raises(FetchError, match="sparse"):
         unpack(str(tmp_path / "sparse.tgz"), str(tmp_path / "hostA"))
     assert not (tmp_path / "hostA").exists()
+
+
+def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
+    import subprocess
+    import sys
+    from fleetlib import play
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[lab]\nh1 ansible_connection=local\nh2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+                   "h3 ansible_host=192.0.2.1\n")
+    env = play.environment()
+    extra = play.local_python(str(inv), env, str(tmp_path))
+    def var(h):
+        out = subprocess.run(["ansible-inventory", "-i", str(inv), *extra, "--host", h], capture_output=True,
+                             text=True, env=env, check=True).stdout
+        return json.loads(out).get("ansible_python_interpreter")
+    assert var("h1") == sys.executable and var("h2") == "/usr/bin/python3" and var("h3") is None
+
+
+def test_vm_or_bare_metal_names_every_layer():
+    import fleet
+    assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
+        "VM (kvm), in a container (docker)"
+    assert fleet.virt_word({"detect_vm": "none", "detect_container": "none"}) == "bare metal"
+    assert "detect_vm" in open(os.path.join(os.path.dirname(__file__), "..", "fleet", "check.yml")).read()
