@@ -315,3 +315,22 @@ def test_vm_or_bare_metal_names_every_layer():
         "VM (kvm), in a container (docker)"
     assert fleet.virt_word({"detect_vm": "none", "detect_container": "none"}) == "bare metal"
     assert "detect_vm" in open(os.path.join(os.path.dirname(__file__), "..", "fleet", "check.yml")).read()
+
+
+# --- 5. the engine's bounds cover the whole process tree ------------------------------------------------
+SCALE_ONE = ("threads=1", "placements=unpinned", "repeats=1", "retries=0", "warmup=0", "capacity=0")
+
+
+def test_a_setsid_grandchild_holding_stdout_does_not_outlast_the_timeout(tmp_path, results):
+    run = tmp_path / "run"
+    p = sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "timeout=3", "--", "bash", "-c",
+           "setsid sleep 91.25 & sleep 92.5", env=results, check=False, timeout=60)
+    assert "timeout" in (run / "sweep" / "journal.log").read_text(), p.stderr
+    assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 91.25" in ln]
+
+
+def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_path, results):
+    run = tmp_path / "run"
+    sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
+       "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", env=results, timeout=120)
+    assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
