@@ -507,7 +507,7 @@ def cmd_sweep(keys, args, env):
         title = f"Fleet sweep {os.path.basename(fdir)}: {', '.join(lab for lab, _m in runs)}"
         cmp = nway.compare(runs)
         with open(os.path.join(fdir, "fleet.md"), "w") as f:
-            f.write(nway.markdown(runs, cmp, title, missing))
+            f.write(visible(nway.markdown(runs, cmp, title, missing), lines=True))   # received names: shown, not obeyed
         with open(os.path.join(fdir, "fleet.html"), "w") as f:
             f.write(nway.html(runs, cmp, title, missing, [(lab, f"{lab}/report.html") for lab, _m in runs]))
     say(table(["host", "state", "run folder"],

@@ -140,8 +140,10 @@ def main(argv):
         die(f"threads: at most {MAX_THREAD_COUNTS} counts of at most {MAX_THREADS}")
     body = spec_body(words, metrics, spec_keys)
     if save:
-        if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/"):
-            die(f"save={save!r}: a path like experiments/NAME.spec")
+        if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/") or save.startswith("/"):
+            die(f"save={save!r}: a path like experiments/NAME.spec, inside the project")
+        if os.path.isdir(os.path.join(ROOT, save)):
+            die(f"save={save}: a folder of that name exists: name a file")
         name = os.path.basename(save)[:-5]
     else:
         prog = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(words[0]))[:40] or "cmd"
@@ -161,8 +163,10 @@ def main(argv):
             print("scale: note: the command uses no {threads}, {cpus} or {ncpus}: every point runs the same "
                   "command, only its CPUs differ (a program that counts its CPUs, such as `nproc`, sees the "
                   "placement's)", file=sys.stderr)
-        if save:
-            dest = os.path.join(ROOT, save) if not os.path.isabs(save) else save
+        if save and dry:
+            print(f"scale: dry=1: {save} not written", file=sys.stderr)
+        if save and not dry:
+            dest = os.path.join(ROOT, save)
             if os.path.exists(dest) and open(dest).read() != text:
                 die(f"{save} exists with other content: remove it or choose another name")
             os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)

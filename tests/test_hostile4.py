@@ -334,3 +334,27 @@ def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_pat
     sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
        "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", env=results, timeout=120)
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
+
+
+# --- 6. the cosmetic batch -------------------------------------------------------------------------------
+def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, results):
+    from conftest import ROOT
+    p = sh("scripts/scale.py", f"save={tmp_path}/abs.spec", "--", "true", env=results, check=False)
+    assert p.returncode == 2 and "inside the project" in p.stderr and not (tmp_path / "abs.spec").exists()
+    folder = os.path.join(ROOT, ".work", "tests", f"hostile4-{os.getpid()}.spec")
+    os.makedirs(folder, exist_ok=True)
+    try:
+        p = sh("scripts/scale.py", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results, check=False)
+        assert p.returncode == 2 and "a folder of that name exists" in p.stderr and "Traceback" not in p.stderr
+    finally:
+        os.rmdir(folder)
+    rel = os.path.join(".work", "tests", f"hostile4-dry-{os.getpid()}.spec")
+    p = sh("scripts/scale.py", f"save={rel}", "dry=1", *SCALE_ONE, "--", "true", env=results, check=False)
+    assert "not written" in p.stderr and not os.path.exists(os.path.join(ROOT, rel)), p.stderr
+
+
+def test_open_says_it_will_not_open_a_received_page_as_it_is(tmp_path, results):
+    page = tmp_path / "compare-x.html"
+    page.write_text("<script>document.title='pwned'</script>")
+    p = sh("scripts/open.sh", str(page), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""), check=False)
+    assert p.returncode == 2 and "not opening" in p.stderr and str(page) not in p.stdout
