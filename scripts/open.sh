@@ -27,7 +27,7 @@ elif [[ -f $target && $target == *.html ]]; then
   echo "open: not opening $(printf '%q' "$target") as it is: the lab cannot redraw a page outside a run folder; open its run folder, or redraw a comparison with ./lab compare A B" >&2
   exit 2
 else
-  echo "open: $(printf "%q" "$target") is not a run folder" >&2
+  echo "open: $(printf "%q" "$target") is neither a run folder nor a page the lab can redraw" >&2
   exit 2
 fi
 if [[ -d $target ]]; then

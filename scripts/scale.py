@@ -140,8 +140,9 @@ def main(argv):
         die(f"threads: at most {MAX_THREAD_COUNTS} counts of at most {MAX_THREADS}")
     body = spec_body(words, metrics, spec_keys)
     if save:
-        if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/") or save.startswith("/"):
-            die(f"save={save!r}: a path like experiments/NAME.spec, inside the project")
+        if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/"):
+            die(f"save={save!r}: a file NAME.spec, from the project's root (experiments/NAME.spec) or absolute, "
+                "without '..'")
         if os.path.isdir(os.path.join(ROOT, save)):
             die(f"save={save}: a folder of that name exists: name a file")
         name = os.path.basename(save)[:-5]
@@ -166,7 +167,7 @@ def main(argv):
         if save and dry:
             print(f"scale: dry=1: {save} not written", file=sys.stderr)
         if save and not dry:
-            dest = os.path.join(ROOT, save)
+            dest = os.path.join(ROOT, save)       # an absolute save stays itself
             if os.path.exists(dest) and open(dest).read() != text:
                 die(f"{save} exists with other content: remove it or choose another name")
             os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)

@@ -25,6 +25,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import orphans
+
 LAUNCHER = os.path.join("c-probes", "build", "rusage")
 RESOURCE_METRICS = (("wall_s", "s"), ("cpu_user_s", "s"), ("cpu_sys_s", "s"), ("max_rss_kib", "KiB"))
 PER_CALL = "cpu_us_per_call"   # with the spec's `calls`
@@ -140,25 +142,20 @@ def tree(roots, ppid):
 def end_tree(root, known):
     """SIGKILL the command's tree: root's descendants and the engine's children that are not in known
     (what the command orphaned); reap the orphans. Returns how many processes were ended."""
-    me, ended = os.getpid(), set()
-    for _ in range(20):      # a dying parent may fork once more; its orphans come to the engine
+    me, strays = os.getpid(), []
+
+    def find():      # a dying parent may fork once more; its orphans come to the engine
         ppid = parents()
-        strays = [pid for pid, parent in ppid.items() if parent == me and pid not in known and pid != root]
-        victims = tree(strays + ([root] if root else []), ppid) - {root}
-        if not victims:
-            break
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                ended.add(pid)
-            except ProcessLookupError:
-                pass
+        strays[:] = [pid for pid, parent in ppid.items() if parent == me and pid not in known and pid != root]
+        return tree(strays + ([root] if root else []), ppid) - {root}
+
+    def reap():
         for pid in strays:
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
-    return len(ended)
+    return orphans.end_all(find, after=reap)
 
 
 def signal_group(p, sig):
