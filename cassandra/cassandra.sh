@@ -54,6 +54,7 @@ check_settings() {
     v=${!k}
     [[ $v =~ ^[1-9][0-9]{0,4}$ ]] && ((v <= 65535)) || { say "$k=$v: a port from 1 to 65535"; exit 2; }
   done
+  [[ $heap =~ ^[1-9][0-9]{0,5}[MG]$ ]] || { say "CASSANDRA_HEAP=$heap: a size such as 512M or 4G"; exit 2; }
   [[ $address =~ ^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$ ]] || { say "CASSANDRA_ADDRESS=$address: an IPv4 address or host name"; exit 2; }
   local seeds_re='^[A-Za-z0-9.-]+:[0-9]{1,5}(,[A-Za-z0-9.-]+:[0-9]{1,5}){0,31}$'
   [[ $seeds =~ $seeds_re ]] ||

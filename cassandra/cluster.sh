@@ -27,11 +27,18 @@ record=$work/cluster.txt
 export CASSANDRA_HEAP=${CASSANDRA_HEAP:-512M}
 # A running cluster's ports are the ones it was started with (status and down need them, not today's env).
 if [[ -f $record ]] && grep -q '^ports=' "$record"; then
-  IFS=' ' read -r port storage_port jmx_base < <(sed -n 's/^ports=//p' "$record")
+  IFS=' ' read -r port storage_port jmx_base < <(sed -n 's/^ports=//p' "$record" | head -n 1)
 fi
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 bad() { say "$*"; exit 2; }
+
+# Every number below reaches bash arithmetic, where text such as `x[$(cmd)]` runs cmd: checked first,
+# whether it came from the environment or from the record.
+for v in "port=$port" "storage_port=$storage_port" "jmx_base=$jmx_base" "ring_timeout=$ring_timeout"; do
+  [[ ${v#*=} =~ ^[0-9]{1,5}$ ]] || bad "${v%%=*} ${v#*=}: a whole number of at most 5 digits (from the environment or $record)"
+done
+[[ $CASSANDRA_HEAP =~ ^[1-9][0-9]{0,5}[MG]$ ]] || bad "CASSANDRA_HEAP=$CASSANDRA_HEAP: a size such as 512M or 4G"
 
 # node I's settings for cassandra.sh: one script runs every node, only these differ.
 node() {

@@ -22,8 +22,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
-from engine.spec import ENGINE_KEYS, Spec, SpecError, spec_dir  # noqa: E402
-from runfolder import RunFolder, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
+from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, overrides_from, spec_dir  # noqa: E402
+from runfolder import RunFolder, RunFolderError, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,8 +55,12 @@ MAX_TOP = 100               # characters of the run folder's name
 MAX_HOURS = 24              # a replay priced above this is refused
 
 
-def members_of(archive, t):
-    """The members of an archive, refused (one line, exit 2) unless they are regular files and
+class ArchiveError(Exception):
+    """An archive (or a fleet host's packed run) that is not a run folder; str() is the one line."""
+
+
+def members_of(archive, t, max_total=MAX_TOTAL):
+    """The members of an archive, refused (ArchiveError, one line) unless they are regular files and
     folders under one top folder, bounded in count and size, none sparse, none named twice."""
     members, total, tops, files, dirs = [], 0, set(), set(), set()
     for m in t:
@@ -64,32 +68,32 @@ def members_of(archive, t):
         name = m.name.rstrip("/")
         parts = name.split("/")
         if len(members) > MAX_MEMBERS:
-            die(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
+            raise ArchiveError(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
         if m.name.startswith("/") or ".." in parts or "" in parts or not (m.isfile() or m.isdir()):
-            die(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
         if m.issparse():
-            die(f"{archive}: refusing member {m.name!r}: a sparse file")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: a sparse file")
         if m.size > MAX_MEMBER:
-            die(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
         total += m.size
-        if total > MAX_TOTAL:
-            die(f"{archive}: more than {MAX_TOTAL >> 30} GiB unpacked: not a run folder")
+        if total > max_total:
+            raise ArchiveError(f"{archive}: more than {max_total >> 30} GiB unpacked: not a run folder")
         if name in files or name in dirs:
-            die(f"{archive}: {name!r} is in it twice")
+            raise ArchiveError(f"{archive}: {name!r} is in it twice")
         (dirs if m.isdir() else files).add(name)
         tops.add(parts[0])
     if len(tops) != 1:
-        die(f"{archive}: expected one run folder inside, found {len(tops)}")
+        raise ArchiveError(f"{archive}: expected one run folder inside, found {len(tops)}")
     top = next(iter(tops))
     if top in files:
-        die(f"{archive}: its top {top!r} is a file, not a run folder")
+        raise ArchiveError(f"{archive}: its top {top!r} is a file, not a run folder")
     if len(top) > MAX_TOP:
-        die(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
+        raise ArchiveError(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
     for name in files | dirs:
         parts = name.split("/")
         clash = next((p for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in files), None)
         if clash:
-            die(f"{archive}: {clash!r} is both a file and a folder")
+            raise ArchiveError(f"{archive}: {clash!r} is both a file and a folder")
     return members, top
 
 
@@ -105,6 +109,8 @@ def safe_extract(archive, dest):
                 t.extract(m, dest, set_attrs=False)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         die(f"cannot read {archive}: {e}")
+    except ArchiveError as e:
+        die(str(e))
     return os.path.join(dest, top)
 
 
@@ -131,6 +137,39 @@ def read_args(path, archive):
         die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
             f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
     return args
+
+
+def settings(overrides, say=True):
+    """The overrides a replay applies: measurement settings only. Keys that choose hosts, servers,
+    contact points or files (engine/spec.py's TARGET_KEYS) and the sweep's own keys (run=, history=,
+    topology=, …) are dropped, each said in one line."""
+    out = {}
+    for k, v in overrides.items():
+        if (k in TARGET_KEYS or k in ENGINE_KEYS) and say:
+            print(visible(f"archive: not applying {k}={v[:80]}: an archive carries measurement settings only, "
+                          f"{'not the hosts, servers or files a replay talks to' if k in TARGET_KEYS else 'not the sweep command'}"),
+                  file=sys.stderr)
+        if k not in TARGET_KEYS and k not in ENGINE_KEYS:
+            out[k] = v
+    return out
+
+
+def worst_case(specs, args, dry):
+    """Seconds the replay may take if every run lasts its whole timeout and is retried as often as
+    allowed: Σ points × most repeats × (1 + retries) × (timeout + retry_pause), plus the warm-up runs.
+    The dry run's ETA is the expected price; a sender sets what the worst one is (retries=1000
+    retry_pause=86400 with guards that always fire)."""
+    overrides = overrides_from(settings(args.get("overrides", {}), say=False).items(), ENGINE_KEYS)
+    table = [ln.split()[0] for ln in dry.splitlines() if ln and not ln.startswith(("#", "experiment", "impossible"))
+             and not re.match(r"\d+ points", ln)]
+    total = 0.0
+    for path in specs:
+        r = Spec(path).resolve(args["profile"], overrides)
+        points = table.count(r.name)
+        reps = int(r["max_repeats"] if r["repeats"] == "auto" else r["repeats"])
+        per_run = float(r["timeout"]) + float(r["retry_pause"])
+        total += points * reps * (1 + int(r["retries"])) * per_run + (int(r["warmup"]) * float(r["timeout"]) if points else 0)
+    return total
 
 
 def local_specs():
@@ -177,7 +216,7 @@ def replay(archive):
         name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
         new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
         asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
-        asked += [f"{k}={v}" for k, v in args.get("overrides", {}).items() if k not in ENGINE_KEYS]
+        asked += [f"{k}={v}" for k, v in settings(args.get("overrides", {})).items()]
         argv = asked + [f"run={new}"]
         print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
         sweep = os.path.join(ROOT, "scripts", "sweep.py")
@@ -192,6 +231,12 @@ def replay(archive):
         if hours > MAX_HOURS:
             die(f"the archive asks for {dry.stdout.splitlines()[-1] if dry.stdout else 'an unknown price'}: more "
                 f"than {MAX_HOURS} h; replay its experiments yourself with fewer repeats (./lab sweep …)")
+        most = worst_case(specs, args, dry.stdout)
+        if most > MAX_HOURS * 3600:
+            die(f"the archive's settings could take {most / 3600:.3g} h at worst (every run to its timeout and "
+                f"retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
+                f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or retry_pause "
+                "(./lab sweep …)")
         rc = measure(sweep, argv, specs)
         if rc == 130:
             die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
@@ -204,7 +249,7 @@ def replay(archive):
                        stdout=subprocess.DEVNULL, check=False)
         print(f"archive: comparison: {out}", file=sys.stderr)
         return rc
-    except SpecError as e:
+    except (SpecError, RunFolderError) as e:
         die(str(e))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -18,7 +18,7 @@ import os
 import shutil
 import time
 
-from runfolder import RunFolder
+from runfolder import RunFolder, RunFolderError, read_json
 from stats import percentile
 from tidy import write_atomic
 from topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
@@ -203,14 +203,16 @@ def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spe
 def imported(run):
     """The import record (env/imported.json) of a run made by write_run, or None for a measured run."""
     path = RunFolder(run).env("imported.json")
-    if not os.path.exists(path):
+    rec = read_json(path)       # a regular file of the run, bounded, an object (else one line, exit 2)
+    if rec is None:
         return None
-    try:
-        with open(path) as f:
-            rec = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) else None
+    whole = ("cpus", "pairs", "home_package")      # numbers the readers count with; the rest is text
+    bad = next((k for k, v in rec.items() if ((type(v) is not int or not 0 <= v <= 1 << 20) if k in whole
+                                               else not isinstance(v, str) or len(v) > 1000)), None)
+    if bad is not None:
+        raise RunFolderError(f"{path}:1: {str(bad)[:40]!r} is not {'a whole number' if bad in whole else 'a short text'}"
+                             ", as import-c2c writes it")
+    return rec
 
 
 def imported_charts(run):

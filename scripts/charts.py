@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from engine.spec import spec_charts  # noqa: E402
-from runfolder import RunFolder  # noqa: E402
+from runfolder import RunFolder, RunFolderError, output_of, writing  # noqa: E402
 from term import visible  # noqa: E402
 from reporting import chartmodel, model  # noqa: E402
 from reporting.chartmodel import KINDS, ideal, whisker  # noqa: E402
@@ -44,7 +44,7 @@ def series(chart, dat):
     if panels:
         lines = sorted(lines, key=lambda ln: (ln.placement, ln.variant))
     ymax = 0.0
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for ln in lines:
             f.write(quoted(ln.variant or chart.metric if panels else ln.label) + "\n")
             line = ideal({t: p["s"]["median"] for t, p in ln.marks.items()}) if chart.ideal else {}
@@ -69,7 +69,7 @@ def series(chart, dat):
 
 def bars(chart, dat):
     """Rows: category; column quadruples per variant: median lo hi suspect."""
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         f.write("category " + " ".join(f'{quoted(v or chart.metric)} lo hi suspect' for v in chart.variants) + "\n")
         for cat in chart.categories:
             vals = []
@@ -88,7 +88,7 @@ def bars(chart, dat):
 def heatmap(chart, dat):
     """A full matrix over the axis, the cell's median, NaN (and a blank label) where nothing was measured.
     A node matrix: rows CPU nodes, columns memory nodes."""
-    with open(dat, "w") as f:
+    with writing(dat) as f:
         for i, a in enumerate(chart.order):
             for j, b in enumerate(chart.order):
                 p = chart.at(a, b)
@@ -140,8 +140,8 @@ def render(run, e, kind, metric, topo):
     else:
         args = [title, ylabel, f"{info['n']} {info['axes']}", info["cpus"], info["bounds"]]
     for ext in ("png", "svg"):
-        subprocess.run(["gnuplot", "-c", script, base + ".dat", f"{base}.{ext}", ext, str(width), *args],
-                       check=True)
+        with output_of(f"{base}.{ext}") as out:     # gnuplot writes a fresh name, renamed into place
+            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True)
     return f"{base}.png"
 
 
@@ -150,7 +150,7 @@ def main(argv):
     rf = RunFolder(run)
     try:
         m = model.charted(rf.path)
-    except (model.DataError, JournalError) as e:      # a row no chart can show: the report says the same, file:line
+    except (model.DataError, JournalError, RunFolderError) as e:   # a row no chart can show, file:line
         print(visible(f"charts: {e}"), file=sys.stderr)
         return 2
     exps = {e["name"]: e for e in m["experiments"]}
@@ -169,7 +169,12 @@ def main(argv):
                 print(visible(f"charts: {name}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
                       file=sys.stderr)
     topo = rf.topology()
-    made = [png for exp, kind, metric in dict.fromkeys(wanted) if (png := render(run, exps[exp], kind, metric, topo))]
+    try:
+        made = [png for exp, kind, metric in dict.fromkeys(wanted)
+                if (png := render(run, exps[exp], kind, metric, topo))]
+    except RunFolderError as e:      # a folder of the run that is not a real folder inside it: nothing written there
+        print(visible(f"charts: {e}"), file=sys.stderr)
+        return 2
     print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
     return 0
 

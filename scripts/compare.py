@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reporting import html_page, markdown, model  # noqa: E402
 from reporting.comparison import compare  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
-from runfolder import RunFolder, write_atomic_text  # noqa: E402
+from runfolder import RunFolder, RunFolderError, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 
 
@@ -30,7 +30,7 @@ def main(argv):
             return 2
     try:
         ma, mb = model.build(a_run), model.build(b_run)
-    except (model.DataError, JournalError) as e:
+    except (model.DataError, JournalError, RunFolderError) as e:
         print(f"compare: {visible(e)}", file=sys.stderr)
         return 2
     cmp = compare(ma, mb)

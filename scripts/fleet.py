@@ -49,7 +49,7 @@ from engine.history import load as load_history  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from nixenv import NixEnvError, digest, shell  # noqa: E402
-from runfolder import RunFolder, is_run, results_dir, stamp_now, write_atomic_text  # noqa: E402
+from runfolder import RunFolder, RunFolderError, is_run, read_json, results_dir, stamp_now, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
@@ -120,7 +120,15 @@ def table(head, rows):
 
 # --- check -----------------------------------------------------------------------------------------
 def virt_word(f):
-    d = f.get("detect_virt", "").strip()
+    """Every layer systemd-detect-virt finds (--vm and --container: `VM (kvm), in a container (docker)`),
+    else its one word, else Ansible's facts."""
+    vm, ct = (play.one_line(str(f.get(k) or ""))[:40] for k in ("detect_vm", "detect_container"))
+    if vm or ct:
+        layers = [f"VM ({vm})" if vm not in ("", "none") else "bare metal" if ct in ("", "none") else ""]
+        if ct not in ("", "none"):
+            layers.append(f"in a container ({ct})" if layers[0] else f"container ({ct}), no VM found")
+        return ", ".join(x for x in layers if x)
+    d = play.one_line(str(f.get("detect_virt") or ""))[:40]
     if d == "none":
         return "bare metal"
     if d:
@@ -270,14 +278,21 @@ def controller_text(env):
 
 
 def progress_line(p):
+    """A host's progress (scripts/progress.py there, as JSON) in one line; what is not of its shape is '?'."""
     try:
-        g = json.loads(p.get("progress") or "{}")
-    except ValueError:
+        g = json.loads(str(p.get("progress") or "{}")[:65536])
+    except (ValueError, RecursionError):
         g = {}
-    if not g:
+    if not isinstance(g, dict) or not g:
         return "starting (installing tools, building)"
-    return play.one_line(f"{g.get('done', 0)} repeats done, {g.get('failed', 0)} failed, {g.get('suspect', 0)} "
-                         f"suspect, {g.get('remeasured', 0)} re-measured; last: {g.get('last') or '–'}")
+
+    def count(k):
+        v = g.get(k, 0)
+        return v if type(v) is int and 0 <= v < 10**12 else "?"
+    last = g.get("last")
+    return play.one_line(f"{count('done')} repeats done, {count('failed')} failed, {count('suspect')} "
+                         f"suspect, {count('remeasured')} re-measured; last: "
+                         f"{last[:200] if isinstance(last, str) and last else '–'}")
 
 
 def client_setup(keys, hosts, env):
@@ -492,7 +507,7 @@ def cmd_sweep(keys, args, env):
         title = f"Fleet sweep {os.path.basename(fdir)}: {', '.join(lab for lab, _m in runs)}"
         cmp = nway.compare(runs)
         with open(os.path.join(fdir, "fleet.md"), "w") as f:
-            f.write(nway.markdown(runs, cmp, title, missing))
+            f.write(visible(nway.markdown(runs, cmp, title, missing), lines=True))   # received names: shown, not obeyed
         with open(os.path.join(fdir, "fleet.html"), "w") as f:
             f.write(nway.html(runs, cmp, title, missing, [(lab, f"{lab}/report.html") for lab, _m in runs]))
     say(table(["host", "state", "run folder"],
@@ -521,6 +536,30 @@ def read_record(path):
             k, v = line.rstrip("\n").split("=", 1)
             settings[k] = v
     return settings, nodes
+
+
+# What a Cassandra host reports (fleet/cassandra.yml) goes into the controller's cluster record, one
+# `key=value` line per node that cluster-down and the contact points are read from: each field in its shape.
+NODE_FIELDS = {"pid": r"[0-9]{1,10}", "cql": r"[A-Za-z0-9.-]{1,253}:[0-9]{1,5}", "address": r"[A-Za-z0-9.-]{1,253}",
+               "numa": r"[0-9]{1,4}|unbound", "host": r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}",
+               "work": r"[A-Za-z0-9._/~-]{1,255}", "code_dir": r"[A-Za-z0-9._/~-]{1,255}", "seed": r"True|False|true|false",
+               "java": r"[^\x00-\x1f\x7f]{0,200}"}
+
+
+def node_report(path, host):
+    """A Cassandra host's report (out/<host>.json): the fields of their shape; another is dropped and said."""
+    try:
+        r = read_json(path, root=os.path.dirname(path)) or {}
+    except RunFolderError as e:
+        say(f"cluster: {host}: {e}")
+        return {}
+    out = {}
+    for k, v in r.items():
+        if k in NODE_FIELDS and isinstance(v, (str, int)) and re.fullmatch(NODE_FIELDS[k], str(v)):
+            out[k] = str(v)
+        elif k in NODE_FIELDS and v not in ("", None):
+            say(visible(f"cluster: {host}: its {k} {str(v)[:60]!r} is not what cassandra.yml reports: left out"))
+    return out
 
 
 def cmd_cluster_up(keys, args, env):
@@ -561,7 +600,7 @@ def cmd_cluster_up(keys, args, env):
     rows, nodes = [], []
     for i, h in enumerate(hosts, 1):
         path = os.path.join(out, f"{h}.json")
-        r = json.load(open(path)) if os.path.exists(path) else {}
+        r = node_report(path, h)
         nodes.append(dict(r, i=i))
         rows.append([h, r.get("cql", "–"), "seed" if h == seed else "joins", r.get("numa", "–"),
                      play.one_line(r.get("java") or "–"), r.get("pid") or "–", outcome.by_host[h]])

@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import c2c_published as C  # noqa: E402
+from term import visible  # noqa: E402
 from runfolder import results_dir, run_name, stamp_now  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,7 +38,7 @@ def import_one(path, topology, name, source, dest, entry=None):
     rows = C.write_run(dest, path, topology, name, source, entry)
     for prog in ("charts.py", "report.py"):
         subprocess.run([sys.executable, os.path.join(HERE, prog), dest], check=True, stdout=subprocess.DEVNULL)
-    print(f"import-c2c: {name}: {dest}", file=sys.stderr)
+    print(visible(f"import-c2c: {name}: {dest}"), file=sys.stderr)
     return rows
 
 
@@ -74,5 +75,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
     except C.C2CError as e:
-        print(f"import-c2c: {e}", file=sys.stderr)
+        print(visible(f"import-c2c: {e}"), file=sys.stderr)
         sys.exit(2)

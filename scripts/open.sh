@@ -2,7 +2,7 @@
 # Print the path of a run's report.html (the newest run when none is given) and open it in a browser
 # where a desktop session exists. The page is redrawn from the run's data first: a run folder may
 # come from someone else, and the report.html it carries is theirs, not one this lab drew.
-#   scripts/open.sh [RUN]      RUN: a run folder, a name under results/, or a compare-*.html file
+#   scripts/open.sh [RUN]      RUN: a run folder or a name under results/ (another .html page is not opened: it cannot be redrawn here)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 results=${LAB_RESULTS:-$root/results}
@@ -23,9 +23,11 @@ elif [[ -f $target && $(basename "$target") == report.html && -d $(dirname "$tar
   target=$(dirname "$target")
   page=$target/report.html
 elif [[ -f $target && $target == *.html ]]; then
-  page=$target
+  # a page outside a run folder cannot be redrawn here, and one from elsewhere runs its own scripts
+  echo "open: not opening $(printf '%q' "$target") as it is: the lab cannot redraw a page outside a run folder; open its run folder, or redraw a comparison with ./lab compare A B" >&2
+  exit 2
 else
-  echo "open: $target is neither a run folder nor an .html file" >&2
+  echo "open: $(printf "%q" "$target") is neither a run folder nor a page the lab can redraw" >&2
   exit 2
 fi
 if [[ -d $target ]]; then

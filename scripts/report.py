@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reporting import goals, html_page, markdown, model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
-from runfolder import RunFolder, is_run  # noqa: E402
+from runfolder import RunFolder, RunFolderError, is_run  # noqa: E402
 from term import visible  # noqa: E402
 
 
@@ -27,11 +27,11 @@ def main(argv):
         return 2
     try:
         m = model.build(run)
-    except (model.DataError, JournalError) as e:
+        rf.write_text("report.md", markdown.render(m))
+        rf.write_text("report.html", html_page.report(m))
+    except (model.DataError, JournalError, RunFolderError) as e:
         print(f"report: {visible(e)}", file=sys.stderr)
         return 2
-    rf.write_text("report.md", markdown.render(m))
-    rf.write_text("report.html", html_page.report(m))
     for e in m["experiments"]:      # the goals a spec states, judged: the benchmark's last words
         for line in goals.sentences(e["goals"]):
             print(visible(f"{e['name']}: {line}"), file=sys.stderr)

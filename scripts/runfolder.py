@@ -12,11 +12,14 @@
 Every other module asks this one for a path; none spells `data/points` or `sweep/state` itself.
 Choosing, locking and resuming a run folder live here too, since they read the same files.
 """
+import contextlib
 import fcntl
+import io
 import json
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -163,9 +166,8 @@ class RunFolder:
         from topo import PlacementError, Topology    # here: topo is heavy and most callers need only paths
         xml = self.env("lstopo.xml")
         try:
-            with open(xml, errors="replace") as f:
-                if f.read(12).startswith("unavailable"):
-                    return None
+            if (read_file(xml, "env", self.path) or "unavailable").startswith("unavailable"):
+                return None
             return Topology(xml)
         except (OSError, PlacementError):
             return None
@@ -173,11 +175,8 @@ class RunFolder:
     # --- reading and writing -------------------------------------------------------------------------
     def read(self, rel, default=""):
         """A small text file of the run (stripped), or default."""
-        try:
-            with open(os.path.join(self.path, rel), errors="replace") as f:
-                return f.read().strip()
-        except OSError:
-            return default
+        text = read_file(os.path.join(self.path, rel), "text", self.path)
+        return default if text is None else text.strip()
 
     def state(self):
         return self.read("sweep/state")
@@ -197,7 +196,7 @@ class RunFolder:
 
     def write_text(self, rel, text):
         """Write a file inside the run so that no reader (or a kill -9) ever sees half of it."""
-        write_atomic_text(os.path.join(self.path, rel), text)
+        write_atomic_text(os.path.join(self.path, rel), text, self.path)
 
     def set_state(self, state):
         self.write_text("sweep/state", state + "\n")
@@ -235,9 +234,56 @@ class RunFolder:
         return f
 
 
-def write_atomic_text(path, text):
+def run_of(path):
+    """The run folder holding path (its nearest ancestor with sweep/), or None."""
     d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    while d != os.path.dirname(d):
+        if is_run(d):
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+def real_folder(folder, root=None):
+    """Make or check folder as a real folder: it and every folder between root (default: the run holding
+    it, else its parent) and it exist as folders, none a link. A received run folder keeps its links
+    (tar, unzip, git, rsync -a): a `plots/` that is a link would have the lab write outside the run."""
+    folder = os.path.abspath(folder)
+    root = os.path.abspath(root or run_of(os.path.join(folder, "x")) or os.path.dirname(folder))
+    rel = os.path.relpath(folder, root)
+    if rel.startswith(".."):
+        raise RunFolderError(f"{folder}: outside {root}: refusing to write there")
+    d = root
+    for part in ([] if rel == "." else rel.split(os.sep)):
+        d = os.path.join(d, part)
+        try:
+            st = os.lstat(d)
+        except FileNotFoundError:
+            os.mkdir(d)
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise RunFolderError(f"{d}: a {'link' if stat.S_ISLNK(st.st_mode) else 'file'}, not a real folder "
+                                 "inside the run: refusing to write into it")
+    return folder
+
+
+def dat_problem(text):
+    """Why text is not a gnuplot data file of the lab's own, or None: every quoted field closes on its
+    line (gnuplot data has no escape: a line break or quote from a cell would start a new record)."""
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.count('"') % 2 or any(c < " " and c != "\t" or c == "\x7f" for c in line):
+            return f"line {n}: a quote or control character from a cell reached the gnuplot data"
+    return None
+
+
+def write_atomic_text(path, text, root=None):
+    """Write path whole (temp file + rename: no reader or kill -9 sees half of it) into a real folder
+    (real_folder()). The rename replaces a link at path itself, never the file it points to."""
+    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
+    if path.endswith(".dat") and dat_problem(text):
+        raise RunFolderError(f"{path}: {dat_problem(text)}: not written")
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise RunFolderError(f"{path}: a folder where a file is written: refusing")
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     mask = os.umask(0)
     os.umask(mask)
@@ -252,6 +298,109 @@ def write_atomic_text(path, text):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+class writing(io.StringIO):
+    """`with writing(path) as f:` as `open(path, "w")` would be, written by write_atomic_text on leaving."""
+
+    def __init__(self, path, root=None):
+        super().__init__()
+        self.target, self.root = path, root
+
+    def __exit__(self, kind, *rest):
+        if kind is None:
+            write_atomic_text(self.target, self.getvalue(), self.root)
+        return super().__exit__(kind, *rest)
+
+
+@contextlib.contextmanager
+def output_of(path, root=None):
+    """A fresh temporary name beside path for a program to write (gnuplot's PNG and SVG), renamed to
+    path when it succeeds: the program never opens path, a link or not."""
+    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+# --- reading what may have come from elsewhere --------------------------------------------------------
+# A received run folder is an untrusted file system: a file in it may be a link to /etc/shadow, a FIFO
+# that never ends, /dev/zero, or 400 MB. Every reader of a run's files goes through read_file(): regular
+# files inside the folder only, each kind of file bounded in size; a refusal is one line naming the file.
+LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20}
+# A journal event's `key` names a repeat's raw folder (engine/plan.py's Point.key): only that shape.
+EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
+
+
+def inside(path, root=None):
+    """(root, path relative to it) when path lies in root (default: the run holding it) and no folder on
+    the way is a link, else RunFolderError."""
+    path = os.path.abspath(path)
+    root = os.path.abspath(root or run_of(path) or os.path.dirname(path))
+    rel = os.path.relpath(path, root)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise RunFolderError(f"{path}: outside the run folder {root}: refused")
+    d = root
+    for part in rel.split(os.sep)[:-1]:
+        d = os.path.join(d, part)
+        if os.path.islink(d):
+            raise RunFolderError(f"{d}: a link, not a folder of the run: refused")
+    return root, rel
+
+
+def read_file(path, kind="text", root=None, default=None):
+    """The text of a run's file (UTF-8, bad bytes replaced), or default when it does not exist. Refused
+    (RunFolderError, one line naming the file) unless it is a regular file inside the run, no link
+    followed, at most LIMITS[kind] bytes."""
+    inside(path, root)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return default
+    except OSError as e:
+        why = "a link" if os.path.islink(path) else e.strerror
+        raise RunFolderError(f"{path}: {why}, not a regular file of the run: refused") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RunFolderError(f"{path}: not a regular file (a folder, FIFO or device): refused")
+    with os.fdopen(fd, "rb") as f:
+        cap = LIMITS[kind]
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise RunFolderError(f"{path}: more than {cap >> 10} KiB, more than any {kind} file the lab writes: refused")
+    return data.decode("utf-8", errors="replace")
+
+
+def read_json(path, kind="json", root=None, shape=dict):
+    """A run's JSON file parsed and typed: None when absent; RunFolderError unless it is shape."""
+    text = read_file(path, kind, root)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise RunFolderError(f"{path}:1: not JSON ({type(e).__name__})") from None
+    if not isinstance(value, shape):
+        raise RunFolderError(f"{path}:1: expected a JSON {shape.__name__}, found {type(value).__name__}")
+    return value
+
+
+def read_csv(path, kind="csv", root=None):
+    """A run's CSV file as dict rows ([] when absent), bounded by read_file()."""
+    import csv
+    text = read_file(path, kind, root)
+    if text is None:
+        return []
+    try:
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as e:
+        raise RunFolderError(f"{path}: not CSV ({e})") from None
 
 
 def choose(explicit, signature, ident, results=None, host=None):

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep  # noqa: E402
 from engine import argv as av  # noqa: E402
 
-from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError  # noqa: E402
+from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line  # noqa: E402
 from reporting import model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, host_runs  # noqa: E402
@@ -90,6 +90,12 @@ def main(argv):
         die(f"the command has more than {av.MAX_WORDS} words or a word over {av.MAX_WORD} characters")
     engine, spec_keys, metrics, save = [], {}, [], None
     for k, v in pairs:
+        try:
+            one_line(k, v, "command line")      # before anything is written: every value is one line
+            if k in KEYS and KEYS[k][2]:
+                check(k, v, "command line")
+        except SpecError as e:
+            die(str(e))
         if k == "metric":
             try:
                 metrics.append(av.parse_metric(v))
@@ -135,7 +141,10 @@ def main(argv):
     body = spec_body(words, metrics, spec_keys)
     if save:
         if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/"):
-            die(f"save={save!r}: a path like experiments/NAME.spec")
+            die(f"save={save!r}: a file NAME.spec, from the project's root (experiments/NAME.spec) or absolute, "
+                "without '..'")
+        if os.path.isdir(os.path.join(ROOT, save)):
+            die(f"save={save}: a folder of that name exists: name a file")
         name = os.path.basename(save)[:-5]
     else:
         prog = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(words[0]))[:40] or "cmd"
@@ -155,8 +164,10 @@ def main(argv):
             print("scale: note: the command uses no {threads}, {cpus} or {ncpus}: every point runs the same "
                   "command, only its CPUs differ (a program that counts its CPUs, such as `nproc`, sees the "
                   "placement's)", file=sys.stderr)
-        if save:
-            dest = os.path.join(ROOT, save) if not os.path.isabs(save) else save
+        if save and dry:
+            print(f"scale: dry=1: {save} not written", file=sys.stderr)
+        if save and not dry:
+            dest = os.path.join(ROOT, save)       # an absolute save stays itself
             if os.path.exists(dest) and open(dest).read() != text:
                 die(f"{save} exists with other content: remove it or choose another name")
             os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)

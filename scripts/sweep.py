@@ -198,6 +198,8 @@ def main(argv, shown=None):
                                         if drawn else "report:     none written (" + (
                                             "see above)" if keys.get("draw", "1") == "1" else
                                             f"draw=0: ./lab report {rf.path})")), file=sys.stderr)
+    if drawn is False and keys.get("draw", "1") == "1" and code == 0:
+        code = 1        # asked for a report and wrote none: not a success
     if code == 1:
         print(f"{sweep.failed} point(s) failed: see {rf.journal_log}; run the same command again to "
               "retry them", file=sys.stderr)

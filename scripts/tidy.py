@@ -13,6 +13,8 @@ import os
 import sys
 import tempfile
 
+from runfolder import read_csv
+
 # `suspect` is empty for a clean repeat, else why the interference guard distrusts it ("steal 31% >
 # 10%"). Runs made before it existed have ten columns: read() gives them an empty one.
 COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat",
@@ -49,8 +51,9 @@ def row_problem(row):
 
 def read(path):
     """Rows of a tidy CSV file as dicts (the lab's own files; header included)."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    if not os.path.lexists(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
+    rows = read_csv(path)       # a regular file of the run, bounded (runfolder.read_file)
     for r in rows:
         r["suspect"] = r.get("suspect") or ""
     return rows

@@ -60,10 +60,11 @@ class PU:
 
 def bitmap(mask):
     """hwloc's "0x00000001,,0x0" (32-bit words, most significant first, empty = 0) → set of indexes."""
-    value = 0
-    for word in mask.split(","):
-        value = (value << 32) | int(word.replace("0x", "") or "0", 16)
-    return {i for i in range(value.bit_length()) if value >> i & 1}
+    # linear in the mask's length: shifting a growing number word by word, or testing every bit of it
+    # with a shift, is quadratic (minutes for a crafted NUMA index of a few million)
+    digits = "".join((w.strip().replace("0x", "") or "0").rjust(8, "0") for w in mask.split(","))
+    bits = bin(int(digits, 16))[:1:-1]       # least significant first
+    return {i for i, b in enumerate(bits) if b == "1"}
 
 
 # Linux's usual NR_CPUS: far above any machine. hwloc alone takes ~20 s and 1.1 GB to write the XML of
@@ -78,10 +79,17 @@ def synthetic_pus(text):
         return None
     n = 1
     for word in text.split():
-        m = re.match(r"^[A-Za-z0-9]+:(\d+)", word)
+        m = re.match(r"^[A-Za-z0-9]+:(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", word)
         if m:
-            n *= int(m.group(1))
+            n *= c_count(m.group(1))
     return n
+
+
+def c_count(text):
+    """A count as hwloc reads it (strtoul with base 0): 0x40 is 64, 010 is 8."""
+    if text[:2] in ("0x", "0X"):
+        return int(text[2:], 16)
+    return int(text, 8) if text.startswith("0") else int(text)
 
 
 def load_xml(topology):

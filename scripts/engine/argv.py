@@ -16,6 +16,8 @@ import shlex
 import shutil
 from dataclasses import dataclass
 
+from tidy import value_problem
+
 WORD_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_WORDS = 256
 MAX_WORD = 4096
@@ -113,7 +115,41 @@ def parse_metric(text):
     if groups > 1:
         raise ValueError(f"regex {regex!r} has {groups} groups: use one group around the number, "
                          "(?:…) for the others")
+    if nested_repeat(regex):
+        # (a+)+$ backtracks exponentially, in the engine itself and outside any timeout
+        raise ValueError(f"regex {regex!r} repeats a repetition (like (a+)+): write it without nesting")
+    if name in engine_rows() or name.startswith(("noise_", "perf_")):
+        raise ValueError(f"metric name {name!r} is one of the engine's own rows (wall_s, cpu_*, noise_*, perf_*, "
+                         "…): choose another")
     return Metric(name, regex, unit, better or better_for(unit))
+
+
+def engine_rows():
+    """Metric names the engine and its guard write themselves: a command's metric= must not mix into them."""
+    from engine.child import PER_CALL, RESOURCE_METRICS
+    from engine.guard import NOISE_METRICS
+    return {m for m, _u in RESOURCE_METRICS} | set(NOISE_METRICS) | {PER_CALL}
+
+
+def nested_repeat(regex):
+    """Whether regex repeats (more than once) something that itself repeats more than once."""
+    import re._constants as c
+    import re._parser as parser
+
+    def walk(items, inside):
+        for op, av in items:
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                lo, hi, sub = av
+                if inside and hi > 1 or walk(sub, inside or hi > 1):
+                    return True
+            elif op is c.SUBPATTERN and walk(av[-1], inside):
+                return True
+            elif op is c.BRANCH and any(walk(b, inside) for b in av[1]):
+                return True
+            elif op in (c.ASSERT, c.ASSERT_NOT) and walk(av[1], inside):
+                return True
+        return False
+    return walk(parser.parse(regex), False)
 
 
 def read_metrics(metrics, text):
@@ -130,7 +166,7 @@ def read_metrics(metrics, text):
             value = float(got)
         except (TypeError, ValueError):
             raise ValueError(f"metric {m.name}: regex {m.regex!r} matched {str(got)[:40]!r}, not a number") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"metric {m.name}: regex {m.regex!r} matched {got!r}, not a finite number")
+        if value_problem(got):      # what every reader refuses (tidy.py) fails the point, not the report
+            raise ValueError(f"metric {m.name}: regex {m.regex!r} matched {got!r}: {value_problem(got)}")
         rows.append({"metric": m.name, "value": f"{value:.10g}", "unit": m.unit})
     return rows

@@ -25,6 +25,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import orphans
+
 LAUNCHER = os.path.join("c-probes", "build", "rusage")
 RESOURCE_METRICS = (("wall_s", "s"), ("cpu_user_s", "s"), ("cpu_sys_s", "s"), ("max_rss_kib", "KiB"))
 PER_CALL = "cpu_us_per_call"   # with the spec's `calls`
@@ -92,6 +94,70 @@ class Capped(threading.Thread):
         self.pipe.close()
 
 
+# The command's whole tree, whatever it does to its session, pipes or environment: while a command runs,
+# the engine is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so what the command orphans (a
+# `setsid … &`, a daemon started with `env -i`) becomes the engine's child instead of init's; every such
+# new child and everything under it is ended with the repeat (at the timeout, or when it holds the
+# command's pipes, or when the command has exited and left it running).
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def subreaper(on):
+    """Make this process a child subreaper (on) or not; False where the kernel cannot."""
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def parents():
+    """{pid: parent pid} of every process (from /proc/<pid>/stat)."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                out[int(name)] = int(stat[stat.rfind(b")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def tree(roots, ppid):
+    """The processes under roots (roots included when alive), from a {pid: parent} map."""
+    kids = {}
+    for pid, parent in ppid.items():
+        kids.setdefault(parent, []).append(pid)
+    out, todo = set(), [r for r in roots if r in ppid]
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += kids.get(pid, [])
+    return out
+
+
+def end_tree(root, known):
+    """SIGKILL the command's tree: root's descendants and the engine's children that are not in known
+    (what the command orphaned); reap the orphans. Returns how many processes were ended."""
+    me, strays = os.getpid(), []
+
+    def find():      # a dying parent may fork once more; its orphans come to the engine
+        ppid = parents()
+        strays[:] = [pid for pid, parent in ppid.items() if parent == me and pid not in known and pid != root]
+        return tree(strays + ([root] if root else []), ppid) - {root}
+
+    def reap():
+        for pid in strays:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return orphans.end_all(find, after=reap)
+
+
 def signal_group(p, sig):
     try:
         os.killpg(p.pid, sig)
@@ -128,6 +194,9 @@ def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None, la
             return
         reaped.update(t1=time.monotonic(), status=status, ru=ru)
 
+    ppid = parents()
+    known = {pid for pid, parent in ppid.items() if parent == os.getpid()}     # the engine's own helpers
+    guarded = subreaper(True)
     try:
         t0 = time.monotonic()
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -153,6 +222,7 @@ def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None, la
                 if not waiter.is_alive():
                     break
             notes.append(f"engine: killed after the {timeout:g} s timeout")
+            end_tree(p.pid, known)      # and what it started in other sessions
     finally:
         if on_start:
             on_start(None)
@@ -160,7 +230,13 @@ def run(argv, env, cwd, out_path, err_path, timeout, on_start=None, cap=None, la
         r.join(DRAIN)
         if r.is_alive():            # a descendant still holds the pipe open: end it, keep what came
             signal_group(p, signal.SIGKILL)
+            end_tree(p.pid, known)
             r.join()
+    if guarded:
+        left = end_tree(p.pid, known)
+        subreaper(False)
+        if left:
+            notes.append(f"engine: ended {left} process(es) the command left running")
     notes += [f"engine: {r.dropped} bytes of {name} left out (over the {cap // 1024} KiB cap)"
               for r, name in zip(readers, ("stdout", "stderr")) if r.dropped > 0]
     if "status" not in reaped:

@@ -39,7 +39,12 @@ class HistoryError(Exception):
 
 
 def finite(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(x) and x >= 0
+    except OverflowError:       # a 400-digit integer from a received summary: no float holds it
+        return False
 
 
 def probe_seconds(done):

@@ -5,6 +5,7 @@ import os
 import sys
 import time
 
+from runfolder import EVENT_KEY, RunFolderError, read_file
 from term import visible
 
 POINT_KEYS = ("experiment", "variant", "placement", "threads", "cpus", "repeat", "key")
@@ -68,10 +69,12 @@ def read(path):
     full disk is dropped with a warning (the sweep resumes from the rest), and so is a cut-short
     event that an older engine then appended to; any other bad line is a JournalError."""
     try:
-        with open(path, errors="replace") as f:
-            lines = f.readlines()
-    except FileNotFoundError:
+        text = read_file(path, "journal")
+    except RunFolderError as e:
+        raise JournalError(str(e)) from None
+    if text is None:
         return []
+    lines = text.splitlines(keepends=True)
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -90,6 +93,9 @@ def read(path):
             print(f"warning: {path}:{n}: an event cut short before another, left out", file=sys.stderr)
         if not isinstance(ev, dict) or "event" not in ev:
             raise JournalError(f"{path}:{n}: not a journal event (no \"event\" key)")
+        if ev.get("key") is not None and not EVENT_KEY.fullmatch(str(ev["key"])):
+            # the key names a raw folder the report reads and links: a repeat's name, never `../`
+            raise JournalError(f"{path}:{n}: event key {str(ev['key'])[:80]!r} is not a repeat's name")
         out.append(ev)
     return out
 

@@ -38,9 +38,15 @@ def holders(token):
 def end(token, rounds=20):
     """SIGKILL every holder of the token until none is left (a dying parent may fork once more).
     Returns how many were ended."""
+    return end_all(lambda: holders(token), rounds)
+
+
+def end_all(find, rounds=20, after=None):
+    """SIGKILL what find() returns until it returns nothing; after() (else a short pause) between rounds.
+    Returns how many processes were ended."""
     ended = set()
     for _ in range(rounds):
-        pids = holders(token)
+        pids = find()
         if not pids:
             break
         for pid in pids:
@@ -49,7 +55,7 @@ def end(token, rounds=20):
                 ended.add(pid)
             except ProcessLookupError:
                 pass
-        time.sleep(0.05)
+        after() if after else time.sleep(0.05)
     return len(ended)
 
 

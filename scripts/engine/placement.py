@@ -7,8 +7,9 @@ bound it to itself (-1 or absent: it bound nothing). The node expected is `mem_w
 bound the data, else the point's NUMA nodes when the engine applied `membind` (local or interleave) to a
 pinned point; otherwise nothing is expected and nothing is checked. A mismatch makes the repeat disturbed,
 like steal: measured again, then kept as suspect with the reason."""
-import csv
 import os
+
+from runfolder import RunFolderError, read_csv
 
 
 def _int(text, default=-1):
@@ -19,11 +20,7 @@ def _int(text, default=-1):
 
 
 def _rows(raw):
-    path = os.path.join(raw, "ran-on.csv")
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return read_csv(os.path.join(raw, "ran-on.csv"), "text")     # a regular file of the run, bounded
 
 
 def memory_nodes(raw):
@@ -37,7 +34,11 @@ def misplaced(raw, nodes, membind, pinned):
     says where its memory was is where it should be."""
     engine_expects = set(nodes) if pinned and membind in ("local", "interleave") and nodes else set()
     wrong, checked = [], 0
-    for r in _rows(raw):
+    try:
+        rows = _rows(raw)
+    except RunFolderError as e:     # the instrument left something that is not its CSV: the repeat says so
+        return f"ran-on.csv unreadable: {e}"
+    for r in rows:
         node, want = _int(r.get("mem_node")), _int(r.get("mem_want"))
         expected = {want} if want >= 0 else engine_expects
         if node < 0 or not expected:

@@ -68,7 +68,7 @@ CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric", "goal")
 # Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
 # a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
-MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 1000,
+MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 100,
         "max_invol_cs": 1e9, "calls": 10**12}
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
@@ -86,6 +86,11 @@ ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "dra
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")
+# Kinds of keys that choose a machine, a server or a file (ssh logins, contact points, pidfiles, paths):
+# a received archive's args.json carries measurement settings only, so a replay drops these
+# (archive.py), whatever their names become.
+TARGET_KINDS = ("clients", "nodes", "pidfiles", "path")
+TARGET_KEYS = tuple(k for k, v in KEYS.items() if v[0] in TARGET_KINDS)
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
@@ -108,6 +113,7 @@ def check(key, value, where):
     words = value.split()
     bad = None
     most = MOST.get(key, MOST.get(kind))
+    one_line(key, value, where)
     if not value.strip() and key not in MAY_BE_EMPTY:
         raise SpecError(f"{where}: {key} is empty: give it a value, or leave the line out for the default")
     if len(value) > MOST_CHARS or (kind != "shell" and len(words) > MOST_WORDS):
@@ -127,11 +133,13 @@ def check(key, value, where):
     elif kind == "count0" and not whole(value, 0, most):
         bad = f"a whole number from 0 to {most}"
     elif kind in ("seconds", "percent"):
+        # a timeout of 0 would be coreutils' `timeout 0`: no limit at all
+        above = key == "timeout"
         try:
-            if not 0 <= float(value) <= most:      # NaN and inf fail too
-                raise ValueError
+            if not ((0 < float(value)) if above else (0 <= float(value))) or not float(value) <= most:
+                raise ValueError      # NaN and inf fail too
         except ValueError:
-            bad = f"a number from 0 to {most:g}"
+            bad = f"a number {'above 0 and at most' if above else 'from 0 to'} {most:g}"
     elif kind == "cost" and not re.fullmatch(r"\d+(\.\d+)?(/pair|/cpu)?( max \d+(\.\d+)?)?", value):
         bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
@@ -171,6 +179,15 @@ def check(key, value, where):
             bad = str(e)
     if bad:
         raise SpecError(f"{where}: {key} must be {bad}, not {value!r}")
+
+
+def one_line(key, value, where):
+    """Raise SpecError unless value is one line of printable text: a line break would add spec lines (a
+    `build =` that runs) to a run's spec snapshot or ./lab scale's spec, a control character would
+    rewrite a terminal."""
+    bad = next((c for c in value if not c.isprintable() and c != "\t"), None)
+    if bad is not None:
+        raise SpecError(f"{where}: {key} must be one line of printable text, not {value[:80]!r} (it holds {bad!r})")
 
 
 def clients_ok(value):

@@ -5,6 +5,8 @@ import json
 import os
 import shutil
 import tarfile
+
+from archive import ArchiveError, members_of
 from runfolder import stamp_now, write_atomic_text
 
 STATE = "fleet.json"
@@ -55,24 +57,19 @@ def unpack(tgz, dest, max_bytes=20 << 30):
     tmp = dest + ".unpacking"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    total = 0
     with tarfile.open(tgz, "r:gz") as t:
-        members = t.getmembers()
-        tops = {m.name.split("/", 1)[0] for m in members}
-        if len(tops) != 1:
-            raise FetchError(f"{tgz}: expected one run folder, found {sorted(tops)[:3]}")
-        for m in members:
-            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in m.name.split("/"):
-                raise FetchError(f"{tgz}: member {m.name!r} is not a plain file or folder of the run")
-            total += m.size
-            if total > max_bytes:
-                raise FetchError(f"{tgz}: more than {max_bytes >> 30} GiB unpacked")
+        # the archive's own rules (archive.py): plain files and folders under one top, none sparse, none
+        # twice, bounded in size and count
+        try:
+            _members, top = members_of(tgz, t, max_total=max_bytes)
+        except ArchiveError as e:
+            raise FetchError(str(e)) from None
         # Members were checked above; the "data" filter (Python ≥ 3.11.4) also drops modes it should not keep.
         if hasattr(tarfile, "data_filter"):
             t.extractall(tmp, filter="data")
         else:
             t.extractall(tmp)
-    top = os.path.join(tmp, tops.pop())
+    top = os.path.join(tmp, top)
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(top, dest)
     shutil.rmtree(tmp, ignore_errors=True)

@@ -59,7 +59,39 @@ def load(path, env):
             raise InventoryError(f"{line_of(path, h)}: host name {h!r}: use letters, digits, '.', '_' or '-' "
                                  "(it names a folder on this machine)")
     groups = {g: members(data, g) for g in data if g not in ("_meta",)}
-    return {"hosts": hosts, "groups": groups, "hostvars": data.get("_meta", {}).get("hostvars", {})}
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    for h in hosts:
+        why = hostvar_problem(hostvars.get(h, {}))
+        if why:
+            raise InventoryError(f"{line_of(path, why[0])}: {h}: {why[0]}={str(why[1])[:80]!r}: {why[2]}")
+    return {"hosts": hosts, "groups": groups, "hostvars": hostvars}
+
+
+# Host variables the lab puts into paths, ports and Cassandra's options on other hosts: only the shapes
+# they can take (a `|` or `&` in lab_dir would break or silently move Cassandra's folders).
+HOSTVARS = {
+    "lab_dir": (re.compile(r"/?[A-Za-z0-9._/-]{1,255}"), "a path of letters, digits, '.', '_', '-' and '/'"),
+    "cassandra_heap": (re.compile(r"[1-9][0-9]{0,5}[MG]"), "a size such as 512M or 4G"),
+    "ansible_port": (re.compile(r"[1-9][0-9]{0,4}"), "a port from 1 to 65535"),
+    "cassandra_port": (re.compile(r"[1-9][0-9]{0,4}"), "a port from 1 to 65535"),
+    "cassandra_storage_port": (re.compile(r"[1-9][0-9]{0,4}"), "a port from 1 to 65535"),
+    "cassandra_jmx_port": (re.compile(r"[1-9][0-9]{0,4}"), "a port from 1 to 65535"),
+}
+
+
+def hostvar_problem(hv):
+    """(name, value, what it must be) of the first host variable of the wrong shape, or None."""
+    if not isinstance(hv, dict):
+        return ("hostvars", hv, "not a mapping")
+    for name, (shape, what) in HOSTVARS.items():
+        v = hv.get(name)
+        if v is None:
+            continue
+        text = str(v)
+        if (isinstance(v, (dict, list, bool)) or not shape.fullmatch(text) or ".." in text.split("/")
+                or ("port" in name and int(text) > 65535)):
+            return (name, v, what)
+    return None
 
 
 def select(inv, pattern, path, env):

@@ -5,6 +5,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,6 +59,25 @@ class Outcome:
         return self.by_host.get(h, "").startswith("unreachable")
 
 
+def local_python(inventory, env, tmp):
+    """["-i", overlay] giving hosts with ansible_connection=local the controller's own Python (the one
+    running this), unless the inventory names one: Ansible's discovery may pick a `python3` that is a
+    pyenv shim with no interpreter behind it, and then says only "Module result deserialization failed"."""
+    from fleetlib.inventory import InventoryError, load
+    try:
+        hostvars = load(inventory, env)["hostvars"]
+    except InventoryError:
+        return []       # the play says what is wrong with the inventory
+    local = sorted(h for h, v in hostvars.items() if isinstance(v, dict) and v.get("ansible_connection") == "local"
+                   and "ansible_python_interpreter" not in v)
+    if not local:
+        return []
+    overlay = os.path.join(tmp, "local-python.yml")
+    with open(overlay, "w") as f:       # JSON is YAML: names and the path are data, never inventory syntax
+        json.dump({"all": {"hosts": {h: {"ansible_python_interpreter": sys.executable} for h in local}}}, f)
+    return ["-i", overlay]
+
+
 def run(playbook, inventory, hosts, extra, env, log_path, check=False):
     """Run fleet/<playbook> on `hosts` (names); Ansible's own output is appended to log_path. check: Ansible's
     check mode (nothing is changed on the hosts; tasks marked check_mode: false still report)."""
@@ -66,7 +86,8 @@ def run(playbook, inventory, hosts, extra, env, log_path, check=False):
         status = os.path.join(tmp, "status.jsonl")
         with open(vars_file, "w") as f:
             json.dump(dict(extra, fleet_hosts=",".join(hosts)), f)
-        argv = ["ansible-playbook", "-i", os.path.abspath(inventory), "-e", "@" + vars_file,
+        argv = ["ansible-playbook", "-i", os.path.abspath(inventory), *local_python(inventory, env, tmp),
+                "-e", "@" + vars_file,
                 os.path.join(FLEET, playbook)] + (["--check"] if check else [])
         with open(log_path, "a") as log:
             log.write(f"\n### {' '.join(shlex.quote(a) for a in argv)}\n")

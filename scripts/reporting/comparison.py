@@ -4,7 +4,7 @@ when the runs built different code (env/build.txt) or ran different specs (sweep
 import difflib
 import os
 
-from runfolder import RunFolder
+from runfolder import RunFolder, read_file
 from c2c_published import imported
 from stats import summary, welch
 
@@ -28,7 +28,7 @@ def by_key(model):
 
 
 def read_text(path):
-    return open(path, errors="replace").read() if os.path.exists(path) else None
+    return read_file(path, "env")
 
 
 def warnings(a_run, b_run):
@@ -55,8 +55,8 @@ def warnings(a_run, b_run):
     sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
     for name in names:
-        ta = [ln.strip() for ln in open(os.path.join(sa, name)) if ln.strip() and not ln.startswith("#")]
-        tb = [ln.strip() for ln in open(os.path.join(sb, name)) if ln.strip() and not ln.startswith("#")]
+        ta = [ln.strip() for ln in read_file(os.path.join(sa, name)).splitlines() if ln.strip() and not ln.startswith("#")]
+        tb = [ln.strip() for ln in read_file(os.path.join(sb, name)).splitlines() if ln.strip() and not ln.startswith("#")]
         if ta != tb:
             only_a = [ln for ln in ta if ln not in tb]
             only_b = [ln for ln in tb if ln not in ta]

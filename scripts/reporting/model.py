@@ -11,7 +11,7 @@ from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' cor
 from engine.perfsummary import METRICS as PERF_METRICS
 from engine.placement import memory_nodes
 from engine.spec import spec_charts
-from runfolder import ROOT, RunFolder
+from runfolder import ROOT, RunFolder, RunFolderError, read_file
 from stats import summary
 from tidy import COLUMNS, read, row_problem
 
@@ -31,18 +31,18 @@ class DataError(ValueError):
 
 def kv(path):
     out = {}
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            k, sep, v = line.partition("=")
-            if sep:
-                out[k.strip()] = v.strip()
+    for line in (read_file(path, "env") or "").splitlines():
+        k, sep, v = line.partition("=")
+        if sep:
+            out[k.strip()] = v.strip()
     return out
 
 
 def first_line(path, prefix=""):
-    if not os.path.exists(path):
+    text = read_file(path, "env")
+    if text is None:
         return "unavailable: not captured"
-    for line in open(path, errors="replace"):
+    for line in text.splitlines():
         if line.startswith(prefix):
             return line[len(prefix):].strip()
     return "unavailable"
@@ -56,7 +56,7 @@ def read_rows(path):
     """tidy.read with a clear error naming file:line instead of a traceback on a corrupt file."""
     try:
         rows = read(path)
-    except (OSError, csv.Error, UnicodeDecodeError) as e:
+    except (OSError, csv.Error, UnicodeDecodeError, RunFolderError) as e:
         raise DataError(f"{path}: cannot read: {e}") from None
     if rows and ("metric" not in rows[0] or "value" not in rows[0]):
         raise DataError(f"{path}:1: header lacks metric/value (expected {','.join(COLUMNS)})")
@@ -131,7 +131,7 @@ def host(run):
              and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else [])
         + ([("load generators", network_row(f"{env}/network.txt"))] if os.path.exists(f"{env}/network.txt") else []),
         "warnings": memory_time_warnings(mt),
-        "build": open(build, errors="replace").read().strip() if os.path.exists(build) else None,
+        "build": (read_file(build, "env") or "").strip() or None,
     }
 
 
@@ -139,8 +139,7 @@ def cluster_row(path):
     """env/cassandra-cluster.txt (cassandra/cluster.sh's record, or fleet.py cluster-up's) in one line: how
     many nodes, where, and how each is bound. A received run's file: its values are shown, never run."""
     where, nodes = "?", []
-    with open(path, errors="replace") as f:
-        lines = [line[:1000] for _n, line in zip(range(200), f)]     # bounded: a received run's file
+    lines = [line[:1000] for line in read_file(path, "env").splitlines()[:200]]     # bounded: a received run's file
     for line in lines:
         if line.startswith("where="):
             where = line[6:].strip()
@@ -155,8 +154,7 @@ def network_row(path):
     path between the server and its load generators, and each client's. A received run's file: shown,
     never run; bounded."""
     path_text, clients = "?", []
-    with open(path, errors="replace") as f:
-        lines = [line[:1000] for _n, line in zip(range(64), f)]
+    lines = [line[:1000] for line in read_file(path, "env").splitlines()[:64]]
     for line in lines:
         if line.startswith("path="):
             path_text = line[5:].strip()
@@ -443,7 +441,7 @@ def experiment(run, exp, journal, pub, vmap):
     bounds = client.bound(pts)
     e = {
         "name": exp,
-        "spec": [ln.rstrip() for ln in open(spec) if ln.strip()] if os.path.exists(spec) else [],
+        "spec": [ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
         "charts": charts,
         "chart_files": [(k, m, os.path.relpath(rf.chart(exp, k, m), run)) for k, m in charts
                         if os.path.exists(rf.chart(exp, k, m, "png"))],
