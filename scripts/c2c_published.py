@@ -206,12 +206,17 @@ def imported(run):
     rec = read_json(path)       # a regular file of the run, bounded, an object (else one line, exit 2)
     if rec is None:
         return None
-    whole = ("cpus", "pairs", "home_package")      # numbers the readers count with; the rest is text
+    whole = ("cpus", "pairs", "home_package")      # numbers the readers count with
+    # Fields a tool import (scripts/imports/) adds with structure: the readers check each where they use
+    # it (imported_charts, model.host), all within read_json's size cap; every other field is short text.
+    shaped = {"charts": list, "machine": dict, "format_version": (int, str), "commands": list,
+              "exit_codes": (list, dict), "benchmark": dict, "aggregates_only": list}
     bad = next((k for k, v in rec.items() if ((type(v) is not int or not 0 <= v <= 1 << 20) if k in whole
+                                               else not isinstance(v, shaped[k]) if k in shaped
                                                else not isinstance(v, str) or len(v) > 1000)), None)
     if bad is not None:
-        raise RunFolderError(f"{path}:1: {str(bad)[:40]!r} is not {'a whole number' if bad in whole else 'a short text'}"
-                             ", as import-c2c writes it")
+        what = "a whole number" if bad in whole else "of its import's shape" if bad in shaped else "a short text"
+        raise RunFolderError(f"{path}:1: {str(bad)[:40]!r} is not {what}, as the lab's imports write it")
     return rec
 
 
