@@ -119,7 +119,7 @@ def test_a_section_shows_the_same_rows_in_report_md_and_report_html(tmp_path):
 
 
 def test_a_hostile_variant_reaches_the_page_escaped(tmp_path):
-    evil = '<script>alert(1)</script>"\nx'
+    evil = '<script>alert(1)</script>"\nx\x1b[2J'
     quoted = evil.replace('"', '""')
     lines = [f'r,sp,"{quoted}",compact,{t},0,{i},ops_per_s,{100 * t + i},1/s,' for t in (1, 2) for i in (1, 2, 3)]
     lines += [f'r,sp,"{quoted}",compact,{t},0,{i},noise_steal_pct,1,%,' for t in (1, 2) for i in (1, 2, 3)]
@@ -133,6 +133,8 @@ def test_a_hostile_variant_reaches_the_page_escaped(tmp_path):
     md = (run / "report.md").read_text()
     # the line break does not cut a markdown row in two
     assert not any(ln.startswith('x"') or ln.startswith("x |") for ln in md.splitlines()), md
+    # a terminal escape is shown, not obeyed (issue 44: control characters in report.md)
+    assert "\x1b" not in md and "\\x1b[2J" in md
     assert (run / "plots" / "sp-bars-ops_per_s.png").stat().st_size > 2000
 
 

@@ -3,6 +3,7 @@ file says only how a block looks in markdown."""
 import os
 
 from reporting import view
+from term import visible
 
 
 def cell(c):
@@ -88,7 +89,8 @@ def render(m):
         lines.append("")
     if m["not_measured"]:
         lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m["not_measured"].items())] + [""]
-    return "\n".join(lines) + "\n"
+    # A received name's control characters are shown as \xNN, never left for a terminal or viewer to obey.
+    return visible("\n".join(lines), lines=True) + "\n"
 
 
 def comparison(ma, mb, cmp):
@@ -103,4 +105,4 @@ def comparison(ma, mb, cmp):
             "(placements one host cannot satisfy, or experiments one run did not include).", ""]
     if cmp["noise"]:
         out += ["## Noise per point (not results)", ""] + blocks([view.compare_noise(cmp["noise"])])
-    return "\n".join(out) + "\n"
+    return visible("\n".join(out), lines=True) + "\n"
