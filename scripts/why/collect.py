@@ -71,7 +71,9 @@ def record_prefix(data, event, status):
         return []
     root = os.geteuid() == 0
     ev_text = event if root or paranoid() <= 1 else event + ":u"
-    argv = ["perf", "record", "-q", "-o", data, "--max-size", MAX_BYTES, "-m", MMAP_PAGES,
+    # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
+    # stripped binary from an unstripped copy recorded earlier
+    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES, "-m", MMAP_PAGES,
             "--call-graph", f"dwarf,{STACK_BYTES}",
             "--sample-cpu", "-e", f"{ev_text}/freq={HZ}/"]
     if status["offcpu"] == ev.OK:
@@ -151,19 +153,20 @@ def hot_instructions(folder, env):
     return rows
 
 
+RECORDED = ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")
+
+
 def evidence_run(folder, run, data, env, log, status):
-    """Fold the recording `data` of evidence run `run` into the format's files in `folder`; returns the
-    statuses with what this run could not give (status is not changed)."""
+    """Fold the recording `data` of evidence run `run` into the format's files in `folder`; returns (the
+    statuses with what this run could not give, the tree's seconds under perf or None)."""
     status = dict(status)
     if status["oncpu"] != ev.OK:
-        return status
+        return status, None
     if not os.path.exists(data):
-        why = ev.NA + "perf record wrote nothing (see the evidence log)"
-        return dict(status, **{k: why for k in ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")})
+        return dict(status, **{k: ev.NA + "perf record wrote nothing (see stderr_r*.log)" for k in RECORDED}), None
     f, why = script(data, env, log)
     if f is None:
-        why = ev.NA + why
-        return dict(status, **{k: why for k in ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")})
+        return dict(status, **{k: ev.NA + why for k in RECORDED}), None
     traced = status["offcpu"] == ev.OK
     hot = hot_instructions(f, env) if status["hotins"] == ev.OK else None
     if hot == []:
@@ -176,7 +179,7 @@ def evidence_run(folder, run, data, env, log, status):
         status["symbols"] = "missing: " + " ".join(stripped)
     if f.samples == 0:
         status["oncpu"] = ev.NA + "perf recorded no sample (the command ran too briefly?)"
-    return status
+    return status, f.span() or None
 
 
 # --- the engine's side: a point's evidence runs after its timed repeats --------------------------
@@ -244,11 +247,13 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             if os.path.exists(data):
                 os.remove(data)
             break
+        got, span = evidence_run(folder, r, data, env, log, status)
+        statuses.append(got)
+        wall = span or usage.wall_s
         value = metric_value(spec, name, out) if name else None
-        walls.append(round(usage.wall_s, 6))
+        walls.append(round(wall, 6))
         values.append(value)
-        works.append(value * usage.wall_s if higher and value is not None else 1)
-        statuses.append(evidence_run(folder, r, data, env, log, status))
+        works.append(value * wall if higher and value is not None else 1)
         if os.path.exists(data):
             os.remove(data)          # hundreds of MiB: the folded files are what is kept
     done = len(walls)

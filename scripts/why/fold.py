@@ -110,6 +110,7 @@ class Folder:
         self.samples = 0
         self.unknown = {}         # dso → [frames, unknown frames]
         self.leaves = {}          # (symbol, dso, symoff) → samples, user-space leaves of on-CPU samples
+        self.first = self.last = None   # the tree's first and last recorded event (seconds)
 
     def comm_of(self, e):
         return self.leader.get(e.pid, e.comm)
@@ -123,6 +124,8 @@ class Folder:
         return t
 
     def add(self, e):
+        self.first = e.time if self.first is None else min(self.first, e.time)
+        self.last = e.time if self.last is None else max(self.last, e.time)
         t = self.thread(e)
         if t is None:
             return
@@ -234,10 +237,17 @@ class Folder:
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
                  "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
 
+    def span(self):
+        """Seconds from the tree's first to its last recorded event: its run under the profiler, without
+        perf's own start-up and write-out (0 without events)."""
+        return self.last - self.first if self.first is not None else 0.0
+
     def stripped(self):
-        """Binaries whose user frames are mostly unnamed (a stripped binary, or one without symbols)."""
+        """Binaries whose user frames are mostly unnamed (a stripped binary, or one without symbols),
+        among those with a share of the samples: taskset's few frames before it execs do not count."""
+        total = sum(n for n, _u in self.unknown.values())
         return sorted(d for d, (n, unk) in self.unknown.items()
-                      if n and unk * 2 >= n and d.startswith("/") and not JIT_DSO.match(d))
+                      if n >= max(5, total / 100) and unk * 2 >= n and d.startswith("/") and not JIT_DSO.match(d))
 
 
 def fold(lines):
