@@ -17,7 +17,7 @@ from why import evidence as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 BUILD = os.path.join(FIXTURES, "build")
-PROGRAMS = ("lock", "sharedline", "serial", "scales", "forks")
+PROGRAMS = ("lock", "sharedline", "serial", "scales", "forks", "jit")
 BASE = ("why=1", "why_runs=2", "threads=1 2", "placements=compact", "repeats=1", "retries=0", "warmup=0",
         "capacity=0", "draw=0")
 
@@ -192,6 +192,17 @@ def test_a_forked_tree_is_followed_whole(build, tmp_path):
     locks = [t for t in r["threads"] if t["comm"] == "lock"]
     assert len(locks) >= 6, r["threads"]     # 2 processes × (main + 2 workers)
     assert any(s[0] == "lock" and "update_table" in s for s in r["oncpu"])
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="jit.c writes x86-64 machine code")
+def test_jit_frames_are_counted_not_dropped(build, tmp_path):
+    """Code run from anonymous memory (what a JVM's compiled methods are) has no symbol: its samples
+    stay, as `[jit]` frames, and it is not reported as a binary without symbols."""
+    scale(tmp_path, *BASE, "threads=1", "why_runs=1", "--", "tests/fixtures/why/build/jit", "{threads}")
+    _f, meta, (r,) = evidence(run_folder(tmp_path), 1)
+    jitted = sum(n for s, n in r["oncpu"].items() if s[0] == "jit" and "[jit]" in s)
+    assert jitted * 2 > sum(r["oncpu"].values()), r["oncpu"]
+    assert meta["evidence"]["symbols"] == "ok"
 
 
 def test_a_host_without_perf_says_so_and_the_sweep_succeeds(build, tmp_path):

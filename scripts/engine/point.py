@@ -104,16 +104,17 @@ def shown_command(spec, values):
     return display(expand_args(spec["command"], spec["args"]), values)
 
 
-def command_line(ctx, spec, point, repeat, raw, perf_by_engine=False):
+def command_line(ctx, spec, point, repeat, raw, perf_by_engine=False, inner=()):
     """(argv with the point's pinning, env, exec words or None, shell command text, values) of one run:
-    the timed repeats and the evidence runs (why=1) run the same thing."""
+    the timed repeats and the evidence runs (why=1) run the same thing; `inner` goes between the pinning
+    and the command (the evidence runs' perf record: pinned, and recording only the command)."""
     pinned = point.placement != "unpinned"
     values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
     env = dict(spec_env(ctx.env, spec), LAB_PERF_EVENT=ctx.perf_event)
     env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
     words = exec_words(spec, values)
     command = "" if words is not None else expand_args(spec["command"], spec["args"])
-    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
+    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + list(inner) + \
         (words if words is not None else ["bash", "-c", shell_text(command)])
     return argv, env, words, command, values
 

@@ -1,5 +1,5 @@
-"""Evidence runs: the point's command once more, after its timed repeats, under one `perf record` that
-follows every thread of the whole process tree (perf's inherit: forks, clones and execs of the command
+"""Evidence runs: the point's command once more, after its timed repeats, under one `perf record` (inside
+the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process tree (perf's inherit: forks, clones and execs of the command
 are recorded; nothing else on the host is). One recording gives all of it (docs/design.md, "Why it stops
 scaling: evidence"):
 
@@ -237,11 +237,15 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     log = os.path.join(folder, "evidence.log")
     for r in range(1, runs + 1):
         data = os.path.join(folder, f".perf_r{r}.data")
-        argv, env, words, _cmd, _v = pt.command_line(ctx, spec, point, 0, folder)
+        # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
+        # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
+        # sampled, and every stack through libc then loses its callers (seen here one run in three).
+        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, folder,
+                                                      inner=record_prefix(data, event, status))
         out = os.path.join(folder, f"stdout_r{r}.txt")
         err = os.path.join(folder, f"stderr_r{r}.log")
-        rc, usage, note = child.run(record_prefix(data, event, status) + argv, env, ctx.root, out, err,
-                                    float(spec["timeout"]), ctx.track, child.OUTPUT_CAP)
+        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                    child.OUTPUT_CAP)
         if rc != 0 or usage is None:
             why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
             if os.path.exists(data):
