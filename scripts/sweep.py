@@ -78,6 +78,8 @@ def parse_args(argv):
     if "why_runs" in keys and not (keys["why_runs"].isascii() and keys["why_runs"].isdigit()
                                    and lo <= int(keys["why_runs"]) <= hi):
         die(f"why_runs must be a whole number from {lo} to {hi}, not {keys['why_runs']!r}")
+    if "why_runs" in keys and keys.get("why") != "1":
+        die("why_runs= counts the evidence runs of why=1: add why=1")
     if "seed" in keys and not (keys["seed"].isdigit() and len(keys["seed"]) <= 18):
         die(f"seed must be a whole number (at most 18 digits), not {keys['seed']!r}")
     return keys, pairs, paths
@@ -162,7 +164,8 @@ def main(argv, shown=None):
     rf.drop_partial()
     for name, text in (("signature", signature), ("command", shown or "scripts/sweep.py " + " ".join(argv)),
                        ("state", "running"), ("identity.json", json.dumps(ident)),
-                       ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
+                       ("args.json", json.dumps({"profile": profile, "perf": perf, "why_runs": why,
+                                                 "overrides": overrides,
                                                  "experiments": [r.name for r in resolved]}))):
         rf.write_text(f"sweep/{name}", text + "\n")
     for r in resolved:

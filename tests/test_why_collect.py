@@ -160,9 +160,10 @@ def test_dry_run_prices_the_evidence_runs(results):
 
 
 @pytest.mark.parametrize("arg, says", [("why=2", "why must be 0 or 1"), ("why_runs=11", "why_runs must be"),
-                                       ("why_runs=0", "why_runs must be"), ("why_runs=x", "why_runs must be")])
+                                       ("why_runs=0", "why_runs must be"), ("why_runs=x", "why_runs must be"),
+                                       ("why_runs=2 why=0", "add why=1")])
 def test_bad_why_keys_one_line_exit_2(results, arg, says):
-    keys = (arg,) if arg.startswith("why=") else ("why=1", arg)
+    keys = tuple(arg.split()) if " " in arg or arg.startswith("why=") else ("why=1", arg)
     p = sh("scripts/scale.py", *keys, "--", "echo", "{threads}", env=results, check=False)
     assert p.returncode == 2 and says in p.stderr and p.stderr.strip().count("\n") == 0, p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
@@ -172,8 +173,8 @@ def test_bad_why_keys_one_line_exit_2(results, arg, says):
 def test_stripped_binary_keeps_addresses_and_says_symbols_missing(build, tmp_path):
     stripped = os.path.join(BUILD, "lock-stripped")
     # its own build-id: perf must not find the unstripped build's symbols by it (~/.debug)
-    subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-Wl,--build-id=0x" + os.urandom(20).hex(),
-                    "-o", stripped, os.path.join(FIXTURES, "lock.c")], check=True)
+    subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread",
+                    "-Wl,--build-id=0x" + os.urandom(20).hex(), "-o", stripped, os.path.join(FIXTURES, "lock.c")], check=True)
     subprocess.run(["strip", stripped], check=True)
     scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock-stripped", "{threads}")
     run = run_folder(tmp_path)
@@ -222,7 +223,8 @@ def test_a_host_without_perf_says_so_and_the_sweep_succeeds(build, tmp_path):
     assert p.returncode == 0
     run = run_folder(res)
     _f, meta, _runs = evidence(run, 2)
-    assert meta["runs"] == 1 and meta["evidence"]["oncpu"] == "not available here: perf is not on PATH"
+    # nothing to record with: the command is not run again for nothing
+    assert meta["runs"] == 0 and meta["evidence"]["oncpu"] == "not available here: perf is not on PATH"
     (missing,) = journal(run, "evidence_missing")
     assert "oncpu: perf is not on PATH" in missing["reason"]
     assert journal(run, "done")

@@ -345,10 +345,10 @@ class Sweep:
             rows = [r for rs in done.values() for r in rs]
             runs, status, why = why_collect.run_point(self, spec, p, self.why_runs, rows, folder)
             missing = why_collect.missing_line(status)
-            if missing or why:
+            reason = "; ".join(x for x in (why, missing) if x)
+            if reason:
                 self.journal.event("evidence_missing", f"{p.experiment}: {p.variant or '-'} {p.placement} "
-                                   f"threads={p.threads}: evidence missing: " + "; ".join(x for x in (why, missing) if x),
-                                   **self.fields(p), reason="; ".join(x for x in (why, missing) if x))
+                                   f"threads={p.threads}: evidence missing: {reason}", **self.fields(p), reason=reason)
             self.journal.event("evidence_done", **self.fields(p), runs=runs, seconds=round(time.monotonic() - t0, 3),
                                evidence=status)
 

@@ -1,6 +1,6 @@
 """Evidence runs: the point's command once more, after its timed repeats, under one `perf record` (inside
-the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process tree (perf's inherit: forks, clones and execs of the command
-are recorded; nothing else on the host is). One recording gives all of it (docs/design.md, "Why it stops
+the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process
+tree (perf's inherit: forks, clones and execs of the command are recorded; nothing else on the host is). One recording gives all of it (docs/design.md, "Why it stops
 scaling: evidence"):
 
 - on-CPU: cpu-clock samples at HZ (cycles where the host has a PMU) with DWARF call stacks;
@@ -55,7 +55,7 @@ def availability(event):
     level = paranoid()
     out["oncpu"] = ev.OK if root or level <= 2 else ev.NA + f"perf_event_paranoid is {level} (> 2) and not root"
     if root or level <= -1:
-        tracefs = any(os.path.isdir(d) for d in ("/sys/kernel/tracing/events/sched", "/sys/kernel/debug/tracing/events/sched"))
+        tracefs = any(os.path.isdir(d + "/events/sched") for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"))
         trace = ev.OK if tracefs else ev.NA + "the kernel's tracepoints (tracefs) are not mounted"
     else:
         trace = ev.NA + f"scheduler and futex tracepoints need root or perf_event_paranoid -1 (it is {level})"
@@ -235,7 +235,8 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     name, higher = primary_metric(spec)
     walls, values, works, statuses, why = [], [], [], [], ""
     log = os.path.join(folder, "evidence.log")
-    for r in range(1, runs + 1):
+    # perf cannot record here: running the command would only cost time
+    for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
         data = os.path.join(folder, f".perf_r{r}.data")
         # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
         # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was

@@ -1,4 +1,5 @@
-"""perf script text → the evidence of one run: on-CPU stacks, off-CPU time per reason and stack, futex waits per address, per-thread scheduling.
+"""perf script text → the evidence of one run: on-CPU stacks, off-CPU time per reason and stack, futex
+waits per address, per-thread scheduling.
 
 The input is `perf script -F comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso --show-switch-events`
 of a recording made by collect.py: cpu-clock samples, sched:sched_switch (the stack where a thread
