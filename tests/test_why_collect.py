@@ -13,6 +13,7 @@ import subprocess
 import pytest
 from conftest import ROOT, sh
 
+from engine import orphans
 from why import evidence as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
@@ -138,6 +139,9 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu') else 'csv'}" for r in (1, 2)
          for k in ("oncpu", "offcpu", "futex", "threads", "hotins")] + ["meta.json"])
     assert meta["sample"] == {"event": "cpu-clock", "hz": 999}
+    # nothing the evidence runs started (perf record, perf script, the command) outlived the sweep
+    token = json.load(open(os.path.join(run, "sweep", "engine.json")))["token"]
+    assert orphans.holders(token) == []
 
 
 def test_resume_redoes_only_missing_evidence(swept):

@@ -70,12 +70,13 @@ def record_prefix(data, event, status):
     if status["oncpu"] != ev.OK:
         return []
     root = os.geteuid() == 0
-    ev_text = event if root or paranoid() <= 1 else event + ":u"
+    user_only = "" if root or paranoid() <= 1 else "u"      # paranoid 2: a user samples user space only
     # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
-    # stripped binary from an unstripped copy recorded earlier
-    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES, "-m", MMAP_PAGES,
-            "--call-graph", f"dwarf,{STACK_BYTES}",
-            "--sample-cpu", "-e", f"{ev_text}/freq={HZ}/"]
+    # stripped binary from an unstripped copy recorded earlier. A user's locked memory for perf is small
+    # (perf_event_mlock_kb): perf's default ring buffer then.
+    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
+        (["-m", MMAP_PAGES] if root else []) + \
+        ["--call-graph", f"dwarf,{STACK_BYTES}", "--sample-cpu", "-e", f"{event}/freq={HZ}/{user_only}"]
     if status["offcpu"] == ev.OK:
         argv += ["--switch-events"] + [a for t in TRACEPOINTS for a in ("-e", t)]
     return argv + ["--"]
