@@ -122,6 +122,8 @@ class Folder:
         t = self.threads.get(e.tid)
         if t is None and len(self.threads) < MAX_THREADS:
             t = self.threads[e.tid] = Thread(e.tid, e.comm)
+        elif t is not None:
+            t.comm = e.comm          # its name after an exec or a pthread_setname_np
         return t
 
     def add(self, e):
@@ -234,7 +236,7 @@ class Folder:
                 for a, f in self.futex.items()]
 
     def thread_rows(self):
-        return [{"tid": t.tid, "comm": self.leader.get(t.tid, t.comm), "oncpu_us": t.oncpu * 1e6,
+        return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
                  "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
 
