@@ -199,6 +199,28 @@ def test_a_forked_tree_is_followed_whole(build, tmp_path):
     assert any(s[0] == "lock" and "update_table" in s for s in r["oncpu"])
 
 
+def test_a_server_the_command_did_not_start_is_recorded_too(build, tmp_path):
+    """A spec's `server` (pidfiles of processes the command talks to, such as the lab's Cassandra) is
+    outside the command's tree: perf attaches to it for each evidence run, into the same files."""
+    pidfile = os.path.join(BUILD, "server.pid")
+    server = subprocess.Popen(["python3", "-c", "import time\nend = time.time() + 300\nwhile time.time() < end: pass"],
+                              start_new_session=True)
+    try:
+        with open(pidfile, "w") as f:
+            f.write(f"{server.pid}\n")
+        scale(tmp_path, *BASE, "threads=2", "why_runs=1", "server=tests/fixtures/why/build/server.pid", "--",
+              "tests/fixtures/why/build/lock", "{threads}")
+    finally:
+        server.kill()
+        server.wait()
+        os.remove(pidfile)
+    _f, meta, (r,) = evidence(run_folder(tmp_path), 2)
+    roots = {s[0] for s in r["oncpu"]}
+    assert {"lock", "python3"} <= roots, roots
+    assert "server" not in meta["evidence"]
+    assert any(t["comm"] == "python3" for t in r["threads"])
+
+
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="jit.c writes x86-64 machine code")
 def test_jit_frames_are_counted_not_dropped(build, tmp_path):
     """Code run from anonymous memory (what a JVM's compiled methods are) has no symbol: its samples

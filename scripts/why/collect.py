@@ -19,6 +19,7 @@ and a part the host cannot give says "not available here: <reason>"; an evidence
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 
@@ -32,6 +33,7 @@ MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose ev
 SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
 TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_enter_futex", "syscalls:sys_exit_futex")
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
+ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
 
 def paranoid():
@@ -82,8 +84,8 @@ def record_prefix(data, event, status):
     return argv + ["--"]
 
 
-def script(data, env, log):
-    """A Folder of the recording, or (None, why)."""
+def script(data, env, log, into=None):
+    """(a Folder of the recording, folded into `into` when given, None) or (None, why)."""
     # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
     argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
             "--show-switch-events"]
@@ -93,7 +95,7 @@ def script(data, env, log):
         timer = threading.Timer(SCRIPT_TIMEOUT, p.kill)
         timer.start()
         try:
-            folder = fold.fold(p.stdout)
+            folder = fold.fold(p.stdout, into)
         finally:
             timer.cancel()
             p.stdout.close()
@@ -157,9 +159,10 @@ def hot_instructions(folder, env):
 RECORDED = ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")
 
 
-def evidence_run(folder, run, data, env, log, status):
-    """Fold the recording `data` of evidence run `run` into the format's files in `folder`; returns (the
-    statuses with what this run could not give, the tree's seconds under perf or None)."""
+def evidence_run(folder, run, data, env, log, status, server_data=None):
+    """Fold the recording `data` of evidence run `run` (and `server_data`, the spec's server recorded
+    beside it) into the format's files in `folder`; returns (the statuses with what this run could not
+    give, the tree's seconds under perf or None)."""
     status = dict(status)
     if status["oncpu"] != ev.OK:
         return status, None
@@ -168,6 +171,11 @@ def evidence_run(folder, run, data, env, log, status):
     f, why = script(data, env, log)
     if f is None:
         return dict(status, **{k: ev.NA + why for k in RECORDED}), None
+    span = f.span()
+    if server_data and os.path.exists(server_data):
+        _f, why = script(server_data, env, log, into=f)
+        if why:
+            status["server"] = ev.NA + why
     traced = status["offcpu"] == ev.OK
     hot = hot_instructions(f, env) if status["hotins"] == ev.OK else None
     if hot == []:
@@ -180,7 +188,42 @@ def evidence_run(folder, run, data, env, log, status):
         status["symbols"] = "missing: " + " ".join(stripped)
     if f.samples == 0:
         status["oncpu"] = ev.NA + "perf recorded no sample (the command ran too briefly?)"
-    return status, f.span() or None
+    return status, span or None
+
+
+class ServerRecording:
+    """perf record attached (-p) to the spec's `server` processes for one evidence run: a server the
+    command talks to but did not start (the lab's Cassandra) is not in the command's tree. Its threads
+    of the moment and those they start are recorded, folded with the command's into the same files."""
+
+    def __init__(self, pids, data, event, status, env, log):
+        self.data, self.proc = data, None
+        argv = record_prefix(data, event, status)
+        if not pids or not argv:
+            return
+        self.log = open(log, "a")
+        self.proc = subprocess.Popen(argv[:-1] + ["-p", ",".join(str(p) for p in pids)], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                     start_new_session=True)
+        # attached once it has written its header; perf's own start-up, bounded
+        for _ in range(100):
+            if self.proc.poll() is not None or (os.path.exists(data) and os.path.getsize(data) > 0):
+                break
+            threading.Event().wait(0.05)
+
+    def stop(self):
+        """End the recording (SIGINT: perf writes its file), at most ATTACH_GRACE seconds."""
+        if self.proc is None:
+            return None
+        try:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(ATTACH_GRACE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            self.log.close()
+        return self.data
 
 
 # --- the engine's side: a point's evidence runs after its timed repeats --------------------------
@@ -226,7 +269,7 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
     (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
     evidence: a host without perf still gets meta.json saying so."""
-    from engine import child
+    from engine import child, guard
     from engine import point as pt
     if os.path.isdir(folder):
         shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
@@ -246,22 +289,25 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
                                                       inner=record_prefix(data, event, status))
         out = os.path.join(folder, f"stdout_r{r}.txt")
         err = os.path.join(folder, f"stderr_r{r}.log")
-        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
-                                    child.OUTPUT_CAP)
+        server = ServerRecording(guard.server_pids(ctx.root, pt.server_pidfiles(spec)),
+                                 os.path.join(folder, f".perf_server_r{r}.data"), event, status, env, err)
+        try:
+            rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                        child.OUTPUT_CAP)
+        finally:
+            server_data = server.stop()
         if rc != 0 or usage is None:
             why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
-            if os.path.exists(data):
-                os.remove(data)
+            remove(data, server_data)
             break
-        got, span = evidence_run(folder, r, data, env, log, status)
+        got, span = evidence_run(folder, r, data, env, log, status, server_data)
         statuses.append(got)
         wall = span or usage.wall_s
         value = metric_value(spec, name, out) if name else None
         walls.append(round(wall, 6))
         values.append(value)
         works.append(value * wall if higher and value is not None else 1)
-        if os.path.exists(data):
-            os.remove(data)          # hundreds of MiB: the folded files are what is kept
+        remove(data, server_data)    # hundreds of MiB: the folded files are what is kept
     done = len(walls)
     merged = dict(status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason
@@ -280,6 +326,12 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
                            "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
                            "sample": {"event": event, "hz": HZ}, "evidence": merged})
     return done, merged, why
+
+
+def remove(*paths):
+    for p in paths:
+        if p and os.path.exists(p):
+            os.remove(p)
 
 
 def _pmu():

@@ -253,9 +253,9 @@ class Folder:
                       if n >= max(5, total / 100) and unk * 2 >= n and d.startswith("/") and not JIT_DSO.match(d))
 
 
-def fold(lines):
-    """A Folder holding every event of perf script text."""
-    f = Folder()
+def fold(lines, into=None):
+    """A Folder (`into`, or a new one) holding every event of perf script text."""
+    f = into if into is not None else Folder()
     for e in events(lines):
         f.add(e)
     return f
