@@ -23,6 +23,12 @@ import signal
 import subprocess
 import threading
 
+import stats
+from engine import argv as av
+from engine import child, guard
+from engine import point as pt
+from engine import prefix
+
 from . import evidence as ev
 from . import fold
 
@@ -228,15 +234,12 @@ class ServerRecording:
 
 # --- the engine's side: a point's evidence runs after its timed repeats --------------------------
 def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return None if not n else xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    return stats.median(xs) if xs else None
 
 
 def primary_metric(spec):
     """(name, higher is better) of the metric an evidence run's work is counted in; (None, False) for a
     command measured by its wall time (a fixed amount of work: one unit per run)."""
-    from engine import argv as av
     metrics = [av.parse_metric(m) for m in spec.get("metric") or []] if spec.get("exec") else []
     if not metrics:
         return None, False
@@ -245,7 +248,6 @@ def primary_metric(spec):
 
 
 def metric_value(spec, name, out):
-    from engine import argv as av
     try:
         with open(out, errors="replace") as f:
             rows = av.read_metrics([av.parse_metric(m) for m in spec["metric"]], f.read())
@@ -269,12 +271,10 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
     (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
     evidence: a host without perf still gets meta.json saying so."""
-    from engine import child, guard
-    from engine import point as pt
     if os.path.isdir(folder):
         shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
     os.makedirs(folder)
-    event = "cycles" if ctx.perf_event == "cycles" or _pmu() else "cpu-clock"
+    event = prefix.perf_event()       # cycles where the host has a PMU, else cpu-clock
     status = availability(event)
     name, higher = primary_metric(spec)
     walls, values, works, statuses, why = [], [], [], [], ""
@@ -312,7 +312,7 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     merged = dict(status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason
         for k, v in s.items():
-            if v != ev.OK and (merged.get(k) == ev.OK or k == "symbols"):
+            if v != ev.OK and (merged.get(k, ev.OK) == ev.OK or k == "symbols"):
                 merged[k] = v
     unit = "op" if name and higher else "run"
     base = timed(timed_rows, name if unit == "op" else "wall_s")
@@ -332,11 +332,6 @@ def remove(*paths):
     for p in paths:
         if p and os.path.exists(p):
             os.remove(p)
-
-
-def _pmu():
-    from engine import prefix
-    return prefix.perf_event() == "cycles"
 
 
 def missing_line(status):
