@@ -167,7 +167,7 @@ def classify(d):
     s = scales(d)
     if s is None:
         out["cause"] = None
-        out["notes"].append("no on-CPU or off-CPU evidence: no cause can be named")
+        out["notes"].append("the evidence holds no samples and no waits: no cause can be named")
         return out
     if s is True or s == "inconclusive":
         out["cause"] = "scales" if s is True else "inconclusive"

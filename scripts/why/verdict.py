@@ -57,12 +57,14 @@ def words(d, c):
     base = threads(d["base_threads"])
     parts = []
     all_, on = d["total"].get("all"), d["total"].get("on")
-    if on:
+    off = d["total"].get("off")
+    valid = lambda t: t is not None and t["ratio"] == t["ratio"]  # noqa: E731
+    if valid(on):
         parts.append(f"each {unit} costs {ratio_words(on, 'CPU time', base)}")
-        if all_:
+        if valid(all_):
             parts.append(f"{ratio_words(all_, 'thread time counting its waits')}")
-    elif d["total"].get("off"):
-        parts.append(f"each {unit} costs {ratio_words(d['total']['off'], 'off-CPU time', base)}")
+    elif valid(off):
+        parts.append(f"each {unit} costs {ratio_words(off, 'off-CPU time', base)}")
     text = head + ("; ".join(parts) if parts else "no evidence to compare") + "."
     if c["cause"] == "scales":
         text += " Nothing grows faster than the work: it scales."
