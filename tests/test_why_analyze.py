@@ -237,3 +237,16 @@ def test_flame_sides_equalise_what_is_not_a_finding():
     rare = next(s for s in sides if s[0] == "p;work;rare")
     assert rare[1] == rare[2] > 0 and unit.endswith("per run")
     assert not math.isnan(d["total"]["on"]["ratio"])
+
+
+def test_curve_picks_the_knee_and_says_missing_evidence():
+    def s(m, lo, hi):
+        return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
+    # serial's 2-thread point is far below 75% efficiency: the knee is 2; "spread" has no evidence
+    series = {"compact": {1: s(100, 99, 101), 2: s(110, 108, 112)}, "spread": {1: s(100, 99, 101), 2: s(120, 118, 122)}}
+    loaded = {1: _read.load(os.path.join(REC, "serial_t1")), 2: _read.load(os.path.join(REC, "serial_t2"))}
+    out = verdict.curve(series, "higher", lambda p, t: loaded[t] if p == "compact" else None)
+    assert [o["verdict"]["placement"] for o in out] == ["compact", "spread"]
+    assert out[0]["verdict"]["knee_threads"] == 2 and out[0]["verdict"]["cause"] == "serial phase"
+    assert "in `___pthread_barrier_wait` from" in out[0]["verdict"]["text"]
+    assert out[1]["diff"] is None and "no evidence at 1 thread and 2 threads" in out[1]["verdict"]["text"]

@@ -33,7 +33,8 @@ def describe(d, r):
     where = C.named(fs) or (f"`{C.user_frames(fs)[-1]}`" if C.user_frames(fs) else "no user stack")
     if r["kind"] == "off-CPU":
         reason = r["name"].split(";")[0]
-        text = f"{C.REASONS.get(reason, 'off-CPU')} from {where}"
+        api = [f for f in fs if C.SERIAL_FRAMES.search(f) or C.LOCK_FRAMES.search(f)]
+        text = f"{C.REASONS.get(reason, 'off-CPU')}" + (f" in `{api[0]}`" if api else "") + f" from {where}"
         if r.get("class") == "lock":
             fx = C.futex_detail(d)
             if fx:
@@ -114,3 +115,23 @@ def verdict(d):
             "classes": {n: v["share"] for n, v in c["classes"].items()},
             "stacks": table(d, "stacks"), "functions": table(d, "functions_self"),
             "totals": d["total"], "missing": c["missing"]}
+
+
+def curve(series, better, evidence_of):
+    """[{"verdict", "diff"}] for every placement of a sweep: series {placement: {threads: summary}} as
+    reporting.scaling takes it; evidence_of(placement, threads) → that point's loaded evidence, or None
+    when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
+    out = []
+    for placement, (b, k, why) in sorted(diff.knees(series, better).items()):
+        eb, ek = evidence_of(placement, b), evidence_of(placement, k)
+        if eb is None or ek is None:
+            at = " and ".join(threads(t) for t, e in ((b, eb), (k, ek)) if e is None)
+            out.append({"diff": None, "verdict": {
+                "placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why, "unit": None,
+                "cause": None, "classes": {}, "stacks": [], "functions": [], "totals": {},
+                "missing": [f"no evidence at {at}"],
+                "text": f"{placement}, {threads(k)}: no evidence at {at} (run with why=1)."}})
+            continue
+        d = diff.differential(eb, ek, placement, b, k, why)
+        out.append({"diff": d, "verdict": verdict(d)})
+    return out
