@@ -1,0 +1,294 @@
+"""Evidence runs: the point's command once more, after its timed repeats, under one `perf record` (inside
+the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process
+tree (perf's inherit: forks, clones and execs of the command are recorded; nothing else on the host is). One recording gives all of it (docs/design.md, "Why it stops
+scaling: evidence"):
+
+- on-CPU: cpu-clock samples at HZ (cycles where the host has a PMU) with DWARF call stacks;
+- off-CPU: PERF_RECORD_SWITCH IN/OUT (exact times), the stack of sched:sched_switch and the wakeups of
+  sched:sched_wakeup: blocked time per reason and stack, then run-queue delay;
+- futex waits per address: syscalls:sys_enter_futex / sys_exit_futex with the waiting user stack.
+
+DWARF, not frame pointers: Debian's libc has none, so `-g` loses the caller of every libc function (a
+futex wait shows `__lll_lock_wait ← worker`, never `update_table`). bpftrace 0.17 walks frame pointers
+only and names user frames when it prints, after the process is gone: addresses only. So this host's
+path is perf; bpftrace is not used.
+
+Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
+and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
+"""
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+from . import evidence as ev
+from . import fold
+
+HZ = 999
+STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder
+MAX_BYTES = "256M"          # perf record --max-size
+MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose events with less
+SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
+TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_enter_futex", "syscalls:sys_exit_futex")
+HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
+
+
+def paranoid():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 2
+
+
+def availability(event):
+    """{part: "ok" | "not available here: …"} before anything runs: tools, permissions, PMU."""
+    out = {}
+    nopmu = ev.NA + "needs a hardware PMU (perf cycles are not supported on this host)" if event != "cycles" \
+        else ev.NA + "not collected by this lab yet (the host has a PMU)"
+    out["c2c"] = out["topdown"] = nopmu
+    if not shutil.which("perf"):
+        why = ev.NA + "perf is not on PATH"
+        return dict(out, oncpu=why, offcpu=why, futex=why, sched=why, hotins=why, symbols=why)
+    root = os.geteuid() == 0
+    level = paranoid()
+    out["oncpu"] = ev.OK if root or level <= 2 else ev.NA + f"perf_event_paranoid is {level} (> 2) and not root"
+    if root or level <= -1:
+        tracefs = any(os.path.isdir(d + "/events/sched") for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"))
+        trace = ev.OK if tracefs else ev.NA + "the kernel's tracepoints (tracefs) are not mounted"
+    else:
+        trace = ev.NA + f"scheduler and futex tracepoints need root or perf_event_paranoid -1 (it is {level})"
+    out["offcpu"] = out["futex"] = out["sched"] = trace
+    out["hotins"] = ev.OK if shutil.which("objdump") else ev.NA + "objdump is not on PATH"
+    out["symbols"] = ev.OK
+    return out
+
+
+def record_prefix(data, event, status):
+    """perf record's argv (outermost, before pinning) for what `status` says this host allows."""
+    if status["oncpu"] != ev.OK:
+        return []
+    root = os.geteuid() == 0
+    ev_text = event if root or paranoid() <= 1 else event + ":u"
+    # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
+    # stripped binary from an unstripped copy recorded earlier
+    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES, "-m", MMAP_PAGES,
+            "--call-graph", f"dwarf,{STACK_BYTES}",
+            "--sample-cpu", "-e", f"{ev_text}/freq={HZ}/"]
+    if status["offcpu"] == ev.OK:
+        argv += ["--switch-events"] + [a for t in TRACEPOINTS for a in ("-e", t)]
+    return argv + ["--"]
+
+
+def script(data, env, log):
+    """A Folder of the recording, or (None, why)."""
+    # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
+    argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
+            "--show-switch-events"]
+    with open(log, "a") as err:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                             text=True, errors="replace", start_new_session=True)
+        timer = threading.Timer(SCRIPT_TIMEOUT, p.kill)
+        timer.start()
+        try:
+            folder = fold.fold(p.stdout)
+        finally:
+            timer.cancel()
+            p.stdout.close()
+            rc = p.wait()
+    if rc != 0:
+        return None, (f"perf script took over {SCRIPT_TIMEOUT} s" if rc == -9 else f"perf script failed (exit {rc})")
+    return folder, None
+
+
+INS = re.compile(r"^\s*([0-9a-f]+):\s+(.+?)\s*$")
+START = re.compile(r"^([0-9a-f]+) <(.+)>:$")
+
+
+def disassemble(dso, symbol, env):
+    """[(offset from the symbol's start, instruction text)] of one symbol, or []."""
+    if not os.path.isfile(dso):
+        return []
+    try:
+        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", dso],
+                           capture_output=True, text=True, errors="replace", timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    start, out = None, []
+    for line in p.stdout.splitlines():
+        m = START.match(line)
+        if m:
+            start = int(m.group(1), 16) if m.group(2) == symbol else None
+            continue
+        m = INS.match(line)
+        if m and start is not None:
+            out.append((int(m.group(1), 16) - start, re.sub(r"\s+", " ", m.group(2).split("#")[0]).strip()))
+    return out
+
+
+def hot_instructions(folder, env):
+    """The format's hotins rows. A timer interrupt (cpu-clock) is taken when the interrupted instruction
+    completes, so perf's sampled address is the NEXT one: each sample is given to the instruction before
+    it (the one that was executing), as perf annotate's skid note advises for non-precise events."""
+    by_symbol = {}
+    for (sym, dso, off), n in folder.leaves.items():
+        by_symbol.setdefault((sym, dso), {})[int(off, 16)] = n
+    rows = []
+    top = sorted(by_symbol.items(), key=lambda kv: -sum(kv[1].values()))[:HOT_SYMBOLS]
+    for (sym, dso), offsets in top:
+        code = disassemble(dso, sym, env)
+        if not code:
+            continue
+        starts = [o for o, _ in code]
+        counts = {}
+        for off, n in offsets.items():
+            i = max((k for k, o in enumerate(starts) if o <= off), default=0)
+            if starts[i] == off and i > 0:
+                i -= 1
+            counts[i] = counts.get(i, 0) + n
+        for i, n in sorted(counts.items(), key=lambda kv: -kv[1])[:HOT_PER_SYMBOL]:
+            rows.append({"symbol": sym, "dso": dso, "offset": f"0x{code[i][0]:x}", "samples": n,
+                         "instruction": code[i][1]})
+    return rows
+
+
+RECORDED = ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")
+
+
+def evidence_run(folder, run, data, env, log, status):
+    """Fold the recording `data` of evidence run `run` into the format's files in `folder`; returns (the
+    statuses with what this run could not give, the tree's seconds under perf or None)."""
+    status = dict(status)
+    if status["oncpu"] != ev.OK:
+        return status, None
+    if not os.path.exists(data):
+        return dict(status, **{k: ev.NA + "perf record wrote nothing (see stderr_r*.log)" for k in RECORDED}), None
+    f, why = script(data, env, log)
+    if f is None:
+        return dict(status, **{k: ev.NA + why for k in RECORDED}), None
+    traced = status["offcpu"] == ev.OK
+    hot = hot_instructions(f, env) if status["hotins"] == ev.OK else None
+    if hot == []:
+        status["hotins"] = ev.NA + "no user-space symbol with samples could be disassembled"
+        hot = None
+    ev.write_run(folder, run, oncpu=f.oncpu, offcpu=f.offcpu if traced else None,
+                 futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot)
+    stripped = f.stripped()
+    if stripped:
+        status["symbols"] = "missing: " + " ".join(stripped)
+    if f.samples == 0:
+        status["oncpu"] = ev.NA + "perf recorded no sample (the command ran too briefly?)"
+    return status, f.span() or None
+
+
+# --- the engine's side: a point's evidence runs after its timed repeats --------------------------
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return None if not n else xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def primary_metric(spec):
+    """(name, higher is better) of the metric an evidence run's work is counted in; (None, False) for a
+    command measured by its wall time (a fixed amount of work: one unit per run)."""
+    from engine import argv as av
+    metrics = [av.parse_metric(m) for m in spec.get("metric") or []] if spec.get("exec") else []
+    if not metrics:
+        return None, False
+    m = metrics[0]
+    return m.name, m.better == "higher"
+
+
+def metric_value(spec, name, out):
+    from engine import argv as av
+    try:
+        with open(out, errors="replace") as f:
+            rows = av.read_metrics([av.parse_metric(m) for m in spec["metric"]], f.read())
+    except (OSError, ValueError):
+        return None
+    return next((float(r["value"]) for r in rows if r["metric"] == name), None)
+
+
+def timed(rows, name):
+    vals = []
+    for r in rows:
+        if r["metric"] == name:
+            try:
+                vals.append(float(r["value"]))
+            except ValueError:
+                pass
+    return median(vals)
+
+
+def run_point(ctx, spec, point, runs, timed_rows, folder):
+    """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
+    (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
+    evidence: a host without perf still gets meta.json saying so."""
+    from engine import child
+    from engine import point as pt
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
+    os.makedirs(folder)
+    event = "cycles" if ctx.perf_event == "cycles" or _pmu() else "cpu-clock"
+    status = availability(event)
+    name, higher = primary_metric(spec)
+    walls, values, works, statuses, why = [], [], [], [], ""
+    log = os.path.join(folder, "evidence.log")
+    # perf cannot record here: running the command would only cost time
+    for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
+        data = os.path.join(folder, f".perf_r{r}.data")
+        # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
+        # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
+        # sampled, and every stack through libc then loses its callers (seen here one run in three).
+        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, folder,
+                                                      inner=record_prefix(data, event, status))
+        out = os.path.join(folder, f"stdout_r{r}.txt")
+        err = os.path.join(folder, f"stderr_r{r}.log")
+        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                    child.OUTPUT_CAP)
+        if rc != 0 or usage is None:
+            why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
+            if os.path.exists(data):
+                os.remove(data)
+            break
+        got, span = evidence_run(folder, r, data, env, log, status)
+        statuses.append(got)
+        wall = span or usage.wall_s
+        value = metric_value(spec, name, out) if name else None
+        walls.append(round(wall, 6))
+        values.append(value)
+        works.append(value * wall if higher and value is not None else 1)
+        if os.path.exists(data):
+            os.remove(data)          # hundreds of MiB: the folded files are what is kept
+    done = len(walls)
+    merged = dict(status)
+    for s in statuses:               # a part missing in any run is missing, with that run's reason
+        for k, v in s.items():
+            if v != ev.OK and (merged.get(k) == ev.OK or k == "symbols"):
+                merged[k] = v
+    unit = "op" if name and higher else "run"
+    base = timed(timed_rows, name if unit == "op" else "wall_s")
+    if unit == "op":
+        got = median([v for v in values if v is not None])
+        slowdown = base / got if base and got else None
+    else:
+        slowdown = median(walls) / base if base and walls else None
+    ev.write_meta(folder, {"runs": done, "unit": unit, "metric": name if unit == "op" else None, "work": works,
+                           "wall_s": walls, "value": values if unit == "op" else [None] * done,
+                           "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
+                           "sample": {"event": event, "hz": HZ}, "evidence": merged})
+    return done, merged, why
+
+
+def _pmu():
+    from engine import prefix
+    return prefix.perf_event() == "cycles"
+
+
+def missing_line(status):
+    """One line naming each part this host could not give, and why (empty when all are there)."""
+    parts = [f"{k}: {v[len(ev.NA):]}" for k, v in status.items() if v.startswith(ev.NA)]
+    if status.get("symbols", "").startswith("missing"):
+        parts.append(f"symbols {status['symbols']}")
+    return "; ".join(parts)

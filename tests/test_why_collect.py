@@ -1,0 +1,270 @@
+"""why=1: evidence runs of real programs with a known cause, through the real engine and the real perf.
+
+Each known-cause program (tests/fixtures/why/*.c) does a fixed total amount of work split over its
+threads. The assertions rest on what cannot depend on the host's load: a futex wait that a program
+can only make when two threads contend (none at 1 thread, by construction), the functions and
+instructions named in the stacks, the process tree followed, and what a host without perf says."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT, sh
+
+from why import evidence as ev
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
+BUILD = os.path.join(FIXTURES, "build")
+PROGRAMS = ("lock", "sharedline", "serial", "scales", "forks", "jit")
+BASE = ("why=1", "why_runs=2", "threads=1 2", "placements=compact", "repeats=1", "retries=0", "warmup=0",
+        "capacity=0", "draw=0")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("perf") is None,
+                                reason="the evidence runs' tracepoints need root and perf")
+
+
+@pytest.fixture(scope="module")
+def build():
+    """The fixtures compiled as the issue says: -O2 -g -fno-omit-frame-pointer -pthread."""
+    os.makedirs(BUILD, exist_ok=True)
+    for name in PROGRAMS:
+        subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", os.path.join(BUILD, name),
+                        os.path.join(FIXTURES, f"{name}.c")], check=True)
+    return BUILD
+
+
+def scale(results_dir, *args, env=None, check=True):
+    return sh("scripts/scale.py", *args, env=dict({"LAB_RESULTS": str(results_dir)}, **(env or {})), check=check)
+
+
+def run_folder(results_dir):
+    (run,) = glob.glob(os.path.join(str(results_dir), "*"))
+    return run
+
+
+def evidence(run, threads):
+    (folder,) = glob.glob(os.path.join(run, "raw", "*", f"-_compact_t{threads}_why"))
+    meta = ev.read_meta(folder)
+    return folder, meta, [ev.read_run(folder, r) for r in range(1, meta["runs"] + 1)]
+
+
+def journal(run, kind):
+    evs = [json.loads(line) for line in open(os.path.join(run, "sweep", "journal.jsonl"))]
+    return [e for e in evs if e["event"] == kind]
+
+
+@pytest.fixture(scope="module")
+def swept(build, tmp_path_factory):
+    """One sweep with why=1 per known-cause program, at 1 and 2 threads: {program: run folder}."""
+    out = {}
+    for name in ("lock", "sharedline", "serial", "scales"):
+        d = tmp_path_factory.mktemp(name)
+        scale(d, *BASE, "--", f"tests/fixtures/why/build/{name}", "{threads}")
+        out[name] = run_folder(d)
+    return out
+
+
+def futex_us(runs, function):
+    """µs of futex waits whose waiting stack names `function`, per run (from the off-CPU stacks)."""
+    return [sum(us for s, us in r["offcpu"].items() if s[0] == "[futex]" and function in s) for r in runs]
+
+
+def samples_in(runs, function):
+    return [sum(n for s, n in r["oncpu"].items() if function in s) for r in runs]
+
+
+# --- the four known causes ------------------------------------------------------------------------------
+def test_lock_futex_waits_name_update_table_only_when_contended(swept):
+    _f, meta1, one = evidence(swept["lock"], 1)
+    _f, meta2, two = evidence(swept["lock"], 2)
+    assert meta1["runs"] == meta2["runs"] == 2 and meta2["unit"] == "run" and meta2["work"] == [1, 1]
+    assert meta2["evidence"]["offcpu"] == meta2["evidence"]["futex"] == "ok"
+    # one thread never waits for the mutex (nobody else holds it); two do, in update_table
+    assert futex_us(one, "update_table") == [0, 0]
+    assert all(us > 0 for us in futex_us(two, "update_table")), futex_us(two, "update_table")
+    # the per-address table: the mutex's word is waited on at 2 threads and not at 1
+    waited = lambda runs: [sum(r["waits"] for r in x["futex"] if "worker" in r["stack"]) for x in runs]  # noqa: E731
+    assert waited(one) == [0, 0] and all(w > 0 for w in waited(two))
+    assert all(samples_in(two, "update_table")), "on-CPU samples in update_table"
+    # the per-thread table: the main thread and the two workers, each switched out at least once
+    assert all(len(r["threads"]) >= 3 for r in two)
+    assert meta2["timed_median"] > 0 and meta2["slowdown"] > 0
+
+
+def test_sharedline_samples_in_bump_counter_and_a_lock_prefixed_hot_instruction(swept):
+    for threads in (1, 2):
+        _f, meta, runs = evidence(swept["sharedline"], threads)
+        assert meta["evidence"]["hotins"] == "ok"
+        for r in runs:
+            total = sum(r["oncpu"].values())
+            assert samples_in([r], "bump_counter")[0] * 2 > total, "most samples are in bump_counter"
+            top = [h for h in r["hotins"] if h["symbol"] == "bump_counter"][0]   # rows are hottest first
+            assert top["instruction"].startswith("lock "), r["hotins"]
+            assert top["dso"].endswith("/sharedline") and top["offset"].startswith("0x")
+
+
+def test_serial_threads_wait_at_the_barrier_while_serial_phase_runs(swept):
+    _f, _m, one = evidence(swept["serial"], 1)
+    _f, _m, two = evidence(swept["serial"], 2)
+    # a barrier of one never waits; of two, the other thread waits there every round
+    assert futex_us(one, "___pthread_barrier_wait") == [0, 0]
+    assert all(us > 0 for us in futex_us(two, "___pthread_barrier_wait"))
+    assert all(samples_in(one, "serial_phase")) and all(samples_in(two, "serial_phase"))
+
+
+def test_scales_has_no_worker_waiting(swept):
+    for threads in (1, 2):
+        _f, meta, runs = evidence(swept["scales"], threads)
+        assert all(samples_in(runs, "crunch"))
+        assert futex_us(runs, "worker") == [0, 0]       # only main waits (in pthread_join), no worker
+        assert meta["evidence"]["symbols"] == "ok"
+
+
+# --- the engine: journal, timed repeats untouched, resume, dry run ---------------------------------------
+def test_journal_and_files_and_timed_repeats_apart(swept):
+    run = swept["lock"]
+    started, done = journal(run, "evidence_started"), journal(run, "evidence_done")
+    assert [(e["threads"]) for e in started] == [1, 2] and [e["runs"] for e in done] == [2, 2]
+    # the PMU-only parts say why they are missing, in one journal line per point
+    assert all("c2c: needs a hardware PMU" in e["reason"] for e in journal(run, "evidence_missing"))
+    # evidence runs come after the point's timed repeats and are not repeats: no perf in a repeat's folder
+    evs = [json.loads(line)["event"] for line in open(os.path.join(run, "sweep", "journal.jsonl"))]
+    assert evs.index("evidence_started") > max(i for i, e in enumerate(evs) if e == "done")
+    assert not glob.glob(os.path.join(run, "raw", "*", "*_r1", "*perf*"))
+    folder, meta, _runs = evidence(run, 2)
+    assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt"))) == sorted(
+        [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu') else 'csv'}" for r in (1, 2)
+         for k in ("oncpu", "offcpu", "futex", "threads", "hotins")] + ["meta.json"])
+    assert meta["sample"] == {"event": "cpu-clock", "hz": 999}
+
+
+def test_resume_redoes_only_missing_evidence(swept):
+    run = swept["scales"]
+    os.remove(os.path.join(glob.glob(os.path.join(run, "raw", "*", "-_compact_t1_why"))[0], "meta.json"))
+    before = len(journal(run, "started"))
+    scale(os.path.dirname(run), *BASE, f"run={run}", "--", "tests/fixtures/why/build/scales", "{threads}")
+    assert len(journal(run, "started")) == before                   # no timed repeat measured again
+    assert [e["threads"] for e in journal(run, "evidence_started")] == [1, 2, 1]
+    assert evidence(run, 1)[1]["runs"] == 2
+
+
+def test_dry_run_prices_the_evidence_runs(results):
+    plan = sh("scripts/scale.py", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact", "--", "true",
+              env=results).stdout
+    assert "why=1: 4 evidence runs per point" in plan
+    plain = sh("scripts/scale.py", "dry=1", "threads=1 2", "placements=compact", "--", "true", env=results).stdout
+    eta = lambda text: text.split("ETA ")[1].split()[0]  # noqa: E731
+    assert eta(plan) != eta(plain)
+
+
+@pytest.mark.parametrize("arg, says", [("why=2", "why must be 0 or 1"), ("why_runs=11", "why_runs must be"),
+                                       ("why_runs=0", "why_runs must be"), ("why_runs=x", "why_runs must be"),
+                                       ("why_runs=2 why=0", "add why=1")])
+def test_bad_why_keys_one_line_exit_2(results, arg, says):
+    keys = tuple(arg.split()) if " " in arg or arg.startswith("why=") else ("why=1", arg)
+    p = sh("scripts/scale.py", *keys, "--", "echo", "{threads}", env=results, check=False)
+    assert p.returncode == 2 and says in p.stderr and p.stderr.strip().count("\n") == 0, p.stderr
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+# --- unusual input: stripped, forked, no perf ------------------------------------------------------------
+def test_stripped_binary_keeps_addresses_and_says_symbols_missing(build, tmp_path):
+    stripped = os.path.join(BUILD, "lock-stripped")
+    # its own build-id: perf must not find the unstripped build's symbols by it (~/.debug)
+    subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread",
+                    "-Wl,--build-id=0x" + os.urandom(20).hex(), "-o", stripped, os.path.join(FIXTURES, "lock.c")], check=True)
+    subprocess.run(["strip", stripped], check=True)
+    scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock-stripped", "{threads}")
+    run = run_folder(tmp_path)
+    _f, meta, (r,) = evidence(run, 2)
+    assert meta["evidence"]["symbols"] == f"missing: {stripped}"
+    frames = {f for s in r["oncpu"] for f in s}
+    assert "update_table" not in frames and any(f.startswith("0x") for f in frames)
+    assert any("missing: " + stripped in e["reason"] for e in journal(run, "evidence_missing"))
+
+
+def test_a_forked_tree_is_followed_whole(build, tmp_path):
+    """forks runs `lock 2` twice as two child processes: both, and each one's threads, are recorded."""
+    scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/forks", "{threads}",
+          "tests/fixtures/why/build/lock", "2")
+    _f, _m, (r,) = evidence(run_folder(tmp_path), 2)
+    locks = [t for t in r["threads"] if t["comm"] == "lock"]
+    assert len(locks) >= 6, r["threads"]     # 2 processes × (main + 2 workers)
+    assert any(s[0] == "lock" and "update_table" in s for s in r["oncpu"])
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="jit.c writes x86-64 machine code")
+def test_jit_frames_are_counted_not_dropped(build, tmp_path):
+    """Code run from anonymous memory (what a JVM's compiled methods are) has no symbol: its samples
+    stay, as `[jit]` frames, and it is not reported as a binary without symbols."""
+    scale(tmp_path, *BASE, "threads=1", "why_runs=1", "--", "tests/fixtures/why/build/jit", "{threads}")
+    _f, meta, (r,) = evidence(run_folder(tmp_path), 1)
+    jitted = sum(n for s, n in r["oncpu"].items() if s[0] == "jit" and "[jit]" in s)
+    assert jitted * 2 > sum(r["oncpu"].values()), r["oncpu"]
+    assert meta["evidence"]["symbols"] == "ok"
+
+
+def test_a_host_without_perf_says_so_and_the_sweep_succeeds(build, tmp_path):
+    """PATH without perf (every other command of /usr/bin and /bin kept): the timed repeats are measured,
+    meta.json and the journal say which evidence is missing and why, exit 0."""
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        for name in os.listdir(d) if os.path.isdir(d) else ():
+            if name not in ("perf", "bpftrace") and not (shadow / name).exists():
+                os.symlink(os.path.join(d, name), shadow / name)
+    tools = os.path.join(ROOT, ".work", "tools", "bin")
+    env = {"PATH": os.pathsep.join([tools, str(shadow)])}
+    res = tmp_path / "results"
+    res.mkdir()
+    p = scale(res, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock", "{threads}", env=env)
+    assert p.returncode == 0
+    run = run_folder(res)
+    _f, meta, _runs = evidence(run, 2)
+    # nothing to record with: the command is not run again for nothing
+    assert meta["runs"] == 0 and meta["evidence"]["oncpu"] == "not available here: perf is not on PATH"
+    (missing,) = journal(run, "evidence_missing")
+    assert "oncpu: perf is not on PATH" in missing["reason"]
+    assert journal(run, "done")
+
+
+# --- the format's reader refuses what it did not write ---------------------------------------------------
+@pytest.mark.parametrize("name, text, says", [
+    ("oncpu_r1.folded", "a;b 12x\n", ":1: expected"),
+    ("oncpu_r1.folded", "ok 1\n" + ";".join(["f"] * 65) + " 3\n", ":2: a stack deeper"),
+    ("futex_r1.csv", "addr,waits,wait_us\n", ":1: header"),
+    ("futex_r1.csv", "addr,waits,wait_us,stack\n0xzz,1,2,a\n", ":2: addr"),
+    ("threads_r1.csv", "tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations\n1,a,-1,0,0,0,0,0\n",
+     ":2: oncpu_us"),
+])
+def test_reader_refuses_malformed_files_naming_file_and_line(tmp_path, name, text, says):
+    p = tmp_path / name
+    p.write_text(text)
+    reader = {"folded": ev.read_folded, "futex": ev.read_futex, "threads": ev.read_threads}
+    kind = "folded" if name.endswith(".folded") else name.split("_")[0]
+    with pytest.raises(ev.EvidenceError, match=str(p) + says):
+        reader[kind](str(p))
+
+
+def test_meta_reader_refuses_wrong_types(tmp_path):
+    good = {"format": 1, "runs": 1, "unit": "run", "metric": None, "work": [1], "wall_s": [0.5], "value": [None],
+            "timed_median": 0.4, "slowdown": 1.25, "sample": {"event": "cpu-clock", "hz": 999},
+            "evidence": {"oncpu": "ok"}}
+    (tmp_path / "meta.json").write_text(json.dumps(good))
+    assert ev.read_meta(str(tmp_path))["slowdown"] == 1.25
+    for bad in ({"runs": 11}, {"work": ["1"]}, {"unit": "ops"}, {"slowdown": "fast"}, {"evidence": {"oncpu": 1}}):
+        (tmp_path / "meta.json").write_text(json.dumps(dict(good, **bad)))
+        with pytest.raises(ev.EvidenceError, match="meta.json:1:"):
+            ev.read_meta(str(tmp_path))
+
+
+def test_writer_bounds_stacks_depth_and_frames(tmp_path):
+    counts = {("comm",) + tuple(f"f{i}" for i in range(100)): 5, ("comm", "x" * 2000): 3}
+    counts.update({("comm", f"g{i}"): 1 for i in range(ev.MAX_STACKS + 10)})
+    ev.write_run(str(tmp_path), 1, oncpu=counts)
+    back = ev.read_folded(ev.path(str(tmp_path), "oncpu", 1))
+    assert len(back) == ev.MAX_STACKS and sum(back.values()) == sum(counts.values())
+    assert max(len(s) for s in back) == ev.MAX_DEPTH and max(len(f) for s in back for f in s) == ev.MAX_FRAME
+    assert back[(ev.TRUNCATED,)] > 0
