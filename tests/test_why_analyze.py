@@ -12,9 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from reporting import scaling
-from why import _read  # TEMPORARY: why-collect's why/evidence.py replaces it at merge
 from why import classify as C
-from why import diff, flame, verdict
+from why import diff, evidence, flame, verdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REC = os.path.join(HERE, "fixtures", "why", "recorded")
@@ -22,7 +21,7 @@ HAVE_INFERNO = shutil.which("inferno-flamegraph") and shutil.which("inferno-diff
 
 
 def recorded(prog):
-    return diff.differential(_read.load(os.path.join(REC, f"{prog}_t1")), _read.load(os.path.join(REC, f"{prog}_t2")),
+    return diff.differential(diff.load(os.path.join(REC, f"{prog}_t1")), diff.load(os.path.join(REC, f"{prog}_t2")),
                              "compact", 1, 2, "test")
 
 
@@ -198,11 +197,15 @@ def test_rows_are_plain_text_for_the_view_layer():
     assert set(v["stacks"][0]) >= {"cost_base", "cost_knee", "growth", "share", "interval", "flag", "class"}
 
 
-def test_reader_refuses_bad_files_with_file_and_line(tmp_path):
-    (tmp_path / "meta.json").write_text('{"format": 1, "runs": 1, "unit": "run", "work": [1]}')
+def test_load_refuses_bad_files_with_file_and_line(tmp_path):
+    (tmp_path / "meta.json").write_text('{"format": 1, "runs": 1, "unit": "run", "work": [1], "wall_s": [1],'
+                                        ' "value": [null], "evidence": {"oncpu": "ok"}}')
     (tmp_path / "oncpu_r1.folded").write_text("a;b 3\na;c three\n")
-    with pytest.raises(_read.EvidenceError, match=r"oncpu_r1.folded:2:"):
-        _read.load(str(tmp_path))
+    with pytest.raises(evidence.EvidenceError, match=r"oncpu_r1.folded:2:"):
+        diff.load(str(tmp_path))
+    (tmp_path / "oncpu_r1.folded").write_text("a;b 3\n")
+    got = diff.load(str(tmp_path))
+    assert got["runs"][0]["oncpu"] == {"a;b": 3} and got["runs"][0]["offcpu"] is None
 
 
 # --- the differential flame graph --------------------------------------------------------------------------
@@ -244,7 +247,7 @@ def test_curve_picks_the_knee_and_says_missing_evidence():
         return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
     # serial's 2-thread point is far below 75% efficiency: the knee is 2; "spread" has no evidence
     series = {"compact": {1: s(100, 99, 101), 2: s(110, 108, 112)}, "spread": {1: s(100, 99, 101), 2: s(120, 118, 122)}}
-    loaded = {1: _read.load(os.path.join(REC, "serial_t1")), 2: _read.load(os.path.join(REC, "serial_t2"))}
+    loaded = {1: diff.load(os.path.join(REC, "serial_t1")), 2: diff.load(os.path.join(REC, "serial_t2"))}
     out = verdict.curve(series, "higher", lambda p, t: loaded[t] if p == "compact" else None)
     assert [o["verdict"]["placement"] for o in out] == ["compact", "spread"]
     assert out[0]["verdict"]["knee_threads"] == 2 and out[0]["verdict"]["cause"] == "serial phase"

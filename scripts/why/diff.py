@@ -19,6 +19,7 @@ import numpy as np
 from scipy import stats as st
 
 from reporting import scaling
+from why import evidence
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -45,6 +46,25 @@ def knee(rows):
 def knees(series, better):
     """{placement: (base, knee, why)} for series {placement: {threads: summary}} as scaling takes it."""
     return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
+
+
+def load(folder):
+    """One point's evidence through evidence.py (the format's one reader; EvidenceError names file:line),
+    as {"meta", "runs": [{"oncpu", "offcpu", "futex", "threads", "hotins"}]}: stacks ';'-joined, a file
+    the run did not leave None."""
+    meta = evidence.read_meta(folder)
+    runs = []
+    for r in range(1, meta["runs"] + 1):
+        got = evidence.read_run(folder, r)
+        run = {k: None for k in ("oncpu", "offcpu", "futex", "threads", "hotins")}
+        for kind in ("oncpu", "offcpu"):
+            if kind in got:
+                run[kind] = {";".join(s): v for s, v in got[kind].items()}
+        if "futex" in got:
+            run["futex"] = [dict(row, stack=";".join(row["stack"])) for row in got["futex"]]
+        run["threads"], run["hotins"] = got.get("threads"), got.get("hotins")
+        runs.append(run)
+    return {"meta": meta, "runs": runs}
 
 
 def _side(ev):
@@ -192,7 +212,7 @@ def _sched(ev):
 
 
 def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why=""):
-    """Compare two points' evidence (as why's reader loads them); everything the verdict and the flame
+    """Compare two points' evidence (as load() gives it); everything the verdict and the flame
     graph need, as plain data."""
     b, k = _side(base_ev), _side(knee_ev)
     unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
