@@ -62,6 +62,14 @@ def test_scaling_program_gets_no_invented_cause():
         assert C.rule(d, r) == "scheduler"
 
 
+def test_lock_is_named_from_real_evidence():
+    d = recorded("lock")
+    v = verdict.verdict(d)
+    assert v["cause"] == "lock", v["text"]
+    assert "The lock: futex 0x" in v["text"] and "waited on from `update_table` ← `worker`" in v["text"]
+    assert "Cause: lock" in v["text"]
+
+
 def test_lock_rule_names_the_futex_and_update_table():
     d = recorded("lock")
     fx = C.futex_detail(d)
@@ -253,3 +261,20 @@ def test_curve_picks_the_knee_and_says_missing_evidence():
     assert out[0]["verdict"]["knee_threads"] == 2 and out[0]["verdict"]["cause"] == "serial phase"
     assert "in `___pthread_barrier_wait` from" in out[0]["verdict"]["text"]
     assert out[1]["diff"] is None and "no evidence at 1 thread and 2 threads" in out[1]["verdict"]["text"]
+
+
+def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
+    on = [{"p;worker;crunch": 1000}] * 3
+    base = [{"[runqueue];p;worker;pthread_mutex_unlock;__lll_lock_wake": 100, "[runqueue];p;worker;crunch": 100,
+             "[io];p;worker;read": 100}] * 3
+    knee = [{"[runqueue];p;worker;pthread_mutex_unlock;__lll_lock_wake": 400_000 + i,   # 40% lock
+             "[runqueue];p;worker;crunch": 150_000 + i,                                   # 15% scheduler
+             "[io];p;worker;read": 450_000 + i} for i in range(3)]                        # 45% other
+    d = diff.differential(ev(on, base), ev(on, knee), "compact", 1, 2)
+    got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
+    assert got == {"__lll_lock_wake": "lock", "crunch": "scheduler", "read": "other"}
+    v = verdict.verdict(d)
+    assert v["cause"] == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
+    assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v["text"]
+    knee2 = [dict(k, **{"[runqueue];p;worker;crunch": 300_000 + i}) for i, k in enumerate(knee)]
+    assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2)))["cause"] == "no single cause"

@@ -3,7 +3,9 @@ docs/design.md ("Why it stops scaling: the differential and the causes").
 
 Every finding of the differential (a stack whose cost per unit of work grew beyond the too-few-samples
 rule, diff.findings) gets exactly one class, the first whose rule matches, in this order:
-  scheduler    off-CPU as [runqueue] (runnable, waiting for a CPU);
+  scheduler    off-CPU as [runqueue] (runnable, waiting for a CPU), except a thread preempted right as it
+               woke a waiter (leaf in a wake: WAKE_FRAMES), which is the handover's cost: lock, or serial
+               phase inside a barrier/condition variable (same condition as below);
   serial phase off-CPU in a barrier, join or condition-variable wait (SERIAL_FRAMES), while the on-CPU
                total per unit of work does not grow beyond noise (else the row is "other");
   lock         off-CPU as [futex] outside those waits, or a lock slow path on-CPU (LOCK_FRAMES);
@@ -15,20 +17,23 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
 A class's share is the sum of its findings' shares of the added cost. The cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
 "inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat; else the
-class with the largest share if it is at least MAIN_SHARE; else "no single cause". Memory is never named
+class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHARE and twice the next
+named class's; else "no single cause". Memory is never named
 without counters or NUMA statistics.
 """
 import re
 
 from reporting import verdict as V
 
-MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause
+MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
+LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share
 MENTION = 0.1        # other classes from this share on are named beside it
 SERIAL_FRAMES = re.compile(r"pthread_barrier_wait|pthread_cond_(?:timed|clock)?wait|pthread_(?:clock|timed|try)?join"
                            r"|Condvar.*wait|JoinHandle.*join|Barrier.*wait", re.I)
 LOCK_FRAMES = re.compile(r"pthread_mutex_(?:timed|clock)?lock|lll_lock_wait|lll_mutex_lock|lll_lock_wake"
                          r"|pthread_mutex_unlock|pthread_rwlock|pthread_spin_lock|Mutex.*lock|lock_contended"
                          r"|RwLock|parking_lot|^futex_wait$", re.I)
+WAKE_FRAMES = re.compile(r"lll_lock_wake|futex_wake|pthread_cond_(?:signal|broadcast)", re.I)
 ATOMIC = re.compile(r"^\s*(?:lock\b|xchg\b)", re.I)
 LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|\[)|_\[k\]$|@plt|@@GLIBC|\(inlined\)")
 CLASSES = ("lock", "shared data", "serial phase", "scheduler", "kernel", "memory", "no single cause", "scales",
@@ -79,6 +84,10 @@ def rule(d, row):
     fs = frames(row)
     reason = row["name"].split(";")[0] if row["kind"] == "off-CPU" else None
     if reason == "[runqueue]":
+        # preempted right as it woke a waiter (the wakee took its CPU): the handover's cost, not a foreign one
+        if fs and WAKE_FRAMES.search(fs[-1]):
+            return "serial phase" if any(SERIAL_FRAMES.search(f) for f in fs) and not grows(d["total"].get("on")) \
+                else "lock" if not any(SERIAL_FRAMES.search(f) for f in fs) else "other"
         return "scheduler"
     if row["kind"] == "off-CPU":
         if any(SERIAL_FRAMES.search(f) for f in fs):
@@ -173,8 +182,12 @@ def classify(d):
         out["cause"] = "scales" if s is True else "inconclusive"
         return out
     named_ = {c: v for c, v in out["classes"].items() if c != "other"}
-    top = max(named_, key=lambda c: (named_[c]["share"], c), default=None)
-    out["cause"] = top if top and named_[top]["share"] >= MAIN_SHARE else "no single cause"
+    ranked = sorted(named_, key=lambda c: (-named_[c]["share"], c))
+    top = ranked[0] if ranked else None
+    runner_up = named_[ranked[1]]["share"] if len(ranked) > 1 else 0.0
+    dominant = top and (named_[top]["share"] >= MAIN_SHARE or
+                        (named_[top]["share"] >= LEAD_SHARE and named_[top]["share"] >= 2 * runner_up))
+    out["cause"] = top if dominant else "no single cause"
     if "other" in out["classes"] or out["cause"] == "no single cause":
         out["notes"].append(memory)
     if "shared data" in out["classes"] and pmu[0] != "ok":

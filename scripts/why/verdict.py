@@ -34,14 +34,17 @@ def describe(d, r):
     if r["kind"] == "off-CPU":
         reason = r["name"].split(";")[0]
         api = [f for f in fs if C.SERIAL_FRAMES.search(f) or C.LOCK_FRAMES.search(f)]
-        text = f"{C.REASONS.get(reason, 'off-CPU')}" + (f" in `{api[0]}`" if api else "") + f" from {where}"
-        if r.get("class") == "lock":
+        inside = f" in `{api[0]}`" if api else ""
+        if reason == "[runqueue]" and r.get("class") in ("lock", "serial phase"):
+            return f"waiting for a CPU after waking a waiter{inside} from {where}"
+        if reason == "[futex]" and r.get("class") == "lock":
             fx = C.futex_detail(d)
             if fx:
-                text = f"waiting on one futex ({fx[0]}) from {fx[1] or where}"
-        return text
+                return f"waiting on one futex ({fx[0]}) from {fx[1] or where}"
+        return f"{C.REASONS.get(reason, 'off-CPU')}{inside} from {where}"
     leaf = fs[-1] if fs else "?"
-    text = f"on-CPU in `{leaf}`" + (f" (called from {where})" if where != f"`{leaf}`" and C.named(fs) else "")
+    own = C.named(fs)
+    text = "on-CPU in " + (own if own.startswith(f"`{leaf}`") else f"`{leaf}`" + (f" (called from {own})" if own else ""))
     if r.get("class") == "shared data":
         ins = C.hot_atomic(d, C.user_frames(fs)[-1])
         text += f", hottest instruction `{ins[0]}`"
@@ -79,6 +82,10 @@ def words(d, c):
             text += " " + "; ".join(said) + "."
         else:
             text += " No single stack's growth is beyond noise."
+        fx = C.futex_detail(d) if c["cause"] == "lock" else None
+        if fx:
+            text += (f" The lock: futex {fx[0]}, waited on from {fx[1] or 'an unnamed stack'}"
+                     f" ({fx[2]['waits']:.0f} waits, {fx[2]['wait_us']:,.0f} µs per {unit} at the knee).")
         if c["cause"] == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
         else:
