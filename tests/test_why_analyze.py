@@ -278,3 +278,19 @@ def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
     assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v["text"]
     knee2 = [dict(k, **{"[runqueue];p;worker;crunch": 300_000 + i}) for i, k in enumerate(knee)]
     assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2)))["cause"] == "no single cause"
+
+
+def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
+    k = "p;worker;read;entry_SYSCALL_64_[k];do_syscall_64_[k];__x64_sys_read_[k];vfs_read_[k]"
+    base = ev([{"p;worker;parse": 1000, k: 50 + i} for i in range(3)])
+    knee = ev([{"p;worker;parse": 1000, k: 600 + i} for i in range(3)])
+    d = diff.differential(base, knee, "compact", 1, 2)
+    top = diff.findings(d)[0]
+    assert C.rule(d, top) == "kernel" and C.kernel_detail([top]) == ["system call read"]
+    v = verdict.verdict(d)
+    assert v["cause"] == "kernel" and "(system call read)" in v["text"]
+    self_ = {r["name"]: r for r in d["functions_self"]}
+    incl = {r["name"]: r for r in d["functions_incl"]}
+    assert self_["vfs_read_[k]"]["growth"] == pytest.approx(d["stacks"][0]["growth"])
+    assert "worker" not in self_ and incl["worker"]["growth"] == pytest.approx(top["growth"])
+    assert "p" not in incl                                      # the root (comm) is not a function

@@ -82,6 +82,11 @@ def words(d, c):
             text += " " + "; ".join(said) + "."
         else:
             text += " No single stack's growth is beyond noise."
+        if "scheduler" in c["classes"]:
+            moved = [f"{r['name']} per {unit} {r['base']:.1f} → {r['knee']:.1f}" for r in d["sched"]
+                     if not r["flag"] and r["growth"] > 0]
+            if moved:
+                text += f" Scheduler counts that grew: {', '.join(moved)}."
         fx = C.futex_detail(d) if c["cause"] == "lock" else None
         if fx:
             text += (f" The lock: futex {fx[0]}, waited on from {fx[1] or 'an unnamed stack'}"
