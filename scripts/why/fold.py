@@ -136,12 +136,13 @@ class Folder:
             self.samples += 1
             stack = (self.comm_of(e),) + tuple(all_frames(e.frames))
             self.oncpu[stack] = self.oncpu.get(stack, 0) + 1
-            for _a, s, d in e.frames:
+            code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
+            for s, d in code:
                 if not d.startswith("[kernel"):
                     n = self.unknown.setdefault(d, [0, 0])
                     n[0] += 1
                     n[1] += s.startswith("[unknown]")
-            leaf = next(((s, d) for _a, s, d in e.frames[:1] if not d.startswith("[kernel")), None)
+            leaf = next(((s, d) for s, d in code[:1] if not d.startswith("[kernel")), None)
             if leaf and "+0x" in leaf[0]:
                 sym, _, off = leaf[0].rpartition("+")
                 key = (sym, leaf[1], off)
