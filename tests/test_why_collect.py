@@ -347,3 +347,55 @@ def test_writer_bounds_stacks_depth_and_frames(tmp_path):
     assert len(back) == ev.MAX_STACKS and sum(back.values()) == sum(counts.values())
     assert max(len(s) for s in back) == ev.MAX_DEPTH and max(len(f) for s in back for f in s) == ev.MAX_FRAME
     assert back[(ev.TRUNCATED,)] > 0
+
+
+# --- fold.py on perf script's text (a real recording's lines, shortened) --------------------------------
+PERF_SCRIPT = """\
+my prog  10/11 [001]  100.000000: PERF_RECORD_SWITCH IN
+my prog  10/11 [001]  100.001000: syscalls:sys_enter_futex: uaddr: 0x55aa0280, op: 0x00000080, val: 0x00000002, utime: 0x00000000, uaddr2: 0x00000000, val3: 0x00000000
+\t           8612b futex_wait+0x2b (inlined)
+\t           8612b __GI___lll_lock_wait+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            1268 update_table+0x18 (/x/lock)
+\t            12c3 worker+0x23 (/x/lock)
+
+my prog  10/11 [001]  100.001010:       sched:sched_switch: prev_comm=my prog prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+\tffffffff821facd8 __schedule+0x618 ([kernel.kallsyms])
+\tffffffff8143d6a2 __x64_sys_futex+0x112 ([kernel.kallsyms])
+\t           8612b __GI___lll_lock_wait+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            1268 update_table+0x18 (/x/lock)
+\t            12c3 worker+0x23 (/x/lock)
+
+my prog  10/11 [001]  100.001020: PERF_RECORD_SWITCH OUT
+my prog  10/12 [000]  100.003020:       sched:sched_wakeup: comm=my prog pid=11 prio=120 target_cpu=000
+my prog  10/11 [000]  100.004020: PERF_RECORD_SWITCH IN
+my prog  10/11 [000]  100.004030:  syscalls:sys_exit_futex: 0x0
+my prog  10/11 [000]  100.005000:      cpu-clock/freq=999/:
+\t            12e6 update_table+0x36 (/x/lock)
+\t            12c3 worker+0x23 (/x/lock)
+\t          7f0001 [unknown] (//anon)
+
+my prog  10/11 [000]  100.005990:       sched:sched_switch: prev_comm=my prog prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=other next_pid=99 next_prio=120
+	ffffffff821facd8 __schedule+0x618 ([kernel.kallsyms])
+	            12e6 update_table+0x36 (/x/lock)
+	            12c3 worker+0x23 (/x/lock)
+
+my prog  10/11 [000]  100.006000: PERF_RECORD_SWITCH OUT preempt
+my prog  10/11 [001]  100.007000: PERF_RECORD_SWITCH IN
+"""
+
+
+def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
+    from why import fold
+    f = fold.fold(PERF_SCRIPT.splitlines(keepends=True))
+    (t,) = [r for r in f.thread_rows() if r["tid"] == 11]
+    # blocked from 100.001020 to the wakeup at 100.003020, then 1 ms in the run queue, then preempted 1 ms
+    assert f.offcpu[("[futex]", "my prog", "worker", "update_table", "__GI___lll_lock_wait")] == pytest.approx(2000)
+    assert f.offcpu[("[runqueue]", "my prog")] == pytest.approx(1000)       # woken, waiting for a CPU
+    assert f.offcpu[("[runqueue]", "my prog", "worker", "update_table")] == pytest.approx(1000)   # preempted
+    assert (t["voluntary"], t["involuntary"], t["migrations"], t["comm"]) == (1, 1, 2, "my prog")
+    assert t["oncpu_us"] == pytest.approx(1020 + 1980) and t["runq_us"] == pytest.approx(2000)
+    (fx,) = f.futex_rows()
+    assert fx["addr"] == "0x55aa0280" and fx["waits"] == 1 and fx["wait_us"] == pytest.approx(3030)
+    assert fx["stack"] == ("worker", "update_table", "__GI___lll_lock_wait", "futex_wait")
+    assert f.oncpu == {("my prog", "[jit]", "worker", "update_table"): 1}
+    assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}

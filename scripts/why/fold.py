@@ -22,6 +22,14 @@ IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|p
                 r"connect|openat|fsync|fdatasync|io_getevents|io_uring_enter)|io_schedule")
 FUTEX_WAIT_OPS = {0, 6, 9, 11, 13}    # FUTEX_WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2
 MAX_THREADS = 100000
+MAX_HELD = 10 * ev.MAX_STACKS    # distinct stacks held while folding; new ones beyond go to [truncated]
+
+
+def bump(table, stack, amount):
+    """table[stack] += amount, bounded: a program with endless distinct stacks cannot exhaust memory."""
+    if stack not in table and len(table) >= MAX_HELD:
+        stack = stack[:1] + (ev.TRUNCATED,)
+    table[stack] = table.get(stack, 0) + amount
 
 
 def frame_name(sym, dso, addr):
@@ -135,7 +143,7 @@ class Folder:
         if e.kind == "cpu-clock" or e.kind == "cycles":
             self.samples += 1
             stack = (self.comm_of(e),) + tuple(all_frames(e.frames))
-            self.oncpu[stack] = self.oncpu.get(stack, 0) + 1
+            bump(self.oncpu, stack, 1)
             code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
             for s, d in code:
                 if not d.startswith("[kernel"):
@@ -224,10 +232,10 @@ class Folder:
         stack = tuple(user_frames(t.off_stack))
         if blocked > 0:
             key = (t.off_reason or "[other]", comm) + stack
-            self.offcpu[key] = self.offcpu.get(key, 0.0) + blocked * 1e6
+            bump(self.offcpu, key, blocked * 1e6)
         if queued > 0:
             key = ("[runqueue]", comm) + (stack if t.off_reason == "[runqueue]" else ())
-            self.offcpu[key] = self.offcpu.get(key, 0.0) + queued * 1e6
+            bump(self.offcpu, key, queued * 1e6)
         t.offcpu += blocked
         t.runq += queued
 
