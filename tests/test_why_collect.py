@@ -156,7 +156,8 @@ def test_the_rules_give_each_program_its_own_cause_and_never_another(swept, prog
         assert any(function in n for n in names) or function in v["text"], (v["text"], names)
     rows = d["stacks"]
     if prog == "lock":
-        waits = [r for r in rows if r["kind"] == "off-CPU" and r["name"].startswith("[futex]") and "update_table" in r["name"]]
+        waits = [r for r in rows if r["kind"] == "off-CPU" and r["name"].startswith("[futex]")
+                 and "update_table" in r["name"]]
         assert waits and all(C.rule(d, r) == "lock" for r in waits)
         assert all(r["base"] == 0 and r["knee"] > 0 for r in waits)      # nobody waits for the lock at 1 thread
     elif prog == "sharedline":
@@ -231,7 +232,8 @@ def test_stripped_binary_keeps_addresses_and_says_symbols_missing(build, tmp_pat
     stripped = os.path.join(BUILD, "lock-stripped")
     # its own build-id: perf must not find the unstripped build's symbols by it (~/.debug)
     subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread",
-                    "-Wl,--build-id=0x" + os.urandom(20).hex(), "-o", stripped, os.path.join(FIXTURES, "lock.c")], check=True)
+                    "-Wl,--build-id=0x" + os.urandom(20).hex(), "-o", stripped, os.path.join(FIXTURES, "lock.c")],
+                   check=True)
     subprocess.run(["strip", stripped], check=True)
     scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock-stripped", "{threads}")
     run = run_folder(tmp_path)

@@ -1,7 +1,7 @@
 """Evidence runs: the point's command once more, after its timed repeats, under one `perf record` (inside
 the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process
-tree (perf's inherit: forks, clones and execs of the command are recorded; nothing else on the host is). One recording gives all of it (docs/design.md, "Why it stops
-scaling: evidence"):
+tree (perf's inherit: forks, clones and execs of the command are recorded; nothing else on the host is).
+One recording gives all of it (docs/design.md, "Why it stops scaling: evidence"):
 
 - on-CPU: cpu-clock samples at HZ (cycles where the host has a PMU) with DWARF call stacks;
 - off-CPU: PERF_RECORD_SWITCH IN/OUT (exact times), the stack of sched:sched_switch and the wakeups of
