@@ -188,7 +188,10 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     assert evs.index("evidence_started") > max(i for i, e in enumerate(evs) if e == "done")
     assert not glob.glob(os.path.join(run, "raw", "*", "*_r1", "*perf*"))
     folder, meta, _runs = evidence(run, 2)
-    assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt"))) == sorted(
+    # each run's {raw} is its own folder: a command's files never land among the format's
+    assert sorted(f for f in os.listdir(folder) if os.path.isdir(os.path.join(folder, f))) == [
+        f"raw_r{r}" for r in range(1, SWEPT_RUNS + 1)]
+    assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r")) == sorted(
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu') else 'csv'}" for r in range(1, SWEPT_RUNS + 1)
          for k in ("oncpu", "offcpu", "futex", "threads", "hotins")] + ["meta.json"])
     assert meta["sample"] == {"event": "cpu-clock", "hz": 999}

@@ -34,10 +34,14 @@ from . import fold
 
 HZ = 999
 STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder
-MAX_BYTES = "256M"          # perf record --max-size
+MAX_BYTES = "1G"            # perf record --max-size: reached, perf stops and ends the command (the run is lost)
 MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose events with less
 SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
-TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_enter_futex", "syscalls:sys_exit_futex")
+# The stack is needed where a thread blocks (sched_switch, sys_enter_futex); a wakeup or a futex's return
+# needs only its time: no 8 KiB stack copy for them (a busy server makes hundreds of thousands a second).
+# call-graph=fp, not =no: perf 6.1 then records none of those events at all (seen here).
+TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup/call-graph=fp/", "syscalls:sys_enter_futex",
+               "syscalls:sys_exit_futex/call-graph=fp/")
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
@@ -285,7 +289,9 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
         # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
         # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
         # sampled, and every stack through libc then loses its callers (seen here one run in three).
-        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, folder,
+        raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
+        os.makedirs(raw)
+        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw,
                                                       inner=record_prefix(data, event, status))
         out = os.path.join(folder, f"stdout_r{r}.txt")
         err = os.path.join(folder, f"stderr_r{r}.log")
@@ -298,6 +304,9 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             server_data = server.stop()
         if rc != 0 or usage is None:
             why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
+            if "size limit reached" in open(err, errors="replace").read():
+                why = (f"evidence run {r}: perf reached its size limit ({MAX_BYTES}) and ended the command: too "
+                       "many scheduler and futex events for a recording with stacks")
             remove(data, server_data)
             break
         got, span = evidence_run(folder, r, data, env, log, status, server_data)

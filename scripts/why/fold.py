@@ -14,8 +14,9 @@ from . import evidence as ev
 HEADER = re.compile(r"^(\S.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(.*)$")
 FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.+?)\s+\((.*)\)\s*$")
 SYMOFF = re.compile(r"\+0x[0-9a-f]+$")
-# A frame in memory no file backs: code a JIT (a JVM, V8) wrote at run time.
-JIT_DSO = re.compile(r"^(\[unknown\]|//anon|\[anon.*\]|/tmp/perf-\d+\.map|/memfd:.*|\[jit\].*)$")
+# A frame in memory no file backs: code a JIT (a JVM, V8) wrote at run time. perf's `[unknown]` map is
+# not one: it is also where an unwinder's bad guess lands, so it stays `[unknown]`.
+JIT_DSO = re.compile(r"^(//anon|\[anon.*\]|/tmp/perf-\d+\.map|/memfd:.*|\[jit\].*)$")
 SLEEP = re.compile(r"nanosleep")
 IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|pwritev2?|poll|ppoll|select|"
                 r"pselect6|epoll_wait|epoll_pwait2?|recvfrom|recvmsg|recvmmsg|sendto|sendmsg|sendmmsg|accept4?|"
@@ -43,6 +44,8 @@ def frame_name(sym, dso, addr):
         return "[unknown]_[k]"
     if JIT_DSO.match(dso):
         return "[jit]"
+    if dso == "[unknown]":
+        return "[unknown]"
     return f"0x{addr}"
 
 
