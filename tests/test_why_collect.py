@@ -211,6 +211,17 @@ def test_resume_redoes_only_missing_evidence(swept):
     assert evidence(run, 1)[1]["runs"] == SWEPT_RUNS
 
 
+def test_a_throughput_metric_counts_work_in_ops(build, tmp_path):
+    """With a higher-is-better metric the unit of work is the op: metric × the run's seconds (meta.json),
+    and the slowdown compares the metric, not the wall time."""
+    scale(tmp_path, *BASE, "threads=1", "why_runs=2", "metric=items:items ([0-9]+):1/s:higher", "--",
+          "tests/fixtures/why/build/scales", "{threads}")
+    _f, meta, _runs = evidence(run_folder(tmp_path), 1)
+    assert meta["unit"] == "op" and meta["metric"] == "items" and meta["value"] == [200000000.0] * 2
+    assert meta["work"] == pytest.approx([v * w for v, w in zip(meta["value"], meta["wall_s"])])
+    assert meta["timed_median"] == 200000000.0 and meta["slowdown"] == 1.0
+
+
 def test_dry_run_prices_the_evidence_runs(results):
     plan = sh("scripts/scale.py", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact", "--", "true",
               env=results).stdout

@@ -24,6 +24,7 @@ import subprocess
 import threading
 
 import stats
+import tidy
 from engine import argv as av
 from engine import child, guard
 from engine import point as pt
@@ -242,22 +243,32 @@ def median(xs):
 
 
 def primary_metric(spec):
-    """(name, higher is better) of the metric an evidence run's work is counted in; (None, False) for a
-    command measured by its wall time (a fixed amount of work: one unit per run)."""
-    metrics = [av.parse_metric(m) for m in spec.get("metric") or []] if spec.get("exec") else []
-    if not metrics:
-        return None, False
-    m = metrics[0]
-    return m.name, m.better == "higher"
+    """The metric an evidence run's work is counted in: an exec spec's first `metric`, a lab
+    instrument's watched metric (its tidy CSV's `confidence` or first chart); None for a command
+    measured by its wall time alone."""
+    if spec.get("exec"):
+        return av.parse_metric(spec["metric"][0]).name if spec.get("metric") else None
+    watched = spec.watched()
+    return watched[0] if watched else None
 
 
 def metric_value(spec, name, out):
+    """(value, higher is better) of `name` in an evidence run's stdout, or (None, False): the direction
+    the timed repeats use (the metric= line's, else engine/argv.py's rule from the unit)."""
     try:
         with open(out, errors="replace") as f:
-            rows = av.read_metrics([av.parse_metric(m) for m in spec["metric"]], f.read())
-    except (OSError, ValueError):
-        return None
-    return next((float(r["value"]) for r in rows if r["metric"] == name), None)
+            text = f.read()
+        if spec.get("exec"):
+            metrics = [av.parse_metric(m) for m in spec["metric"]]
+            better = {m.name: m.better for m in metrics}
+            rows = av.read_metrics(metrics, text)
+        else:
+            rows = tidy.fill({}, text)
+            better = {r["metric"]: av.better_for(r.get("unit", "")) for r in rows}
+        value = next(float(r["value"]) for r in rows if r["metric"] == name)
+    except (OSError, ValueError, StopIteration):
+        return None, False
+    return value, better.get(name) == "higher"
 
 
 def timed(rows, name):
@@ -280,8 +291,8 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     os.makedirs(folder)
     event = prefix.perf_event()       # cycles where the host has a PMU, else cpu-clock
     status = availability(event)
-    name, higher = primary_metric(spec)
-    walls, values, works, statuses, why = [], [], [], [], ""
+    name, higher = primary_metric(spec), None    # higher: is the metric a throughput (work per second)
+    walls, values, statuses, why = [], [], [], ""
     log = os.path.join(folder, "evidence.log")
     # perf cannot record here: running the command would only cost time
     for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
@@ -312,10 +323,10 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
         got, span = evidence_run(folder, r, data, env, log, status, server_data)
         statuses.append(got)
         wall = span or usage.wall_s
-        value = metric_value(spec, name, out) if name else None
+        value, up = metric_value(spec, name, out) if name else (None, False)
+        higher = up if higher is None else higher
         walls.append(round(wall, 6))
         values.append(value)
-        works.append(value * wall if higher and value is not None else 1)
         remove(data, server_data)    # hundreds of MiB: the folded files are what is kept
     done = len(walls)
     merged = dict(status)
@@ -323,7 +334,9 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
         for k, v in s.items():
             if v != ev.OK and (merged.get(k, ev.OK) == ev.OK or k == "symbols"):
                 merged[k] = v
-    unit = "op" if name and higher else "run"
+    # ops: a throughput × the run's seconds, when every run printed it; else one run is one unit of work
+    unit = "op" if name and higher and walls and all(values) else "run"
+    works = [v * w for v, w in zip(values, walls)] if unit == "op" else [1] * done
     base = timed(timed_rows, name if unit == "op" else "wall_s")
     if unit == "op":
         got = median([v for v in values if v is not None])
