@@ -8,7 +8,7 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
                phase inside a barrier/condition variable (same condition as below);
   serial phase off-CPU in a barrier or condition-variable wait (SERIAL_FRAMES), while the on-CPU total
                per unit of work does not grow beyond noise (else the row is "other"); a join's wait is
-               "other" (JOIN_FRAMES: it mirrors the joined threads' wall time, whatever slows them);
+               never a finding (diff.JOINED: it mirrors the joined threads' wall time);
   lock         off-CPU as [futex] outside those waits, or a lock slow path on-CPU (LOCK_FRAMES);
   kernel       on-CPU with a kernel leaf frame (`_[k]`): system time;
   shared data  on-CPU in a user function whose hottest instructions at the knee (hotins) include a
@@ -30,9 +30,6 @@ MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be na
 LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share
 MENTION = 0.1        # other classes from this share on are named beside it
 SERIAL_FRAMES = re.compile(r"pthread_barrier_wait|pthread_cond_(?:timed|clock)?wait|Condvar.*wait|Barrier.*wait", re.I)
-# a join's wait lasts as long as the joined threads run, whatever slows them: it mirrors the wall time and is
-# no evidence of its own (a serial phase shows in the others' barrier or condition-variable waits)
-JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join", re.I)
 LOCK_FRAMES = re.compile(r"pthread_mutex_(?:timed|clock)?lock|lll_lock_wait|lll_mutex_lock|lll_lock_wake"
                          r"|pthread_mutex_unlock|pthread_rwlock|pthread_spin_lock|Mutex.*lock|lock_contended"
                          r"|RwLock|parking_lot|^futex_wait$", re.I)
@@ -93,8 +90,6 @@ def rule(d, row):
                 else "lock" if not any(SERIAL_FRAMES.search(f) for f in fs) else "other"
         return "scheduler"
     if row["kind"] == "off-CPU":
-        if any(JOIN_FRAMES.search(f) for f in fs):
-            return "other"
         if any(SERIAL_FRAMES.search(f) for f in fs):
             return "other" if grows(d["total"].get("on")) else "serial phase"
         if reason == "[futex]" or any(LOCK_FRAMES.search(f) for f in fs):
