@@ -120,13 +120,15 @@ def table(d, key):
 
 
 def verdict(d):
-    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "stacks",
-    "functions", "totals", "missing"}: all plain data for report.md, report.html and ./lab scale."""
+    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "classes", "stacks",
+    "functions" (self), "functions_inclusive", "totals", "missing"}: all plain data for report.md,
+    report.html and ./lab scale."""
     c = C.classify(d)
     return {"placement": d["placement"], "base_threads": d["base_threads"], "knee_threads": d["knee_threads"],
             "knee_why": d["knee_why"], "unit": d["unit"], "cause": c["cause"], "text": words(d, c),
             "classes": {n: v["share"] for n, v in c["classes"].items()},
             "stacks": table(d, "stacks"), "functions": table(d, "functions_self"),
+            "functions_inclusive": table(d, "functions_incl"),
             "totals": d["total"], "missing": c["missing"]}
 
 
@@ -134,7 +136,7 @@ def none(placement, b, k, why, missing, text):
     """A placement's entry when there is nothing to compare: the same keys, no cause."""
     return {"diff": None, "verdict": {"placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why,
                                       "unit": None, "cause": None, "classes": {}, "stacks": [], "functions": [],
-                                      "totals": {}, "missing": missing, "text": text}}
+                                      "functions_inclusive": [], "totals": {}, "missing": missing, "text": text}}
 
 
 def curve(series, better, evidence_of):
