@@ -294,3 +294,22 @@ def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
     assert self_["vfs_read_[k]"]["growth"] == pytest.approx(d["stacks"][0]["growth"])
     assert "worker" not in self_ and incl["worker"]["growth"] == pytest.approx(top["growth"])
     assert "p" not in incl                                      # the root (comm) is not a function
+
+
+def test_curve_says_unreadable_evidence(tmp_path):
+    def s(m):
+        return {"median": m, "ci_lo": m - 1, "ci_hi": m + 1, "n": 5}
+    (tmp_path / "meta.json").write_text("{not json")
+    out = verdict.curve({"compact": {1: s(100), 2: s(110)}}, "higher", lambda p, t: diff.load(str(tmp_path)))
+    assert out[0]["diff"] is None and out[0]["verdict"]["cause"] is None
+    assert "unreadable evidence" in out[0]["verdict"]["text"] and "meta.json:1:" in out[0]["verdict"]["text"]
+
+
+def test_a_joins_wait_is_never_a_finding_nor_counted():
+    on = [{"p;worker;crunch": 1000}] * 3
+    j = "[futex];p;main;pthread_join"
+    d = diff.differential(ev(on, [{j: 1_000_000 + i} for i in range(3)]), ev(on, [{j: 2_000_000 + i} for i in range(3)]))
+    row = next(r for r in d["stacks"] if r["name"] == j)
+    assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
+    assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)
+    assert verdict.verdict(d)["cause"] == "scales"

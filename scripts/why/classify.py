@@ -6,8 +6,9 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
   scheduler    off-CPU as [runqueue] (runnable, waiting for a CPU), except a thread preempted right as it
                woke a waiter (leaf in a wake: WAKE_FRAMES), which is the handover's cost: lock, or serial
                phase inside a barrier/condition variable (same condition as below);
-  serial phase off-CPU in a barrier, join or condition-variable wait (SERIAL_FRAMES), while the on-CPU
-               total per unit of work does not grow beyond noise (else the row is "other");
+  serial phase off-CPU in a barrier or condition-variable wait (SERIAL_FRAMES), while the on-CPU total
+               per unit of work does not grow beyond noise (else the row is "other"); a join's wait is
+               never a finding (diff.JOINED: it mirrors the joined threads' wall time);
   lock         off-CPU as [futex] outside those waits, or a lock slow path on-CPU (LOCK_FRAMES);
   kernel       on-CPU with a kernel leaf frame (`_[k]`): system time;
   shared data  on-CPU in a user function whose hottest instructions at the knee (hotins) include a
@@ -28,8 +29,7 @@ from reporting import verdict as V
 MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
 LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share
 MENTION = 0.1        # other classes from this share on are named beside it
-SERIAL_FRAMES = re.compile(r"pthread_barrier_wait|pthread_cond_(?:timed|clock)?wait|pthread_(?:clock|timed|try)?join"
-                           r"|Condvar.*wait|JoinHandle.*join|Barrier.*wait", re.I)
+SERIAL_FRAMES = re.compile(r"pthread_barrier_wait|pthread_cond_(?:timed|clock)?wait|Condvar.*wait|Barrier.*wait", re.I)
 LOCK_FRAMES = re.compile(r"pthread_mutex_(?:timed|clock)?lock|lll_lock_wait|lll_mutex_lock|lll_lock_wake"
                          r"|pthread_mutex_unlock|pthread_rwlock|pthread_spin_lock|Mutex.*lock|lock_contended"
                          r"|RwLock|parking_lot|^futex_wait$", re.I)

@@ -11,8 +11,10 @@ docs/design.md ("Why it stops scaling: the differential and the causes"); this m
   beyond counting noise (exact Poisson rate test per unit of work, p < P_MAX), and (c) its interval
   excludes zero. Otherwise it is flagged (TOO_FEW, NOISE, ONE_RUN) and never named as a cause.
 - Shares are of the added cost: the sum of every stack's positive growth (both kinds).
+- Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED: shown, never a finding, out of every total.
 """
 import math
+import re
 import warnings
 
 import numpy as np
@@ -27,7 +29,21 @@ P_MAX = 0.05       # on-CPU: the exact Poisson test of the two sample rates per 
 TOO_FEW = "too few samples to tell"
 NOISE = "within noise"
 ONE_RUN = "one evidence run: no interval"
+JOINED = "a join's wait: the joined threads' wall time"
 KINDS = {"on": ("oncpu", "on-CPU"), "off": ("offcpu", "off-CPU")}
+# A join's wait lasts as long as the joined threads run, whatever slows them (a main thread waits the whole
+# run at 1 thread): it mirrors the wall time, not a cost of the work. Off-CPU stacks in a join are shown
+# (flag JOINED) but never a finding, and left out of the totals and of the added cost.
+JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join", re.I)
+
+
+def joined(stack):
+    return stack.startswith("[") and any(JOIN_FRAMES.search(f) for f in stack.split(";"))
+
+
+def counted(run):
+    """A run's total cost per unit of work, joins' waits left out."""
+    return sum(v for s, v in run.items() if not joined(s))
 
 
 def knee(rows):
@@ -166,7 +182,8 @@ def rows(what, kind, b, k, hz):
         base, knee_ = float(np.mean(xb)), float(np.mean(xk))
         out.append({"what": what, "kind": KINDS[kind][1], "name": key, "base": base, "knee": knee_,
                     "growth": knee_ - base, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None,
-                    "amount": (tb, tk), "p": p, "flag": flag(kind, max(tb, tk), p, ci, hz), "share": 0.0})
+                    "amount": (tb, tk), "p": p, "share": 0.0,
+                    "flag": JOINED if kind == "off" and joined(key) else flag(kind, max(tb, tk), p, ci, hz)})
     return sorted(out, key=lambda r: (-r["growth"], r["name"]))
 
 
@@ -233,12 +250,11 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
             fb = (_functions(b[kind]["cost"], kind, incl), _functions(b[kind]["raw"], kind, incl), b["work"])
             fk = (_functions(k[kind]["cost"], kind, incl), _functions(k[kind]["raw"], kind, incl), k["work"])
             out[name] += rows("function", kind, fb, fk, k["hz"])
-        out["total"][kind] = ratio([sum(r.values()) for r in b[kind]["cost"]],
-                                   [sum(r.values()) for r in k[kind]["cost"]])
+        out["total"][kind] = ratio([counted(r) for r in b[kind]["cost"]], [counted(r) for r in k[kind]["cost"]])
     if not out["missing"]:
-        both = lambda s: [sum(a.values()) + sum(o.values()) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
+        both = lambda s: [counted(a) + counted(o) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
         out["total"]["all"] = ratio(both(b), both(k))
-    added = sum(r["growth"] for r in out["stacks"] if r["growth"] > 0)
+    added = sum(r["growth"] for r in out["stacks"] if r["growth"] > 0 and r["flag"] != JOINED)
     out["added"] = added
     for name in ("stacks", "functions_self", "functions_incl"):
         out[name].sort(key=lambda r: (-r["growth"], r["name"]))

@@ -3,6 +3,7 @@ report's "Why it stops scaling" table. Plain text only: names read from evidence
 report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
 from why import classify as C
 from why import diff
+from why import evidence
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
@@ -119,14 +120,23 @@ def table(d, key):
 
 
 def verdict(d):
-    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "stacks",
-    "functions", "totals", "missing"}: all plain data for report.md, report.html and ./lab scale."""
+    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "classes", "stacks",
+    "functions" (self), "functions_inclusive", "totals", "missing"}: all plain data for report.md,
+    report.html and ./lab scale."""
     c = C.classify(d)
     return {"placement": d["placement"], "base_threads": d["base_threads"], "knee_threads": d["knee_threads"],
             "knee_why": d["knee_why"], "unit": d["unit"], "cause": c["cause"], "text": words(d, c),
             "classes": {n: v["share"] for n, v in c["classes"].items()},
             "stacks": table(d, "stacks"), "functions": table(d, "functions_self"),
+            "functions_inclusive": table(d, "functions_incl"),
             "totals": d["total"], "missing": c["missing"]}
+
+
+def none(placement, b, k, why, missing, text):
+    """A placement's entry when there is nothing to compare: the same keys, no cause."""
+    return {"diff": None, "verdict": {"placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why,
+                                      "unit": None, "cause": None, "classes": {}, "stacks": [], "functions": [],
+                                      "functions_inclusive": [], "totals": {}, "missing": missing, "text": text}}
 
 
 def curve(series, better, evidence_of):
@@ -135,15 +145,25 @@ def curve(series, better, evidence_of):
     when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
     out = []
     for placement, (b, k, why) in sorted(diff.knees(series, better).items()):
-        eb, ek = evidence_of(placement, b), evidence_of(placement, k)
+        got, bad = {}, []
+        for t in (b, k):
+            try:
+                got[t] = evidence_of(placement, t)
+            except (evidence.EvidenceError, ValueError) as e:
+                got[t] = None
+                bad.append(str(e))
+        eb, ek = got[b], got[k]
         if eb is None or ek is None:
             at = " and ".join(threads(t) for t, e in ((b, eb), (k, ek)) if e is None)
-            out.append({"diff": None, "verdict": {
-                "placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why, "unit": None,
-                "cause": None, "classes": {}, "stacks": [], "functions": [], "totals": {},
-                "missing": [f"no evidence at {at}"],
-                "text": f"{placement}, {threads(k)}: no evidence at {at} (run with why=1)."}})
+            said = f"unreadable evidence ({'; '.join(bad)})" if bad else "run with why=1"
+            out.append(none(placement, b, k, why, [f"no evidence at {at}"] + bad,
+                            f"{placement}, {threads(k)}: no evidence at {at} ({said})."))
             continue
-        d = diff.differential(eb, ek, placement, b, k, why)
+        try:
+            d = diff.differential(eb, ek, placement, b, k, why)
+        except ValueError as e:                     # e.g. the two points count work in different units
+            out.append(none(placement, b, k, why, [str(e)],
+                            f"{placement}, {threads(k)}: the evidence cannot be compared: {e}."))
+            continue
         out.append({"diff": d, "verdict": verdict(d)})
     return out
