@@ -390,6 +390,15 @@ my prog  10/11 [000]  100.005000:      cpu-clock/freq=999/:
 \t            12c3 worker+0x23 (/x/lock)
 \t          7f0001 [unknown] (//anon)
 
+my prog  10/11 [000]  100.005500:      cpu-clock/freq=999/:
+	ffffffff810b0000 perf_swevent_event+0x10 ([kernel.kallsyms])
+	ffffffff810a0000 perf_tp_event+0x20 ([kernel.kallsyms])
+	ffffffff81090000 perf_syscall_enter+0x30 ([kernel.kallsyms])
+	ffffffff81080000 syscall_trace_enter+0x40 ([kernel.kallsyms])
+	ffffffff81070000 do_syscall_64+0x50 ([kernel.kallsyms])
+	           8612b __GI___lll_lock_wait+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	            1268 update_table+0x18 (/x/lock)
+
 my prog  10/11 [000]  100.005990:       sched:sched_switch: prev_comm=my prog prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=other next_pid=99 next_prio=120
 	ffffffff821facd8 __schedule+0x618 ([kernel.kallsyms])
 	            12e6 update_table+0x36 (/x/lock)
@@ -413,5 +422,8 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
     (fx,) = f.futex_rows()
     assert fx["addr"] == "0x55aa0280" and fx["waits"] == 1 and fx["wait_us"] == pytest.approx(3030)
     assert fx["stack"] == ("worker", "update_table", "__GI___lll_lock_wait", "futex_wait")
-    assert f.oncpu == {("my prog", "[jit]", "worker", "update_table"): 1}
+    # the kernel's perf code (here tracing the futex call) is the profiler's, one leaf
+    assert f.oncpu == {("my prog", "[jit]", "worker", "update_table"): 1,
+                       ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
+                        "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}

@@ -21,6 +21,11 @@ SLEEP = re.compile(r"nanosleep")
 IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|pwritev2?|poll|ppoll|select|"
                 r"pselect6|epoll_wait|epoll_pwait2?|recvfrom|recvmsg|recvmmsg|sendto|sendmsg|sendmmsg|accept4?|"
                 r"connect|openat|fsync|fdatasync|io_getevents|io_uring_enter)|io_schedule")
+# The kernel's perf code: time a thread spends there (a traced futex call, a clone copying the events)
+# exists only under the profiler. Its frames end the stack as one `[profiler]` leaf, kept apart from the
+# program's own kernel time.
+PROFILER_FRAME = re.compile(r"^_*perf_\w*_\[k\]$")
+PROFILER = "[profiler]"
 FUTEX_WAIT_OPS = {0, 6, 9, 11, 13}    # FUTEX_WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2
 MAX_THREADS = 100000
 MAX_HELD = 10 * ev.MAX_STACKS    # distinct stacks held while folding; new ones beyond go to [truncated]
@@ -93,6 +98,12 @@ def all_frames(frames):
     return [frame_name(s, d, a) for a, s, d in reversed(frames)]
 
 
+def profiler_cut(names):
+    """Root-first names with the kernel's perf frames and all below them as one PROFILER leaf."""
+    i = next((i for i, f in enumerate(names) if PROFILER_FRAME.match(f)), None)
+    return names if i is None else names[:i] + [PROFILER]
+
+
 def trace_field(trace, name):
     m = re.search(rf"(?:^|[ ,]){name}[=:] ?(\S+?)(?:,|\s|$)", trace)
     return m.group(1) if m else None
@@ -145,7 +156,7 @@ class Folder:
             return
         if e.kind == "cpu-clock" or e.kind == "cycles":
             self.samples += 1
-            stack = (self.comm_of(e),) + tuple(all_frames(e.frames))
+            stack = (self.comm_of(e),) + tuple(profiler_cut(all_frames(e.frames)))
             bump(self.oncpu, stack, 1)
             code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
             for s, d in code:
