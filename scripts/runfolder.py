@@ -4,6 +4,7 @@
       env/            the host as measured (env.sh): lstopo.xml, build.txt, …
       data/<exp>.csv  tidy rows of one experiment; data/points/<exp>/<stem>_r<N>.csv one repeat each
       raw/<exp>/<key>/  a repeat's own output (stdout, stderr, perf, tries)
+      raw/<exp>/<stem>_why/  a point's evidence runs (why=1)
       plots/<exp>-<kind>-<metric>.{png,svg,dat}
       sweep/          specs/ as run, journal.jsonl, journal.log, state, signature, command, args.json,
                       identity.json, lock, setup.log
@@ -139,6 +140,10 @@ class RunFolder:
 
     def raw(self, exp, key):
         return os.path.join(self.raw_dir, exp, key)
+
+    def evidence_dir(self, exp, stem):
+        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/why/evidence.py owns its files)."""
+        return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
     def raw_rel(self, exp, key):
         """The same, relative to the run folder (what reports link to)."""

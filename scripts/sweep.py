@@ -16,6 +16,9 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
   seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
                     the journal's `round` events record the seed and the order)
+  why=1             after each point's timed repeats, why_runs=N (1–10, default 3) evidence runs under
+                    perf record (on-CPU, off-CPU per reason, futex waits, scheduling; docs/design.md
+                    "Why it stops scaling: evidence") into raw/<exp>/<point>_why/; never in a timed repeat
   draw=0            measure only: no charts or report at the end (draw them later, anywhere, with
                     `./lab report RUN`: a slow or emulated host need not spend its time drawing)
 Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
@@ -38,7 +41,7 @@ from engine.history import load as load_history  # noqa: E402
 from engine.history import local as local_history  # noqa: E402
 from engine.plan import plan  # noqa: E402
 from engine.point import check_program, check_quoting, expand_args  # noqa: E402
-from engine.spec import ENGINE_KEYS, SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
+from engine.spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, load, overrides_from, profiles  # noqa: E402
 from engine.sweep import Sweep, identity  # noqa: E402
 from runfolder import RunFolderError, choose, hostname, results_dir  # noqa: E402
 from term import visible  # noqa: E402
@@ -68,12 +71,23 @@ def parse_args(argv):
             paths.append(arg)
         else:
             die(f"unknown argument '{arg}' (expected KEY=VALUE or a .spec file)")
-    for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1")), ("draw", ("0", "1"))):
+    for k, allowed in (("perf", ("0", "1", "stat")), ("dry", ("0", "1")), ("draw", ("0", "1")), ("why", ("0", "1"))):
         if keys.get(k, "0") not in allowed:
             die(f"{k} must be {' or '.join(allowed)}, not {keys[k]!r}")
+    lo, hi, _ = WHY_RUNS
+    if "why_runs" in keys and not (keys["why_runs"].isascii() and keys["why_runs"].isdigit()
+                                   and lo <= int(keys["why_runs"]) <= hi):
+        die(f"why_runs must be a whole number from {lo} to {hi}, not {keys['why_runs']!r}")
+    if "why_runs" in keys and keys.get("why") != "1":
+        die("why_runs= counts the evidence runs of why=1: add why=1")
     if "seed" in keys and not (keys["seed"].isdigit() and len(keys["seed"]) <= 18):
         die(f"seed must be a whole number (at most 18 digits), not {keys['seed']!r}")
     return keys, pairs, paths
+
+
+def why_runs(keys):
+    """Evidence runs per point: 0 without why=1, else why_runs (default WHY_RUNS' third)."""
+    return int(keys.get("why_runs", WHY_RUNS[2])) if keys.get("why") == "1" else 0
 
 
 def project_profiles():
@@ -127,12 +141,14 @@ def main(argv, shown=None):
         where = keys.get("topology") or f"this host ({hostname()})"
         print(visible(f"# dry run on {where}: profile {profile}, overrides: "
                       f"{' '.join(f'{k}={v}' for k, v in overrides.items()) or 'none'}"))
-        pr.price(resolved, plans, profile, history, not keys.get("topology"), sys.stdout)
+        pr.price(resolved, plans, profile, history, not keys.get("topology"), sys.stdout, why_runs(keys))
         return 0
 
     perf = keys.get("perf", "0")
     perf = "stat" if perf == "stat" else int(perf)     # stat: perf stat counters (engine/perfstat.py)
+    why = why_runs(keys)
     signature = (f"profile={profile} perf={perf} topology=host kind={keys.get('kind', '')} "
+                 + (f"why={why} " if why else "")
                  + " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
     ident = identity(ROOT)
@@ -148,7 +164,8 @@ def main(argv, shown=None):
     rf.drop_partial()
     for name, text in (("signature", signature), ("command", shown or "scripts/sweep.py " + " ".join(argv)),
                        ("state", "running"), ("identity.json", json.dumps(ident)),
-                       ("args.json", json.dumps({"profile": profile, "perf": perf, "overrides": overrides,
+                       ("args.json", json.dumps({"profile": profile, "perf": perf, "why_runs": why,
+                                                 "overrides": overrides,
                                                  "experiments": [r.name for r in resolved]}))):
         rf.write_text(f"sweep/{name}", text + "\n")
     for r in resolved:
@@ -165,7 +182,7 @@ def main(argv, shown=None):
         subprocess.run([os.path.join(ROOT, "scripts", "env.sh"), tmp], check=False)
         if os.path.isdir(tmp):
             os.replace(tmp, rf.env_dir)
-    sweep = Sweep(ROOT, rf, resolved, topo, {"perf": perf,
+    sweep = Sweep(ROOT, rf, resolved, topo, {"perf": perf, "why_runs": why,
                                              "seed": int(keys["seed"]) if "seed" in keys else None})
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=profile, perf=perf, seed=sweep.seed,
                         overrides=overrides, experiments=[r.name for r in resolved], plan_ms=round(plan_ms, 1),

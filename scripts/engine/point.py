@@ -104,21 +104,30 @@ def shown_command(spec, values):
     return display(expand_args(spec["command"], spec["args"]), values)
 
 
+def command_line(ctx, spec, point, repeat, raw, perf_by_engine=False, inner=()):
+    """(argv with the point's pinning, env, exec words or None, shell command text, values) of one run:
+    the timed repeats and the evidence runs (why=1) run the same thing; `inner` goes between the pinning
+    and the command (the evidence runs' perf record: pinned, and recording only the command)."""
+    pinned = point.placement != "unpinned"
+    values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
+    env = dict(spec_env(ctx.env, spec), LAB_PERF_EVENT=ctx.perf_event)
+    env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
+    words = exec_words(spec, values)
+    command = "" if words is not None else expand_args(spec["command"], spec["args"])
+    argv = prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + list(inner) + \
+        (words if words is not None else ["bash", "-c", shell_text(command)])
+    return argv, env, words, command, values
+
+
 def measure(ctx, spec, point, repeat, raw, discard=False):
     """One run. ctx: the sweep (root, run_id, perf, env). Returns an Outcome with tidy rows (dicts)
     on success; the caller decides whether to keep them."""
     os.makedirs(raw, exist_ok=True)
     pinned = point.placement != "unpinned"
-    values = values_for(point, repeat, raw, ctx.perf, ctx.root, pinned)
-    env = dict(spec_env(ctx.env, spec), LAB_PERF_EVENT=ctx.perf_event)
-    env.update({f"LAB_{k.upper()}": str(v) for k, v in values.items()})
     perf_by_engine = ctx.perf == 1 and spec["perf"] == "engine" and not discard
-    words = exec_words(spec, values)
-    command = "" if words is not None else expand_args(spec["command"], spec["args"])
+    argv, env, words, command, values = command_line(ctx, spec, point, repeat, raw, perf_by_engine)
     counting = ctx.perf == "stat" and not discard
-    argv = (perfstat.prefix(raw) if counting else []) + \
-        prefix.wrap(spec["pin"], pinned, spec["membind"], point, raw, perf_by_engine) + \
-        (words if words is not None else ["bash", "-c", shell_text(command)])
+    argv = (perfstat.prefix(raw) if counting else []) + argv
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
     probe_cpus = point.cpus

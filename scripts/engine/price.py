@@ -46,9 +46,16 @@ def hms(secs):
 SPEC_COST = "spec's cost"
 
 
-def price(specs, plans, profile, history, on_host, out):
+# why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
+# script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
+# (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs.
+WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
+
+
+def price(specs, plans, profile, history, on_host, out, why_runs=0):
     """Print every point and the ETA; returns (points, seconds expected). history (engine/history.py,
-    or None) gives measured times; on this host missing tools count too, on a fixture they do not."""
+    or None) gives measured times; on this host missing tools count too, on a fixture they do not.
+    why_runs: evidence runs per point (why=1), each priced at WHY_RUN_FIXED s + WHY_RUN_FACTOR runs."""
     points = expect = fewest = most = 0.0
     skipped = []
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
@@ -73,14 +80,18 @@ def price(specs, plans, profile, history, on_host, out):
             s = per_run(spec, p, measured)
             retried = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
             points += 1
-            expect, fewest, most = expect + e * retried, fewest + lo * s, most + hi * retried
+            why = why_runs * (WHY_RUN_FIXED + WHY_RUN_FACTOR * s)
+            expect, fewest, most = expect + e * retried + why, fewest + lo * s + why, most + hi * retried + why
             reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
             out.write(f"{spec.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
                       f"{s:>8.5g}  {cpu_ranges(p.cpus)}\n")
         out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
                   + (f"; {again:.2g} re-measured per repeat last run" if again else "")
-                  + f"; build and setup {setup:g} s\n")
+                  + f"; build and setup {setup:g} s"
+                  + (f"; why=1: {why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + {WHY_RUN_FACTOR} runs each"
+                     if why_runs else "")
+                  + "\n")
     for s in skipped:
         out.write(f"impossible: {s}\n")
     for name, tool in missing.items():

@@ -82,7 +82,8 @@ SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # The sweep's own command-line keys (scripts/sweep.py), never spec keys.
 MOST_PIDFILES = 16     # `server`: words (each a pidfile or a glob of them)
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history", "why", "why_runs")
+WHY_RUNS = (1, 10, 3)   # why_runs=N: fewest, most, default evidence runs per point (why=1)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")

@@ -29,6 +29,8 @@ from . import prefix
 from .guard import NOISE_METRICS, corun_short
 from .placement import misplaced
 from .plan import plan
+from why import collect as why_collect
+from why import evidence as why_ev
 
 
 class Interrupted(Exception):
@@ -64,6 +66,7 @@ class Sweep:
         self.specs = specs                       # resolved specs, in order
         self.run_id = rf.name
         self.perf = opts["perf"]
+        self.why_runs = opts.get("why_runs", 0)   # why=1: evidence runs per point after its timed repeats
         # The variants' order in each round is shuffled from this seed (journaled): drift and periodic
         # noise cannot line up with one variant, and the order can be re-derived (round_order).
         self.seed = opts.get("seed")
@@ -245,10 +248,13 @@ class Sweep:
                                    experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip)
         live = [p for p in points if not p.skip]
         todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
-        if not todo:
+        unexplained = [p for p in live if self.why_runs and not why_ev.complete(
+            self.rf.evidence_dir(exp, p.stem), self.why_runs)]
+        if not todo and not unexplained:
             self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
         elif self.prepare(spec, len(todo)):
             self.measure_points(spec, todo)
+            self.explain(spec, live)
             self.run_teardown()
         rows = []
         for path in self.rf.point_files(exp):
@@ -322,6 +328,29 @@ class Sweep:
                             stopped=stopped, method=ci_method(n))
                 if not active:
                     break
+
+    def explain(self, spec, points):
+        """why=1: the evidence runs of every point whose timed repeats are all done and whose evidence is
+        not, after them and never inside one (scripts/why/collect.py). Missing evidence is one journal
+        line, never a failed point."""
+        for p in points if self.why_runs else ():
+            folder = self.rf.evidence_dir(p.experiment, p.stem)
+            done = self.done_repeats(p)
+            if why_ev.complete(folder, self.why_runs) or not done or not self.settled(spec, p, done)[0]:
+                continue
+            self.journal.event("evidence_started", f"{p.experiment}: evidence runs ({self.why_runs}) of "
+                               f"{p.variant or '-'} {p.placement} threads={p.threads}", **self.fields(p),
+                               runs=self.why_runs)
+            t0 = time.monotonic()
+            rows = [r for rs in done.values() for r in rs]
+            runs, status, why = why_collect.run_point(self, spec, p, self.why_runs, rows, folder)
+            missing = why_collect.missing_line(status)
+            reason = "; ".join(x for x in (why, missing) if x)
+            if reason:
+                self.journal.event("evidence_missing", f"{p.experiment}: {p.variant or '-'} {p.placement} "
+                                   f"threads={p.threads}: evidence missing: {reason}", **self.fields(p), reason=reason)
+            self.journal.event("evidence_done", **self.fields(p), runs=runs, seconds=round(time.monotonic() - t0, 3),
+                               evidence=status)
 
     def warm_up(self, spec, p, count):
         raw = self.rf.raw(p.experiment, p.key(0))

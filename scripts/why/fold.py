@@ -1,0 +1,284 @@
+"""perf script text → the evidence of one run: on-CPU stacks, off-CPU time per reason and stack, futex
+waits per address, per-thread scheduling.
+
+The input is `perf script -F comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso --show-switch-events`
+of a recording made by collect.py: cpu-clock samples, sched:sched_switch (the stack where a thread
+left the CPU), sched:sched_wakeup, syscalls:sys_{enter,exit}_futex and PERF_RECORD_SWITCH IN/OUT
+(exact times a thread of the tree got and left a CPU). It is read as a stream: memory stays bounded
+by the number of distinct stacks and threads, whatever the length of the recording.
+"""
+import re
+
+from . import evidence as ev
+
+HEADER = re.compile(r"^(\S.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(.*)$")
+FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.+?)\s+\((.*)\)\s*$")
+SYMOFF = re.compile(r"\+0x[0-9a-f]+$")
+# A frame in memory no file backs: code a JIT (a JVM, V8) wrote at run time. perf's `[unknown]` map is
+# not one: it is also where an unwinder's bad guess lands, so it stays `[unknown]`.
+JIT_DSO = re.compile(r"^(//anon|\[anon.*\]|/tmp/perf-\d+\.map|/memfd:.*|\[jit\].*)$")
+SLEEP = re.compile(r"nanosleep")
+IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|pwritev2?|poll|ppoll|select|"
+                r"pselect6|epoll_wait|epoll_pwait2?|recvfrom|recvmsg|recvmmsg|sendto|sendmsg|sendmmsg|accept4?|"
+                r"connect|openat|fsync|fdatasync|io_getevents|io_uring_enter)|io_schedule")
+# The kernel's perf code: time a thread spends there (a traced futex call, a clone copying the events)
+# exists only under the profiler. Its frames end the stack as one `[profiler]` leaf, kept apart from the
+# program's own kernel time.
+PROFILER_FRAME = re.compile(r"^_*perf_\w*_\[k\]$")
+PROFILER = "[profiler]"
+FUTEX_WAIT_OPS = {0, 6, 9, 11, 13}    # FUTEX_WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2
+MAX_THREADS = 100000
+MAX_HELD = 10 * ev.MAX_STACKS    # distinct stacks held while folding; new ones beyond go to [truncated]
+
+
+def bump(table, stack, amount):
+    """table[stack] += amount, bounded: a program with endless distinct stacks cannot exhaust memory."""
+    if stack not in table and len(table) >= MAX_HELD:
+        stack = stack[:1] + (ev.TRUNCATED,)
+    table[stack] = table.get(stack, 0) + amount
+
+
+def frame_name(sym, dso, addr):
+    """One frame as the format names it: the symbol; a kernel one with `_[k]`; a file without symbols
+    keeps perf's address; memory no file backs is `[jit]`."""
+    sym = SYMOFF.sub("", sym)
+    kernel = dso.startswith("[kernel") or dso.endswith(".ko") or dso.startswith("[") and dso.endswith(".ko]")
+    if sym != "[unknown]":
+        return sym + ("_[k]" if kernel else "")
+    if kernel:
+        return "[unknown]_[k]"
+    if JIT_DSO.match(dso):
+        return "[jit]"
+    if dso == "[unknown]":
+        return "[unknown]"
+    return f"0x{addr}"
+
+
+class Event:
+    __slots__ = ("comm", "pid", "tid", "cpu", "time", "kind", "trace", "frames")
+
+    def __init__(self, comm, pid, tid, cpu, time, kind, trace):
+        self.comm, self.pid, self.tid, self.cpu, self.time = comm, pid, tid, cpu, time
+        self.kind, self.trace, self.frames = kind, trace, []   # frames: (addr, sym, dso), innermost first
+
+
+def events(lines):
+    """Events of perf script text (an iterable of lines)."""
+    ev_ = None
+    for line in lines:
+        line = line.rstrip("\n")
+        m = HEADER.match(line)
+        if m:
+            if ev_ is not None:
+                yield ev_
+            comm, pid, tid, cpu, t, rest = m.groups()
+            if rest.startswith("PERF_RECORD_SWITCH"):
+                kind, trace = ("switch_out_preempt" if "preempt" in rest else "switch_out") if " OUT" in rest \
+                    else "switch_in", ""
+            else:
+                kind, _, trace = rest.partition(": ")
+                # `cpu-clock/freq=999/:`, `sched:sched_switch:` → cpu-clock, sched_switch
+                kind = kind.strip().rstrip(":").split("/")[0].rpartition(":")[2]
+            ev_ = Event(comm, int(pid), int(tid), int(cpu), float(t), kind, trace)
+            continue
+        f = FRAME.match(line)
+        if f and ev_ is not None and len(ev_.frames) < 4 * ev.MAX_DEPTH:
+            ev_.frames.append((f.group(1), f.group(2), f.group(3)))
+    if ev_ is not None:
+        yield ev_
+
+
+def user_frames(frames):
+    """Root-first names of the user-space frames of a callchain (innermost first in perf's order)."""
+    return [frame_name(s, d, a) for a, s, d in reversed(frames)
+            if not (d.startswith("[kernel") or d.endswith(".ko") or d.endswith(".ko]"))]
+
+
+def all_frames(frames):
+    return [frame_name(s, d, a) for a, s, d in reversed(frames)]
+
+
+def profiler_cut(names):
+    """Root-first names with the kernel's perf frames and all below them as one PROFILER leaf."""
+    i = next((i for i, f in enumerate(names) if PROFILER_FRAME.match(f)), None)
+    return names if i is None else names[:i] + [PROFILER]
+
+
+def trace_field(trace, name):
+    m = re.search(rf"(?:^|[ ,]){name}[=:] ?(\S+?)(?:,|\s|$)", trace)
+    return m.group(1) if m else None
+
+
+class Thread:
+    __slots__ = ("tid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
+                 "off_at", "off_reason", "off_stack", "woke_at", "futex")
+
+    def __init__(self, tid, comm):
+        self.tid, self.comm = tid, comm
+        self.oncpu = self.offcpu = self.runq = 0.0
+        self.vol = self.invol = self.migr = 0
+        self.last_cpu = self.on_at = self.off_at = self.woke_at = None
+        self.off_reason, self.off_stack, self.futex = None, (), None
+
+
+class Folder:
+    """Accumulates one recording's events into the format's tables."""
+
+    def __init__(self):
+        self.threads = {}
+        self.leader = {}          # pid → comm of the thread group leader
+        self.oncpu = {}
+        self.offcpu = {}
+        self.futex = {}           # addr → {"waits", "wait_us", "stacks": {stack: us}}
+        self.samples = 0
+        self.unknown = {}         # dso → [frames, unknown frames]
+        self.leaves = {}          # (symbol, dso, symoff) → samples, user-space leaves of on-CPU samples
+        self.first = self.last = None   # the tree's first and last recorded event (seconds)
+
+    def comm_of(self, e):
+        return self.leader.get(e.pid, e.comm)
+
+    def thread(self, e):
+        if e.tid == e.pid:
+            self.leader[e.pid] = e.comm
+        t = self.threads.get(e.tid)
+        if t is None and len(self.threads) < MAX_THREADS:
+            t = self.threads[e.tid] = Thread(e.tid, e.comm)
+        elif t is not None:
+            t.comm = e.comm          # its name after an exec or a pthread_setname_np
+        return t
+
+    def add(self, e):
+        self.first = e.time if self.first is None else min(self.first, e.time)
+        self.last = e.time if self.last is None else max(self.last, e.time)
+        t = self.thread(e)
+        if t is None:
+            return
+        if e.kind == "cpu-clock" or e.kind == "cycles":
+            self.samples += 1
+            stack = (self.comm_of(e),) + tuple(profiler_cut(all_frames(e.frames)))
+            bump(self.oncpu, stack, 1)
+            code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
+            for s, d in code:
+                if not d.startswith("[kernel"):
+                    n = self.unknown.setdefault(d, [0, 0])
+                    n[0] += 1
+                    n[1] += s.startswith("[unknown]")
+            leaf = next(((s, d) for s, d in code[:1] if not d.startswith("[kernel")), None)
+            if leaf and "+0x" in leaf[0]:
+                sym, _, off = leaf[0].rpartition("+")
+                key = (sym, leaf[1], off)
+                self.leaves[key] = self.leaves.get(key, 0) + 1
+        elif e.kind == "sched_switch":
+            state = trace_field(e.trace, "prev_state") or "S"
+            t.off_stack = e.frames
+            t.off_reason = "[runqueue]" if state.startswith("R") else self.reason(t, e.frames, state)
+        elif e.kind in ("switch_out", "switch_out_preempt"):
+            if t.on_at is not None:
+                t.oncpu += e.time - t.on_at
+            t.on_at, t.off_at, t.woke_at = None, e.time, None
+            if e.kind == "switch_out_preempt":
+                t.invol += 1
+                t.off_reason = "[runqueue]"
+            else:
+                t.vol += 1
+                if t.off_reason is None:
+                    t.off_reason = "[other]"
+        elif e.kind == "switch_in":
+            if t.last_cpu is not None and t.last_cpu != e.cpu:
+                t.migr += 1
+            t.last_cpu = e.cpu
+            if t.off_at is not None:
+                self.off_cpu(t, e)
+            t.on_at, t.off_at, t.off_reason, t.off_stack = e.time, None, None, ()
+        elif e.kind == "sched_wakeup":
+            pid = trace_field(e.trace, "pid")
+            w = self.threads.get(int(pid)) if pid and pid.isdigit() else None
+            if w is not None and w.off_at is not None and w.woke_at is None:
+                w.woke_at = e.time
+        elif e.kind == "sys_enter_futex":
+            op = trace_field(e.trace, "op")
+            addr = trace_field(e.trace, "uaddr")
+            try:
+                cmd = int(op, 16) & 0x7f
+            except (TypeError, ValueError):
+                return
+            if cmd in FUTEX_WAIT_OPS and addr:
+                t.futex = (addr.lower(), e.time, tuple(user_frames(e.frames)))
+        elif e.kind == "sys_exit_futex":
+            if t.futex is not None:
+                addr, t0, stack = t.futex
+                t.futex = None
+                us = (e.time - t0) * 1e6
+                f = self.futex.get(addr)
+                if f is None:
+                    if len(self.futex) >= ev.MAX_STACKS:
+                        return
+                    f = self.futex[addr] = {"waits": 0, "wait_us": 0.0, "stacks": {}}
+                f["waits"] += 1
+                f["wait_us"] += us
+                if len(f["stacks"]) < 256 or stack in f["stacks"]:
+                    f["stacks"][stack] = f["stacks"].get(stack, 0.0) + us
+
+    @staticmethod
+    def reason(t, frames, state):
+        if t.futex is not None:
+            return "[futex]"
+        names = " ".join(s for _a, s, _d in frames[:24])
+        if "futex" in names:
+            return "[futex]"
+        if SLEEP.search(names):
+            return "[sleep]"
+        if state.startswith("D") or IO.search(names):
+            return "[io]"
+        return "[other]"
+
+    def off_cpu(self, t, e):
+        """t was off-CPU from t.off_at until now (e.time): blocked (its reason) until woken, then
+        runnable in the run queue until it ran."""
+        total = e.time - t.off_at
+        if t.off_reason == "[runqueue]":
+            blocked, queued = 0.0, total
+        else:
+            woke = t.woke_at if t.woke_at is not None and t.off_at <= t.woke_at <= e.time else e.time
+            blocked, queued = woke - t.off_at, e.time - woke
+        comm = self.comm_of(e)
+        stack = tuple(user_frames(t.off_stack))
+        if blocked > 0:
+            key = (t.off_reason or "[other]", comm) + stack
+            bump(self.offcpu, key, blocked * 1e6)
+        if queued > 0:
+            key = ("[runqueue]", comm) + (stack if t.off_reason == "[runqueue]" else ())
+            bump(self.offcpu, key, queued * 1e6)
+        t.offcpu += blocked
+        t.runq += queued
+
+    def futex_rows(self):
+        return [{"addr": a, "waits": f["waits"], "wait_us": f["wait_us"],
+                 "stack": max(f["stacks"].items(), key=lambda kv: kv[1])[0] if f["stacks"] else ()}
+                for a, f in self.futex.items()]
+
+    def thread_rows(self):
+        return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
+                 "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
+                 "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
+
+    def span(self):
+        """Seconds from the tree's first to its last recorded event: its run under the profiler, without
+        perf's own start-up and write-out (0 without events)."""
+        return self.last - self.first if self.first is not None else 0.0
+
+    def stripped(self):
+        """Binaries whose user frames are mostly unnamed (a stripped binary, or one without symbols),
+        among those with a share of the samples: taskset's few frames before it execs do not count."""
+        total = sum(n for n, _u in self.unknown.values())
+        return sorted(d for d, (n, unk) in self.unknown.items()
+                      if n >= max(5, total / 100) and unk * 2 >= n and d.startswith("/") and not JIT_DSO.match(d))
+
+
+def fold(lines, into=None):
+    """A Folder (`into`, or a new one) holding every event of perf script text."""
+    f = into if into is not None else Folder()
+    for e in events(lines):
+        f.add(e)
+    return f
