@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reporting import goals, html_page, markdown, model  # noqa: E402
+from reporting import causes, goals, html_page, markdown, model  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, RunFolderError, is_run  # noqa: E402
 from term import visible  # noqa: E402
@@ -27,6 +27,7 @@ def main(argv):
         return 2
     try:
         m = model.build(run)
+        causes.draw(rf, m)          # the flame graphs of why=1 evidence, drawn by inferno into plots/
         rf.write_text("report.md", markdown.render(m))
         rf.write_text("report.html", html_page.report(m))
     except (model.DataError, JournalError, RunFolderError) as e:

@@ -40,6 +40,8 @@ from engine import argv as av  # noqa: E402
 
 from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line  # noqa: E402
 from reporting import model  # noqa: E402
+from term import visible  # noqa: E402
+from why import usl  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from runfolder import RunFolder, host_runs  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
@@ -200,11 +202,24 @@ def say_words(name, run):
     except (model.DataError, JournalError) as e:
         print(f"scale: no words: {e}", file=sys.stderr)
         return
-    sc = next((e["scaling"] for e in exps if e["name"] == name and e.get("scaling")), None)
-    if sc:
+    e = next((e for e in exps if e["name"] == name and e.get("scaling")), None)
+    if e:
+        sc = e["scaling"]
         print(f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {rf.report_md}):")
         for line in sc["sentences"]:
-            print("  - " + line.replace("**", ""))
+            print("  - " + visible(line.replace("**", "")))
+        say_why(e.get("why"), rf)
+
+
+def say_why(w, rf):
+    """The cause in words (reporting/causes.py) and each curve's USL model, after the scaling words."""
+    if not w:
+        return
+    print(f"Why it stops scaling (evidence, flame graphs: {rf.report_html}):")
+    for c in w["curves"]:
+        print("  - " + visible(c["verdict"]["text"]))
+    for (variant, placement), f in sorted(w["usl"].items()):
+        print(f"  - USL, {variant + ', ' if w['several'] else ''}{placement}: " + visible(usl.words(f)))
 
 
 if __name__ == "__main__":

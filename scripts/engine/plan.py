@@ -12,6 +12,16 @@ from topo import PAIRS, PlacementError
 
 
 
+def stem(variant, placement, threads):
+    """A point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
+    of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
+    and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
+    v = variant or "-"
+    if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
+        v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
+    return f"{v}_{placement}_t{threads}"
+
+
 @dataclass
 class Point:
     experiment: str
@@ -27,13 +37,7 @@ class Point:
 
     @property
     def stem(self):
-        """The point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
-        of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
-        and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
-        v = self.variant or "-"
-        if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
-            v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
-        return f"{v}_{self.placement}_t{self.threads}"
+        return stem(self.variant, self.placement, self.threads)
 
     def key(self, repeat):
         """The point's file and raw-folder name for one repeat."""

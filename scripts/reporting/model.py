@@ -16,7 +16,7 @@ from stats import summary
 from tidy import COLUMNS, read, row_problem
 
 from c2c_published import imported, imported_charts
-from reporting import claims, client, goals, numa, relations, scaling
+from reporting import causes, claims, client, goals, numa, relations, scaling
 from reporting import verdict as V
 from reporting.journal import Journal
 
@@ -537,8 +537,9 @@ def build(run):
     journal = Journal(rf)
     pub, vmap = published(), variant_map()
     exps = [experiment(run, exp, journal, pub, vmap) for exp in rf.experiments()]
-    for e in exps:      # how a command scales, in words (an experiment with a speedup chart)
+    for e in exps:      # how a command scales, in words (an experiment with a speedup chart), and why
         e["scaling"] = scaling.section(run, e)
+        e["why"] = causes.section(run, e)
     return {
         "run": run,
         "name": rf.name,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from reporting import chartmodel, goals, numa
 from reporting.fmt import ci, fmt, spread
+from why import usl
 
 
 @dataclass
@@ -388,7 +389,65 @@ def published(e):
 # The order both writers show an experiment's sections in, after its charts and marks. A new section
 # (e.g. "Why it stops scaling") is one function of the experiment model returning a Table, Paragraph,
 # Figure or Section (or None) appended here.
-EXPERIMENT_SECTIONS = [scaling, numa_notes, glance, medians, noise, relations, published]
+def why(e):
+    """Why it stops scaling (reporting/causes.py): per curve the verdict with its evidence (why=1), the
+    stacks whose cost per unit of work grew most, the differential flame graph, then the USL model of
+    every curve. Every name in it comes from evidence files: the writers escape it."""
+    w = e.get("why")
+    if not w:
+        return None
+    blocks = []
+    for c in w["curves"]:
+        v = c["verdict"]
+        label = f"{c['variant']}, {v['placement']}" if w["several"] else v["placement"]
+        blocks.append(Paragraph(v["text"]))
+        if v.get("missing") and c["diff"] is not None:
+            blocks.append(Paragraph("Evidence missing: " + "; ".join(v["missing"]) + ".", flag="mute"))
+        unit = "op" if v.get("unit") == "op" else "run"
+        rows = [Row([Cell(r["name"], code=True), Cell(r["kind"]),
+                     num(r["cost_base"], f"{r['cost_base']:.3g}"), num(r["cost_knee"], f"{r['cost_knee']:.3g}"),
+                     num(r["growth"], f"{r['growth']:+.3g}"),
+                     num(r["share"], f"{r['share'] * 100:.0f}%" if r["share"] is not None else ""),
+                     Cell(f"{r['interval'][0]:+.3g} to {r['interval'][1]:+.3g}" if r["interval"] else "none"),
+                     Cell(r["flag"], flag=None if r["flag"] == "finding" else "suspect"), Cell(r["class"])])
+                for r in v["stacks"]]
+        if rows:
+            blocks.append(Table(f"{label}: stacks whose cost grew ({v['base_threads']} → {v['knee_threads']} "
+                                f"threads, µs per {unit})",
+                                cols("stack", "kind", f"at {v['base_threads']}", f"at {v['knee_threads']}",
+                                     "growth", "share of the growth", "growth 95% CI", "finding", "class",
+                                     numeric=(2, 3, 4, 5)), rows, fold=f"{label}: the stacks"))
+        path = w["flames"].get((c["variant"], v["placement"]))
+        if path:
+            blocks.append(Figure(path, f"differential flame graph, {label}: {v['base_threads']} → "
+                                       f"{v['knee_threads']} threads (red grew, blue shrank, grey: no finding)",
+                                 ours=True))
+    if not w["evidence"]:
+        blocks.append(Paragraph("No evidence of the cause was gathered: run the sweep again with why=1 "
+                                "(`./lab scale why=1 …`, `./lab sweep SPEC why=1`) for on-CPU and off-CPU stacks, "
+                                "futex waits and run-queue delay per point.", flag="mute"))
+    rows = []
+    for (variant, placement), f in sorted(w["usl"].items()):
+        label = [Cell(variant)] if w["several"] else []
+        if hasattr(f, "sigma"):
+            rows.append(Row(label + [Cell(placement), Cell(f.shape),
+                                     num(f.sigma, f"{f.sigma:.3g} ({f.sigma_ci[0]:.3g}–{f.sigma_ci[1]:.3g})"),
+                                     num(f.kappa, f"{f.kappa:.3g} ({f.kappa_ci[0]:.3g}–{f.kappa_ci[1]:.3g})"),
+                                     num(f.peak_n, f"{f.peak_n:.3g}" if f.peak_n else "none (κ ≈ 0)"),
+                                     Cell(usl.words(f))]))
+        else:
+            rows.append(Row(label + [Cell(placement), Cell("no fit"), Cell(""), Cell(""), Cell(""),
+                                     Cell(usl.words(f))]))
+    names = (["variant"] if w["several"] else []) + ["placement", "shape", "σ (95% CI)", "κ (95% CI)", "peak N*",
+                                                     "in words"]
+    k = len(names) - 6
+    blocks.append(Table("USL model of each curve", cols(*names, numeric=(k + 2, k + 3, k + 4)), rows,
+                        note=f"X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every repeat of {w['metric']} "
+                             "(docs/design.md, USL model); under 4 thread counts there is no fit."))
+    return Section("Why it stops scaling", blocks)
+
+
+EXPERIMENT_SECTIONS = [scaling, why, numa_notes, glance, medians, noise, relations, published]
 
 
 def experiment(e):

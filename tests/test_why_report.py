@@ -1,0 +1,76 @@
+"""The report's "Why it stops scaling" section (reporting/causes.py, view.why) and ./lab scale's words:
+the recorded evidence of the lock program (tests/fixtures/why/recorded/, real perf and bpftrace runs)
+placed in a run folder beside hand-written timed rows. Every CSV value below is test input, not a
+measurement; what is asserted is what the lab makes of them and of the real evidence."""
+import contextlib
+import io
+import re
+import shutil
+
+from conftest import ROOT, sh
+from reporting import model
+from runfolder import RunFolder
+from scale import say_why
+
+HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
+RECORDED = f"{ROOT}/tests/fixtures/why/recorded"
+
+
+def run_with(tmp_path, exp, walls, evidence=None):
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True, exist_ok=True)
+    lines = [f"r,{exp},,compact,{t},0,{i},wall_s,{x},s," for t, xs in walls.items() for i, x in enumerate(xs, 1)]
+    (run / "data" / f"{exp}.csv").write_text("\n".join([HEADER] + lines) + "\n")
+    (run / "sweep" / "specs" / f"{exp}.spec").write_text(
+        f"experiment = {exp}\nchart = speedup wall_s\nchart = scaling wall_s\n")
+    (run / "sweep" / "state").write_text("complete\n")
+    for t, name in (evidence or {}).items():    # the engine's folder of a point's evidence runs
+        shutil.copytree(f"{RECORDED}/{name}", run / "raw" / exp / f"-_compact_t{t}_why")
+    return run
+
+
+def test_the_lock_is_named_in_both_reports_with_its_flame_graph(tmp_path):
+    # wall times of a fixed amount of work that does not speed up at 2 threads: the knee is 2
+    run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
+                   evidence={1: "lock_t1", 2: "lock_t2"})
+    sh("scripts/charts.py", str(run))
+    sh("scripts/report.py", str(run))
+    md = (run / "report.md").read_text()
+    part = md[md.index("#### Why it stops scaling"):]
+    verdict = part.splitlines()[2]
+    assert verdict.startswith("compact, 2 threads:") and "Cause: lock" in verdict, verdict
+    assert "update_table" in verdict
+    assert "stacks whose cost grew (1 → 2 threads, µs per run)" in part
+    assert "![differential flame graph, compact" in part and "plots/lk-why-compact.svg" in part
+    svg = (run / "plots" / "lk-why-compact.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "update_table" in svg
+    page = (run / "report.html").read_text()
+    assert "Why it stops scaling" in page and "Cause: lock" in page
+    # the flame graph travels inside the page (inline or as a data: image), never as a reference
+    assert "differential flame graph, compact" in page and 'src="plots/' not in page
+    assert "USL model of each curve" in page and "no fit: 2 distinct thread counts" in page
+
+
+def test_without_evidence_the_section_says_how_to_get_it_and_fits_the_curve(tmp_path):
+    # four thread counts of a curve that levels off: the USL model is fitted (test input, see above)
+    walls = {1: (8.0, 8.1, 7.9), 2: (4.4, 4.5, 4.3), 4: (2.9, 3.0, 2.8), 8: (2.4, 2.5, 2.3)}
+    run = run_with(tmp_path, "cv", walls)
+    sh("scripts/report.py", str(run))
+    md = (run / "report.md").read_text()
+    part = md[md.index("#### Why it stops scaling"):]
+    assert "no evidence at" in part and "run with why=1" in part
+    row = next(ln for ln in part.splitlines() if ln.startswith("| compact |"))
+    assert re.search(r"\| (contention-bound|coherency-bound) \|", row), row
+
+
+def test_scale_prints_why_after_how(tmp_path):
+    run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
+                   evidence={1: "lock_t1", 2: "lock_t2"})
+    e = model.build(str(run))["experiments"][0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        say_why(e["why"], RunFolder(str(run)))
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Why it stops scaling") and "Cause: lock" in lines[1]
+    assert lines[2].startswith("  - USL, compact: no fit")
