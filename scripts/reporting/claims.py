@@ -13,9 +13,10 @@ ratios between variants) stay in each experiment's section; they no longer decid
 Each story also says whether the lab found the seed's *cause* (issue 43, item 6), from the why=1 evidence
 of the points involved: cause() → found / not found / no evidence (run with why=1), with the words. The
 rules (written out in docs/design.md, "The stories' causes"):
-  seed-000  refcount findings (classed shared data by why.classify, or with an Arc clone/drop frame)
-            explain at least FOUND_SHARE of shared-arc's added cost per call at its knee, and per-thread's
-            refcount findings at the same thread counts grew less than half as much per call;
+  seed-000  shared-arc's CPU time per call grows at its knee, the refcount findings (on-CPU stacks through
+            an Arc clone/drop frame or the runner's vm_for_call, or classed shared data) explain at least
+            FOUND_SHARE of the added CPU time per call, and per-thread's refcount findings at the same
+            thread counts grew less than half as much per call;
   seed-001  the server's lock findings (class lock, in a cache-server thread) explain at least FOUND_SHARE
             of global's added cost per GET at its knee, and every other lock mode with evidence at the
             same thread counts grew less there per GET;
@@ -178,8 +179,12 @@ def seed001(exps, pub, merged):
 FOUND_SHARE = C.LEAD_SHARE     # the seed's cause explains at least a quarter of the added cost
 NO_EVIDENCE = "no evidence (run with why=1)"
 # Rust's Arc reference counts: the clone (strong count +1) and the drop (-1, drop_slow at zero), as perf
-# names them in a release build (inlined frames keep their names)
-ARC = re.compile(r"Arc<.*>.*(?:[Cc]lone|[Dd]rop)|alloc::sync::Arc|drop_in_place<.*Arc|Arc.*drop_slow")
+# names them in the runner's release build, inlined frames included (seen here: `drop_in_place<alloc::sync::
+# Arc<rune::…>>`, `drop<alloc::sync::Arc<…>>`, `alloc::sync::Arc<T,A>::drop_slow`). Only the frame's own
+# function counts, not an Arc among another function's type parameters.
+ARC = re.compile(r"^(?:drop_in_place|drop|clone|drop_slow)<alloc::sync::Arc<"
+                 r"|^alloc::sync::Arc<[^>]*>::(?:drop_slow|clone|drop)\b"
+                 r"|^<alloc::sync::Arc<.*> as core::(?:clone::Clone|ops::drop::Drop)>::(?:clone|drop)$")
 RING = re.compile(r"^ring_(?:push|pop)$")     # c-probes/ring.h: the slot handover, inlined into stage_main
 SERVER = "cache-server"
 
@@ -252,21 +257,47 @@ def curves(run, exp, variant, e, metric, merged):
     return out
 
 
+def refcount(r, fs):
+    """A seed-000 refcount stack: on-CPU, through an Arc clone/drop frame or the runner's vm_for_call (it
+    clones the shared program's Arcs for each call, rust-runner/src/exec/call.rs), or classed shared data."""
+    return r["kind"] == "on-CPU" and (r.get("class") == "shared data" or any(ARC.search(f) or f == "vm_for_call" for f in fs))
+
+
+def on_added(d):
+    """The on-CPU added cost per unit of work: every on-CPU stack's positive growth."""
+    return sum(r["growth"] for r in d["stacks"] if r["kind"] == "on-CPU" and r["growth"] > 0)
+
+
+def cost_of(d, match):
+    """(base, knee) cost per unit of work of every stack matching, findings or not."""
+    rows = [r for r in d["stacks"] if match(r, C.frames(r))]
+    return sum(r["base"] for r in rows), sum(r["knee"] for r in rows)
+
+
 def cause000(run, e, merged):
     res = []
-    refcount = lambda r, fs: r.get("class") == "shared data" or any(ARC.search(f) for f in fs)  # noqa: E731
     for placement, b, k, d, text in curves(run, "runner-empty", "shared-arc", e, "calls_per_s", merged):
         if d is None:
             res.append((None, f"shared-arc {text}"))
             continue
-        sa = part(d, refcount)
-        said = (f"{placement} {b}→{k} threads: shared-arc's refcount findings {sa['share'] * 100:.0f}% of its added "
-                f"cost per call (+{sa['growth']:.3g} µs; {', '.join(sa['classes']) or 'none'}; the classifier's "
-                f"cause: {C.classify(d)['cause']})")
+        if not d["total"].get("on"):
+            res.append((None, f"{placement}: on-CPU evidence missing ({d['missing'].get('on', '?')})"))
+            continue
+        sa, added = part(d, refcount), on_added(d)
+        share = sa["growth"] / added if added > 0 else 0.0
+        cb, ck = cost_of(d, refcount)
+        said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks {cb * 1e3:.1f} → {ck * 1e3:.1f} ns per call; "
+                f"their findings {share * 100:.0f}% of the added CPU time per call (CPU time per call "
+                f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: {C.classify(d)['cause']})")
         dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
-        pt = part(dp, refcount) if dp else None
-        said += f"; per-thread's +{pt['growth']:.3g} µs" if pt else f"; per-thread: {why}"
-        if sa["share"] < FOUND_SHARE:
+        if dp:
+            pt = part(dp, refcount)
+            pb, pk = cost_of(dp, refcount)
+            said += f"; per-thread's {pb * 1e3:.1f} → {pk * 1e3:.1f} ns"
+        else:
+            pt = None
+            said += f"; per-thread: {why}"
+        if share < FOUND_SHARE or not C.grows(d["total"].get("on")):
             res.append((False, said))
         else:                           # without per-thread's evidence the contrast is unknown
             res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))
@@ -274,6 +305,7 @@ def cause000(run, e, merged):
 
 
 def in_server(r, fs):
+    """Is the stack a cache-server thread's (its comm: the first frame on-CPU, after the reason off-CPU)?"""
     return r["name"].split(";")[1 if r["kind"] == "off-CPU" else 0] == SERVER
 
 
@@ -339,7 +371,7 @@ def cause004(run, e):
         c = C.classify(d)
         h = part(d, handover)
         tot = d["total"].get("on")
-        grew = f"×{tot['ratio']:.2f} the CPU time per {unit(d)}" if tot and tot["ratio"] == tot["ratio"] else "?"
+        grew = f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}" if tot and tot["ratio"] == tot["ratio"] else "?"
         said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop) "
                 f"{h['share'] * 100:.0f}% of the added cost ({', '.join(h['classes']) or 'no finding'}; "
                 f"the classifier's cause: {c['cause']})")
