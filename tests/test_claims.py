@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, sh
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from reporting import model  # noqa: E402

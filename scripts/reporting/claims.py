@@ -32,6 +32,7 @@ from reporting import verdict as V
 from runfolder import RunFolder
 from why import classify as C
 from why import diff
+from why import evidence
 from why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
@@ -225,7 +226,7 @@ def compare(run, exp, variant, placement, b, k):
     get = evidence_of(run, exp, variant)
     try:
         eb, ek = get(placement, b), get(placement, k)
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, evidence.EvidenceError) as e:
         return None, str(e)
     if eb is None or ek is None:
         return None, "no evidence"
@@ -238,7 +239,7 @@ def compare(run, exp, variant, placement, b, k):
 
 
 def unit(d):
-    return "call" if d["unit"] == "op" else "run"
+    return "op" if d["unit"] == "op" else "run"
 
 
 def cause_word(results):
@@ -358,7 +359,7 @@ def cause004(run, e):
         t = int(t)
         try:
             ep, eu = evidence_of(run, "channel", "padded")(placement, t), evidence_of(run, "channel", "unpadded")(placement, t)
-        except (ValueError, OSError) as err:
+        except (ValueError, OSError, evidence.EvidenceError) as err:
             res.append((None, f"{placement}: {err}"))
             continue
         if ep is None or eu is None:
