@@ -9,9 +9,31 @@ ratios between variants) stay in each experiment's section; they no longer decid
   seed-004  a same-CCX hop beats crossing a CCX (c2c/c2c-matrix relations, else channel ns_per_msg)
   seed-001  the global lock has a knee (a thread count past which GET/s falls) and its mutex share of
             CPU grows with threads (cache-get, perf=1 for the share)
+
+Each story also says whether the lab found the seed's *cause* (issue 43, item 6), from the why=1 evidence
+of the points involved: cause() → found / not found / no evidence (run with why=1), with the words. The
+rules (written out in docs/design.md, "The stories' causes"):
+  seed-000  shared-arc's CPU time per call grows at its knee, the refcount findings (on-CPU stacks through
+            an Arc clone/drop frame or the runner's vm_for_call, or classed shared data) explain at least
+            FOUND_SHARE of the added CPU time per call, and per-thread's refcount findings at the same
+            thread counts grew less than half as much per call;
+  seed-001  the server's lock findings (class lock, in a cache-server thread) explain at least FOUND_SHARE
+            of global's added cost per GET at its knee, and every other lock mode with evidence at the
+            same thread counts grew less there per GET;
+  seed-004  no thread curve (the pipeline is 2 threads): unpadded against padded at each placement, per
+            run of the same messages; the slot handover's findings (frames ring_push / ring_pop, the
+            ring's inlined send and receive) explain at least FOUND_SHARE of what unpadded adds.
 """
+import os
+import re
+
 from engine.perfsummary import MUTEX
 from reporting import verdict as V
+from runfolder import RunFolder
+from why import classify as C
+from why import diff
+from why import evidence
+from why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
 CLAIMS = {
@@ -154,11 +176,230 @@ def seed001(exps, pub, merged):
             "measured": "; ".join(parts), "why": "; ".join(parts)}
 
 
-def judge(source, exps, pub, merged):
-    """The claim's row for a story, or None when no experiment of it is in the run."""
+# --- the cause (issue 43, item 6) ------------------------------------------------------------------
+FOUND_SHARE = C.LEAD_SHARE     # the seed's cause explains at least a quarter of the added cost
+NO_EVIDENCE = "no evidence (run with why=1)"
+# Rust's Arc reference counts: the clone (strong count +1) and the drop (-1, drop_slow at zero), as perf
+# names them in the runner's release build, inlined frames included (seen here: `drop_in_place<alloc::sync::
+# Arc<rune::…>>`, `drop<alloc::sync::Arc<…>>`, `alloc::sync::Arc<T,A>::drop_slow`). Only the frame's own
+# function counts, not an Arc among another function's type parameters.
+ARC = re.compile(r"^(?:drop_in_place|drop|clone|drop_slow)<alloc::sync::Arc<"
+                 r"|^alloc::sync::Arc<[^>]*>::(?:drop_slow|clone|drop)\b"
+                 r"|^<alloc::sync::Arc<.*> as core::(?:clone::Clone|ops::drop::Drop)>::(?:clone|drop)$")
+RING = re.compile(r"^ring_(?:push|pop)$")     # c-probes/ring.h: the slot handover, inlined into stage_main
+SERVER = "cache-server"
+
+
+def evidence_of(run, exp, variant):
+    """(placement, threads) → that point's loaded evidence, None without a why folder; a folder whose
+    evidence runs all failed raises ValueError (verdict.curve then says so instead of "run with why=1")."""
+    def get(placement, threads):
+        folder = RunFolder(run).evidence_dir(exp, f"{variant}_{placement}_t{threads}")
+        if not os.path.isfile(os.path.join(folder, "meta.json")):
+            return None
+        ev = diff.load(folder)
+        if not ev["runs"]:
+            raise ValueError(f"{os.path.relpath(folder, run)}: no evidence run completed (its stderr_r1.log says why)")
+        return ev
+    return get
+
+
+def series(pts, metric, variant, merged):
+    """{placement: {threads: summary}} of one variant's metric, as why.verdict.curve takes it."""
+    out = {}
+    for p in pts:
+        if p["metric"] == metric and p["variant"] == variant and str(p["threads"]).isdigit():
+            out.setdefault(p["placement"], {}).setdefault(int(p["threads"]), []).append(p)
+    return {pl: {t: merged(ps) for t, ps in by.items()} for pl, by in out.items()}
+
+
+def part(d, match):
+    """The findings of differential d (classified) that match(row, frames): their share of the added
+    cost, their growth per unit of work (µs) and their classes."""
+    rows = [r for r in diff.findings(d) if match(r, C.frames(r))]
+    return {"share": sum(r["share"] for r in rows), "growth": sum(r["growth"] for r in rows),
+            "classes": sorted({r.get("class", "other") for r in rows}), "rows": rows}
+
+
+def compare(run, exp, variant, placement, b, k):
+    """Classified differential of one variant between b and k threads, or (None, why)."""
+    get = evidence_of(run, exp, variant)
+    try:
+        eb, ek = get(placement, b), get(placement, k)
+    except (ValueError, OSError, evidence.EvidenceError) as e:
+        return None, str(e)
+    if eb is None or ek is None:
+        return None, "no evidence"
+    try:
+        d = diff.differential(eb, ek, placement, b, k)
+    except ValueError as e:
+        return None, str(e)
+    C.classify(d)                       # sets each finding's class
+    return d, ""
+
+
+def unit(d):
+    return "op" if d["unit"] == "op" else "run"
+
+
+def cause_word(results):
+    """The story's word from its placements' (found?, text) pairs: found anywhere → found."""
+    if not results:
+        return NO_EVIDENCE
+    return "found" if any(f for f, _ in results) else "not found" if any(f is False for f, _ in results) else NO_EVIDENCE
+
+
+def curves(run, exp, variant, e, metric, merged):
+    """verdict.curve of one variant: [(placement, base, knee, diff or None, text)]."""
+    out = []
+    for c in W.curve(series(e["points"], metric, variant, merged), "higher", evidence_of(run, exp, variant)):
+        v = c["verdict"]
+        out.append((v["placement"], v["base_threads"], v["knee_threads"], c["diff"], v["text"]))
+    return out
+
+
+def refcount(r, fs):
+    """A seed-000 refcount stack: on-CPU, through an Arc clone/drop frame or the runner's vm_for_call (it
+    clones the shared program's Arcs for each call, rust-runner/src/exec/call.rs), or classed shared data."""
+    return r["kind"] == "on-CPU" and (r.get("class") == "shared data" or any(ARC.search(f) or f == "vm_for_call" for f in fs))
+
+
+def on_added(d):
+    """The on-CPU added cost per unit of work: every on-CPU stack's positive growth."""
+    return sum(r["growth"] for r in d["stacks"] if r["kind"] == "on-CPU" and r["growth"] > 0)
+
+
+def cost_of(d, match):
+    """(base, knee) cost per unit of work of every stack matching, findings or not."""
+    rows = [r for r in d["stacks"] if match(r, C.frames(r))]
+    return sum(r["base"] for r in rows), sum(r["knee"] for r in rows)
+
+
+def cause000(run, e, merged):
+    res = []
+    for placement, b, k, d, text in curves(run, "runner-empty", "shared-arc", e, "calls_per_s", merged):
+        if d is None:
+            res.append((None, f"shared-arc {text}"))
+            continue
+        if not d["total"].get("on"):
+            res.append((None, f"{placement}: on-CPU evidence missing ({d['missing'].get('on', '?')})"))
+            continue
+        sa, added = part(d, refcount), on_added(d)
+        share = sa["growth"] / added if added > 0 else 0.0
+        cb, ck = cost_of(d, refcount)
+        said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks {cb * 1e3:.1f} → {ck * 1e3:.1f} ns per call; "
+                f"their findings {share * 100:.0f}% of the added CPU time per call (CPU time per call "
+                f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: {C.classify(d)['cause']})")
+        dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
+        if dp:
+            pt = part(dp, refcount)
+            pb, pk = cost_of(dp, refcount)
+            said += f"; per-thread's {pb * 1e3:.1f} → {pk * 1e3:.1f} ns"
+        else:
+            pt = None
+            said += f"; per-thread: {why}"
+        if share < FOUND_SHARE or not C.grows(d["total"].get("on")):
+            res.append((False, said))
+        else:                           # without per-thread's evidence the contrast is unknown
+            res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))
+    return res
+
+
+def in_server(r, fs):
+    """Is the stack a cache-server thread's (its comm: the first frame on-CPU, after the reason off-CPU)?"""
+    return r["name"].split(";")[1 if r["kind"] == "off-CPU" else 0] == SERVER
+
+
+def lock_waits(d):
+    """'; the server's lock futex: N waits per 1000 GETs at k threads (M at b)' from futex_r*.csv, the
+    lock frames' presence whatever the differential's noise rule said."""
+    per = {}
+    for side in ("base", "knee"):
+        rows = (d["futex"] or {}).get(side) or {}
+        per[side] = sum(v["waits"] for s, v in rows.items() if any(C.LOCK_FRAMES.search(f) for f in s.split(";")))
+    if not d["futex"] or d["futex"].get("knee") is None:
+        return ""
+    return (f"; lock futex waits (lll_lock_wait) per 1000 GETs: {per['base'] * 1000:.2f} at {d['base_threads']} → "
+            f"{per['knee'] * 1000:.2f} at {d['knee_threads']} threads")
+
+
+def cause001(run, e, merged):
+    res = []
+    lock = lambda r, fs: r.get("class") == "lock" and in_server(r, fs)  # noqa: E731
+    others = sorted({p["variant"] for p in e["points"]} - {"global", "memcached"})
+    for placement, b, k, d, text in curves(run, "cache-get", "global", e, "ops_per_s", merged):
+        if d is None:
+            res.append((None, f"global {text}"))
+            continue
+        g = part(d, lock)
+        cause = C.classify(d)["cause"]
+        said = (f"{placement} {b}→{k} server threads: global's server lock findings {g['share'] * 100:.0f}% of the "
+                f"added cost per GET (+{g['growth']:.3g} µs; the classifier's cause: {cause})")
+        worse = []
+        for v in others:
+            dv, why = compare(run, "cache-get", v, placement, b, k)
+            if dv is None:
+                said += f"; {v}: {why}"
+                continue
+            o = part(dv, lock)
+            said += f"; {v} +{o['growth']:.3g} µs ({o['share'] * 100:.0f}%)"
+            if o["growth"] >= g["growth"]:
+                worse.append(v)
+        worse = worse if g["growth"] > 0 else []
+        found = g["share"] >= FOUND_SHARE and g["growth"] > 0 and not worse
+        res.append((found, said + (f"; {', '.join(worse)} grew as much" if worse else "") + lock_waits(d)))
+    return res
+
+
+def cause004(run, e):
+    res = []
+    handover = lambda r, fs: any(RING.search(f) for f in fs)  # noqa: E731
+    have = {(p["placement"], p["threads"]) for p in e["points"] if p["variant"] == "unpadded"}
+    for placement, t in sorted(have):
+        t = int(t)
+        try:
+            ep, eu = evidence_of(run, "channel", "padded")(placement, t), evidence_of(run, "channel", "unpadded")(placement, t)
+        except (ValueError, OSError, evidence.EvidenceError) as err:
+            res.append((None, f"{placement}: {err}"))
+            continue
+        if ep is None or eu is None:
+            continue
+        try:
+            d = diff.differential(ep, eu, placement, t, t, "unpadded against padded slots")
+        except ValueError as err:
+            res.append((None, f"{placement}: {err}"))
+            continue
+        c = C.classify(d)
+        h = part(d, handover)
+        tot = d["total"].get("on")
+        grew = f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}" if tot and tot["ratio"] == tot["ratio"] else "?"
+        said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop) "
+                f"{h['share'] * 100:.0f}% of the added cost ({', '.join(h['classes']) or 'no finding'}; "
+                f"the classifier's cause: {c['cause']})")
+        if not C.grows(tot):
+            said += ": unpadded adds no CPU time beyond noise here, so there is no added cost to explain"
+        res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)), said))
+    return res
+
+
+def cause(source, exps, run, merged):
+    """{"cause": found / not found / no evidence (run with why=1), "cause_why": the evidence in words}."""
+    name = {"seed-000": "runner-empty", "seed-001": "cache-get", "seed-004": "channel"}.get(source)
+    e = exps.get(name)
+    if not e or not run:
+        return {"cause": NO_EVIDENCE, "cause_why": f"no {name} points with evidence" if name else ""}
+    res = {"seed-000": lambda: cause000(run, e, merged), "seed-001": lambda: cause001(run, e, merged),
+           "seed-004": lambda: cause004(run, e)}[source]()
+    return {"cause": cause_word(res), "cause_why": "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence"}
+
+
+def judge(source, exps, pub, merged, run=None):
+    """The claim's row for a story, or None when no experiment of it is in the run; with the run folder,
+    also whether the seed's cause was found (cause())."""
     f = {"seed-000": lambda: seed000(exps, pub, merged), "seed-004": lambda: seed004(exps, merged),
          "seed-001": lambda: seed001(exps, pub, merged)}.get(source)
     out = f() if f else None
     if out:
         out["claim"] = CLAIMS[source]
+        out.update(cause(source, exps, run, merged))
     return out

@@ -482,7 +482,7 @@ def perf_tops(rf, exp):
     return sorted(t for t in tops if os.path.isfile(t))
 
 
-def story_rows(exps, pub):
+def story_rows(exps, pub, run=None):
     """One row per seed story with an experiment in this run: its claim, the published figure of that
     claim, what was measured, and the verdict on the claim (reporting/claims.py). The per-point checks
     (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
@@ -502,12 +502,13 @@ def story_rows(exps, pub):
             for r in e["ratios"]:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
-        c = claims.judge(st["source"], present, pub, merged) or \
+        c = claims.judge(st["source"], present, pub, merged, run) or \
             {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
-             "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it"}
+             "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it",
+             "cause": claims.NO_EVIDENCE, "cause_why": ""}
         out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
                     "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
-                    "verdict": c["verdict"], "why": c["why"]})
+                    "verdict": c["verdict"], "why": c["why"], "cause": c["cause"], "cause_why": c["cause_why"]})
     return out
 
 
@@ -549,5 +550,5 @@ def build(run):
         "journal": "journal.jsonl" if journal.structured else "none",
         "experiments": exps,
         "not_measured": journal.experiments_skipped(),
-        "stories": story_rows(exps, pub),
+        "stories": story_rows(exps, pub, run),
     }

@@ -143,15 +143,17 @@ def stories(m):
             Cell(f"{s['source']} {s['title']}", items=[Cell(x, link=f"#exp-{x}") for x in s["experiments"]]),
             Cell(s["claim"]), Cell(s["published"] or "–"), Cell(s["measured"] or "–"),
             Cell(s["verdict"], flag="badge", note=s["why"], tip=s["why"], strong=True),
+            Cell(s["cause"], note=s["cause_why"], tip=s["cause_why"]),
         ]))
     details = [f"{s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
                for s in m["stories"] if s["checks"]]
-    table = Table("", cols("story", "claim", "published", "measured here", "verdict"),
+    table = Table("", cols("story", "claim", "published", "measured here", "verdict", "cause"),
                   rows, id="verdicts", sortable=False,
                   note="yes / no judge the story's claim at the spans measured here, from the 95% CIs of the "
                        "medians involved. A verdict is inconclusive when a compared median's 95% CI straddles the "
                        "threshold, a point has fewer than 3 repeats, or a point is suspect (disturbed by steal or "
-                       "other processes; see docs/design.md).")
+                       "other processes; see docs/design.md). cause: whether the why=1 evidence names the seed's cause "
+                       "(found / not found / no evidence; the rules: docs/design.md, \"The stories' causes\").")
     return Section(STORIES, [table] + ([Paragraph("Per-point comparisons with the published figures (details in each "
                                               "experiment; they do not decide the claim):", items=details,
                                               flag="mute")] if details else []), level=2)
