@@ -58,9 +58,8 @@
     { pkg = pkgs.nix; commands = [ "nix" "nix-store" "nix-daemon" ]; }
     # ip: the route toward a cache point's client host (scripts/fleetlib/clients.py, "between hosts").
     { pkg = pkgs.iproute2; commands = [ "ip" ]; }
-    # why=1: on-CPU stacks come from perf, off-CPU and futex waits from bpftrace; inferno folds, diffs
-    # and draws them (versions.env pins the same tools for ./lab).
-    { pkg = pkgs.bpftrace; commands = [ "bpftrace" ]; }
+    # why=1: on-CPU and off-CPU stacks and futex waits come from perf (its scheduler tracepoints); inferno
+    # folds, diffs and draws them (versions.env pins the same inferno for ./lab).
     { pkg = pkgs.inferno; commands = [ "inferno-collapse-perf" "inferno-diff-folded" "inferno-flamegraph" ]; }
     # The reading side's libraries: statistics and fits (SciPy), report.html (Jinja2), the run format
     # (jsonschema), pyperf's files; versions.env pins the same ones from PyPI for ./lab.

@@ -1,5 +1,5 @@
 """The report's "Why it stops scaling" section (reporting/causes.py, view.why) and ./lab scale's words:
-the recorded evidence of the lock program (tests/fixtures/why/recorded/, real perf and bpftrace runs)
+the recorded evidence of the lock program (tests/fixtures/why/recorded/, real perf runs)
 placed in a run folder beside hand-written timed rows. Every CSV value below is test input, not a
 measurement; what is asserted is what the lab makes of them and of the real evidence."""
 import contextlib
