@@ -11,7 +11,7 @@
     "ls" "make" "mkdir" "mktemp" "mv" "nice" "nohup" "nproc" "paste" "rm" "sed" "seq" "sha256sum"
     "sleep" "sort" "stdbuf" "tail" "tar" "tee" "timeout" "touch" "tr" "uname" "uniq" "wc" "xargs"
     "gzip" "xz" "install" "readlink" "truncate"
-    "nm"   # stdenv's bintools (cache-server/tests/callgraph.py)
+    "nm" "strip"   # stdenv's bintools (cache-server/tests/callgraph.py; a stripped binary in test_why_collect.py)
   ];
   packages = [
     { pkg = pkgs.just; commands = [ "just" ]; }
