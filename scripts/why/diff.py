@@ -11,7 +11,8 @@ docs/design.md ("Why it stops scaling: the differential and the causes"); this m
   beyond counting noise (exact Poisson rate test per unit of work, p < P_MAX), and (c) its interval
   excludes zero. Otherwise it is flagged (TOO_FEW, NOISE, ONE_RUN) and never named as a cause.
 - Shares are of the added cost: the sum of every stack's positive growth (both kinds).
-- Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED: shown, never a finding, out of every total.
+- Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED, on-CPU stacks ending in `[profiler]` PROFILED:
+  shown, never a finding, out of every total.
 """
 import math
 import re
@@ -34,16 +35,30 @@ KINDS = {"on": ("oncpu", "on-CPU"), "off": ("offcpu", "off-CPU")}
 # A join's wait lasts as long as the joined threads run, whatever slows them (a main thread waits the whole
 # run at 1 thread): it mirrors the wall time, not a cost of the work. Off-CPU stacks in a join are shown
 # (flag JOINED) but never a finding, and left out of the totals and of the added cost.
-JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join", re.I)
+# A parent waiting for its threads or child processes (a shell's wait4 on its children too) waits as long
+# as they run: its wait mirrors the wall time, it is no cause.
+JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join|\bwait4\b|\bwaitpid\b|\bwaitid\b|"
+                         r"__x64_sys_wait4|do_wait\b", re.I)
+
+
+PROFILED = "the profiler's own time (perf's kernel code), not the program's"
 
 
 def joined(stack):
     return stack.startswith("[") and any(JOIN_FRAMES.search(f) for f in stack.split(";"))
 
 
+def left_out(stack):
+    """Why a stack is shown but never a finding nor part of any total, or None: a join's wait, or an
+    on-CPU stack ending in fold.py's `[profiler]` leaf (exists only because perf records)."""
+    if joined(stack):
+        return JOINED
+    return PROFILED if stack.rsplit(";", 1)[-1] == "[profiler]" else None
+
+
 def counted(run):
-    """A run's total cost per unit of work, joins' waits left out."""
-    return sum(v for s, v in run.items() if not joined(s))
+    """A run's total cost per unit of work, joins' waits and the profiler's own time left out."""
+    return sum(v for s, v in run.items() if not left_out(s))
 
 
 def knee(rows):
@@ -115,6 +130,8 @@ def _functions(per_run, kind, inclusive):
     for run in per_run:
         agg = {}
         for stack, v in run.items():
+            if left_out(stack):         # a join's wait, the profiler's own time: no function's cost
+                continue
             frames = stack.split(";")
             fns = frames[skip:] or frames[:1]
             for f in (set(fns) if inclusive else fns[-1:]):
@@ -183,7 +200,7 @@ def rows(what, kind, b, k, hz):
         out.append({"what": what, "kind": KINDS[kind][1], "name": key, "base": base, "knee": knee_,
                     "growth": knee_ - base, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None,
                     "amount": (tb, tk), "p": p, "share": 0.0,
-                    "flag": JOINED if kind == "off" and joined(key) else flag(kind, max(tb, tk), p, ci, hz)})
+                    "flag": left_out(key) or flag(kind, max(tb, tk), p, ci, hz)})
     return sorted(out, key=lambda r: (-r["growth"], r["name"]))
 
 
@@ -254,7 +271,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
     if not out["missing"]:
         both = lambda s: [counted(a) + counted(o) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
         out["total"]["all"] = ratio(both(b), both(k))
-    added = sum(r["growth"] for r in out["stacks"] if r["growth"] > 0 and r["flag"] != JOINED)
+    added = sum(r["growth"] for r in out["stacks"] if r["growth"] > 0 and r["flag"] not in (JOINED, PROFILED))
     out["added"] = added
     for name in ("stacks", "functions_self", "functions_incl"):
         out[name].sort(key=lambda r: (-r["growth"], r["name"]))
