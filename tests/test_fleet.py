@@ -485,6 +485,10 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
     (pkg / "bin").mkdir(parents=True)
     shutil.copy(shutil.which("just", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]),
                 pkg / "bin" / "just")
+    # nix/shell.nix's python3 carries the reading side's libraries (NumPy, SciPy, Jinja2…): the stand-in's
+    # python3 is the test's own, which ./lab gave the same pins (a host's system python3 has none of them)
+    (pkg / "bin" / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (pkg / "bin" / "python3").chmod(0o755)
     path = subprocess.run([NIX_STORE, "--add", str(pkg)], capture_output=True, text=True, check=True).stdout.strip()
     assert re.fullmatch(r"/nix/store/[0-9a-z]{32}-lab-test-shell", path), path
     root = tmp / "hostA-store"
