@@ -135,8 +135,7 @@ bench-scale *args:
 test:
     scripts/test.sh
 
-# The quick loop while editing (a few minutes): lint and the lab's own tests without those marked slow
-# (fleets, clusters, guests, Nix builds, the runner's cargo build); `just test` still runs everything
+# The quick loop while editing: lint and the lab's tests without those marked slow (fleets, Nix builds, the runner's build)
 [group('test')]
 test-fast:
     just lint
