@@ -338,7 +338,8 @@ def output_of(path, root=None):
 # A received run folder is an untrusted file system: a file in it may be a link to /etc/shadow, a FIFO
 # that never ends, /dev/zero, or 400 MB. Every reader of a run's files goes through read_file(): regular
 # files inside the folder only, each kind of file bounded in size; a refusal is one line naming the file.
-LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20}
+LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20,
+          "evidence": 64 << 20}     # a why=1 evidence file (scripts/why/evidence.py)
 # A journal event's `key` names a repeat's raw folder (engine/plan.py's Point.key): only that shape.
 EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
 

@@ -74,3 +74,21 @@ def test_scale_prints_why_after_how(tmp_path):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("Why it stops scaling") and "Cause: lock" in lines[1]
     assert lines[2].startswith("  - USL, compact: no fit")
+
+
+def test_a_received_evidence_file_that_is_a_fifo_or_a_link_is_refused_not_followed(tmp_path):
+    import os
+    run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
+                   evidence={1: "lock_t1", 2: "lock_t2"})
+    meta = run / "raw" / "lk" / "-_compact_t2_why" / "meta.json"
+    meta.unlink()
+    os.mkfifo(meta)                                      # a reader that opened it would wait for ever
+    link = run / "raw" / "lk" / "-_compact_t1_why" / "oncpu_r1.folded"
+    link.unlink()
+    link.symlink_to("/etc/hostname")
+    sh("scripts/report.py", str(run), timeout=120)       # a reader waiting on the FIFO would time out
+    md = (run / "report.md").read_text()
+    part = md[md.index("#### Why it stops scaling"):]
+    verdict = part.splitlines()[2]
+    assert verdict.startswith("compact: evidence unreadable") and "not a regular file" in verdict, verdict
+    assert "Cause: lock" not in part

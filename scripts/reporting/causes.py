@@ -60,8 +60,10 @@ def section(run, e):
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])
                    if (v["placement"], n) in errors]
-            if bad:
-                v["missing"] = list(v.get("missing") or []) + [f"evidence unreadable ({'; '.join(bad)})"]
+            if bad:     # refused, not absent: say which file and why instead of "run with why=1"
+                v["missing"] = [m for m in v.get("missing") or [] if not m.startswith("no evidence at")]
+                v["missing"].append(f"evidence unreadable ({'; '.join(bad)})")
+                v["text"] = f"{v['placement']}: evidence unreadable ({'; '.join(bad)})."
             if len(variants) > 1:
                 v["text"] = f"{variant}: {v['text']}"
             curves.append(c)

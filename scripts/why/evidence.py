@@ -16,13 +16,12 @@ import math
 import os
 import re
 
-from runfolder import write_atomic_text
+from runfolder import RunFolderError, read_file, write_atomic_text
 
 FORMAT = 1
 MAX_STACKS = 20000          # distinct stacks per file; the rest is summed into TRUNCATED
 MAX_FRAME = 512             # characters of one frame
 MAX_DEPTH = 64              # frames of one stack (the innermost are kept)
-MAX_FILE = 64 << 20         # bytes of one file a reader accepts
 MAX_RUNS = 10
 TRUNCATED = "[truncated]"
 REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
@@ -106,15 +105,15 @@ def write_meta(folder, meta):
 
 # --- reading -------------------------------------------------------------------------------------
 def _text(p):
+    """A file of an evidence folder, through the run folder's one reader of received files (a regular
+    file inside the run, no link, FIFO or device followed, at most runfolder.LIMITS['evidence'] bytes)."""
     try:
-        if os.path.getsize(p) > MAX_FILE:
-            raise EvidenceError(f"{p}:1: larger than {MAX_FILE >> 20} MiB: not an evidence file of this lab")
-        with open(p, encoding="utf-8") as f:
-            return f.read()
-    except UnicodeDecodeError as e:
-        raise EvidenceError(f"{p}:1: not UTF-8 (byte {e.start})") from None
-    except OSError as e:
-        raise EvidenceError(f"{p}:1: cannot read: {e.strerror}") from None
+        text = read_file(p, "evidence")
+    except RunFolderError as e:
+        raise EvidenceError(f"{p}:1: {str(e).removeprefix(p + ': ')}") from None
+    if text is None:
+        raise EvidenceError(f"{p}:1: missing")
+    return text
 
 
 def read_folded(p):
