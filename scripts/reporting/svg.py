@@ -1,6 +1,7 @@
 """Inline SVG charts for the HTML pages (no script, no external font): scaling lines, grouped bars and a
-CPU × CPU heatmap, built as ElementTree elements, so every text and attribute is escaped by the serialiser. Every point carries a tooltip (<title>) and links to its row in the page, where
-its repeats, raw folders and commands are. Suspect points are hollow; whiskers are the median's 95% CI
+CPU × CPU heatmap, built as ElementTree elements, so every text and attribute is escaped by the
+serialiser. Every point carries a tooltip (<title>) and links to its row in the page, where its
+repeats, raw folders and commands are. Suspect points are hollow; whiskers are the median's 95% CI
 where n ≥ 3, else min–max (dotted)."""
 import math
 import xml.etree.ElementTree as ET
