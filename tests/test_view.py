@@ -236,3 +236,22 @@ def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_
     tips = [html.unescape(t) for t in re.findall(r'class="cell"><title>([^<]*)</title>', page)]
     assert sum(f"one_way_ns: median {fmt(21)} ns" in t and "median of 2 CPU sets" in t for t in tips) == 2
     assert sum(f"one_way_ns: median {fmt(6)} ns" in t for t in tips) == 2
+
+
+def test_every_svg_chart_escapes_what_a_run_folder_names(tmp_path):
+    """svg.py builds ElementTree elements: a hostile variant, placement, unit or title stays text, and
+    every chart kind parses as XML with no element it did not draw."""
+    import xml.etree.ElementTree as ET
+    from reporting import svg      # conftest puts scripts/ on the path
+    bad = '<script>x</script>"&'
+    p = {"variant": bad, "placement": bad, "threads": "2", "cpus": "0,1", "metric": "m", "unit": bad,
+         "s": {"median": 1.0, "min": 0.5, "max": 2.0, "n": 3, "ci_pct": 4.0, "ci_lo": 0.9, "ci_hi": 1.1,
+               "suspect": bad}}
+    drawn = [svg.scaling(bad, bad, [{"label": bad, "colour": 0, "pts": [(p, '#"x', bad)]}], ideal=True),
+             svg.bars(bad, bad, [(bad, {bad: (p, '#"x', bad)})], [(bad, 1, True)]),
+             svg.heatmap(bad, bad, {(0, 1): (p, '#"x')}, [0, 1], bounds=(0,))]
+    allowed = {"svg", "text", "line", "path", "circle", "rect", "polyline", "a", "title"}
+    for chart in drawn:
+        assert "<script" not in chart
+        tags = {e.tag.split("}")[-1] for e in ET.fromstring(chart).iter()}
+        assert tags <= allowed, tags - allowed

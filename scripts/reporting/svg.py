@@ -1,9 +1,10 @@
-"""Inline SVG charts for the HTML pages (no script, no external font): scaling lines, grouped bars and
-a CPU × CPU heatmap. Every point carries a tooltip (<title>) and links to its row in the page, where
-its repeats, raw folders and commands are. Suspect points are hollow; whiskers are the median's 95% CI
+"""Inline SVG charts for the HTML pages (no script, no external font): scaling lines, grouped bars and a
+CPU × CPU heatmap, built as ElementTree elements, so every text and attribute is escaped by the
+serialiser. Every point carries a tooltip (<title>) and links to its row in the page, where its
+repeats, raw folders and commands are. Suspect points are hollow; whiskers are the median's 95% CI
 where n ≥ 3, else min–max (dotted)."""
 import math
-from html import escape
+import xml.etree.ElementTree as ET
 
 from reporting import chartmodel
 from reporting.fmt import fmt
@@ -12,6 +13,30 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
            "#7f7f7f", "#bcbd22")
 W, H = 700, 330
 L, R, T, B = 64, 200, 30, 46      # margins: the legend lives in the right one
+
+
+def el(parent, tag, text=None, **attrs):
+    """One SVG element under parent. The tree is serialised by ElementTree, which escapes every text and
+    attribute: nothing a run folder supplies (names, units, cells) can become markup. Attribute names
+    with a dash are written with an underscore (stroke_width)."""
+    e = ET.SubElement(parent, tag, {k.replace("_", "-"): str(v) for k, v in attrs.items() if v is not None})
+    if text is not None:
+        e.text = text
+    return e
+
+
+def _svg(title, **attrs):
+    return ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", **{k.replace("_", "-"): str(v) for k, v in attrs.items()},
+                              "role": "img", "aria-label": title})
+
+
+def _done(root):
+    return ET.tostring(root, encoding="unicode")
+
+
+def _linked(parent, href):
+    """The element a point's shape goes under: a link to its row in the page when it has one."""
+    return el(parent, "a", href=href) if href else parent
 
 
 def _nice_max(v):
@@ -24,15 +49,14 @@ def _nice_max(v):
     return 10 * e
 
 
-def _clip(x, lo, hi, ymax, Y, colour, dotted):
+def _clip(out, x, lo, hi, ymax, Y, colour, dotted):
     """A whisker from lo to hi, cut at the top of the chart with a caret when the CI runs past every
     measured value (the scale follows the data, not a wide interval); the tooltip has the numbers."""
-    dd = ' stroke-dasharray="2 2"' if dotted else ""
-    out = f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{Y(lo):.1f}" y2="{Y(min(hi, ymax)):.1f}" stroke="{colour}"{dd}/>'
+    el(out, "line", x1=f"{x:.1f}", x2=f"{x:.1f}", y1=f"{Y(lo):.1f}", y2=f"{Y(min(hi, ymax)):.1f}", stroke=colour,
+       stroke_dasharray="2 2" if dotted else None)
     if hi > ymax:
         y = Y(ymax)
-        out += f'<path d="M{x - 4:.1f},{y + 6:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y + 6:.1f}" fill="none" stroke="{colour}"/>'
-    return out
+        el(out, "path", d=f"M{x - 4:.1f},{y + 6:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y + 6:.1f}", fill="none", stroke=colour)
 
 
 def tip(p, extra=""):
@@ -48,39 +72,44 @@ def tip(p, extra=""):
 
 
 def _frame(title, ylabel, ymax, x0, x1, out):
-    out.append(f'<text x="{(x0 + x1) / 2:.0f}" y="18" class="ct">{escape(title)}</text>')
+    el(out, "text", title, x=f"{(x0 + x1) / 2:.0f}", y="18", **{"class": "ct"})
     for i in range(6):
         v = ymax * i / 5
         y = T + (H - T - B) * (1 - i / 5)
-        out.append(f'<line x1="{x0}" x2="{x1}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                   f'<text x="{x0 - 6}" y="{y + 4:.1f}" class="yt">{escape(fmt(v))}</text>')
-    out.append(f'<text transform="translate(14,{(T + H - B) / 2:.0f}) rotate(-90)" class="yl">{escape(ylabel)}</text>')
+        el(out, "line", x1=x0, x2=x1, y1=f"{y:.1f}", y2=f"{y:.1f}", **{"class": "grid"})
+        el(out, "text", fmt(v), x=x0 - 6, y=f"{y + 4:.1f}", **{"class": "yt"})
+    el(out, "text", ylabel, transform=f"translate(14,{(T + H - B) / 2:.0f}) rotate(-90)", **{"class": "yl"})
+
+
+def _legend_notes(out, x, y, lines):
+    for i, line in enumerate(lines):
+        el(out, "text", line, x=x, y=y + 15 * i, **{"class": "lg"})
+
+
+NOTES = ["dotted: min–max (n<3)", "^ : CI runs off the scale"]
 
 
 def _legend(entries, out, note):
     """entries: (label, colour, dash)."""
     x, y = W - R + 16, T + 6
     for label, colour, dash in entries:
-        d = ' stroke-dasharray="6 3"' if dash else ""
-        out.append(f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2.5"{d}/>'
-                   f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="{colour}"/>'
-                   f'<text x="{x + 28}" y="{y + 4}" class="lg">{escape(label[:26])}</text>')
+        el(out, "line", x1=x, x2=x + 22, y1=y, y2=y, stroke=colour, stroke_width="2.5",
+           stroke_dasharray="6 3" if dash else None)
+        el(out, "circle", cx=x + 11, cy=y, r="3.5", fill=colour)
+        el(out, "text", label[:26], x=x + 28, y=y + 4, **{"class": "lg"})
         y += 17
     y += 6
-    out.append(f'<circle cx="{x + 11}" cy="{y}" r="3.5" fill="#fff" stroke="#444" stroke-width="1.5"/>'
-               f'<text x="{x + 28}" y="{y + 4}" class="lg">hollow = suspect</text>')
-    for i, line in enumerate(note.split("\n") + ["dotted: min–max (n&lt;3)", "^ : CI runs off the scale"]):
-        out.append(f'<text x="{x}" y="{y + 22 + 15 * i}" class="lg">{line}</text>')
+    el(out, "circle", cx=x + 11, cy=y, r="3.5", fill="#fff", stroke="#444", stroke_width="1.5")
+    el(out, "text", "hollow = suspect", x=x + 28, y=y + 4, **{"class": "lg"})
+    _legend_notes(out, x, y + 22, note.split("\n") + NOTES)
 
 
-def _marker(x, y, colour, p, href, extra=""):
+def _marker(out, x, y, colour, p, href, extra=""):
     hollow = bool(p["s"].get("suspect"))
-    fill = "#fff" if hollow else colour
-    cls = "pt sus" if hollow else "pt"
-    a = f'<a href="{escape(href)}">' if href else ""
-    return (f'{a}<circle cx="{x:.1f}" cy="{y:.1f}" r="{5 if hollow else 4}" fill="{fill}" stroke="{colour}" '
-            f'stroke-width="{2 if hollow else 1}" class="{cls}"><title>{escape(tip(p, extra))}</title></circle>'
-            f'{"</a>" if href else ""}')
+    c = el(_linked(out, href), "circle", cx=f"{x:.1f}", cy=f"{y:.1f}", r=5 if hollow else 4,
+           fill="#fff" if hollow else colour, stroke=colour, stroke_width=2 if hollow else 1,
+           **{"class": "pt sus" if hollow else "pt"})
+    el(c, "title", tip(p, extra))
 
 
 def scaling(title, ylabel, series, ideal=False):
@@ -106,30 +135,27 @@ def scaling(title, ylabel, series, ideal=False):
     ymax = _nice_max(top * 1.05)
     def Y(v):
         return T + (H - T - B) * (1 - v / ymax)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img" aria-label="{escape(title)}">']
+    out = _svg(title, viewBox=f"0 0 {W} {H}", **{"class": "chart"})
     _frame(title, ylabel, ymax, L, W - R, out)
     for t in xs:
-        out.append(f'<text x="{X(t):.1f}" y="{H - B + 18}" class="xt">{t}</text>')
-    out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 8}" class="xl">threads</text>')
+        el(out, "text", str(t), x=f"{X(t):.1f}", y=H - B + 18, **{"class": "xt"})
+    el(out, "text", "threads", x=f"{(L + W - R) / 2:.0f}", y=H - 8, **{"class": "xl"})
     for i, s in enumerate(series):
         c = PALETTE[s["colour"] % len(PALETTE)]
         pts = sorted(s["pts"], key=lambda q: int(q[0]["threads"]))
         if ideal:
-            out.append('<polyline fill="none" stroke="{}" stroke-width="1" stroke-dasharray="2 4" points="{}"/>'.format(
-                c, " ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in ideal_lines[i])))
-        d = ' stroke-dasharray="6 3"' if s.get("dash") else ""
-        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="2.2"{d} points="'
-                   + " ".join(f"{X(int(p['threads'])):.1f},{Y(p['s']['median']):.1f}" for p, _h, _e in pts) + '"/>')
+            el(out, "polyline", fill="none", stroke=c, stroke_width="1", stroke_dasharray="2 4",
+               points=" ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in ideal_lines[i]))
+        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2", stroke_dasharray="6 3" if s.get("dash") else None,
+           points=" ".join(f"{X(int(p['threads'])):.1f},{Y(p['s']['median']):.1f}" for p, _h, _e in pts))
         for p, href, extra in pts:
             lo, hi, from_ci = chartmodel.whisker(p["s"])
-            dotted = not from_ci
             x = X(int(p["threads"]))
-            out.append(_clip(x, lo, hi, ymax, Y, c, dotted))
-            out.append(_marker(x, Y(p["s"]["median"]), c, p, href, extra))
+            _clip(out, x, lo, hi, ymax, Y, c, not from_ci)
+            _marker(out, x, Y(p["s"]["median"]), c, p, href, extra)
     _legend([(s["label"], PALETTE[s["colour"] % len(PALETTE)], s.get("dash")) for s in series], out,
             "whisker: 95% CI" + ("\nthin dots: ideal scaling" if ideal else ""))
-    out.append("</svg>")
-    return "\n".join(out)
+    return _done(out)
 
 
 def bars(title, ylabel, categories, variants):
@@ -143,15 +169,15 @@ def bars(title, ylabel, categories, variants):
     x0, x1 = L, W - R
     cw = (x1 - x0) / len(categories)
     bw = min(40, cw * 0.8 / len(variants))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" class="chart" role="img" aria-label="{escape(title)}">']
+    out = _svg(title, viewBox=f"0 0 {W} {H}", **{"class": "chart"})
     _frame(title, ylabel, ymax, x0, x1, out)
     for ci_, (cat, cells) in enumerate(categories):
         cx = x0 + cw * (ci_ + 0.5)
         if cw < 80:      # narrow categories: labels slanted so that they do not run into each other
-            out.append(f'<text transform="translate({cx:.1f},{H - B + 12}) rotate(-25)" class="xt" '
-                       f'style="text-anchor:end">{escape(cat[:18])}</text>')
+            el(out, "text", cat[:18], transform=f"translate({cx:.1f},{H - B + 12}) rotate(-25)", style="text-anchor:end",
+               **{"class": "xt"})
         else:
-            out.append(f'<text x="{cx:.1f}" y="{H - B + 18}" class="xt">{escape(cat[:24])}</text>')
+            el(out, "text", cat[:24], x=f"{cx:.1f}", y=H - B + 18, **{"class": "xt"})
         for vi, (label, colour, hatched) in enumerate(variants):
             if label not in cells:
                 continue
@@ -160,30 +186,23 @@ def bars(title, ylabel, categories, variants):
             x = cx - bw * len(variants) / 2 + vi * bw
             y = Y(p["s"]["median"])
             hollow = bool(p["s"].get("suspect"))
-            fill = "#fff" if hollow else c
-            op = ' fill-opacity="0.45"' if hatched and not hollow else ""
-            a = f'<a href="{escape(href)}">' if href else ""
-            out.append(f'{a}<rect x="{x + 1:.1f}" y="{y:.1f}" width="{bw - 2:.1f}" height="{Y(0) - y:.1f}" '
-                       f'fill="{fill}"{op} stroke="{c}" stroke-width="{2 if hollow else 1}" '
-                       f'class="{"bar sus" if hollow else "bar"}"><title>{escape(tip(p, extra))}</title></rect>'
-                       f'{"</a>" if href else ""}')
+            r = el(_linked(out, href), "rect", x=f"{x + 1:.1f}", y=f"{y:.1f}", width=f"{bw - 2:.1f}",
+                   height=f"{Y(0) - y:.1f}", fill="#fff" if hollow else c,
+                   fill_opacity="0.45" if hatched and not hollow else None, stroke=c, stroke_width=2 if hollow else 1,
+                   **{"class": "bar sus" if hollow else "bar"})
+            el(r, "title", tip(p, extra))
             lo, hi, from_ci = chartmodel.whisker(p["s"])
-            dotted = not from_ci
-            out.append(_clip(x + bw / 2, lo, hi, ymax, Y, "#222", dotted))
+            _clip(out, x + bw / 2, lo, hi, ymax, Y, "#222", not from_ci)
     lx, ly = W - R + 16, T + 6
     for label, colour, hatched in variants:
         c = PALETTE[colour % len(PALETTE)]
-        op = ' fill-opacity="0.45"' if hatched else ""
-        out.append(f'<rect x="{lx}" y="{ly - 6}" width="22" height="12" fill="{c}"{op} stroke="{c}"/>'
-                   f'<text x="{lx + 28}" y="{ly + 4}" class="lg">{escape(label[:26])}</text>')
+        el(out, "rect", x=lx, y=ly - 6, width="22", height="12", fill=c, fill_opacity="0.45" if hatched else None, stroke=c)
+        el(out, "text", label[:26], x=lx + 28, y=ly + 4, **{"class": "lg"})
         ly += 17
-    out.append(f'<rect x="{lx}" y="{ly}" width="22" height="12" fill="#fff" stroke="#444" stroke-width="2"/>'
-               f'<text x="{lx + 28}" y="{ly + 10}" class="lg">hollow = suspect</text>'
-               f'<text x="{lx}" y="{ly + 30}" class="lg">whisker: 95% CI</text>'
-               f'<text x="{lx}" y="{ly + 45}" class="lg">dotted: min–max (n&lt;3)</text>'
-               f'<text x="{lx}" y="{ly + 60}" class="lg">^ : CI runs off the scale</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    el(out, "rect", x=lx, y=ly, width="22", height="12", fill="#fff", stroke="#444", stroke_width="2")
+    el(out, "text", "hollow = suspect", x=lx + 28, y=ly + 10, **{"class": "lg"})
+    _legend_notes(out, lx, ly + 30, ["whisker: 95% CI"] + NOTES)
+    return _done(out)
 
 
 def heatmap(title, unit, cells, order, bounds=(), mirror=True):
@@ -199,13 +218,12 @@ def heatmap(title, unit, cells, order, bounds=(), mirror=True):
     side = 60 + size * n
     width = max(side + 160, 460)
     # drawn at its own size: a small matrix is not blown up to the page's width
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {side + 40}" class="chart heat" '
-           f'style="max-width:{width}px" role="img" aria-label="{escape(title)}">',
-           f'<text x="{width / 2:.0f}" y="18" class="ct">{escape(title)}</text>']
+    out = _svg(title, viewBox=f"0 0 {width} {side + 40}", style=f"max-width:{width}px", **{"class": "chart heat"})
+    el(out, "text", title, x=f"{width / 2:.0f}", y="18", **{"class": "ct"})
     for i, a in enumerate(order):
         if n <= 32:
-            out.append(f'<text x="52" y="{40 + i * size + size * 0.7:.1f}" class="yt">{a}</text>'
-                       f'<text x="{60 + i * size + size / 2:.1f}" y="36" class="xt">{a}</text>')
+            el(out, "text", str(a), x="52", y=f"{40 + i * size + size * 0.7:.1f}", **{"class": "yt"})
+            el(out, "text", str(a), x=f"{60 + i * size + size / 2:.1f}", y="36", **{"class": "xt"})
         for j, b in enumerate(order):
             got = cells.get((a, b)) or (cells.get((b, a)) if mirror else None)
             if not got:
@@ -213,14 +231,13 @@ def heatmap(title, unit, cells, order, bounds=(), mirror=True):
             p, href = got
             f = 0 if hi == lo else (p["s"]["median"] - lo) / (hi - lo)
             colour = f"rgb({255 - int(f * 128)},{247 - int(f * 247)},{236 - int(f * 236)})"
-            a_ = f'<a href="{escape(href)}">' if href else ""
-            out.append(f'{a_}<rect x="{60 + j * size}" y="{40 + i * size}" width="{size}" height="{size}" '
-                       f'fill="{colour}" class="cell"><title>{escape(tip(p))}</title></rect>{"</a>" if href else ""}')
+            r = el(_linked(out, href), "rect", x=60 + j * size, y=40 + i * size, width=size, height=size, fill=colour,
+                   **{"class": "cell"})
+            el(r, "title", tip(p))
     for i in bounds:
         at = 60 + (i + 1) * size, 40 + (i + 1) * size
-        out.append(f'<line x1="{at[0]}" y1="40" x2="{at[0]}" y2="{side - 20}" stroke="#000" stroke-width="1.5" class="border"/>'
-                   f'<line x1="60" y1="{at[1]}" x2="{side}" y2="{at[1]}" stroke="#000" stroke-width="1.5" class="border"/>')
-    out.append(f'<text x="{side + 10}" y="60" class="lg">{escape(fmt(lo))}–{escape(fmt(hi))} {escape(unit)}</text>'
-               f'<text x="{side + 10}" y="76" class="lg">light = low</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+        el(out, "line", x1=at[0], y1="40", x2=at[0], y2=side - 20, stroke="#000", stroke_width="1.5", **{"class": "border"})
+        el(out, "line", x1="60", y1=at[1], x2=side, y2=at[1], stroke="#000", stroke_width="1.5", **{"class": "border"})
+    el(out, "text", f"{fmt(lo)}–{fmt(hi)} {unit}", x=side + 10, y="60", **{"class": "lg"})
+    el(out, "text", "light = low", x=side + 10, y="76", **{"class": "lg"})
+    return _done(out)
