@@ -167,7 +167,7 @@ class Sweep:
         print(visible(f"[{self.done_now + 1}/{total}] {point.experiment} {point.variant or '-'} {point.placement} "
                       f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}"),
               file=self.out, flush=True)
-        return round(reps), round(secs * pace)
+        return round(reps), round(secs * pace, 1)
 
     def fields(self, point, repeat=None, **extra):
         d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
