@@ -94,21 +94,11 @@ class Price:
     def total(self, field):
         return sum(getattr(e, field) for e in self.experiments)
 
-    @property
-    def expected(self):
-        return self.total("expected")
-
-    @property
-    def fewest(self):
-        return self.total("fewest")
-
-    @property
-    def most(self):
-        return self.total("most")
-
-    @property
-    def worst(self):
-        return self.total("worst")
+    # in all: the sum over experiments (the dry run's ETA, its range, the worst case)
+    expected = property(lambda self: self.total("expected"))
+    fewest = property(lambda self: self.total("fewest"))
+    most = property(lambda self: self.total("most"))
+    worst = property(lambda self: self.total("worst"))
 
     def summary(self):
         """The dry run's last line."""
