@@ -408,6 +408,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
     last = json.loads(p.stdout)
     assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
     assert last["last"].startswith("counters shared-atomic compact threads="), last
+    assert last["left"] == 1 and last["eta_s"] >= 0, last   # the last repeat of the plan: itself alone
 
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
