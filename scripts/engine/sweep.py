@@ -91,6 +91,7 @@ class Sweep:
         self.price = {(pp.point.experiment, pp.point.stem): pp
                       for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
         self.left = {}                       # {(experiment, stem): repeats still expected}
+        self.unexplained = set()             # why=1: (experiment, stem) whose evidence runs are still to come
         self.priced_done = 0.0               # the price of the repeats kept so far in this session
         os.makedirs(rf.sweep_dir, exist_ok=True)
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
@@ -152,6 +153,7 @@ class Sweep:
             reps += n
             pp = self.price.get((exp, stem))
             secs += n * pp.kept if pp else 0.0
+        secs += sum(self.price[k].why for k in self.unexplained if k in self.price)
         return reps, secs
 
     def progress(self, point, repeat):
@@ -210,6 +212,8 @@ class Sweep:
                 if not p.skip:
                     ok, n, _ci = self.settled(spec, p, self.done_repeats(p))
                     self.count(spec, p, ok, n)
+                    if self.why_runs and not why_ev.complete(self.rf.evidence_dir(spec.name, p.stem), self.why_runs):
+                        self.unexplained.add((spec.name, p.stem))
         self.baseline([s for s in self.specs if s.name in plans])
         why = capacity.build(self.root, self.rf.sweep_file("setup.log"), child.LAUNCHER)
         if why:
@@ -381,6 +385,7 @@ class Sweep:
             t0 = time.monotonic()
             rows = [r for rs in done.values() for r in rs]
             runs, status, why = why_collect.run_point(self, spec, p, self.why_runs, rows, folder)
+            self.unexplained.discard((p.experiment, p.stem))
             missing = why_collect.missing_line(status)
             reason = "; ".join(x for x in (why, missing) if x)
             if reason:
