@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -22,7 +21,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_published import imported  # noqa: E402
-from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, overrides_from, spec_dir  # noqa: E402
+from engine import api  # noqa: E402
+from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir  # noqa: E402
 from runfolder import RunFolder, RunFolderError, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
 from term import visible  # noqa: E402
 
@@ -154,24 +154,6 @@ def settings(overrides, say=True):
     return out
 
 
-def worst_case(specs, args, dry):
-    """Seconds the replay may take if every run lasts its whole timeout and is retried as often as
-    allowed: Σ points × most repeats × (1 + retries) × (timeout + retry_pause), plus the warm-up runs.
-    The dry run's ETA is the expected price; a sender sets what the worst one is (retries=1000
-    retry_pause=86400 with guards that always fire)."""
-    overrides = overrides_from(settings(args.get("overrides", {}), say=False).items(), ENGINE_KEYS)
-    table = [ln.split()[0] for ln in dry.splitlines() if ln and not ln.startswith(("#", "experiment", "impossible"))
-             and not re.match(r"\d+ points", ln)]
-    total = 0.0
-    for path in specs:
-        r = Spec(path).resolve(args["profile"], overrides)
-        points = table.count(r.name)
-        reps = int(r["max_repeats"] if r["repeats"] == "auto" else r["repeats"])
-        per_run = float(r["timeout"]) + float(r["retry_pause"])
-        total += points * reps * (1 + int(r["retries"])) * per_run + (int(r["warmup"]) * float(r["timeout"]) if points else 0)
-    return total
-
-
 def local_specs():
     out = {}
     d = spec_dir(ROOT)
@@ -219,25 +201,26 @@ def replay(archive):
         asked += [f"{k}={v}" for k, v in settings(args.get("overrides", {})).items()]
         argv = asked + [f"run={new}"]
         print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
-        sweep = os.path.join(ROOT, "scripts", "sweep.py")
         # The price first: the engine checks and bounds every value the archive asks for, and the
-        # dry run shows what it costs; a replay of more than MAX_HOURS is refused.
-        dry = subprocess.run([sweep, *asked, "dry=1", *specs], stdout=subprocess.PIPE, text=True)
-        sys.stdout.write(visible(dry.stdout, lines=True))
-        if dry.returncode != 0:
-            return dry.returncode
-        eta = re.search(r"ETA (\d+):(\d\d):(\d\d)", dry.stdout.splitlines()[-1] if dry.stdout else "")
-        hours = int(eta.group(1)) + int(eta.group(2)) / 60 if eta else float("inf")
-        if hours > MAX_HOURS:
-            die(f"the archive asks for {dry.stdout.splitlines()[-1] if dry.stdout else 'an unknown price'}: more "
-                f"than {MAX_HOURS} h; replay its experiments yourself with fewer repeats (./lab sweep …)")
-        most = worst_case(specs, args, dry.stdout)
-        if most > MAX_HOURS * 3600:
-            die(f"the archive's settings could take {most / 3600:.3g} h at worst (every run to its timeout and "
-                f"retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
-                f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or retry_pause "
-                "(./lab sweep …)")
-        rc = measure(sweep, argv, specs)
+        # dry run shows what it costs; a replay priced above MAX_HOURS, expected or at worst (every run to
+        # its timeout and retried: a sender sets retries=1000 retry_pause=86400 with guards that always
+        # fire), is refused.
+        try:
+            price = api.dry_run(api.request([*asked, "dry=1", *specs]), sys.stdout)
+            if price.expected > MAX_HOURS * 3600:
+                die(f"the archive asks for {price.summary()}: more than {MAX_HOURS} h; replay its experiments "
+                    "yourself with fewer repeats (./lab sweep …)")
+            if price.worst > MAX_HOURS * 3600:
+                die(f"the archive's settings could take {price.worst / 3600:.3g} h at worst (every run to its "
+                    f"timeout and retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
+                    f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or "
+                    "retry_pause (./lab sweep …)")
+            outcome = api.run(api.request(argv + specs))    # a Ctrl-C stops it cleanly (teardown, state): 130
+        except api.EngineError as e:
+            die(str(e))
+        for line in outcome.lines():
+            print(line, file=sys.stderr)
+        rc = outcome.code
         if rc == 130:
             die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
                 f"scripts/sweep.py {' '.join(shlex.quote(a) for a in argv)} "
@@ -253,24 +236,6 @@ def replay(archive):
         die(str(e))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def measure(sweep, argv, specs):
-    """The replay's sweep; a Ctrl-C reaches it from the terminal and it stops cleanly (teardown, state):
-    this process only waits for it (subprocess.run would kill it at once)."""
-    seen = []
-    old = signal.signal(signal.SIGINT, lambda *_: seen.append(1))
-    try:
-        p = subprocess.Popen([sweep, *argv, *specs])
-        while True:
-            try:
-                rc = p.wait()
-                break
-            except InterruptedError:
-                continue
-    finally:
-        signal.signal(signal.SIGINT, old)
-    return 130 if seen and rc != 0 else rc
 
 
 def main(argv):

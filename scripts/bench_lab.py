@@ -12,18 +12,18 @@ point (the journal's overhead_ms: planning, bookkeeping and guard reads, not the
 """
 import collections
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import api  # noqa: E402
 from engine import journal as jr  # noqa: E402
 from engine.spec import spec_charts  # noqa: E402
 from engine.guard import NOISE_METRICS  # noqa: E402
 from stats import median  # noqa: E402
 from runfolder import RunFolder, hostname, results_dir, run_name, stamp_now  # noqa: E402
+from term import visible  # noqa: E402
 from tidy import read  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = "experiments/cache-get.spec"
 
 
@@ -62,10 +62,16 @@ def main(argv):
         return summarise(argv[1:], [], [])
     for run in runs:
         print(f"bench-lab: sweep into {run}", file=sys.stderr)
-        rc = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *args, *specs]).returncode
-        if rc not in (0, 1):
-            print(f"bench-lab: the sweep stopped (exit {rc})", file=sys.stderr)
-            return rc
+        try:
+            outcome = api.run(api.request([f"run={run}", *args, *specs]))
+        except api.EngineError as e:
+            print(f"bench-lab: error: {visible(str(e))}", file=sys.stderr)
+            return 2
+        for line in outcome.lines():
+            print(line, file=sys.stderr)
+        if outcome.code not in (0, 1):
+            print(f"bench-lab: the sweep stopped (exit {outcome.code})", file=sys.stderr)
+            return outcome.code
     return summarise(runs, specs, args)
 
 

@@ -11,6 +11,8 @@ CIs (scripts/stats.py), their ratio's range, steal and load over the session, th
 and the journal's overhead_ms (the engine's time per repeat outside the command). Goal: the same median
 within the noise, overhead <= 50 ms per repeat.
 """
+import contextlib
+import io
 import json
 import os
 import random
@@ -22,13 +24,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine import api  # noqa: E402
 from engine import journal as jr  # noqa: E402
 from reporting.verdict import quotient_range  # noqa: E402
 from runfolder import RunFolder  # noqa: E402
 from stats import summary  # noqa: E402
 from tidy import read  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMITS = {"rounds": 50, "runs": 20, "lines": 5_000_000}
 
 
@@ -76,9 +78,13 @@ def main(argv):
             f.write("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(24)) + "\n")
     words = ["sort", "--parallel=1", "-S", "256M", data, "-o", "/dev/null"]
     spec = os.path.join(work, "bench-scale.spec")
-    with open(spec, "w") as f:
-        f.write(f"experiment = bench-scale\nexec = {json.dumps(words)}\nplacements = unpinned\nthreads = 1\n"
-                "warmup = 0\nretries = 0\nchart = scaling wall_s\n")
+
+    def write_spec(repeats):
+        # the repeats in the spec, not as an override: an override is part of the run's signature, and a
+        # run is resumed only with its own arguments
+        with open(spec, "w") as f:
+            f.write(f"experiment = bench-scale\nexec = {json.dumps(words)}\nplacements = unpinned\nthreads = 1\n"
+                    f"warmup = 0\nretries = 0\nrepeats = {repeats}\nchart = scaling wall_s\n")
     run = os.path.join(work, "run")
     hyper = []
     steal0, total0 = stat_cpu()
@@ -86,11 +92,16 @@ def main(argv):
     t0 = time.monotonic()
     for rnd_i in range(1, rounds + 1):
         def lab():
-            p = subprocess.run([os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", f"repeats={rnd_i * runs}",
-                                spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if p.returncode not in (0, 1):      # 1: a repeat failed, the others still count
-                die(f"the lab's sweep stopped (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}; "
-                    "the checkout must not change during the benchmark (a run is resumed only by the same code)")
+            said = io.StringIO()            # the engine's progress and journal lines, kept for the error only
+            write_spec(rnd_i * runs)
+            try:
+                with contextlib.redirect_stderr(said):
+                    outcome = api.run(api.request([f"run={run}", spec]), out=said, quiet=True)
+            except api.EngineError as e:
+                die(f"the lab's sweep refused to run: {e}; the checkout must not change during the benchmark (a "
+                    "run is resumed only by the same code)")
+            if outcome.code not in (0, 1):      # 1: a repeat failed, the others still count
+                die(f"the lab's sweep stopped (exit {outcome.code}): {said.getvalue().strip().splitlines()[-1:]}")
 
         def hf():
             out = os.path.join(work, f"hyperfine-{rnd_i}.json")

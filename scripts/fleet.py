@@ -44,8 +44,10 @@ from fleetlib import clients as cl  # noqa: E402
 from fleetlib import code, folder, play  # noqa: E402
 from fleetlib import nix  # noqa: E402
 from fleetlib.inventory import InventoryError, load, select  # noqa: E402
+from engine import api  # noqa: E402
 from engine.history import HistoryError  # noqa: E402
 from engine.history import load as load_history  # noqa: E402
+from engine.price import hms  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from nixenv import NixEnvError, digest, shell  # noqa: E402
@@ -59,8 +61,6 @@ FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "3
 NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fleet sweep, resumed by a rerun)",
             "dry": "use fleet-plan for the dry run", "topology": "fleet-plan reads each host's own topology",
             "history": "fleet-plan reads each host's own history"}
-ETA = re.compile(r"^(\d+) points?, ETA (\d+):(\d\d):(\d\d)(?: \(range (.*)\))?$")
-SOURCE = re.compile(r"^# \S+: seconds per run from the (.*?)(?: \(run [^)]*\))?; ", re.M)   # engine/price.py
 
 
 # What a host sends back (its CPU model, kernel, errors, progress) is shown, never obeyed: every line the
@@ -203,15 +203,15 @@ def cmd_check(keys, _args, env):
 
 
 # --- plan ------------------------------------------------------------------------------------------
-def hms(s):
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def dry_run(xml, history, args):
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", f"topology={xml}",
-                        *([f"history={history}"] if history else []), *args],
-                       capture_output=True, text=True, cwd=ROOT)
-    return p
+def dry_run(xml, history, args, path):
+    """The dry run of the sweep on a host's fetched topology, priced from its history (in-process,
+    engine/api.py), written to path as the host's dry-run.txt; its price.Price. Bad arguments die."""
+    try:
+        req = api.request(["dry=1", f"topology={xml}", *([f"history={history}"] if history else []), *args])
+        with open(path, "w") as g:
+            return api.dry_run(req, g)
+    except api.EngineError as e:
+        die(str(e))
 
 
 def host_history(h, r):
@@ -227,9 +227,9 @@ def host_history(h, r):
     return r["history"], ""
 
 
-def prices(h, dry_text, note):
-    """Where a host's seconds per run came from, from its dry run's per-experiment lines."""
-    found = SOURCE.findall(dry_text)
+def prices(h, price, note):
+    """Where a host's seconds per run came from: its price's sources per experiment."""
+    found = [x.source for x in price.experiments]
     mine = sum(1 for x in found if x.startswith("history of "))
     if found and mine == len(found):
         return f"history of {h}"
@@ -248,22 +248,13 @@ def cmd_plan(keys, args, env):
             rows.append([h, "–", "–", "–", "–", r["status"] if r["status"] != "ok" else r["shape"]])
             continue
         history, note = host_history(h, r)
-        p = dry_run(r["xml"], history, args)
-        if p.returncode == 2:
-            die(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "the dry run rejected the arguments")
-        with open(os.path.join(out, h, "dry-run.txt"), "w") as g:
-            g.write(p.stdout + p.stderr)
-        last = (p.stdout.strip().splitlines() or [""])[-1]
-        m = ETA.match(last)
-        if p.returncode != 0 or not m:
-            rows.append([h, "–", "–", "–", "–", f"dry run failed: {(p.stderr.strip().splitlines() or [last])[-1]}"])
-            continue
-        secs = int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4))
-        total_points += int(m.group(1))
-        if worst is None or secs > worst[0]:
-            worst = (secs, h)
-        rows.append([h, m.group(1), hms(secs), m.group(5) or "–", prices(h, p.stdout, note),
-                     "history refused" if note == "history refused" else "ok"])
+        price = dry_run(r["xml"], history, args, os.path.join(out, h, "dry-run.txt"))
+        total_points += price.points
+        if worst is None or price.expected > worst[0]:
+            worst = (price.expected, h)
+        rows.append([h, str(price.points), hms(price.expected),
+                     f"{hms(price.fewest)} – {hms(price.most)}" if price.fewest != price.most else "–",
+                     prices(h, price, note), "history refused" if note == "history refused" else "ok"])
     say(table(["host", "points", "ETA", "range", "prices from", "status"], rows))
     if worst:
         say(f"fleet: {total_points} points on {sum(1 for r in rows if r[1] != '–')} host(s), ETA {hms(worst[0])} "
@@ -360,11 +351,11 @@ def cmd_sweep(keys, args, env):
     if keys["clients"]:
         client_names, override, client_extra = client_setup(keys, hosts, env)
         args = [a for a in args if not a.startswith("clients=")] + [override]
-    # Bad arguments are found here, before any host is touched: the dry run on this host checks them.
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), "dry=1", *args],
-                       capture_output=True, text=True, cwd=ROOT)
-    if p.returncode == 2:
-        die((p.stderr.strip().splitlines() or ["the sweep's arguments were rejected"])[-1])
+    # Bad arguments are found here, before any host is touched: the engine checks and plans them here.
+    try:
+        api.request(["dry=1", *args])
+    except api.EngineError as e:
+        die(str(e))
     try:
         ident = code.identity(ROOT)
     except code.CodeError as e:

@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sweep  # noqa: E402
+from engine import api  # noqa: E402
 from engine import argv as av  # noqa: E402
 
 from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line  # noqa: E402
@@ -43,7 +43,7 @@ from reporting import model  # noqa: E402
 from term import visible  # noqa: E402
 from why import usl  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
-from runfolder import RunFolder, host_runs  # noqa: E402
+from runfolder import RunFolder  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -180,23 +180,26 @@ def main(argv):
                 f.write(text)
             print(f"scale: wrote {save}: `./lab sweep {save}` measures the same again", file=sys.stderr)
             path = dest
-        code = sweep.main(engine + [path], shown="./lab scale " + shlex.join(argv))
+        try:
+            req = api.request(engine + [path])
+            if req.dry:
+                api.dry_run(req, sys.stdout)
+                return 0
+            outcome = api.run(req, shown="./lab scale " + shlex.join(argv))
+        except api.EngineError as e:
+            print(f"error: {visible(str(e))}", file=sys.stderr)
+            return 2
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if not dry:
-        say_words(name, next((a.split("=", 1)[1] for a in engine if a.startswith("run=")), None))
-    return code
+    for line in outcome.lines():
+        print(line, file=sys.stderr)
+    say_words(name, RunFolder(outcome.run))
+    return outcome.code
 
 
-def say_words(name, run):
-    """The report's words on how the command scales, on the terminal too (report.md has the numbers)."""
-    if run:
-        rf = RunFolder(os.path.abspath(run))
-    else:   # the folder this sweep wrote: the newest journal among this host's runs of the experiment
-        runs = [r for r in host_runs() if os.path.exists(r.spec_path(name)) and os.path.exists(r.journal_path)]
-        rf = max(runs, key=lambda r: os.path.getmtime(r.journal_path), default=None)
-    if rf is None:
-        return
+def say_words(name, rf):
+    """The report's words on how the command scales, on the terminal too (report.md has the numbers),
+    from the run folder the sweep wrote."""
     try:
         exps = model.build(rf.path)["experiments"]
     except (model.DataError, JournalError) as e:

@@ -128,3 +128,27 @@ def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journ
         os.makedirs(os.path.join(root, f"9{i:04d}{stamp[5:]}-{host}", "sweep"))
     assert history.local(root).get("hist", "default") is None
     assert history.summary(root, "h")["entries"] == []
+
+
+def test_the_api_returns_the_price_the_dry_run_prints(results):
+    """engine/api.py: the price as data is the dry run's text (one owner); bad input is EngineError, one
+    line, never a process exit, so a program calling the engine in-process keeps its own narrative."""
+    import io
+
+    import pytest
+    from engine import api
+    topo = "topology=pack:2 core:4 pu:2"
+    req = api.request(["dry=1", topo, "repeats=auto", "min_repeats=2", "max_repeats=5", SPEC])
+    out = io.StringIO()
+    price = api.dry_run(req, out)
+    text, cpus, n = dry(results, topo, "repeats=auto", "min_repeats=2", "max_repeats=5", SPEC)
+    assert out.getvalue() == text and n == price.points and text.rstrip().endswith(price.summary())
+    (spin,) = price.experiments
+    assert spin.repeats == (2, 2, 5) and spin.source == "spec's cost"
+    assert price.fewest == price.expected < price.most < price.worst
+    assert len(spin.skipped) == len([ln for ln in text.splitlines() if ln.startswith("impossible: spin")])
+    for bad, says in ((["nonsense"], "unknown argument"), (["dry=2", SPEC], "dry must be"),
+                      (["dry=1", "threads=0", SPEC], "threads"), (["topology=pack:1 pu:1", SPEC], "use it with dry=1")):
+        with pytest.raises(api.EngineError) as e:
+            api.request(bad)
+        assert says in str(e.value) and "\n" not in str(e.value), (bad, e.value)

@@ -17,7 +17,7 @@ import time
 
 import browser
 import pytest
-from conftest import ROOT, children, results  # noqa: F401  (fixture)
+from conftest import ROOT, TOPO, children, results  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow   # sshd hosts, Ansible runs and fleet sweeps
 from runfolder import RunFolder
@@ -408,6 +408,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
     last = json.loads(p.stdout)
     assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
     assert last["last"].startswith("counters shared-atomic compact threads="), last
+    assert last["left"] == 1 and last["eta_s"] >= 0, last   # the last repeat of the plan: itself alone
 
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
@@ -548,3 +549,40 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
     refused = subprocess.run(plan["argv"], env=dict(env, NIX_SSHOPTS=plan["sshopts"]), capture_output=True,
                              text=True, timeout=120)
     assert refused.returncode != 0 and "ost key verification failed" in refused.stderr, refused.stderr
+
+
+def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path, capsys):
+    """fleet-plan prices every host in-process (engine/api.py) on its fetched topology. What a host sends
+    for its prices is its history summary: a hostile one (not an object, numbers beyond any bound, wrong
+    types) is one line naming the host, and that host is priced from the specs' cost, never a traceback."""
+    import fleet
+    xml = os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml")
+    args = [os.path.join(ROOT, a) if a.endswith(".spec") else a for a in SWEEP]
+    entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 4,
+             "remeasured_per_repeat": 0, "run": "20260101T000000Z-hostB"}
+
+    def doc(**change):
+        return json.dumps({"format": "scaling-lab history 1", "host": "hostB", "entries": [dict(entry, **change)]})
+    good = tmp_path / "good.json"
+    good.write_text(doc())
+    history, note = fleet.host_history("hostB", {"history": str(good)})
+    price = fleet.dry_run(xml, history, args, str(tmp_path / "good.txt"))
+    assert note == "" and fleet.prices("hostB", price, note) == "history of hostB"
+    assert price.points > 0 and {pp.seconds for x in price.experiments for pp in x.points} == {0.25}
+    assert price.expected > 0 and price.fewest <= price.expected <= price.most <= price.worst
+    assert open(tmp_path / "good.txt").read().rstrip().endswith(price.summary())
+    hostile = {"not an object": "[1, 2, 3]", "a string": '"fast"', "huge float": doc(seconds_per_run=1e308),
+               "huge integer": doc().replace('"repeats": 4', '"repeats": ' + "9" * 500),
+               "wrong type": doc(seconds_per_run="0.25"), "entries not a list": doc().replace("[{", "{").replace("}]", "}"),
+               "a list for a name": doc(experiment=["counters"])}
+    for name, text in hostile.items():
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        history, note = fleet.host_history("hostB", {"history": str(bad)})
+        err = capsys.readouterr().err
+        assert history is None and note == "history refused", name
+        assert err.count("\n") == 1 and err.startswith("fleet: hostB: its history summary: "), (name, err)
+        assert "Traceback" not in err and len(err) < 400, (name, err)
+        price = fleet.dry_run(xml, history, args, str(tmp_path / "bad.txt"))
+        assert fleet.prices("hostB", price, note) == "spec cost (history refused)", name
+        assert {pp.seconds for x in price.experiments for pp in x.points} == {0.1}, name   # counters: cost[smoke]

@@ -353,3 +353,22 @@ def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothin
     plan = scale(results, "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--", "true").stdout
     assert "cores" not in {ln.split()[2] for ln in plan.splitlines() if ln.startswith("true-")}
     assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+def test_the_words_are_of_the_folder_the_sweep_wrote_not_the_newest_journal(tmp_path, results):
+    """scale.py reads the run folder the engine says it wrote (engine/api.py's Outcome), never "the newest
+    journal in results/": a run of the same experiment whose journal is newer (dated in the future here,
+    as another sweep writing at the same time would make it) is not the one described."""
+    from runfolder import hostname
+    decoy = os.path.join(results["LAB_RESULTS"], f"29990101T000000Z-{hostname()}")
+    os.makedirs(os.path.join(decoy, "sweep", "specs"))
+    open(os.path.join(decoy, "sweep", "specs", "words-of.spec"), "w").write("experiment = words-of\n")
+    journal = os.path.join(decoy, "sweep", "journal.jsonl")
+    open(journal, "w").close()
+    os.utime(journal, (4e9, 4e9))
+    p = scale(results, *BASE, "repeats=3", "threads=1 2", "placements=unpinned", "draw=0",
+              f"save={tmp_path / 'words-of.spec'}", "--", "true")
+    (real,) = [r for r in glob.glob(os.path.join(results["LAB_RESULTS"], "*")) if r != decoy]
+    assert f"run folder: {real}" in p.stderr, p.stderr
+    assert p.stdout.startswith(f"How it scales (wall_s, lower is better; numbers in {real}/report.md)"), (p.stdout, p.stderr)
+    assert "no words" not in p.stderr

@@ -5,6 +5,9 @@ needs the runner built and lives in rust-runner/bench/test_bench.py."""
 import json
 import os
 import re
+import shutil
+
+import pytest
 
 from conftest import ROOT, rows, sh
 from engine.spec import Spec, profiles
@@ -75,3 +78,12 @@ def test_bench_runner_insert_calls_match_its_arguments():
         r = spec.resolve(profile, {})
         counts = dict(re.findall(r"--(duration|warmup) (\d+)\b", r["args"]))
         assert int(r["calls"]) == int(counts["duration"]) + int(counts["warmup"]), profile
+
+
+@pytest.mark.skipif(shutil.which("hyperfine") is None, reason="hyperfine not installed")
+def test_bench_scale_runs_its_rounds_in_one_run_folder(tmp_path, results):
+    """bench_scale.py runs the engine in-process (engine/api.py) round after round into one run folder:
+    each round resumes it with more repeats (no timing is asserted, only that every round counted)."""
+    p = sh("scripts/bench_scale.py", "rounds=2", "runs=1", "lines=2000", f"keep={tmp_path / 'b'}", env=results)
+    assert "round 2/2 done" in p.stderr and "n=2" in p.stdout.split("hyperfine -N:")[0], (p.stdout, p.stderr)
+    assert "engine overhead per repeat (journal overhead_ms)" in p.stdout and "n=2" in p.stdout.split("overhead_ms")[1]

@@ -267,3 +267,34 @@ def test_calls_turns_the_commands_cpu_into_cpu_per_call(tmp_path, results):
         cpu_s = float(m["cpu_user_s"]["value"]) + float(m["cpu_sys_s"]["value"])
         assert m["cpu_us_per_call"]["unit"] == "us"
         assert float(m["cpu_us_per_call"]["value"]) == pytest.approx(cpu_s * 1e6 / 20000, rel=1e-5, abs=1e-9)
+
+
+def test_the_progress_line_counts_the_repeats_still_to_run_from_the_plan(tmp_path, results):
+    """`[i/n] … ETA`: n counts, at every repeat, what the dry run's price still expects of every point
+    (an adaptive point at least one more until it settles), so a point not yet started counts in full
+    even after an earlier one needed more repeats than expected (the default sweep once read
+    `[415/415] runner-cql … ETA 5s` with runner-cql's unpinned points still to run)."""
+    run = tmp_path / "run"
+    # an interval no host meets: each point runs to max_repeats, twice what the price expects (min_repeats)
+    p = sweep(results, run, "repeats=auto", "min_repeats=2", "max_repeats=4", "ci=0.0001", "threads=1 2",
+              "placements=unpinned", "draw=0", SPEC)
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("[")]
+    evs = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl")]
+    kept, settled, seen = {}, set(), []
+    for e in evs:
+        if e["event"] == "started":
+            point = e["threads"]
+            # the plan: points threads=1 and 2, min_repeats (the price's expectation with no history) each
+            left = sum(0 if t in settled else max(2 - kept.get(t, 0), 1) for t in (1, 2))
+            assert e["left"] == left and isinstance(e["eta_s"], (int, float)), (e, kept, settled)
+            seen.append((point, left))
+        elif e["event"] == "done":
+            kept[e["threads"]] = kept.get(e["threads"], 0) + 1
+        elif e["event"] == "confidence":
+            settled.add(e["threads"])
+    assert len(lines) == len(seen) and len(seen) == sum(kept.values()), (lines, seen)
+    for line, (_point, left) in zip(lines, seen):
+        i, n = map(int, line[1:line.index("]")].split("/"))
+        assert n - i + 1 == left, (line, left)
+    first_of_last = next(left for point, left in seen if point == 2)
+    assert first_of_last == 2, (seen, kept)      # threads=2's own two, whatever threads=1 needed

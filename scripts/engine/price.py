@@ -5,12 +5,17 @@ Seconds per run come from the newest earlier run of the same experiment and prof
 `history=FILE`), else from the spec's `cost`. Adaptive repeats count by the number the
 last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
-max_repeats at that rate.
+max_repeats at that rate; the worst case lets every run last its whole timeout and be retried as often
+as allowed. `compute` returns the price as data (the sweep's progress line counts from it too),
+`write` prints it.
 """
 import shutil
+from dataclasses import dataclass
 
 from term import visible
 from topo import cpu_ranges
+
+from .plan import Point
 
 
 def per_run(spec, point, measured):
@@ -52,50 +57,112 @@ SPEC_COST = "spec's cost"
 WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
 
 
-def price(specs, plans, profile, history, on_host, out, why_runs=0):
-    """Print every point and the ETA; returns (points, seconds expected). history (engine/history.py,
-    or None) gives measured times; on this host missing tools count too, on a fixture they do not.
-    why_runs: evidence runs per point (why=1), each priced at WHY_RUN_FIXED s + WHY_RUN_FACTOR runs."""
-    points = expect = fewest = most = 0.0
-    skipped = []
+@dataclass(frozen=True)
+class PointPrice:
+    point: Point
+    repeats: float      # expected kept repeats (an adaptive point: the number the last run needed)
+    seconds: float      # one run
+    kept: float         # one kept repeat, its expected re-measurements included
+    why: float          # its evidence runs (why=1), else 0
+
+
+@dataclass(frozen=True)
+class ExperimentPrice:
+    name: str
+    source: str                       # where the seconds per run came from
+    repeats: tuple                    # (expected, fewest, most) per point
+    remeasured: float                 # re-measured attempts per kept repeat, last run
+    setup: float
+    points: tuple                     # PointPrice, in measuring order
+    skipped: tuple                    # "placement threads=N: why" the host cannot run
+    expected: float
+    fewest: float
+    most: float
+    worst: float                      # every run to its timeout, retried as often as allowed
+
+
+@dataclass(frozen=True)
+class Price:
+    experiments: tuple                # ExperimentPrice
+    missing: tuple                    # (experiment, tool not on PATH): skipped whole
+    why_runs: int = 0
+
+    @property
+    def points(self):
+        return sum(len(e.points) for e in self.experiments)
+
+    def total(self, field):
+        return sum(getattr(e, field) for e in self.experiments)
+
+    # in all: the sum over experiments (the dry run's ETA, its range, the worst case)
+    expected = property(lambda self: self.total("expected"))
+    fewest = property(lambda self: self.total("fewest"))
+    most = property(lambda self: self.total("most"))
+    worst = property(lambda self: self.total("worst"))
+
+    def summary(self):
+        """The dry run's last line."""
+        rng = f" (range {hms(self.fewest)} – {hms(self.most)})" if self.fewest != self.most else ""
+        return f"{self.points} points, ETA {hms(self.expected)}{rng}"
+
+
+def experiment_price(spec, plan, profile, history, why_runs):
+    found = history.get(spec.name, profile) if history else None
+    measured, seen_n, again, _run = found or (None, None, 0.0, None)
+    e, lo, hi = repeats(spec, seen_n)
+    setup = float(spec["setup_cost"])
+    live = [p for p in plan if not p.skip]
+    expect = fewest = most = 0.0
+    if live:
+        first = per_run(spec, live[0], measured) * int(spec["warmup"])
+        expect, fewest, most = (setup + first,) * 3
+    points = []
+    for p in live:
+        s = per_run(spec, p, measured)
+        kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
+        why = why_runs * (WHY_RUN_FIXED + WHY_RUN_FACTOR * s)
+        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why
+        points.append(PointPrice(p, e, s, kept, why))
+    timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
+    worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
+             + (int(spec["warmup"]) * timeout if live else 0))
+    return ExperimentPrice(spec.name, SPEC_COST if found is None else history.source(found), (e, lo, hi), again,
+                           setup, tuple(points),
+                           tuple(f"{p.placement} threads={p.threads}: {p.skip}" for p in plan if p.skip),
+                           expect, fewest, most, worst)
+
+
+def compute(specs, plans, profile, history, on_host, why_runs=0):
+    """The price of every point of the resolved specs. history (engine/history.py, or None) gives
+    measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
+    runs per point (why=1), each priced at WHY_RUN_FIXED s + WHY_RUN_FACTOR runs."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
-    specs = [s for s in specs if s.name not in missing]
+    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs)
+                       for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
+
+
+def write(price, specs, out):
+    """Print every point, each experiment's sources, what is impossible, and the ETA."""
+    spec = {s.name: s for s in specs}
     out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
               f"{'s/run':>8}  cpus\n")
-    for spec in specs:
-        found = history.get(spec.name, profile) if history else None
-        measured, seen_n, again, _run = found or (None, None, 0.0, None)
-        source = SPEC_COST if found is None else history.source(found)
-        e, lo, hi = repeats(spec, seen_n)
-        setup = float(spec["setup_cost"])
-        live = [p for p in plans[spec.name] if not p.skip]
-        if live:
-            expect, fewest, most = expect + setup, fewest + setup, most + setup
-            first = per_run(spec, live[0], measured)
-            expect, fewest, most = (x + first * int(spec["warmup"]) for x in (expect, fewest, most))
-        for p in plans[spec.name]:
-            if p.skip:
-                skipped.append(f"{spec.name} {p.placement} threads={p.threads}: {p.skip}")
-                continue
-            s = per_run(spec, p, measured)
-            retried = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-            points += 1
-            why = why_runs * (WHY_RUN_FIXED + WHY_RUN_FACTOR * s)
-            expect, fewest, most = expect + e * retried + why, fewest + lo * s + why, most + hi * retried + why
-            reps = "auto" if spec["repeats"] == "auto" else spec["repeats"]
-            out.write(f"{spec.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
-                      f"{s:>8.5g}  {cpu_ranges(p.cpus)}\n")
-        out.write(f"# {spec.name}: seconds per run from the {source}; repeats {e:.3g}"
+    for x in price.experiments:
+        reps = spec[x.name]["repeats"]
+        for pp in x.points:
+            p = pp.point
+            out.write(f"{x.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
+                      f"{pp.seconds:>8.5g}  {cpu_ranges(p.cpus)}\n")
+        e, lo, hi = x.repeats
+        out.write(f"# {x.name}: seconds per run from the {x.source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
-                  + (f"; {again:.2g} re-measured per repeat last run" if again else "")
-                  + f"; build and setup {setup:g} s"
-                  + (f"; why=1: {why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + {WHY_RUN_FACTOR} runs each"
-                     if why_runs else "")
+                  + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
+                  + f"; build and setup {x.setup:g} s"
+                  + (f"; why=1: {price.why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + "
+                     f"{WHY_RUN_FACTOR} runs each" if price.why_runs else "")
                   + "\n")
-    for s in skipped:
-        out.write(f"impossible: {s}\n")
-    for name, tool in missing.items():
+    for x in price.experiments:
+        for s in x.skipped:
+            out.write(f"impossible: {x.name} {s}\n")
+    for name, tool in price.missing:
         out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
-    rng = f" (range {hms(fewest)} – {hms(most)})" if fewest != most else ""
-    out.write(f"{int(points)} points, ETA {hms(expect)}{rng}\n")
-    return int(points), expect
+    out.write(price.summary() + "\n")

@@ -86,7 +86,13 @@ class Sweep:
         self.failed = 0
         self.done_now = 0
         self.started = time.monotonic()
-        self.total = 0
+        # The progress line counts from the dry run's price (engine/price.py): per point, the repeats
+        # still expected (an adaptive point at least one until it settles) and the price of one.
+        self.price = {(pp.point.experiment, pp.point.stem): pp
+                      for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
+        self.left = {}                       # {(experiment, stem): repeats still expected}
+        self.unexplained = set()             # why=1: (experiment, stem) whose evidence runs are still to come
+        self.priced_done = 0.0               # the price of the repeats kept so far in this session
         os.makedirs(rf.sweep_dir, exist_ok=True)
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
 
@@ -126,14 +132,44 @@ class Sweep:
         cis = [ci_pct(xs) for xs in groups.values()]
         return max(cis) if cis and all(c == c for c in cis) else float("inf")
 
+    def expected(self, spec, point):
+        """(repeats a point is expected to keep, seconds one costs): the price's, else the spec's count
+        (min_repeats for adaptive ones) at the spec's cost."""
+        pp = self.price.get((point.experiment, point.stem))
+        if pp:
+            return pp.repeats, pp.kept
+        want = int(spec["repeats"]) if spec["repeats"] != "auto" else int(spec["min_repeats"])
+        return want, 0.0
+
+    def count(self, spec, point, settled, n):
+        """Record a point's repeats still to run: none once settled (or broken), else what the price
+        expects beyond the n kept, and at least one (an adaptive point that has not met its interval)."""
+        self.left[(point.experiment, point.stem)] = 0 if settled else max(self.expected(spec, point)[0] - n, 1)
+
+    def remaining(self):
+        """(repeats still to run, their priced seconds) over every point of the sweep."""
+        reps = secs = 0.0
+        for (exp, stem), n in self.left.items():
+            reps += n
+            pp = self.price.get((exp, stem))
+            secs += n * pp.kept if pp else 0.0
+        secs += sum(self.price[k].why for k in self.unexplained if k in self.price)
+        return reps, secs
+
     def progress(self, point, repeat):
-        # Adaptive repeats can need more than the minimum the total was counted with.
-        self.total = max(self.total, self.done_now + 1)
+        """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
+        (so a long point still to run counts), the ETA their price scaled by how this session's kept
+        repeats compared with theirs."""
+        reps, secs = self.remaining()
+        total = self.done_now + max(round(reps), 1)
         elapsed = time.monotonic() - self.started
-        eta = human(elapsed * (self.total - self.done_now) / self.done_now) if self.done_now else "?"
-        print(visible(f"[{self.done_now + 1}/{self.total}] {point.experiment} {point.variant or '-'} {point.placement} "
+        pace = elapsed / self.priced_done if self.priced_done > 0 else 1.0
+        eta = human(secs * pace) if self.price else \
+            human(elapsed * reps / self.done_now) if self.done_now else "?"
+        print(visible(f"[{self.done_now + 1}/{total}] {point.experiment} {point.variant or '-'} {point.placement} "
                       f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}"),
               file=self.out, flush=True)
+        return round(reps), round(secs * pace, 1)
 
     def fields(self, point, repeat=None, **extra):
         d = {"experiment": point.experiment, "variant": point.variant, "placement": point.placement,
@@ -174,10 +210,10 @@ class Sweep:
         for spec in self.specs:
             for p in plans.get(spec.name, []):
                 if not p.skip:
-                    done = self.done_repeats(p)
-                    ok, n, _ci = self.settled(spec, p, done)
-                    want = int(spec["repeats"]) if spec["repeats"] != "auto" else int(spec["min_repeats"])
-                    self.total += 0 if ok else max(want - n, 1)
+                    ok, n, _ci = self.settled(spec, p, self.done_repeats(p))
+                    self.count(spec, p, ok, n)
+                    if self.why_runs and not why_ev.complete(self.rf.evidence_dir(spec.name, p.stem), self.why_runs):
+                        self.unexplained.add((spec.name, p.stem))
         self.baseline([s for s in self.specs if s.name in plans])
         why = capacity.build(self.root, self.rf.sweep_file("setup.log"), child.LAUNCHER)
         if why:
@@ -252,7 +288,7 @@ class Sweep:
             self.rf.evidence_dir(exp, p.stem), self.why_runs)]
         if not todo and not unexplained:
             self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
-        elif self.prepare(spec, len(todo)):
+        elif self.prepare(spec, todo):
             self.measure_points(spec, todo)
             self.explain(spec, live)
             self.run_teardown()
@@ -262,7 +298,8 @@ class Sweep:
                 rows += list(csv.DictReader(f, tidy.COLUMNS))
         tidy.write_atomic(self.rf.data_csv(exp), rows)
 
-    def prepare(self, spec, n):
+    def prepare(self, spec, todo):
+        n = len(todo)
         log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
             text = spec[step]
@@ -278,6 +315,8 @@ class Sweep:
                 self.journal.event(f"{step}_failed", f"{spec.name}: FAILED {step}: {text} (exit {rc}; its {n} "
                                    f"point(s) not measured): {why}", experiment=spec.name, rc=rc, reason=why)
                 self.failed += n
+                for p in todo:
+                    self.count(spec, p, True, 0)
                 self.run_teardown()
                 return False
             self.journal.event(f"{step}_done", experiment=spec.name, seconds=round(secs, 2))
@@ -313,9 +352,11 @@ class Sweep:
                     repeat = max(done, default=0) + 1
                     if not self.one_repeat(spec, p, repeat):
                         broken.add(id(p))
+                        self.count(spec, p, True, 0)
                         continue
                     done = self.done_repeats(p)
                     ok, n, ci = self.settled(spec, p, done)
+                    self.count(spec, p, ok, n)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
                         stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
@@ -344,6 +385,7 @@ class Sweep:
             t0 = time.monotonic()
             rows = [r for rs in done.values() for r in rs]
             runs, status, why = why_collect.run_point(self, spec, p, self.why_runs, rows, folder)
+            self.unexplained.discard((p.experiment, p.stem))
             missing = why_collect.missing_line(status)
             reason = "; ".join(x for x in (why, missing) if x)
             if reason:
@@ -373,8 +415,9 @@ class Sweep:
             attempt += 1
             if os.path.isdir(raw):
                 shutil.rmtree(raw)
-            self.progress(p, repeat)
-            self.journal.event("started", **self.fields(p, repeat), attempt=attempt, command=shown)
+            left, eta = self.progress(p, repeat)
+            self.journal.event("started", **self.fields(p, repeat), attempt=attempt, command=shown, left=left,
+                               eta_s=eta)
             t0 = time.monotonic()
             outcome = pt.measure(self, spec, p, repeat, raw)
             secs = time.monotonic() - t0
@@ -420,6 +463,7 @@ class Sweep:
             os.fsync(f.fileno())
         os.replace(tmp, path)
         self.done_now += 1
+        self.priced_done += self.expected(spec, p)[1]
         overhead = time.monotonic() - t_enter - measured
         self.journal.event("done", f"{exp}: done {p.key(repeat)} in {secs:.1f} s", **self.fields(p, repeat),
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
