@@ -269,7 +269,10 @@ def test_dry_run_prices_the_evidence_runs(results):
 
 @pytest.mark.parametrize("arg, says", [("why=2", "why must be 0 or 1"), ("why_runs=11", "why_runs must be"),
                                        ("why_runs=0", "why_runs must be"), ("why_runs=x", "why_runs must be"),
-                                       ("why_runs=2 why=0", "add why=1")])
+                                       ("why_runs=2 why=0", "add why=1"), ("why_seconds=-1", "why_seconds must be"),
+                                       ("why_seconds=601", "why_seconds must be"),
+                                       ('why_comm=a"b', "why_comm must be process names"),
+                                       ("why_comm=sixteen-letters-x", "why_comm must be process names")])
 def test_bad_why_keys_one_line_exit_2(results, arg, says):
     keys = tuple(arg.split()) if " " in arg or arg.startswith("why=") else ("why=1", arg)
     p = sh("scripts/scale.py", *keys, "--", "echo", "{threads}", env=results, check=False)
