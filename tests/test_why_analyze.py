@@ -313,3 +313,32 @@ def test_a_joins_wait_is_never_a_finding_nor_counted():
     assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
     assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)
     assert verdict.verdict(d)["cause"] == "scales"
+
+
+def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
+    """40 on-CPU stacks that go up and down between runs (none beyond noise: half rise, half fall) and one
+    futex wait that clearly grows: the wait explains the net added cost (the noise cancels in the total),
+    where summing every rise would have given it 23% and 'no single cause'. A total grown by noise alone
+    with one small finding still names no cause: the spread-thin part is said."""
+    up, down = [90, 40, 70], [30, 60, 10]                 # mean 50 → 66.7 or 33.3 samples, wide runs
+    on_b = [{f"p;worker;f{i}": [50, 80, 20][r] for i in range(40)} for r in range(3)]
+    on_k = [{f"p;worker;f{i}": (up if i % 2 == 0 else down)[r] for i in range(40)} for r in range(3)]
+    lock = "[futex];p;worker;update_table;__lll_lock_wait"
+    off_b = [{lock: 1000 + 100 * r} for r in range(3)]
+    off_k = [{lock: 100_000 + 1000 * r} for r in range(3)]
+    d = diff.differential(ev(on_b, off_b), ev(on_k, off_k), "compact", 1, 2)
+    (f,) = diff.findings(d)
+    assert f["name"] == lock and not any(r["flag"] == "" for r in d["stacks"] if r["kind"] == "on-CPU")
+    rises = sum(r["growth"] for r in d["stacks"] if r["growth"] > 0)
+    assert f["growth"] / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
+    assert f["share"] == pytest.approx(1.0) and d["spread"] == pytest.approx(0, abs=1e-6)
+    v = verdict.verdict(d)
+    assert v["cause"] == "lock", v["text"]
+    # the same noise, but the on-CPU total really grew on stacks none of which is beyond noise alone
+    on_k2 = [{k: n + 40 for k, n in run.items()} for run in on_k]
+    off_k2 = [{lock: 1000 + 100 * r + 60_000} for r in range(3)]
+    d2 = diff.differential(ev(on_b, off_b), ev(on_k2, off_k2), "compact", 1, 2)
+    (f2,) = diff.findings(d2)
+    assert f2["share"] < C.LEAD_SHARE and d2["spread"] > 0
+    v2 = verdict.verdict(d2)
+    assert v2["cause"] == "no single cause" and "is spread thin" in v2["text"], v2["text"]

@@ -62,6 +62,8 @@ KEYS = {
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
     "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (reporting/goals.py)"),
+    "why_seconds": ("seconds", "2", True, "why=1: an evidence run of a fixed-work command repeats it (in the same recording and pinning) until this many seconds have passed, at most half the timeout; its cost per run divides by the repetitions; 0: one run (a throughput metric's runs are never repeated)"),
+    "why_comm": ("comms", "", True, "why=1: the processes (comm names, space-separated) whose evidence counts, e.g. a server the command starts beside its load generator; only their scheduler events are recorded with stacks (empty: the command's whole tree)"),
     "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
@@ -69,11 +71,13 @@ REPEATED = ("chart", "metric", "goal")
 # Upper bounds: a value from a received run's args.json or a typo must not ask for days of measuring,
 # a hundred thousand threads or an overflow (retry_pause=1e308). Per kind, then per key where it differs.
 MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "seconds": 86400, "percent": 100,
-        "max_invol_cs": 1e9, "calls": 10**12}
+        "max_invol_cs": 1e9, "calls": 10**12, "why_seconds": 600}
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes", "clients")
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes", "clients",
+                "why_comm")
+COMM = re.compile(r"[A-Za-z0-9._+-]{1,15}")    # a process name as the kernel keeps it (15 bytes); perf filter text
 # The values a command may name as {name}: the engine fills them in per point and repeat
 # (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
 PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus", "raw", "perf", "root",
@@ -153,6 +157,8 @@ def check(key, value, where):
             for w in words)):
         bad = (f"a path inside the project, relative to its root: pidfiles or globs of them (* ? [ ]), "
                f"space-separated, at most {MOST_PIDFILES}")
+    elif kind == "comms" and not all(COMM.fullmatch(w) for w in words):
+        bad = "process names (comm) of letters, digits, '.', '_', '+', '-', at most 15 characters each, space-separated"
     elif kind == "nodes" and value and not NODES.fullmatch(value):
         bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
     elif kind == "clients" and not clients_ok(value):

@@ -15,7 +15,7 @@ of the points involved: cause() → found / not found / no evidence (run with wh
 rules (written out in docs/design.md, "The stories' causes"):
   seed-000  shared-arc's CPU time per call grows at its knee, the refcount findings (on-CPU stacks through
             an Arc clone/drop frame or the runner's vm_for_call, or classed shared data) explain at least
-            FOUND_SHARE of the added CPU time per call, and per-thread's refcount findings at the same
+            FOUND_SHARE of the added CPU time per call (diff.added_cost's rule over the on-CPU stacks), and per-thread's refcount findings at the same
             thread counts grew less than half as much per call;
   seed-001  the server's lock findings (class lock, in a cache-server thread) explain at least FOUND_SHARE
             of global's added cost per GET at its knee, and every other lock mode with evidence at the
@@ -265,8 +265,8 @@ def refcount(r, fs):
 
 
 def on_added(d):
-    """The on-CPU added cost per unit of work: every on-CPU stack's positive growth."""
-    return sum(r["growth"] for r in d["stacks"] if r["kind"] == "on-CPU" and r["growth"] > 0)
+    """The on-CPU added cost per unit of work, by diff.py's rule of the added cost (beyond noise)."""
+    return diff.added_cost([r for r in d["stacks"] if r["kind"] == "on-CPU"])["added"]
 
 
 def cost_of(d, match):

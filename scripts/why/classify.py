@@ -15,7 +15,8 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
                lock-prefixed or xchg read-modify-write (ATOMIC);
   other        anything else (I/O waits, sleeps, user code without an atomic: plain stores to shared lines
                or memory bandwidth, which need counters: "memory: not measurable here").
-A class's share is the sum of its findings' shares of the added cost. The cause: "scales" when no total
+A class's share is the sum of its findings' shares of the added cost (diff.py's rule: the net growth
+beyond noise, not the sum of every stack's rise, so many noisy stacks do not dilute a finding). The cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
 "inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat; else the
 class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHARE and twice the next

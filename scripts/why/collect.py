@@ -43,7 +43,17 @@ SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the re
 # call-graph=fp, not =no: perf 6.1 then records none of those events at all (seen here).
 TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup/call-graph=fp/", "syscalls:sys_enter_futex",
                "syscalls:sys_exit_futex/call-graph=fp/")
+# Which tracepoint field names the thread an event is about (why_comm filters them in the kernel).
+COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup/call-graph=fp/": "comm"}
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
+MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
+# why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
+# runs the command until $1 µs have passed (whole repetitions: it never cuts one) and writes how many
+# ran into $2; a failed repetition ends it with that repetition's status.
+REPEAT = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; shift 2; n=0\n'
+          'while :; do "$@" || exit; n=$((n + 1))\n'
+          f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] || break\n'
+          'done\necho "$n" > "$out"\n')
 ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
 
@@ -78,8 +88,36 @@ def availability(event):
     return out
 
 
-def record_prefix(data, event, status):
-    """perf record's argv (outermost, before pinning) for what `status` says this host allows."""
+def scope(spec, server_pids):
+    """What an evidence run records and counts, the one rule: ("server", pids) when the spec's `server`
+    names running processes (the measured program is the server the command talks to: perf attaches to
+    it, the command runs unrecorded); else ("tree", comms): the command's whole tree, of which only the
+    threads named in `why_comm` count when it is set (a server the command starts beside its load
+    generator: the generator's scheduler events are not recorded with stacks, its samples not counted)."""
+    if server_pids:
+        return "server", tuple(server_pids)
+    return "tree", tuple(spec.get("why_comm", "").split())
+
+
+def comm_filter(field, comms):
+    """perf's tracepoint filter text for threads named `comms` (names checked by spec.COMM: no quotes)."""
+    return " || ".join(f'{field} == "{c}"' for c in comms)
+
+
+def repeat_prefix(seconds, out):
+    """The argv put before the command to repeat it for `seconds` (REPEAT), or [] for one run."""
+    return ["bash", "-c", REPEAT, "why-repeat", str(int(seconds * 1e6)), out] if seconds > 0 else []
+
+
+def repeat_seconds(spec, throughput):
+    """why_seconds for this point: none for a throughput (its own duration sets its samples), at most
+    half the spec's timeout (the evidence run stays within it)."""
+    return 0.0 if throughput else min(float(spec.get("why_seconds", "0") or 0), float(spec["timeout"]) / 2)
+
+
+def record_prefix(data, event, status, comms=()):
+    """perf record's argv (outermost, before pinning) for what `status` says this host allows; with
+    `comms`, the scheduler tracepoints only of threads of those names."""
     if status["oncpu"] != ev.OK:
         return []
     root = os.geteuid() == 0
@@ -91,11 +129,13 @@ def record_prefix(data, event, status):
         (["-m", MMAP_PAGES] if root else []) + \
         ["--call-graph", f"dwarf,{STACK_BYTES}", "--sample-cpu", "-e", f"{event}/freq={HZ}/{user_only}"]
     if status["offcpu"] == ev.OK:
-        argv += ["--switch-events"] + [a for t in TRACEPOINTS for a in ("-e", t)]
+        argv += ["--switch-events"]
+        for t in TRACEPOINTS:
+            argv += ["-e", t] + (["--filter", comm_filter(COMM_FIELD[t], comms)] if comms and t in COMM_FIELD else [])
     return argv + ["--"]
 
 
-def script(data, env, log, into=None):
+def script(data, env, log, into=None, comms=()):
     """(a Folder of the recording, folded into `into` when given, None) or (None, why)."""
     # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
     argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
@@ -106,7 +146,7 @@ def script(data, env, log, into=None):
         timer = threading.Timer(SCRIPT_TIMEOUT, p.kill)
         timer.start()
         try:
-            folder = fold.fold(p.stdout, into)
+            folder = fold.fold(p.stdout, into, comms)
         finally:
             timer.cancel()
             p.stdout.close()
@@ -170,23 +210,19 @@ def hot_instructions(folder, env):
 RECORDED = ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")
 
 
-def evidence_run(folder, run, data, env, log, status, server_data=None):
-    """Fold the recording `data` of evidence run `run` (and `server_data`, the spec's server recorded
-    beside it) into the format's files in `folder`; returns (the statuses with what this run could not
-    give, the tree's seconds under perf or None)."""
+def evidence_run(folder, run, data, env, log, status, comms=()):
+    """Fold the recording `data` of evidence run `run` (the command's tree, counting the threads named
+    `comms` only when given, or the spec's server: scope()) into the format's files in `folder`; returns
+    (the statuses with what this run could not give, the counted threads' seconds under perf or None)."""
     status = dict(status)
     if status["oncpu"] != ev.OK:
         return status, None
     if not os.path.exists(data):
         return dict(status, **{k: ev.NA + "perf record wrote nothing (see stderr_r*.log)" for k in RECORDED}), None
-    f, why = script(data, env, log)
+    f, why = script(data, env, log, comms=comms)
     if f is None:
         return dict(status, **{k: ev.NA + why for k in RECORDED}), None
     span = f.span()
-    if server_data and os.path.exists(server_data):
-        _f, why = script(server_data, env, log, into=f)
-        if why:
-            status["server"] = ev.NA + why
     traced = status["offcpu"] == ev.OK
     hot = hot_instructions(f, env) if status["hotins"] == ev.OK else None
     if hot == []:
@@ -282,6 +318,27 @@ def timed(rows, name):
     return median(vals)
 
 
+def throughput(spec, name, timed_rows):
+    """Is `name` a throughput (work per second, higher is better), judged before the evidence runs as the
+    timed repeats judged it: an exec spec's metric= line, else the unit its timed rows carry."""
+    if not name:
+        return False
+    if spec.get("exec"):
+        return next((m.better for m in map(av.parse_metric, spec["metric"]) if m.name == name), None) == "higher"
+    unit = next((r.get("unit", "") for r in timed_rows if r["metric"] == name), None)
+    return unit is not None and av.better_for(unit) == "higher"
+
+
+def repetitions(path):
+    """The count REPEAT wrote, or None (it did not finish)."""
+    try:
+        with open(path) as f:
+            n = f.read().strip()
+        return int(n) if n.isdigit() and 0 < int(n) <= MAX_REPEATS else None
+    except OSError:
+        return None
+
+
 def run_point(ctx, spec, point, runs, timed_rows, folder):
     """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
     (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
@@ -291,60 +348,71 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     os.makedirs(folder)
     event = prefix.perf_event()       # cycles where the host has a PMU, else cpu-clock
     status = availability(event)
-    name, higher = primary_metric(spec), None    # higher: is the metric a throughput (work per second)
-    walls, values, statuses, why = [], [], [], ""
+    name = primary_metric(spec)
+    higher = throughput(spec, name, timed_rows)
+    seconds = repeat_seconds(spec, higher)
+    walls, values, reps, statuses, why = [], [], [], [], ""
     log = os.path.join(folder, "evidence.log")
     # perf cannot record here: running the command would only cost time
     for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
         data = os.path.join(folder, f".perf_r{r}.data")
+        server_data = os.path.join(folder, f".perf_server_r{r}.data")
+        counted = os.path.join(folder, f".repeats_r{r}")
+        what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
         # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
         # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
         # sampled, and every stack through libc then loses its callers (seen here one run in three).
         raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
         os.makedirs(raw)
-        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw,
-                                                      inner=record_prefix(data, event, status))
+        comms = who if what == "tree" else ()
+        inner = (record_prefix(data, event, status, comms) if what == "tree" else []) + repeat_prefix(seconds, counted)
+        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
         out = os.path.join(folder, f"stdout_r{r}.txt")
         err = os.path.join(folder, f"stderr_r{r}.log")
-        server = ServerRecording(guard.server_pids(ctx.root, pt.server_pidfiles(spec)),
-                                 os.path.join(folder, f".perf_server_r{r}.data"), event, status, env, err)
+        server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err)
         try:
             rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
                                         child.OUTPUT_CAP)
         finally:
-            server_data = server.stop()
-        if rc != 0 or usage is None:
+            server.stop()
+        n = repetitions(counted) if seconds > 0 else 1
+        if rc != 0 or usage is None or n is None:
             why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
             if "size limit reached" in open(err, errors="replace").read():
                 why = (f"evidence run {r}: perf reached its size limit ({MAX_BYTES}) and ended the command: too "
                        "many scheduler and futex events for a recording with stacks")
-            remove(data, server_data)
+            remove(data, server_data, counted)
             break
-        got, span = evidence_run(folder, r, data, env, log, status, server_data)
+        got, span = evidence_run(folder, r, data if what == "tree" else server_data, env, log, status, comms)
         statuses.append(got)
-        wall = span or usage.wall_s
-        value, up = metric_value(spec, name, out) if name else (None, False)
-        higher = up if higher is None else higher
+        # the attached server's recording outlasts the command: the command's own wall time then
+        wall = (span if what == "tree" else None) or usage.wall_s
+        value, _up = metric_value(spec, name, out) if name and higher else (None, False)
         walls.append(round(wall, 6))
         values.append(value)
-        remove(data, server_data)    # hundreds of MiB: the folded files are what is kept
+        reps.append(n)
+        remove(data, server_data, counted)    # hundreds of MiB: the folded files are what is kept
     done = len(walls)
     merged = dict(status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason
         for k, v in s.items():
             if v != ev.OK and (merged.get(k, ev.OK) == ev.OK or k == "symbols"):
                 merged[k] = v
-    # ops: a throughput × the run's seconds, when every run printed it; else one run is one unit of work
-    unit = "op" if name and higher and walls and all(values) else "run"
-    works = [v * w for v, w in zip(values, walls)] if unit == "op" else [1] * done
+    # ops: a throughput × the run's seconds, when every run printed it; else a run of the command is the
+    # unit of work, and an evidence run that repeated it (why_seconds) did that many units
+    unit = "op" if higher and walls and all(values) else "run"
+    works = [v * w for v, w in zip(values, walls)] if unit == "op" else reps
     base = timed(timed_rows, name if unit == "op" else "wall_s")
     if unit == "op":
         got = median([v for v in values if v is not None])
         slowdown = base / got if base and got else None
     else:
-        slowdown = median(walls) / base if base and walls else None
+        per_run = [w / n for w, n in zip(walls, reps)]
+        slowdown = median(per_run) / base if base and per_run else None
     ev.write_meta(folder, {"runs": done, "unit": unit, "metric": name if unit == "op" else None, "work": works,
-                           "wall_s": walls, "value": values if unit == "op" else [None] * done,
+                           "wall_s": walls, "repetitions": reps, "why_seconds": seconds,
+                           "scope": what if done else None, "counted": list(who) if done and what == "tree" else [],
+                           "value": values if unit == "op" else [None] * done,
                            "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
                            "sample": {"event": event, "hz": HZ}, "evidence": merged})
     return done, merged, why

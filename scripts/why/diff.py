@@ -10,7 +10,10 @@ docs/design.md ("Why it stops scaling: the differential and the causes"); this m
   sampling periods of time (off-CPU) on its larger side, summed over runs, (b) on-CPU, the counts differ
   beyond counting noise (exact Poisson rate test per unit of work, p < P_MAX), and (c) its interval
   excludes zero. Otherwise it is flagged (TOO_FEW, NOISE, ONE_RUN) and never named as a cause.
-- Shares are of the added cost: the sum of every stack's positive growth (both kinds).
+- Shares are of the added cost beyond noise: the net growth of the total cost per unit of work (every
+  stack's growth, shrinking ones included, both kinds; so the noise of many stacks, as often down as up,
+  cancels instead of adding up), or the findings' summed growth where that is larger. The part of it no
+  finding explains is said apart as spread thin (`spread`).
 - Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED, on-CPU stacks ending in `[profiler]` PROFILED:
   shown, never a finding, out of every total.
 """
@@ -37,7 +40,7 @@ KINDS = {"on": ("oncpu", "on-CPU"), "off": ("offcpu", "off-CPU")}
 # (flag JOINED) but never a finding, and left out of the totals and of the added cost.
 # A parent waiting for its threads or child processes (a shell's wait4 on its children too) waits as long
 # as they run: its wait mirrors the wall time, it is no cause.
-JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join|\bwait4\b|\bwaitpid\b|\bwaitid\b|"
+JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join|(?:\b|_)(?:wait4|waitpid|waitid)\b|"
                          r"__x64_sys_wait4|do_wait\b", re.I)
 
 
@@ -271,8 +274,8 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
     if not out["missing"]:
         both = lambda s: [counted(a) + counted(o) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
         out["total"]["all"] = ratio(both(b), both(k))
-    added = sum(r["growth"] for r in out["stacks"] if r["growth"] > 0 and r["flag"] not in (JOINED, PROFILED))
-    out["added"] = added
+    out.update(added_cost(out["stacks"]))
+    added = out["added"]
     for name in ("stacks", "functions_self", "functions_incl"):
         out[name].sort(key=lambda r: (-r["growth"], r["name"]))
         for r in out[name]:
@@ -286,6 +289,15 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
     out["futex"] = {"base": _futex(base_ev), "knee": _futex(knee_ev)}
     out["hotins"] = _hotins(knee_ev)
     return out
+
+
+def added_cost(stacks):
+    """{"added", "found", "spread"}: the added cost the shares are of (the module's rule), the findings'
+    part of it and the part spread thin (growth beyond noise in total that no single stack explains)."""
+    net = sum(r["growth"] for r in stacks if r["flag"] not in (JOINED, PROFILED))
+    found = sum(r["growth"] for r in stacks if not r["flag"] and r["growth"] > 0)
+    added = max(net, found, 0.0)
+    return {"added": added, "found": found, "spread": added - found}
 
 
 def findings(d, kind=None):

@@ -214,6 +214,8 @@ def read_meta(folder):
         raise EvidenceError(f"{p}:1: unit must be op or run")
     for key, nullable in (("work", False), ("wall_s", False), ("value", True)):
         _num_list(meta, key, p, runs, nullable)
+    if "repetitions" in meta:        # why_seconds: runs of the command per evidence run (older folders: 1)
+        _num_list(meta, "repetitions", p, runs, False)
     for key in ("timed_median", "slowdown"):
         v = meta.get(key)
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):

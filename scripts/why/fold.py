@@ -122,9 +122,11 @@ class Thread:
 
 
 class Folder:
-    """Accumulates one recording's events into the format's tables."""
+    """Accumulates one recording's events into the format's tables; with `comms`, only the events of
+    threads of those names (the spec's why_comm: collect.scope's rule), the rest of the tree dropped."""
 
-    def __init__(self):
+    def __init__(self, comms=()):
+        self.comms = frozenset(comms)
         self.threads = {}
         self.leader = {}          # pid → comm of the thread group leader
         self.oncpu = {}
@@ -149,6 +151,10 @@ class Folder:
         return t
 
     def add(self, e):
+        if self.comms and e.comm not in self.comms:
+            if e.kind == "sched_wakeup":       # another process woke a counted thread: its run-queue wait
+                self.woken(e)
+            return
         self.first = e.time if self.first is None else min(self.first, e.time)
         self.last = e.time if self.last is None else max(self.last, e.time)
         t = self.thread(e)
@@ -192,10 +198,7 @@ class Folder:
                 self.off_cpu(t, e)
             t.on_at, t.off_at, t.off_reason, t.off_stack = e.time, None, None, ()
         elif e.kind == "sched_wakeup":
-            pid = trace_field(e.trace, "pid")
-            w = self.threads.get(int(pid)) if pid and pid.isdigit() else None
-            if w is not None and w.off_at is not None and w.woke_at is None:
-                w.woke_at = e.time
+            self.woken(e)
         elif e.kind == "sys_enter_futex":
             op = trace_field(e.trace, "op")
             addr = trace_field(e.trace, "uaddr")
@@ -219,6 +222,12 @@ class Folder:
                 f["wait_us"] += us
                 if len(f["stacks"]) < 256 or stack in f["stacks"]:
                     f["stacks"][stack] = f["stacks"].get(stack, 0.0) + us
+
+    def woken(self, e):
+        pid = trace_field(e.trace, "pid")
+        w = self.threads.get(int(pid)) if pid and pid.isdigit() else None
+        if w is not None and w.off_at is not None and w.woke_at is None:
+            w.woke_at = e.time
 
     @staticmethod
     def reason(t, frames, state):
@@ -276,9 +285,9 @@ class Folder:
                       if n >= max(5, total / 100) and unk * 2 >= n and d.startswith("/") and not JIT_DSO.match(d))
 
 
-def fold(lines, into=None):
-    """A Folder (`into`, or a new one) holding every event of perf script text."""
-    f = into if into is not None else Folder()
+def fold(lines, into=None, comms=()):
+    """A Folder (`into`, or a new one counting `comms` only when given) holding perf script text's events."""
+    f = into if into is not None else Folder(comms)
     for e in events(lines):
         f.add(e)
     return f

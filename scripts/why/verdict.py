@@ -83,6 +83,8 @@ def words(d, c):
             text += " " + "; ".join(said) + "."
         else:
             text += " No single stack's growth is beyond noise."
+        if said and d.get("added", 0) > 0 and d.get("spread", 0) > 0:
+            text += f" {d['spread'] / d['added'] * 100:.0f}% is spread thin (no single stack's growth beyond noise)."
         if "scheduler" in c["classes"]:
             moved = [f"{r['name']} per {unit} {r['base']:.1f} → {r['knee']:.1f}" for r in d["sched"]
                      if not r["flag"] and r["growth"] > 0]
