@@ -152,3 +152,18 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
         with pytest.raises(api.EngineError) as e:
             api.request(bad)
         assert says in str(e.value) and "\n" not in str(e.value), (bad, e.value)
+
+
+def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
+    """A short command's evidence run is repeated until why_seconds have passed (why/collect.py), so the
+    price counts that time, not the command's own run: the dry run does not promise a short sweep."""
+    from engine import api, price as pr
+    topo = "topology=pack:1 core:2 pu:1"
+    got = {}
+    for secs in ("0", "8"):
+        req = api.request(["dry=1", topo, "why=1", "why_runs=2", f"why_seconds={secs}", SPEC])
+        got[secs] = api.price(req)
+    for p0, p8 in zip(got["0"].experiments[0].points, got["8"].experiments[0].points):
+        assert p0.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * p0.seconds)
+        assert p8.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * max(p8.seconds, 8.0)) > p0.why
+    assert got["8"].expected > got["0"].expected

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from term import visible
 from topo import cpu_ranges
+from why import collect as why_collect
 
 from .plan import Point
 
@@ -53,8 +54,16 @@ SPEC_COST = "spec's cost"
 
 # why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
 # script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
-# (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs.
+# (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
+# least why_seconds where the command is repeated to fill them (why/collect.py's rule: an instrument's
+# unit is known only from its rows, so it is priced as repeated: the price errs long).
 WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
+
+
+def why_run(spec, s):
+    """The price of one evidence run of a point whose run costs s seconds."""
+    filled = why_collect.repeat_seconds(spec, why_collect.throughput(spec, why_collect.primary_metric(spec), []))
+    return WHY_RUN_FIXED + WHY_RUN_FACTOR * max(s, filled)
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ def experiment_price(spec, plan, profile, history, why_runs):
     for p in live:
         s = per_run(spec, p, measured)
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        why = why_runs * (WHY_RUN_FIXED + WHY_RUN_FACTOR * s)
+        why = why_runs * why_run(spec, s) if why_runs else 0.0
         expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why
         points.append(PointPrice(p, e, s, kept, why))
     timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
@@ -135,7 +144,7 @@ def experiment_price(spec, plan, profile, history, why_runs):
 def compute(specs, plans, profile, history, on_host, why_runs=0):
     """The price of every point of the resolved specs. history (engine/history.py, or None) gives
     measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
-    runs per point (why=1), each priced at WHY_RUN_FIXED s + WHY_RUN_FACTOR runs."""
+    runs per point (why=1), each priced by why_run()."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
     return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs)
                        for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
@@ -158,7 +167,7 @@ def write(price, specs, out):
                   + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
                   + f"; build and setup {x.setup:g} s"
                   + (f"; why=1: {price.why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + "
-                     f"{WHY_RUN_FACTOR} runs each" if price.why_runs else "")
+                     f"{WHY_RUN_FACTOR} runs each, a short command's run filled to why_seconds" if price.why_runs else "")
                   + "\n")
     for x in price.experiments:
         for s in x.skipped:
