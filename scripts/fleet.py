@@ -280,9 +280,12 @@ def progress_line(p):
     def count(k):
         v = g.get(k, 0)
         return v if type(v) is int and 0 <= v < 10**12 else "?"
-    last = g.get("last")
+    last, left, eta = g.get("last"), g.get("left"), g.get("eta_s")
+    # the host's own count of what is still to run, from its plan and price (engine/sweep.py)
+    togo = (f"; {left} repeats left, ETA {hms(eta)}" if type(left) is int and 0 <= left < 10**12
+            and type(eta) in (int, float) and 0 <= eta < 10**9 else "")
     return play.one_line(f"{count('done')} repeats done, {count('failed')} failed, {count('suspect')} "
-                         f"suspect, {count('remeasured')} re-measured; last: "
+                         f"suspect, {count('remeasured')} re-measured{togo}; last: "
                          f"{last[:200] if isinstance(last, str) and last else '–'}")
 
 

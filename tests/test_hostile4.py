@@ -281,6 +281,15 @@ def test_progress_json_that_is_not_an_object_gives_a_line_not_a_traceback(progre
     assert "\n" not in line and ("starting" in line or "? repeats done" in line), line
 
 
+def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
+    import fleet
+    ok = fleet.progress_line({"progress": json.dumps({"done": 3, "left": 7, "eta_s": 125.0, "last": "p"})})
+    assert "3 repeats done" in ok and "7 repeats left, ETA 0:02:05" in ok, ok
+    for left, eta in ((-1, 5), (7, float("nan")), ("7", 5), (7, 1e300), (True, 5)):
+        line = fleet.progress_line({"progress": json.dumps({"done": 3, "left": left, "eta_s": eta})})
+        assert "left" not in line and "\n" not in line, line
+
+
 def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
     import subprocess
     from fleetlib.folder import FetchError, unpack
