@@ -50,18 +50,17 @@ def pytest_itemcollected(item):
 # What `slow` means, one rule: a test is slow when it starts a measurement as a process: the sweep engine
 # (scripts/sweep.py, scale.py, bench_*.py, an archive's replay) or its host probe (env.sh, seconds of
 # tools), a fleet, a Cassandra node or cluster, a guest, a Nix or cargo build, a hyperfine or pyperf run,
-# or a `just`/`./lab` recipe that does one of these.
-# The rule reads the test's source (and, through them, the module's and this file's helpers and the fixtures
-# it uses), so a new test that sweeps is slow without a mark to forget. What stays fast: parsing, rules on
+# or a `just`/`./lab` recipe that does one of these. The rule reads the test's source, the helpers it calls
+# (its module's, another test module's it imports, this file's: one_point) and the fixtures it uses, so a
+# new test that sweeps is slow without a mark to forget. What stays fast: parsing, rules on
 # recorded evidence, charts and reports of fixture data, dry runs (`dry=1` in the call), and hostile input
 # the engine refuses before it measures (a call whose result the test asserts exits 2, the lab's bad-input
 # exit). A test the rule misses can still say `@pytest.mark.slow` (or a module's `pytestmark`).
-# `./lab test-fast` runs `-m "not slow"`; `./lab test` runs all (test_collection checks the split loses none).
+# `./lab test-fast` runs `-m "not slow"`; `./lab test` runs all (test_fast_split checks the split loses none).
 ENTRIES = {"sweep.py", "scale.py", "bench_scale.py", "bench_lab.py", "fleet.py", "cluster.sh", "cassandra.sh",
            "test.sh", "env.sh", "hyperfine", "pyperf", "cargo", "nix-build", "nix-shell", "qemu-system-x86_64"}
 RECIPES = re.compile(r"(sweep|scale|replay|bench-.*|build-.*|test.*|fleet-.*|cluster-up|cassandra-up|c2c.*|"
                      r"counters|channel|numa-mem|cache.*|runner-.*|fuzz-.*)")
-ENGINE_HELPERS = {"one_point"}   # this file's helpers that sweep (the rule would find it; named for the reader)
 _trees = {}
 CONFTEST = os.path.abspath(__file__)
 
@@ -116,7 +115,7 @@ def _words(node, consts, depth=0):
     return [None]
 
 
-def _starts_measurement(words):
+def _runs_entry(words):
     """Whether a call's words run an entry above: its program (the first word the source says, or the one
     after `-m`), or a recipe of `just`, `./lab` or `nix` that measures or builds."""
     known = [w for w in words if w is not None]
@@ -146,8 +145,6 @@ def _sweeps(name, path, seen):
     if found is None or (name, found[1]) in seen:
         return False
     seen.add((name, found[1]))
-    if name in ENGINE_HELPERS:
-        return True
     func, path = found
     consts = dict(_module_index(path)[1])     # and the function's own names: `args = [...]; Popen(args)`
     consts.update({n.targets[0].id: n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
@@ -161,7 +158,7 @@ def _sweeps(name, path, seen):
         words = [w for a in call.args for w in _words(a, consts)]
         if "dry=1" in words:
             continue
-        if _starts_measurement(words):
+        if _runs_entry(words):
             return True
         if isinstance(call.func, ast.Name) and _sweeps(call.func.id, path, seen):
             return True
