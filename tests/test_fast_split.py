@@ -35,3 +35,63 @@ def test_fast_and_slow_sets_split_every_test():
     assert fast | slow == full, sorted(full - fast - slow)[:20]
     # marked by conftest's rule alone: test_sweep.py carries no slow mark of its own
     assert any(re.match(r"tests/test_sweep\.py::", t) for t in slow)
+
+
+RULE_CASES = '''
+import subprocess
+from conftest import one_point, sh
+QUICK = ("scripts/sweep.py", "repeats=1")
+
+def sweeps(tmp_path, results):
+    return sh(*QUICK, env=results)
+
+@pytest.fixture
+def swept(tmp_path, results):
+    return sweeps(tmp_path, results)
+
+def test_sweep(results):
+    sh("scripts/sweep.py", "tests/fixtures/spin.spec", env=results)
+
+def test_popen_of_a_list(run):
+    args = [sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}"]
+    subprocess.Popen(args)
+
+def test_through_a_helper(tmp_path, results):
+    sweeps(tmp_path, results)
+
+def test_through_conftest(tmp_path, results):
+    one_point(tmp_path, results, "x", "command = true\\n")
+
+def test_through_a_fixture(swept):
+    assert swept
+
+def test_a_recipe():
+    sh("just", "bench-probes", "profile=smoke")
+
+def test_dry_run(results):
+    sh("scripts/sweep.py", "dry=1", "x.spec", env=results)
+
+def test_refused(results):
+    p = sh("scripts/sweep.py", "bad.spec", env=results, check=False)
+    assert p.returncode == 2
+
+def test_plan_and_report(run):
+    sh("just", "plan", "compact", "2")
+    sh("scripts/report.py", str(run))
+    sh("tests/fixtures/spin.sh", "1")
+'''
+
+
+class Item:
+    def __init__(self, path, name, fixturenames=()):
+        self.path, self.name, self.originalname, self.cls, self.fixturenames = path, name, name, None, fixturenames
+
+
+def test_the_rule_marks_what_starts_a_measurement_and_nothing_else(tmp_path):
+    from conftest import starts_measurement
+    module = tmp_path / "test_cases.py"
+    module.write_text(RULE_CASES)
+    slow = {"test_sweep", "test_popen_of_a_list", "test_through_a_helper", "test_through_conftest", "test_a_recipe"}
+    fast = {"test_dry_run", "test_refused", "test_plan_and_report"}
+    assert {n for n in slow | fast if starts_measurement(Item(module, n))} == slow
+    assert starts_measurement(Item(module, "test_through_a_fixture", ("swept", "tmp_path", "results")))
