@@ -135,11 +135,11 @@ bench-scale *args:
 test:
     scripts/test.sh
 
-# The quick loop while editing: lint and the lab's tests without those marked slow (fleets, Nix builds, the runner's build)
+# The quick loop while editing (a few minutes): lint and the lab's tests that start no sweep, fleet, cluster, guest or build
 [group('test')]
 test-fast:
     just lint
-    python3 -m pytest -q -m "not slow" tests
+    python3 -m pytest -q -m "not slow" --durations=10 tests
 
 # The lab's own tests: placements on the fixtures, the sweep engine (resume after kill -9), the flake, end to end
 [group('test')]
