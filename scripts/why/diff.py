@@ -22,7 +22,6 @@ import re
 import warnings
 
 import numpy as np
-from scipy import stats as st
 
 from reporting import scaling
 from why import evidence
@@ -152,6 +151,7 @@ def interval(xb, xk):
         return d, d
     with warnings.catch_warnings():      # nearly equal runs: SciPy warns, the interval is still right
         warnings.simplefilter("ignore", RuntimeWarning)
+        from scipy import stats as st    # imported when used: 0.4 s a program start otherwise
         ci = st.ttest_ind(xk, xb, equal_var=False).confidence_interval(LEVEL)
     return float(ci.low), float(ci.high)
 
@@ -176,6 +176,7 @@ def poisson_p(kb, kk, wb, wk):
     n = int(round(kb + kk))
     if n == 0:
         return 1.0
+    from scipy import stats as st
     return float(st.binomtest(int(round(kk)), n, wk / (wb + wk)).pvalue)
 
 
