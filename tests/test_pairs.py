@@ -87,7 +87,7 @@ def test_random_hand_made_pus_match_the_brute_force():
     # some PUs only, kinds mixed in a core): every branch of between() and of its counting.
     rng = random.Random(7)
     t = Topology("pack:1 core:1 pu:1")
-    for trial in range(300):
+    for trial in range(120):      # the same mix of fields as 300 trials had, in 2.5x less time (the fast loop)
         t.pus = [PU(o, rng.randint(0, 2), rng.choice([-1, 0, 1]), rng.choice([-1, 0, 1]), rng.randint(0, 5), 0,
                     rng.choice([(), (0,), (1,), (0, 1)]), rng.choice([-1, 0, 1, 2]), rng.randint(0, 1))
                  for o in rng.sample(range(64), rng.randint(2, 40))]
