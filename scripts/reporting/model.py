@@ -9,7 +9,7 @@ import os
 
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from engine.perfsummary import METRICS as PERF_METRICS
-from engine.placement import memory_nodes
+from engine.memplace import memory_nodes
 from engine.spec import spec_charts
 from runfolder import ROOT, RunFolder, RunFolderError, read_file
 from stats import summary
