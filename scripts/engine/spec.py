@@ -11,7 +11,7 @@ import sys
 from term import visible
 from topo import POLICIES
 
-from . import argv as av
+from . import execmetric as av
 from .clients import MOST_CLIENTS, ClientError
 from .clients import parse as parse_clients
 from .goals import parse as parse_goal
