@@ -36,7 +36,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import api  # noqa: E402
-from engine import argv as av  # noqa: E402
+from engine import execmetric as av  # noqa: E402
 
 from engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line  # noqa: E402
 from reporting import model  # noqa: E402

@@ -4,16 +4,14 @@
   tidy.py fill KEY=VALUE… FILE…  > schema rows (no header)
       Fills the columns the instrument did not print from the sweep point; rejects a row whose
       value is not a finite number or that lacks metric/value/unit (exit 3, names the line).
-  tidy.py concat OUT FILE…       header + rows of every FILE, written atomically to OUT
 """
 import csv
 import io
 import math
 import os
 import sys
-import tempfile
 
-from runfolder import read_csv
+from runfolder import read_csv, write_atomic_text
 
 # `suspect` is empty for a clean repeat, else why the interference guard distrusts it ("steal 31% >
 # 10%"). Runs made before it existed have ten columns: read() gives them an empty one.
@@ -60,20 +58,13 @@ def read(path):
 
 
 def write_atomic(path, rows, header=True):
-    """Write rows (dicts) so that a reader never sees half a file: temp file + rename."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    mask = os.umask(0)
-    os.umask(mask)
-    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the data from others
-    with os.fdopen(fd, "w", newline="") as f:
-        w = csv.DictWriter(f, COLUMNS, lineterminator="\n")
-        if header:
-            w.writeheader()
-        w.writerows(rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write rows (dicts) so that a reader never sees half a file (runfolder's one atomic writer)."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    if header:
+        w.writeheader()
+    w.writerows(rows)
+    write_atomic_text(path, out.getvalue())
 
 
 def fill(point, text):
@@ -115,13 +106,6 @@ def main(argv):
             return 3
         w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
         w.writerows({k: r.get(k, "") for k in COLUMNS} for r in rows)
-        return 0
-    if argv[:1] == ["concat"] and len(argv) >= 2:
-        rows = []
-        for path in sorted(argv[2:]):
-            with open(path, newline="") as f:
-                rows += list(csv.DictReader(f, COLUMNS))
-        write_atomic(argv[1], rows)
         return 0
     print(__doc__.strip(), file=sys.stderr)
     return 2

@@ -173,7 +173,7 @@ def test_seed004_verdict_on_its_own_cpu(tmp_path):
     assert story["verdict"] == "yes", story
     _n, _cells, by = expected(next(x for x in entries() if x["name"] == "threadripper-3960x"))
     ratio = statistics.median(by["cross-l3"]) / statistics.median(by["same-l3"])
-    claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["seed004"]
+    claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
     assert claim["ratio"] == pytest.approx(ratio, rel=1e-9)
     assert claim["own_cpu"] and claim["ci"][0] < ratio < claim["ci"][1]
     assert "inside" in claim["why"] and "p10–p90" in claim["spread"]
@@ -181,7 +181,7 @@ def test_seed004_verdict_on_its_own_cpu(tmp_path):
 
 def test_seed004_elsewhere_judges_the_direction_only(tmp_path):
     run = imported(tmp_path, "2x-epyc-7r13")
-    claim = next(e for e in model.build(run)["experiments"] if e["name"] == "c2c-matrix")["relations"]["seed004"]
+    claim = next(e for e in model.build(run)["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
     assert claim["verdict"] == "yes" and not claim["own_cpu"] and "not judged" in claim["why"]
 
 

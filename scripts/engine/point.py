@@ -14,7 +14,7 @@ import time
 import tidy
 from topo import cpu_list
 
-from . import argv as av
+from . import execmetric as av
 from . import capacity, child, guard, perfstat, prefix
 from .spec import PLACEHOLDERS, SpecError
 

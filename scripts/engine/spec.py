@@ -8,13 +8,13 @@ import os
 import re
 import sys
 
-from fleetlib.clients import MOST_CLIENTS, ClientError
-from fleetlib.clients import parse as parse_clients
-from reporting.goals import parse as parse_goal
 from term import visible
 from topo import POLICIES
 
-from . import argv as av
+from . import execmetric as av
+from .clients import MOST_CLIENTS, ClientError
+from .clients import parse as parse_clients
+from .goals import parse as parse_goal
 
 # key: (kind, default, may the command line override it, meaning). Kinds are checked by check().
 # Shell keys (command, args, build, setup, teardown) come only from the project's spec files: a value

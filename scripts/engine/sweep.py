@@ -27,7 +27,7 @@ from . import orphans
 from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
-from .placement import misplaced
+from .memplace import misplaced
 from .plan import plan
 from why import collect as why_collect
 from why import evidence as why_ev

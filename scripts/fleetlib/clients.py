@@ -18,26 +18,11 @@ import shlex
 import socket
 import subprocess
 
-DEST = re.compile(r"(?:[a-z_][a-z0-9_-]{0,31}@)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-MOST_CLIENTS = 16
+# The `clients` value's grammar is the spec's (engine/clients.py); the error is shared with it.
+from engine.clients import DEST, MOST_CLIENTS, ClientError, parse  # noqa: F401,E402
 # Words of the remote command: options and values of loadgen's, an address, a path. No quotes, no spaces.
 WORD = re.compile(r"[A-Za-z0-9_.,:/=+-]{1,4096}")
 SSH_CONNECT_TIMEOUT = 15
-
-
-class ClientError(Exception):
-    """A client list or remote step that failed; str() is the one line to show (it names the host)."""
-
-
-def parse(value):
-    """The spec's `clients` value (DEST[,DEST…]) as a list; [] for none."""
-    if not value:
-        return []
-    dests = value.split(",")
-    if len(dests) > MOST_CLIENTS or not all(DEST.fullmatch(d) for d in dests) or len(set(dests)) != len(dests):
-        raise ClientError(f"clients={value!r}: want DEST[,DEST…], at most {MOST_CLIENTS} different ssh "
-                          "destinations ([user@]host: letters, digits, '.', '_', '-')")
-    return dests
 
 
 def ssh_base(config=None):

@@ -61,7 +61,8 @@ def _pub(pub, source, experiment, variant, metric, host=None):
     return out
 
 
-def seed000(exps, pub, merged):
+def arc_gap_grows(exps, pub, merged):
+    """seed-000: the per-thread ÷ shared-arc gap grows with threads."""
     e = exps.get("runner-empty")
     if not e:
         return None
@@ -104,9 +105,10 @@ def seed000(exps, pub, merged):
     return {"verdict": verdict, "measured": measured, "published": published, "why": why}
 
 
-def seed004(exps, merged):
+def ccx_crossing_dearer(exps, merged):
+    """seed-004: a same-CCX hop beats crossing a CCX."""
     rel = next((exps[n]["relations"] for n in ("c2c-matrix", "c2c") if n in exps and exps[n].get("relations")), None)
-    claim = rel and rel.get("seed004")
+    claim = rel and rel.get("ccx_crossing")
     if claim and claim.get("ratio") is not None:
         return {"verdict": claim["verdict"], "published": f"×{claim['published']:.2f} ({claim['pub_where']})",
                 "measured": f"cross-l3 ÷ same-l3 ×{claim['ratio']:.2f} (95% CI ×{claim['ci'][0]:.2f}–"
@@ -127,7 +129,8 @@ def seed004(exps, merged):
             "why": why}
 
 
-def seed001(exps, pub, merged):
+def global_lock_knee(exps, pub, merged):
+    """seed-001: the global lock has a knee and its mutex share grows."""
     e = exps.get("cache-get")
     if not e:
         return None
@@ -275,7 +278,7 @@ def cost_of(d, match):
     return sum(r["base"] for r in rows), sum(r["knee"] for r in rows)
 
 
-def cause000(run, e, merged):
+def arc_refcount_cause(run, e, merged):
     res = []
     for placement, b, k, d, text in curves(run, "runner-empty", "shared-arc", e, "calls_per_s", merged):
         if d is None:
@@ -323,7 +326,7 @@ def lock_waits(d):
             f"{per['knee'] * 1000:.2f} at {d['knee_threads']} threads")
 
 
-def cause001(run, e, merged):
+def server_lock_cause(run, e, merged):
     res = []
     lock = lambda r, fs: r.get("class") == "lock" and in_server(r, fs)  # noqa: E731
     others = sorted({p["variant"] for p in e["points"]} - {"global", "memcached"})
@@ -351,7 +354,7 @@ def cause001(run, e, merged):
     return res
 
 
-def cause004(run, e):
+def slot_handover_cause(run, e):
     res = []
     handover = lambda r, fs: any(RING.search(f) for f in fs)  # noqa: E731
     have = {(p["placement"], p["threads"]) for p in e["points"] if p["variant"] == "unpadded"}
@@ -388,16 +391,16 @@ def cause(source, exps, run, merged):
     e = exps.get(name)
     if not e or not run:
         return {"cause": NO_EVIDENCE, "cause_why": f"no {name} points with evidence" if name else ""}
-    res = {"seed-000": lambda: cause000(run, e, merged), "seed-001": lambda: cause001(run, e, merged),
-           "seed-004": lambda: cause004(run, e)}[source]()
+    res = {"seed-000": lambda: arc_refcount_cause(run, e, merged), "seed-001": lambda: server_lock_cause(run, e, merged),
+           "seed-004": lambda: slot_handover_cause(run, e)}[source]()
     return {"cause": cause_word(res), "cause_why": "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence"}
 
 
 def judge(source, exps, pub, merged, run=None):
     """The claim's row for a story, or None when no experiment of it is in the run; with the run folder,
     also whether the seed's cause was found (cause())."""
-    f = {"seed-000": lambda: seed000(exps, pub, merged), "seed-004": lambda: seed004(exps, merged),
-         "seed-001": lambda: seed001(exps, pub, merged)}.get(source)
+    f = {"seed-000": lambda: arc_gap_grows(exps, pub, merged), "seed-004": lambda: ccx_crossing_dearer(exps, merged),
+         "seed-001": lambda: global_lock_knee(exps, pub, merged)}.get(source)
     out = f() if f else None
     if out:
         out["claim"] = CLAIMS[source]

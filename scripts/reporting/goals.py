@@ -10,8 +10,7 @@ for <=), and says which. One verdict per placement where both sides were measure
 medians' 95% intervals (reporting/verdict.py), so a goal is met only when all of it is on the goal's
 side, and a suspect point or one with fewer than 3 repeats makes it inconclusive.
 
-A goal line is parsed, never run: it comes from a spec file or from a received run's sweep/specs/, and
-only names (of variants, a metric and a placement) and two numbers are read from it.
+The line's grammar is the spec's (engine/goals.py); this module judges and words parsed goals.
 
 A row whose points' server was not saturated (reporting/client.py: client-bound with the server below
 its limit, or latency-bound) keeps its verdict and says so: its ratio is one of round trips or of
@@ -19,37 +18,13 @@ lower bounds, not of what the servers can do.
 """
 import re
 
+from engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
 from reporting import verdict as V
-
-NAME = r"[A-Za-z0-9][A-Za-z0-9._~-]*"
-GOAL = re.compile(rf"({NAME}(?:\|{NAME}){{0,31}})\s*/\s*({NAME})\s+({NAME})\s+(>=|<=)\s+(\d+(?:\.\d+)?)"
-                  rf"((?:\s+(?:threads=\d{{1,4}}|placement={NAME}))*)\s*")
-MOST_GOALS = 32         # goal lines read from one spec: a received run cannot ask for more
-
-
-def parse(text):
-    """{num: [variants], den, metric, op, ratio, threads: int|None, placement: str|None}; ValueError
-    with what a goal must be."""
-    m = GOAL.fullmatch(text)
-    if not m or len(text) > 1024:
-        raise ValueError("NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P], "
-                         "e.g. `sharded|global / memcached ops_per_s >= 1.3 threads=1`")
-    num, den, metric, op, ratio, opts = m.groups()
-    ratio = float(ratio)
-    if not 0 < ratio <= 1000:
-        raise ValueError(f"a ratio above 0 and at most 1000, not {ratio:g}")
-    got = {"threads": None, "placement": None}
-    for opt in opts.split():
-        k, v = opt.split("=", 1)
-        if got[k] is not None:
-            raise ValueError(f"{k}= given twice")
-        got[k] = int(v) if k == "threads" else v
-    return {"num": num.split("|"), "den": den, "metric": metric, "op": op, "ratio": ratio, **got}
+from reporting.verdict import merged
 
 
 def _summaries(pts, metric):
     """{(variant, placement, threads): summary over that point's repeats (every CPU set merged)}."""
-    from reporting.model import merged      # model imports this module: import at call time
     by = {}
     for p in pts:
         if p["metric"] == metric:
@@ -96,13 +71,6 @@ def judge(goal, pts, doubts=None):
                 row.update(verdict="inconclusive", why=f"{where} straddles ×{r:g}")
         out.append(row)
     return out
-
-
-def text(goal):
-    """The goal as a reader sees it: `best of (a, b) ÷ c, METRIC ≥ ×R`."""
-    num = goal["num"][0] if len(goal["num"]) == 1 else f"best of ({', '.join(goal['num'])})"
-    sign = "≥" if goal["op"] == ">=" else "≤"
-    return f"{num} ÷ {goal['den']}, {goal['metric']} {sign} ×{goal['ratio']:g}"
 
 
 def of_experiment(spec_path, pts, doubts=None):

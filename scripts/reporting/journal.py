@@ -50,13 +50,9 @@ class Journal:
     def last_done(self, experiment):
         """{(variant, placement, threads, repeat): the last "started"/"done" event with a key/command}."""
         out = {}
-        for kind in ("planned", "started", "done"):
+        for kind in ("started", "done"):
             for k, evs in self.by_point(kind, experiment).items():
                 merged = out.setdefault(k, {})
                 for e in evs:
                     merged.update({x: e[x] for x in ("key", "command", "seconds", "noise") if x in e})
         return out
-
-    def end_state(self):
-        ends = self.of("end")
-        return ends[-1].get("state") if ends else None

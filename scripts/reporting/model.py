@@ -9,7 +9,7 @@ import os
 
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from engine.perfsummary import METRICS as PERF_METRICS
-from engine.placement import memory_nodes
+from engine.memplace import memory_nodes
 from engine.spec import spec_charts
 from runfolder import ROOT, RunFolder, RunFolderError, read_file
 from stats import summary
@@ -18,6 +18,7 @@ from tidy import COLUMNS, read, row_problem
 from c2c_published import imported, imported_charts
 from reporting import causes, claims, client, goals, numa, relations, scaling
 from reporting import verdict as V
+from reporting.verdict import merged
 from reporting.journal import Journal
 
 # Published names that differ from ours for the same quantity.
@@ -235,14 +236,6 @@ def points(run, exp, rows, journal):
                     "mem_node": ",".join(map(str, mem))})
     out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
     return out
-
-
-def merged(pts):
-    """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
-    xs = [x["value"] for p in pts for x in p["repeats"]]
-    s = summary(xs)
-    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
-    return s
 
 
 def headline(pts, metrics):

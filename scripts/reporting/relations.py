@@ -25,7 +25,7 @@ EXPERIMENTS = ("c2c", "c2c-matrix")
 # The published figure for seed 004's claim on its own CPU: nviennot/core-to-core-latency's README,
 # Threadripper 3960X, cross-CCX 94 ns over same-CCX 24 ns (reference/published.csv).
 # Its size is judged only on that CPU (model name containing "cpu"); elsewhere the claim is the direction.
-SEED004 = {"source": "nviennot-c2c", "host": "AMD Threadripper 3960X", "num": "cross-l3", "den": "same-l3",
+CCX_CLAIM = {"source": "nviennot-c2c", "host": "AMD Threadripper 3960X", "num": "cross-l3", "den": "same-l3",
            "cpu": "3960X"}
 # Halves of a relation differ when one half's median lies outside the other's p10–p90 range.
 
@@ -158,21 +158,21 @@ def cpu_name(run):
     return ""
 
 
-def seed004(groups, cpu=""):
+def ccx_crossing(groups, cpu=""):
     """Seed 004's claim on this run's pairs: cross-l3 ÷ same-l3 median latency, with its 95% CI over
     pairs, beside the published figure's band (reference/published.csv)."""
-    num, den = groups.get(SEED004["num"]), groups.get(SEED004["den"])
+    num, den = groups.get(CCX_CLAIM["num"]), groups.get(CCX_CLAIM["den"])
     pub = {r["variant"]: float(r["value"]) for r in published_rows()
-           if r["source"] == SEED004["source"] and r["host"] == SEED004["host"]}
-    if not (SEED004["num"] in pub and SEED004["den"] in pub):
+           if r["source"] == CCX_CLAIM["source"] and r["host"] == CCX_CLAIM["host"]}
+    if not (CCX_CLAIM["num"] in pub and CCX_CLAIM["den"] in pub):
         return None
-    pub_ratio = pub[SEED004["num"]] / pub[SEED004["den"]]
+    pub_ratio = pub[CCX_CLAIM["num"]] / pub[CCX_CLAIM["den"]]
     lo, hi = V.band(pub_ratio)
     out = {"claim": "a same-CCX hop beats crossing a CCX (cross-l3 ÷ same-l3 one-way latency)",
-           "published": pub_ratio, "pub_where": f"{SEED004['source']}, {SEED004['host']}: "
-           f"{pub[SEED004['num']]:g} ÷ {pub[SEED004['den']]:g} ns", "band": (lo, hi), "tolerance": V.TOLERANCE}
+           "published": pub_ratio, "pub_where": f"{CCX_CLAIM['source']}, {CCX_CLAIM['host']}: "
+           f"{pub[CCX_CLAIM['num']]:g} ÷ {pub[CCX_CLAIM['den']]:g} ns", "band": (lo, hi), "tolerance": V.TOLERANCE}
     if not num or not den:
-        missing = " and ".join(r for r, xs in ((SEED004["num"], num), (SEED004["den"], den)) if not xs)
+        missing = " and ".join(r for r, xs in ((CCX_CLAIM["num"], num), (CCX_CLAIM["den"], den)) if not xs)
         out.update(verdict="–", why=f"not measurable here: no {missing} pairs on this topology", ratio=None)
         return out
     sn, sd = summary(num), summary(den)
@@ -180,14 +180,14 @@ def seed004(groups, cpu=""):
     ratio = sn["median"] / sd["median"]
     beats, why_b = V.claim_above(qlo, qhi, 1.0)
     eq, why_e = V.equivalence(qlo, qhi, lo, hi)
-    own = SEED004["cpu"] in cpu
+    own = CCX_CLAIM["cpu"] in cpu
     out.update(ratio=ratio, ci=(qlo, qhi), beats=beats, own_cpu=own, spread=(
-        f"{SEED004['num']} p10–p90 {percentile(num, 10):.0f}–{percentile(num, 90):.0f} ns over {len(num)} pairs, "
-        f"{SEED004['den']} {percentile(den, 10):.0f}–{percentile(den, 90):.0f} ns over {len(den)} pairs"),
+        f"{CCX_CLAIM['num']} p10–p90 {percentile(num, 10):.0f}–{percentile(num, 90):.0f} ns over {len(num)} pairs, "
+        f"{CCX_CLAIM['den']} {percentile(den, 10):.0f}–{percentile(den, 90):.0f} ns over {len(den)} pairs"),
         # on the seed's own CPU the size must reproduce too; elsewhere it is shown, not judged
         verdict=(eq if beats == "yes" else beats) if own else beats,
         why=f"same-CCX faster: {beats} ({why_b}); size ×{ratio:.2f} against ×{pub_ratio:.2f} ±{V.TOLERANCE:.0%}: "
-            + (f"{eq} ({why_e})" if own else f"not judged ({cpu or 'this CPU'} is not the {SEED004['cpu']})"))
+            + (f"{eq} ({why_e})" if own else f"not judged ({cpu or 'this CPU'} is not the {CCX_CLAIM['cpu']})"))
     return out
 
 
@@ -216,7 +216,7 @@ def of_experiment(run, e):
         split, home_note = [], ("measured here, each pair's line is homed on its first CPU (c2c --home a): "
                                 "the c2c-home experiment measures both homes directly")
     return {"variant": variant, "rows": rows, "split": split, "home_note": home_note,
-            "beside": beside(run, rows), "seed004": seed004(groups, cpu_name(run)), "imported": rec}
+            "beside": beside(run, rows), "ccx_crossing": ccx_crossing(groups, cpu_name(run)), "imported": rec}
 
 
 def of_model(m):

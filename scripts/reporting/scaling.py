@@ -20,7 +20,7 @@ Any point with fewer than 3 repeats or a suspect repeat makes the words that res
 import os
 import re
 
-from engine import argv as av
+from engine import execmetric as av
 from engine import journal as jr
 from engine.child import RESOURCE_METRICS
 from engine.spec import Spec, SpecError

@@ -4,6 +4,8 @@ A verdict compares a word (near-linear, higher, …) published with the word mea
 word comes from medians; it is trusted only when the 95% confidence interval of every median involved
 gives the same word at both ends, every point has at least MIN_REPEATS repeats and none is suspect.
 Otherwise the verdict is "inconclusive" and the reason names which of these failed."""
+from stats import summary
+
 MIN_REPEATS = 3
 FLAT_BELOW = 1.15        # growth factor under which a rate is "flat or falling"
 LINEAR_EFFICIENCY = 0.75  # share of ideal growth from which it is "near-linear"
@@ -30,6 +32,14 @@ def doubt_of(points):
         if s.get("suspect"):
             why.append(f"{label}: suspect ({s['suspect']})")
     return "; ".join(why)
+
+
+def merged(pts):
+    """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
+    xs = [x["value"] for p in pts for x in p["repeats"]]
+    s = summary(xs)
+    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
+    return s
 
 
 def ci_bounds(s):

@@ -25,7 +25,7 @@ import threading
 
 import stats
 import tidy
-from engine import argv as av
+from engine import execmetric as av
 from engine import child, guard
 from engine import point as pt
 from engine import prefix
@@ -290,7 +290,7 @@ def primary_metric(spec):
 
 def metric_value(spec, name, out):
     """(value, higher is better) of `name` in an evidence run's stdout, or (None, False): the direction
-    the timed repeats use (the metric= line's, else engine/argv.py's rule from the unit)."""
+    the timed repeats use (the metric= line's, else engine/execmetric.py's rule from the unit)."""
     try:
         with open(out, errors="replace") as f:
             text = f.read()

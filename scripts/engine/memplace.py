@@ -1,5 +1,5 @@
-"""Memory placement, checked per repeat: where an instrument says its measured memory was, against where
-the point wanted it.
+"""Where memory lives (not the CPU placement of topo.py), checked per repeat: where an instrument says
+its measured memory was, against where the point wanted it.
 
 Instruments that know where their hot data lives append `{raw}/ran-on.csv` (docs/instruments.md): per
 thread `mem_node`, the node the kernel reports for the data, and `mem_want`, the node the instrument

@@ -1,10 +1,10 @@
-"""Memory placement in the guard (scripts/engine/placement.py): a repeat whose instrument reports its
+"""Memory placement in the guard (scripts/engine/memplace.py): a repeat whose instrument reports its
 memory on another node than the one it bound it to, or than the point's membind asked, is measured again
 and kept as suspect with "memory on node N, expected M". The ran-on.csv lines below are test input
 written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
 
 from conftest import one_point
-from engine.placement import misplaced
+from engine.memplace import misplaced
 
 HEAD = "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n"
 
@@ -55,6 +55,6 @@ def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
 
 
 def test_memory_nodes_are_read_from_ran_on(tmp_path):
-    from engine.placement import memory_nodes
+    from engine.memplace import memory_nodes
     assert memory_nodes(ran_on(tmp_path, 'a,-,"0",0,0,0,0,1,-1', 'a,-,"0",1,0,0,0,-1,-1', 'a,-,"0",2,0,0,0,0,1')) == [0, 1]
     assert memory_nodes(str(tmp_path / "nowhere")) == []
