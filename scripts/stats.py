@@ -5,6 +5,7 @@ paths). SciPy is imported inside the functions that need it, not at the top: the
 reader (scripts/fleetlib/code.py, HISTORY_MODULES) carries this file to hosts that may have only
 python3, and it uses median() alone.
 """
+import functools
 import math
 from collections import defaultdict
 
@@ -29,10 +30,18 @@ def t975(df):
     return float(stats.t.ppf(0.975, df))
 
 
+EXACT_UP_TO = 2000      # sums of exact binomial terms below this; SciPy's binomial above (a fleet's pairs)
+
+
+@functools.lru_cache(maxsize=256)
 def order_statistic_rank(n, level=0.95):
     """(k, coverage): the largest k for which [x_(k), x_(n-k+1)] covers the median with at least `level`
     (the sign test's interval; no assumption about the distribution), or (0, 0.0) when n is too small
-    (n < 6 for 95%)."""
+    (n < 6 for 95%). Exact sums up to EXACT_UP_TO values (no SciPy needed: the fleet's history reader);
+    above, the binomial's quantile from SciPy: a fleet's c2c matrix pools ~500,000 pair values, where
+    the exact sum is quadratic in n (issue 44)."""
+    if n > EXACT_UP_TO:
+        return _rank_from_quantile(n, level)
     best = (0, 0.0)
     tail = 0.0                      # P(Binomial(n, 1/2) <= k - 1)
     for k in range(1, n // 2 + 1):
@@ -42,6 +51,18 @@ def order_statistic_rank(n, level=0.95):
             break
         best = (k, coverage)
     return best
+
+
+def _rank_from_quantile(n, level):
+    """order_statistic_rank for large n: k - 1 is at most the binomial's (1 - level)/2 quantile, so the
+    answer is that quantile or one above it; each candidate's coverage is checked with the CDF."""
+    from scipy.stats import binom
+    q = int(binom.ppf((1 - level) / 2, n, 0.5))
+    for k in (q + 1, q, q - 1):
+        coverage = 1 - 2 * float(binom.cdf(k - 1, n, 0.5))
+        if 1 <= k <= n // 2 and coverage >= level:
+            return k, coverage
+    return 0, 0.0
 
 
 def ci_method(n):

@@ -69,6 +69,26 @@ def test_median_interval_is_distribution_free_from_six_values():
     assert ci_method(4) == "normal approximation" and ci_method(2).startswith("none")
 
 
+def test_median_rank_of_a_fleets_pairs_is_quick_and_agrees_with_the_exact_sum():
+    """A 2x EPYC c2c matrix pools ~523,776 pair values: the rank comes from SciPy's binomial there (the
+    exact sum is quadratic in n, minutes per call: issue 44, finding 16); both rules agree where they meet."""
+    import stats
+    for n in (stats.EXACT_UP_TO + 1, 2501, 4000):
+        exact = stats.order_statistic_rank.__wrapped__
+        k, cov = stats._rank_from_quantile(n, 0.95)
+        stats.EXACT_UP_TO, saved = 10 ** 9, stats.EXACT_UP_TO
+        try:
+            k_exact, cov_exact = exact(n)
+        finally:
+            stats.EXACT_UP_TO = saved
+        assert k == k_exact and cov == pytest.approx(cov_exact, abs=1e-9)
+    n = 1024 * 1023 // 2
+    k, cov = stats.order_statistic_rank(n)
+    assert 0.95 <= cov < 0.951 and stats._rank_from_quantile(n, 0.95) == (k, cov)
+    # the sign test's normal limit: k is about n/2 - 1.96·sqrt(n)/2
+    assert abs(k - (n / 2 - 1.959964 * math.sqrt(n) / 2)) < 3
+
+
 def test_student_t_and_welch_come_from_scipy_with_the_tables_values():
     from stats import t975
     # printed tables of Student's t, 97.5%: df 1, 2, 4, 10, 30; the normal's 1.960 far out
