@@ -245,6 +245,19 @@ def test_why_seconds_repeats_a_short_command_in_one_recording_and_divides_its_co
     assert meta["slowdown"] == pytest.approx(sum(per_run) / 2 / meta["timed_median"], rel=1e-3)
 
 
+def test_why_seconds_stops_repeating_before_perfs_size_limit(build, tmp_path):
+    """A contended mutex makes hundreds of thousands of futex and switch events a second, each with an
+    8 KiB stack: repeated for the default 2 s, the recording reached perf's 1 GB limit, perf ended the
+    command and the run was lost (quiet host, 2026-11-28). The loop stops between repetitions once perf
+    has written collect.RECORD_BUDGET bytes: every evidence run completes, with whole repetitions."""
+    scale(tmp_path, *BASE[:-1], "threads=2", "why_runs=2", "--", "tests/fixtures/why/build/lock", "{threads}")
+    _f, meta, runs = evidence(run_folder(tmp_path), 2)
+    assert meta["runs"] == 2 and len(runs) == 2, meta
+    assert all(n >= 1 for n in meta["repetitions"]) and meta["work"] == meta["repetitions"], meta
+    assert not any("size limit" in str(v) for v in meta["evidence"].values()), meta["evidence"]
+    assert all(us > 0 for us in futex_us(runs, "worker")), "the workers' futex waits are in every run"
+
+
 def test_why_comm_counts_the_named_processes_only(build, tmp_path):
     """why_comm (a server the command starts beside its load generator, cache-get's cache-server): forks
     starts two `lock 2` children and waits; with why_comm=lock only their threads are counted, the

@@ -49,11 +49,18 @@ HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
 # why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
 # runs the command until $1 µs have passed (whole repetitions: it never cuts one) and writes how many
-# ran into $2; a failed repetition ends it with that repetition's status.
-REPEAT = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; shift 2; n=0\n'
+# ran into $2; a failed repetition ends it with that repetition's status. With $3 > 0 it also stops once
+# its parent (perf record) has written $3 bytes: a contended lock's futex and switch events, each with
+# an 8 KiB stack, reach perf's size limit within a second, and perf then ends the command and the run is
+# lost; stopping between repetitions keeps the run and its count exact. The bytes come from
+# /proc/$PPID/io (wchar) with builtins only: no process of its own to show up in the recording.
+REPEAT = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; budget=$3; shift 3; n=0; w=0\n'
           'while :; do "$@" || exit; n=$((n + 1))\n'
-          f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] || break\n'
+          '  if [ "$budget" -gt 0 ]; then while read -r k v; do [ "$k" = wchar: ] && w=$v; done < /proc/$PPID/io; fi\n'
+          f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] && '
+          '{ [ "$budget" -eq 0 ] || [ "$w" -lt "$budget" ]; } || break\n'
           'done\necho "$n" > "$out"\n')
+RECORD_BUDGET = 256 * 2 ** 20   # bytes of recording after which why_seconds' loop stops: a quarter of MAX_BYTES
 ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
 
@@ -104,9 +111,12 @@ def comm_filter(field, comms):
     return " || ".join(f'{field} == "{c}"' for c in comms)
 
 
-def repeat_prefix(seconds, out):
-    """The argv put before the command to repeat it for `seconds` (REPEAT), or [] for one run."""
-    return ["bash", "-c", REPEAT, "why-repeat", str(int(seconds * 1e6)), out] if seconds > 0 else []
+def repeat_prefix(seconds, out, recorded):
+    """The argv put before the command to repeat it for `seconds` (REPEAT), or [] for one run; `recorded`:
+    perf record is the loop's parent, and the loop stops at RECORD_BUDGET bytes of its recording."""
+    if seconds <= 0:
+        return []
+    return ["bash", "-c", REPEAT, "why-repeat", str(int(seconds * 1e6)), out, str(RECORD_BUDGET if recorded else 0)]
 
 
 def repeat_seconds(spec, throughput):
@@ -365,7 +375,8 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
         raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
         os.makedirs(raw)
         comms = who if what == "tree" else ()
-        inner = (record_prefix(data, event, status, comms) if what == "tree" else []) + repeat_prefix(seconds, counted)
+        record = record_prefix(data, event, status, comms) if what == "tree" else []
+        inner = record + repeat_prefix(seconds, counted, bool(record))
         argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
         out = os.path.join(folder, f"stdout_r{r}.txt")
         err = os.path.join(folder, f"stderr_r{r}.log")
