@@ -216,12 +216,26 @@ def series(pts, metric, variant, merged):
     return {pl: {t: merged(ps) for t, ps in by.items()} for pl, by in out.items()}
 
 
-def part(d, match):
-    """The findings of differential d (classified) that match(row, frames): their share of the added
-    cost, their growth per unit of work (µs) and their classes."""
-    rows = [r for r in diff.findings(d) if match(r, C.frames(r))]
-    return {"share": sum(r["share"] for r in rows), "growth": sum(r["growth"] for r in rows),
-            "classes": sorted({r.get("class", "other") for r in rows}), "rows": rows}
+def part(d, match, added=None):
+    """The story's cause in differential d: every stack that match(row, frames) (findings or not) taken
+    together (diff.together: one test of the named cause, not one per stack), its classes among the
+    findings, "beyond" (its growth's interval above zero) and "share": of the net added cost (`added`,
+    else d's) it explains, 0 unless beyond noise."""
+    rows = [r for r in d["stacks"] if match(r, C.frames(r))]
+    g = diff.together(rows)
+    added = d["added"] if added is None else added
+    g["beyond"] = g["lo"] is not None and g["lo"] > 0
+    g["share"] = g["growth"] / added if g["beyond"] and added > 0 else 0.0
+    g["classes"] = sorted({r.get("class", "other") for r in diff.findings(d) if r in rows})
+    return g
+
+
+def beyond(g, unit):
+    """'+G (95% CI lo to hi) µs per unit' of a together() group, in µs or ns."""
+    m = abs(g["growth"])
+    k, u = (1e3, "ns") if m < 1 else (1e-3, "ms") if m >= 1000 else (1, "µs")
+    ci = f" (95% CI {g['lo'] * k:+.3g} to {g['hi'] * k:+.3g})" if g["lo"] is not None else " (one run a side: no interval)"
+    return f"{g['growth'] * k:+.3g} {u} per {unit}{ci}"
 
 
 def compare(run, exp, variant, placement, b, k):
@@ -272,12 +286,6 @@ def on_added(d):
     return diff.added_cost([r for r in d["stacks"] if r["kind"] == "on-CPU"])["added"]
 
 
-def cost_of(d, match):
-    """(base, knee) cost per unit of work of every stack matching, findings or not."""
-    rows = [r for r in d["stacks"] if match(r, C.frames(r))]
-    return sum(r["base"] for r in rows), sum(r["knee"] for r in rows)
-
-
 def arc_refcount_cause(run, e, merged):
     res = []
     for placement, b, k, d, text in curves(run, "runner-empty", "shared-arc", e, "calls_per_s", merged):
@@ -287,21 +295,16 @@ def arc_refcount_cause(run, e, merged):
         if not d["total"].get("on"):
             res.append((None, f"{placement}: on-CPU evidence missing ({d['missing'].get('on', '?')})"))
             continue
-        sa, added = part(d, refcount), on_added(d)
-        share = sa["growth"] / added if added > 0 else 0.0
-        cb, ck = cost_of(d, refcount)
-        said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks {cb * 1e3:.1f} → {ck * 1e3:.1f} ns per call; "
-                f"their findings {share * 100:.0f}% of the added CPU time per call (CPU time per call "
+        sa = part(d, refcount, on_added(d))
+        said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks ({sa['stacks']} together) "
+                f"{sa['base'] * 1e3:.1f} → {sa['knee'] * 1e3:.1f} ns per call, {beyond(sa, 'call')}: "
+                f"{sa['share'] * 100:.0f}% of the added CPU time per call (CPU time per call "
                 f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: {C.classify(d)['cause']})")
         dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
-        if dp:
-            pt = part(dp, refcount)
-            pb, pk = cost_of(dp, refcount)
-            said += f"; per-thread's {pb * 1e3:.1f} → {pk * 1e3:.1f} ns"
-        else:
-            pt = None
-            said += f"; per-thread: {why}"
-        if share < FOUND_SHARE or not C.grows(d["total"].get("on")):
+        pt = part(dp, refcount, on_added(dp)) if dp else None
+        said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
+                 else f"; per-thread: {why}")
+        if sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")):
             res.append((False, said))
         else:                           # without per-thread's evidence the contrast is unknown
             res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))
@@ -326,30 +329,34 @@ def lock_waits(d):
             f"{per['knee'] * 1000:.2f} at {d['knee_threads']} threads")
 
 
+def server_lock(d):
+    """The seed-001 match in d: a cache-server thread's stack that classify's rule calls lock."""
+    return lambda r, fs: in_server(r, fs) and C.rule(d, r) == "lock"
+
+
 def server_lock_cause(run, e, merged):
     res = []
-    lock = lambda r, fs: r.get("class") == "lock" and in_server(r, fs)  # noqa: E731
     others = sorted({p["variant"] for p in e["points"]} - {"global", "memcached"})
     for placement, b, k, d, text in curves(run, "cache-get", "global", e, "ops_per_s", merged):
         if d is None:
             res.append((None, f"global {text}"))
             continue
-        g = part(d, lock)
+        g = part(d, server_lock(d))
         cause = C.classify(d)["cause"]
-        said = (f"{placement} {b}→{k} server threads: global's server lock findings {g['share'] * 100:.0f}% of the "
-                f"added cost per GET (+{g['growth']:.3g} µs; the classifier's cause: {cause})")
+        said = (f"{placement} {b}→{k} server threads: global's server lock stacks ({g['stacks']} together) "
+                f"{beyond(g, 'GET')}: {g['share'] * 100:.0f}% of the added cost per GET (the classifier's cause: {cause})")
         worse = []
         for v in others:
             dv, why = compare(run, "cache-get", v, placement, b, k)
             if dv is None:
                 said += f"; {v}: {why}"
                 continue
-            o = part(dv, lock)
-            said += f"; {v} +{o['growth']:.3g} µs ({o['share'] * 100:.0f}%)"
+            o = part(dv, server_lock(dv))
+            said += f"; {v} {beyond(o, 'GET')} ({o['share'] * 100:.0f}%)"
             if o["growth"] >= g["growth"]:
                 worse.append(v)
         worse = worse if g["growth"] > 0 else []
-        found = g["share"] >= FOUND_SHARE and g["growth"] > 0 and not worse
+        found = g["share"] >= FOUND_SHARE and not worse
         res.append((found, said + (f"; {', '.join(worse)} grew as much" if worse else "") + lock_waits(d)))
     return res
 
@@ -376,9 +383,9 @@ def slot_handover_cause(run, e):
         h = part(d, handover)
         tot = d["total"].get("on")
         grew = f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}" if tot and tot["ratio"] == tot["ratio"] else "?"
-        said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop) "
-                f"{h['share'] * 100:.0f}% of the added cost ({', '.join(h['classes']) or 'no finding'}; "
-                f"the classifier's cause: {c['cause']})")
+        said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop, "
+                f"{h['stacks']} stacks together) {beyond(h, unit(d))}: {h['share'] * 100:.0f}% of the added cost "
+                f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c['cause']})")
         if not C.grows(tot):
             said += ": unpadded adds no CPU time beyond noise here, so there is no added cost to explain"
         res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)), said))

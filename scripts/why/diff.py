@@ -203,6 +203,7 @@ def rows(what, kind, b, k, hz):
         base, knee_ = float(np.mean(xb)), float(np.mean(xk))
         out.append({"what": what, "kind": KINDS[kind][1], "name": key, "base": base, "knee": knee_,
                     "growth": knee_ - base, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None,
+                    "runs": (xb, xk),
                     "amount": (tb, tk), "p": p, "share": 0.0,
                     "flag": left_out(key) or flag(kind, max(tb, tk), p, ci, hz)})
     return sorted(out, key=lambda r: (-r["growth"], r["name"]))
@@ -299,6 +300,22 @@ def added_cost(stacks):
     found = sum(r["growth"] for r in stacks if not r["flag"] and r["growth"] > 0)
     added = max(net, found, 0.0)
     return {"added": added, "found": found, "spread": added - found}
+
+
+def together(rows):
+    """{"base", "knee", "growth", "lo", "hi", "stacks"}: a set of stack rows taken as one (their costs per
+    unit of work summed per evidence run, the growth's 95% interval over the runs as interval() gives it).
+    For a cause named before the runs (a story's): one hypothesis, one test, where each of its many
+    stacks alone may be too thin to clear the noise rule. Joins and the profiler's time are left out."""
+    rows = [r for r in rows if r["flag"] not in (JOINED, PROFILED)]
+    if not rows:
+        return {"base": 0.0, "knee": 0.0, "growth": 0.0, "lo": None, "hi": None, "stacks": 0}
+    xb = [sum(v) for v in zip(*(r["runs"][0] for r in rows))]
+    xk = [sum(v) for v in zip(*(r["runs"][1] for r in rows))]
+    ci = interval(xb, xk)
+    base, knee_ = float(np.mean(xb)), float(np.mean(xk))
+    return {"base": base, "knee": knee_, "growth": knee_ - base, "lo": ci[0] if ci else None,
+            "hi": ci[1] if ci else None, "stacks": len(rows)}
 
 
 def findings(d, kind=None):
