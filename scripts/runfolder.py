@@ -145,6 +145,11 @@ class RunFolder:
         """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/why/evidence.py owns its files)."""
         return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
+    def has_evidence(self, exp):
+        """Did any point of the experiment leave why=1 evidence (a raw/<exp>/*_why folder)?"""
+        d = os.path.join(self.raw_dir, exp)
+        return os.path.isdir(d) and any(f.endswith("_why") for f in os.listdir(d))
+
     def raw_rel(self, exp, key):
         """The same, relative to the run folder (what reports link to)."""
         return os.path.join("raw", exp, key)

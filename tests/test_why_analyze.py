@@ -342,3 +342,17 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     assert f2["share"] < C.LEAD_SHARE and d2["spread"] > 0
     v2 = verdict.verdict(d2)
     assert v2["cause"] == "no single cause" and "is spread thin" in v2["text"], v2["text"]
+
+
+def test_growth_spread_over_thin_stacks_is_gathered_by_function():
+    """30 call paths into one hot function, each too thin to be a finding alone (2 → 6 samples a run),
+    as the runner's inlined refcounts under `Vm::run` are: no single cause, and the words say where the
+    spread growth gathers — the function whose self time grew beyond noise."""
+    base = [{**{f"p;loop;path{i};refcount": 2 + (r == 1) for i in range(30)}, "p;loop;work": 500 + r} for r in range(3)]
+    knee = [{**{f"p;loop;path{i};refcount": 6 + (r == 2) for i in range(30)}, "p;loop;work": 500 - r} for r in range(3)]
+    d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
+    assert not diff.findings(d)
+    v = verdict.verdict(d)
+    assert v["cause"] == "no single cause", v["text"]
+    assert "by function (self time, beyond noise): on-CPU `refcount` +" in v["text"], v["text"]
+    assert "`work`" not in v["text"].split("by function")[1]

@@ -231,11 +231,11 @@ def part(d, match, added=None):
 
 
 def beyond(g, unit):
-    """'+G (95% CI lo to hi) µs per unit' of a together() group, in µs or ns."""
+    """'+G per unit (95% CI lo to hi)' of a together() group (µs, ns or ms: verdict.amount)."""
     m = abs(g["growth"])
-    k, u = (1e3, "ns") if m < 1 else (1e-3, "ms") if m >= 1000 else (1, "µs")
-    ci = f" (95% CI {g['lo'] * k:+.3g} to {g['hi'] * k:+.3g})" if g["lo"] is not None else " (one run a side: no interval)"
-    return f"{g['growth'] * k:+.3g} {u} per {unit}{ci}"
+    ci = (f" (95% CI {W.amount(g['lo'])} to {W.amount(g['hi'])})" if g["lo"] is not None
+          else " (one run a side: no interval)")
+    return f"{W.amount(g['growth'])} per {unit}{ci}" if m == m else "?"
 
 
 def compare(run, exp, variant, placement, b, k):

@@ -269,11 +269,15 @@ def better_of(spec_path, metric, unit):
 
 
 def section(run, e):
-    """The scaling words of an experiment with a `speedup METRIC` chart, else None. run: its folder's path."""
+    """The scaling words of an experiment with a `speedup METRIC` chart, or, when it ran with why=1, of its
+    first `scaling METRIC` chart (the stories' specs draw curves, not speedups: their "why" needs the
+    curve's knee); else None. run: its folder's path."""
+    rf = RunFolder(run)
     metric = next((m for k, m in e["charts"] if k == "speedup"), None)
+    if metric is None and rf.has_evidence(e["name"]):
+        metric = next((m for k, m in e["charts"] if k == "scaling"), None)
     if metric is None:
         return None
-    rf = RunFolder(run)
     unit = next((p["unit"] for p in e["points"] if p["metric"] == metric), "")
     topo = rf.topology()
     pus = len(topo.pus) if topo else max((int(p["threads"]) for p in e["points"] if str(p["threads"]).isdigit()),

@@ -55,6 +55,23 @@ def describe(d, r):
     return text
 
 
+def amount(us, sign=True):
+    """A cost per unit of work given in µs, in ns, µs or ms as its size asks: '+65.8 ns'."""
+    m = abs(us)
+    k, u = (1e3, "ns") if m < 1 else (1e-3, "ms") if m >= 1000 else (1, "µs")
+    return f"{us * k:{'+' if sign else ''}.3g} {u}"
+
+
+def by_function(d, unit):
+    """' Where the spread growth gathers, by function (self time, beyond noise): …' — many thin stacks of
+    one hot loop (the runner's inlined refcounts under `Vm::run`) are one function's growth; '' if none."""
+    rows = [r for r in d["functions_self"] if not r["flag"] and r["growth"] > 0][:TOP]
+    if not rows:
+        return ""
+    said = [f"{r['kind']} `{r['name']}` {amount(r['growth'])} per {unit} ({r['share'] * 100:.0f}%)" for r in rows]
+    return " Where it gathers, by function (self time, beyond noise): " + "; ".join(said) + "."
+
+
 def words(d, c):
     """The paragraph for one placement from its differential d and classification c."""
     unit = "op" if d["unit"] == "op" else "run"
@@ -96,6 +113,7 @@ def words(d, c):
                      f" ({fx[2]['waits']:.0f} waits, {fx[2]['wait_us']:,.0f} µs per {unit} at the knee).")
         if c["cause"] == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
+            text += by_function(d, unit)
         else:
             others = [f"{n} {v['share'] * 100:.0f}%" for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
                       if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
