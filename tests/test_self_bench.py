@@ -107,6 +107,16 @@ def test_bench_mem_smoke_end_to_end(tmp_path, results):
     assert "mem ÷ likwid, read_gbps ≥ ×0.9" in report and "mem ÷ likwid, rw_gbps ≥ ×0.9" in report, report
 
 
+def test_bench_mem_peer_refuses_bad_input_with_its_usage(tmp_path):
+    """c-probes/bench/peer.sh: an unknown tool, a size or a time that is no number, a RAW that is no
+    folder: exit 2 and the usage line, before either tool runs."""
+    for args in (["lmbench", tmp_path, "64", "1"], ["mem", tmp_path, "64MB", "1"], ["likwid", tmp_path, "64", "1s"],
+                 ["mem", tmp_path / "none", "64", "1"], ["mem", tmp_path, "0", "1"], ["mem", tmp_path, "64"]):
+        p = sh("c-probes/bench/peer.sh", *map(str, args), check=False)
+        assert p.returncode == 2 and p.stderr.startswith("usage: ") and not p.stdout, (args, p.stderr)
+    assert os.listdir(tmp_path) == []
+
+
 def test_bench_runner_insert_calls_match_its_arguments():
     """cpu_us_per_call divides by the spec's `calls`: in every profile it must be the --duration and
     --warmup counts that the same profile's args ask the runner for."""
