@@ -1,7 +1,8 @@
-"""The self-benchmarks are ordinary sweeps (issue 22 item 3): `just bench-runner` (two specs) and
-`just bench-probes` (the probes' specs under profile bench) are priced by the dry run like any sweep,
-and bench-probes runs end to end through the recipe (profile=smoke: seconds). bench-runner's smoke
-needs the runner built and lives in rust-runner/bench/test_bench.py."""
+"""The self-benchmarks are ordinary sweeps (issue 22 item 3): `just bench-runner` (two specs),
+`just bench-probes` (the probes' specs under profile bench) and `just bench-mem` (the memory probe and
+likwid-bench as two variants, issue 42 item 5) are priced by the dry run like any sweep, and
+bench-probes and bench-mem run end to end through their recipes (profile=smoke: seconds).
+bench-runner's smoke needs the runner built and lives in rust-runner/bench/test_bench.py."""
 import json
 import os
 import re
@@ -13,7 +14,7 @@ from conftest import ROOT, rows, sh
 from engine.spec import Spec, profiles
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
-           (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"))}
+           (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"), ("bench-mem", "c-probes"))}
 
 
 def recipe_specs(name):
@@ -68,6 +69,52 @@ def test_bench_probes_smoke_end_to_end(tmp_path, results):
         data = rows(run / "data" / f"{exp}.csv")
         assert data and {"wall_s", "max_rss_kib"} <= {r["metric"] for r in data}, exp
     assert "channel-pipeline" in (run / "report.md").read_text()
+
+
+def test_bench_mem_is_priced_as_an_ordinary_sweep(results):
+    """One spec, the two tools as variants of one point (their rounds are the engine's), priced on a
+    fixture host whether or not likwid-bench is on this one's PATH; nothing started."""
+    specs, _ = recipe_specs("bench-mem")
+    assert specs == ["experiments/bench-mem.spec"]
+    for profile in ("default", "smoke"):
+        out = sh("scripts/sweep.py", "dry=1", f"profile={profile}", "topology=pack:2 [numa] core:2 pu:2", *specs,
+                 env=results).stdout
+        points = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["bench-mem"]]
+        assert sorted((f[1], f[2], f[3]) for f in points) == [("likwid", "unpinned", "1"), ("mem", "unpinned", "1")]
+        assert "2 points, ETA" in out, out
+    assert os.listdir(results["LAB_RESULTS"]) == []
+
+
+@pytest.mark.skipif(shutil.which("likwid-bench") is None, reason="likwid-bench not installed")
+def test_bench_mem_smoke_end_to_end(tmp_path, results):
+    """Both tools measured through the recipe, each run's rows on the same metrics, units and thread
+    counts (1, and node 0's CPUs where it has several), mem's latency alone, and the goals judged."""
+    run = tmp_path / "run"
+    sh("just", "bench-mem", "profile=smoke", "retries=0", f"run={run}", env=results)
+    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    assert [e["state"] for e in events if e["event"] == "end"] == ["complete"]
+    data = rows(run / "data" / "bench-mem.csv")
+    measured = {}
+    for r in data:
+        if r["metric"] in ("read_gbps", "rw_gbps", "latency_ns"):
+            assert r["unit"] == ("ns" if r["metric"] == "latency_ns" else "GB/s") and float(r["value"]) > 0, r
+            measured.setdefault((r["variant"], r["metric"]), set()).add(r["threads"])
+    for metric in ("read_gbps", "rw_gbps"):
+        assert "1" in measured[("mem", metric)] and measured[("mem", metric)] == measured[("likwid", metric)]
+    assert ("mem", "latency_ns") in measured and ("likwid", "latency_ns") not in measured
+    assert {"wall_s", "noise_steal_pct"} <= {r["metric"] for r in data if r["variant"] == "likwid"}
+    report = (run / "report.md").read_text()
+    assert "mem ÷ likwid, read_gbps ≥ ×0.9" in report and "mem ÷ likwid, rw_gbps ≥ ×0.9" in report, report
+
+
+def test_bench_mem_peer_refuses_bad_input_with_its_usage(tmp_path):
+    """c-probes/bench/peer.sh: an unknown tool, a size or a time that is no number, a RAW that is no
+    folder: exit 2 and the usage line, before either tool runs."""
+    for args in (["lmbench", tmp_path, "64", "1"], ["mem", tmp_path, "64MB", "1"], ["likwid", tmp_path, "64", "1s"],
+                 ["mem", tmp_path / "none", "64", "1"], ["mem", tmp_path, "0", "1"], ["mem", tmp_path, "64"]):
+        p = sh("c-probes/bench/peer.sh", *map(str, args), check=False)
+        assert p.returncode == 2 and p.stderr.startswith("usage: ") and not p.stdout, (args, p.stderr)
+    assert os.listdir(tmp_path) == []
 
 
 def test_bench_runner_insert_calls_match_its_arguments():
