@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import api  # noqa: E402
 from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir  # noqa: E402
 from runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,  # noqa: E402
-                       results_dir, run_name, stamp_now)
+                       output_of, results_dir, run_name, stamp_now)
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,9 +40,8 @@ def pack(name):
         die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
     run = rf.path
     out = run + ".tar.gz"
-    with tarfile.open(out + ".tmp", "w:gz") as t:
+    with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
         t.add(run, arcname=os.path.basename(run))
-    os.replace(out + ".tmp", out)
     print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
 
 
