@@ -20,10 +20,10 @@ import tempfile
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from c2c_published import imported  # noqa: E402
 from engine import api  # noqa: E402
 from engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir  # noqa: E402
-from runfolder import RunFolder, RunFolderError, find, hostname, results_dir, run_name, stamp_now  # noqa: E402
+from runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,  # noqa: E402
+                       output_of, results_dir, run_name, stamp_now)
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,9 +40,8 @@ def pack(name):
         die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
     run = rf.path
     out = run + ".tar.gz"
-    with tarfile.open(out + ".tmp", "w:gz") as t:
+    with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
         t.add(run, arcname=os.path.basename(run))
-    os.replace(out + ".tmp", out)
     print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
 
 
@@ -171,12 +170,13 @@ def replay(archive):
     try:
         old_rf = RunFolder(safe_extract(archive, work))
         old = old_rf.path
-        rec = imported(old)
-        if rec and rec.get("format"):   # another tool's file (./lab import): its commands are its own
+        rec = old_rf.import_record()
+        kind = kind_of(rec)
+        if kind == KIND_IMPORTED:   # another tool's file (./lab import): its commands are its own
             die(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not measure it "
                 "and keeps no spec to replay; measure the same command here with `./lab scale` and "
                 "`./lab compare` the two runs")
-        if rec:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+        if kind == KIND_PUBLISHED:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
             die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
                 "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")
         if not os.path.exists(old_rf.sweep_file("args.json")):

@@ -5,7 +5,8 @@ one-way latency in ns between CPU i and CPU j; diagonal and upper triangle empty
 describes that machine's OS CPU numbering becomes an ordinary run folder of experiment `c2c-matrix`:
 one tidy row per pair (variant `cas`, the pair's relation as its placement, both CPUs in `cpus`), env/
 with the topology as lstopo XML, its summary and where the numbers came from, and a journal whose only
-event is `imported`. Such a run has no spec: nothing in it can be re-measured.
+event is `imported`. Such a run has no spec: nothing in it can be re-measured. runfolder.kind() tells it
+(KIND_PUBLISHED) from a sweep's run and from another tool's import.
 
 The catalogue (reference/c2c/catalogue.csv) lists the published matrices the project keeps, each with
 its topology, CPU identity (vendor, family, model as /proc/cpuinfo gives them) and source.
@@ -18,7 +19,7 @@ import os
 import shutil
 import time
 
-from runfolder import RunFolder, RunFolderError, read_json
+from runfolder import IMPORT_RECORD, RunFolder
 from stats import percentile
 from tidy import write_atomic
 from topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
@@ -190,46 +191,12 @@ def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spe
         "vendor_id": (entry or {}).get("vendor_id", ""), "cpu_family": (entry or {}).get("cpu_family", ""),
         "model": (entry or {}).get("model", ""), "uarch": (entry or {}).get("uarch", ""),
         "catalogue": (entry or {}).get("name", ""),
+        "charts": [[EXPERIMENT, "heatmap", METRIC]],     # what the run draws, as a tool's import records it
     }
-    rf.write_text("env/imported.json", json.dumps(record, indent=1) + "\n")
+    rf.write_text(IMPORT_RECORD, json.dumps(record, indent=1) + "\n")
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     rf.write_text(os.path.relpath(rf.journal_path, rf.path),
                   json.dumps({"ts": ts, "event": "imported", "experiment": EXPERIMENT, **record}) + "\n")
     rf.set_state("imported")
     rf.write_text(os.path.relpath(rf.sweep_file("command"), rf.path),
                   f"import-c2c {os.path.basename(matrix_path)} topology={record['topology']}\n")
-
-
-def imported(run):
-    """The import record (env/imported.json) of a run made by write_run, or None for a measured run."""
-    path = RunFolder(run).env("imported.json")
-    rec = read_json(path)       # a regular file of the run, bounded, an object (else one line, exit 2)
-    if rec is None:
-        return None
-    whole = ("cpus", "pairs", "home_package")      # numbers the readers count with
-    # Fields a tool import (scripts/imports/) adds with structure: the readers check each where they use
-    # it (imported_charts, model.host), all within read_json's size cap; every other field is short text.
-    shaped = {"charts": list, "machine": dict, "format_version": (int, str), "commands": list,
-              "exit_codes": (list, dict), "benchmark": dict, "aggregates_only": list}
-    bad = next((k for k, v in rec.items() if ((type(v) is not int or not 0 <= v <= 1 << 20) if k in whole
-                                               else not isinstance(v, shaped[k]) if k in shaped
-                                               else not isinstance(v, str) or len(v) > 1000)), None)
-    if bad is not None:
-        what = "a whole number" if bad in whole else "of its import's shape" if bad in shaped else "a short text"
-        raise RunFolderError(f"{path}:1: {str(bad)[:40]!r} is not {what}, as the lab's imports write it")
-    return rec
-
-
-def imported_charts(run):
-    """[(experiment, kind, metric)] an imported run draws in place of its (absent) spec's chart lines: a
-    matrix its heatmap; another tool's file (scripts/imports/) the charts its import recorded, names only
-    (they become file names)."""
-    rec = imported(run)
-    if not rec:
-        return []
-    if "charts" not in rec:
-        return [(EXPERIMENT, "heatmap", METRIC)]
-    from engine.spec import CHART_KINDS, NAME      # here: the spec module is heavy, most callers need none
-    charts = rec["charts"] if isinstance(rec["charts"], list) else []
-    return [tuple(c) for c in charts[:64] if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)
-            and NAME.fullmatch(c[0]) and c[1] in CHART_KINDS and NAME.fullmatch(c[2])]

@@ -51,7 +51,7 @@ from engine.price import hms  # noqa: E402
 from reporting import model, nway  # noqa: E402
 from reporting.journal import JournalError  # noqa: E402
 from nixenv import NixEnvError, digest, shell  # noqa: E402
-from runfolder import RunFolder, RunFolderError, is_run, read_json, results_dir, stamp_now, write_atomic_text  # noqa: E402
+from runfolder import RunFolder, RunFolderError, is_run, read_json, results_dir, stamp_now, write_atomic_text, writing  # noqa: E402
 from term import visible  # noqa: E402
 from topo import PlacementError, Topology  # noqa: E402
 
@@ -160,13 +160,11 @@ def read_hosts(keys, hosts, env, out):
             os.replace(path, os.path.join(out, h, "facts.json"))
             model_name = next((ln.split(":", 1)[1].strip() for ln in f.get("lscpu", "").splitlines()
                                if ln.startswith("Model name:")), "?")
-            with open(os.path.join(out, h, "lscpu.txt"), "w") as g:
-                g.write(f.get("lscpu", ""))
+            write_atomic_text(os.path.join(out, h, "lscpu.txt"), str(f.get("lscpu", "")), out)
             shape = f"no topology: {f.get('lstopo_error') or 'lstopo failed'}"
             if str(f.get("lstopo_rc")) == "0" and f.get("lstopo_xml"):
                 xml = os.path.join(out, h, "lstopo.xml")
-                with open(xml, "w") as g:
-                    g.write(f["lstopo_xml"])
+                write_atomic_text(xml, str(f["lstopo_xml"]), out)
                 try:
                     s = Topology(xml).summary()
                     shape = (f"{s['packages']} pkg, {s['numa_nodes']} NUMA, {s['l3_domains']} L3, "
@@ -176,8 +174,7 @@ def read_hosts(keys, hosts, env, out):
                     shape = f"unreadable topology: {e}"
             if str(f.get("history_rc")) == "0":
                 row["history"] = os.path.join(out, h, "history.json")
-                with open(row["history"], "w") as g:
-                    g.write(str(f.get("history", "")))
+                write_atomic_text(row["history"], str(f.get("history", "")), out)
             else:
                 row["history_error"] = play.one_line(str(f.get("history_error") or "the reader did not run"))[:300]
             row.update(address=f.get("address", ""), cpu=model_name, shape=shape,
@@ -208,7 +205,7 @@ def dry_run(xml, history, args, path):
     engine/api.py), written to path as the host's dry-run.txt; its price.Price. Bad arguments die."""
     try:
         req = api.request(["dry=1", f"topology={xml}", *([f"history={history}"] if history else []), *args])
-        with open(path, "w") as g:
+        with writing(path) as g:
             return api.dry_run(req, g)
     except api.EngineError as e:
         die(str(e))
@@ -383,8 +380,7 @@ def cmd_sweep(keys, args, env):
         # what a Nix host's env/nix.txt lists, and its env/build.txt's `nix store` line
         write_atomic_text(os.path.join(fdir, "nix-paths.txt"), "".join(p + "\n" for p in nix_paths))
     folder.save(fdir, st)
-    with open(os.path.join(fdir, "controller.txt"), "w") as f:
-        f.write(controller_text(env))
+    write_atomic_text(os.path.join(fdir, "controller.txt"), controller_text(env))
     log = os.path.join(fdir, "ansible.log")
     say(f"fleet folder {fdir} ({'resumed' if resumed else 'new'}); code {ident['commit'][:12]}, "
         f"uncommitted diff {ident['diff_sha256'][:8]}; hosts: {', '.join(hosts)}")
@@ -500,10 +496,10 @@ def cmd_sweep(keys, args, env):
     if runs:
         title = f"Fleet sweep {os.path.basename(fdir)}: {', '.join(lab for lab, _m in runs)}"
         cmp = nway.compare(runs)
-        with open(os.path.join(fdir, "fleet.md"), "w") as f:
-            f.write(visible(nway.markdown(runs, cmp, title, missing), lines=True))   # received names: shown, not obeyed
-        with open(os.path.join(fdir, "fleet.html"), "w") as f:
-            f.write(nway.html(runs, cmp, title, missing, [(lab, f"{lab}/report.html") for lab, _m in runs]))
+        write_atomic_text(os.path.join(fdir, "fleet.md"),      # received names: shown, not obeyed
+                          visible(nway.markdown(runs, cmp, title, missing), lines=True))
+        write_atomic_text(os.path.join(fdir, "fleet.html"),
+                          nway.html(runs, cmp, title, missing, [(lab, f"{lab}/report.html") for lab, _m in runs]))
     say(table(["host", "state", "run folder"],
               [[h, status.get(h, "?"), os.path.join(fdir, h) if os.path.isdir(os.path.join(fdir, h)) else "–"]
                for h in hosts]))

@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine.guard import Window  # noqa: E402
 from fleetlib import clients as cl  # noqa: E402
-from runfolder import of_raw  # noqa: E402
+from runfolder import of_raw, write_atomic_text  # noqa: E402
 from term import visible  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -226,8 +226,7 @@ def cmd_run(argv):
         code = e.args[1] if len(e.args) > 1 and e.args[1] == 2 else 1
         die(str(e), code)
     text = record_path(dests, remotes, opts["server"])
-    with open(os.path.join(opts["raw"], "network.txt"), "w") as f:
-        f.write(text)
+    write_atomic_text(os.path.join(opts["raw"], "network.txt"), text)
     rf = of_raw(opts["raw"])
     if rf is not None:
         rf.write_text("env/network.txt", text)

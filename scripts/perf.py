@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from engine import perfsummary  # noqa: E402
+from runfolder import write_atomic_text  # noqa: E402
 
 
 def main(argv):
@@ -19,8 +20,7 @@ def main(argv):
     if not rows:
         print("perf: no samples in perf.data", file=sys.stderr)
         return 1
-    with open(f"{raw}/perf-top.txt", "w") as f:
-        f.write(perfsummary.top_table(rows, n, os.environ.get("LAB_PERF_EVENT") or "unknown"))
+    write_atomic_text(f"{raw}/perf-top.txt", perfsummary.top_table(rows, n, os.environ.get("LAB_PERF_EVENT") or "unknown"))
     sys.stdout.write(perfsummary.metrics(rows))
     return 0
 

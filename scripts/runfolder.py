@@ -27,6 +27,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATE_COMPLETE, STATE_RUNNING, STATE_INCOMPLETE = "complete", "running", "incomplete"
+# The kinds of run folder (RunFolder.kind(), the one place that tells them apart): a sweep measured here;
+# another tool's result file (scripts/imports/); a published core-to-core matrix (c2c_published.py).
+# Both imports hold env/imported.json, the import's record; a tool's record names its `format`.
+KIND_SWEEP, KIND_IMPORTED, KIND_PUBLISHED = "sweep", "imported", "published"
+IMPORT_RECORD = "env/imported.json"
 
 
 class RunFolderError(Exception):
@@ -198,6 +203,14 @@ class RunFolder:
         except ValueError:
             raise RunFolderError(f"{self.sweep_file('identity.json')}:1: not JSON") from None
         return ident if isinstance(ident, dict) else None
+
+    def import_record(self):
+        """The import's record (env/imported.json) checked field by field, or None for a sweep's run."""
+        return import_record(self.path)
+
+    def kind(self):
+        """KIND_SWEEP, KIND_IMPORTED or KIND_PUBLISHED: the one answer to "was this run measured here?"."""
+        return kind_of(self.import_record())
 
     def make(self):
         # env/ is not made here: its presence means env.sh captured it
@@ -412,6 +425,38 @@ def read_csv(path, kind="csv", root=None):
         return list(csv.DictReader(io.StringIO(text, newline="")))
     except csv.Error as e:
         raise RunFolderError(f"{path}: not CSV ({e})") from None
+
+
+def import_record(run):
+    """env/imported.json of an imported run (c2c_published.write_run, imports/runwriter.py), each field of
+    the shape those writers give it (else RunFolderError naming the file); None for a sweep's run."""
+    path = os.path.join(os.path.abspath(run), IMPORT_RECORD)
+    rec = read_json(path)       # a regular file of the run, bounded, an object (else one line, exit 2)
+    if rec is None:
+        return None
+    whole = ("cpus", "pairs", "home_package")      # numbers the readers count with
+    # Fields a tool import (scripts/imports/) adds with structure: the readers check each where they use
+    # it (reporting/model.py chart_lines and host), all within read_json's size cap; every other field is
+    # short text.
+    shaped = {"charts": list, "machine": dict, "format_version": (int, str), "commands": list,
+              "exit_codes": (list, dict), "benchmark": dict, "aggregates_only": list}
+    bad = next((k for k, v in rec.items() if ((type(v) is not int or not 0 <= v <= 1 << 20) if k in whole
+                                               else not isinstance(v, shaped[k]) if k in shaped
+                                               else not isinstance(v, str) or len(v) > 1000)), None)
+    if bad is not None:
+        what = "a whole number" if bad in whole else "of its import's shape" if bad in shaped else "a short text"
+        raise RunFolderError(f"{path}:1: {str(bad)[:40]!r} is not {what}, as the lab's imports write it")
+    return rec
+
+
+def kind_of(rec):
+    """The kind of a run folder whose import record (import_record()) is rec: the one rule."""
+    return KIND_SWEEP if rec is None else KIND_IMPORTED if rec.get("format") else KIND_PUBLISHED
+
+
+def kind(run):
+    """The kind of the run folder at path run (RunFolder.kind())."""
+    return RunFolder(run).kind()
 
 
 def choose(explicit, signature, ident, results=None, host=None):

@@ -18,8 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from c2c_published import imported
-from runfolder import RunFolderError, choose, hostname, results_dir
+from runfolder import KIND_PUBLISHED, KIND_SWEEP, RunFolderError, choose, hostname, kind, results_dir
 from term import visible
 from topo import PlacementError, Topology
 
@@ -204,8 +203,10 @@ def run(req, shown=None, out=sys.stderr, quiet=False):
                  + " ".join(f"{k}={v}" for k, v in sorted(req.overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
     ident = identity(ROOT)
-    if keys.get("run") and imported(os.path.abspath(keys["run"])):
-        raise EngineError(f"{os.path.abspath(keys['run'])} is an imported published matrix: it has no spec and "
+    received = kind(os.path.abspath(keys["run"])) if keys.get("run") else KIND_SWEEP
+    if received != KIND_SWEEP:
+        what = "an imported published matrix" if received == KIND_PUBLISHED else "an imported run"
+        raise EngineError(f"{os.path.abspath(keys['run'])} is {what}: it has no spec and "
                           "takes no measurement; omit run=")
     try:
         rf, lock, note = choose(os.path.abspath(keys["run"]) if keys.get("run") else None, signature, ident)

@@ -63,6 +63,7 @@ class Capped(threading.Thread):
 
     def run(self):
         head_left, tail, tail_len = self.half, collections.deque(), 0
+        # streamed as the program writes (a live tail to watch), not through runfolder's atomic writer
         with open(self.path, "wb") as f:
             while True:
                 try:

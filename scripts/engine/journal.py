@@ -43,6 +43,9 @@ class Journal:
         torn = drop_torn_tail(jsonl_path)
         if torn:
             print(f"warning: {jsonl_path} ended in a line cut short ({torn} bytes): dropped", file=sys.stderr)
+        # appended, not rewritten through runfolder.write_atomic_text: a journal grows by one event at a
+        # time while the sweep runs (a whole rewrite per event is quadratic), and a line cut short is
+        # dropped above, so a reader never takes half an event for one
         self.jsonl = open(jsonl_path, "a")
         self.log = open(log_path, "a")
         self.quiet = quiet

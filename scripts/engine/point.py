@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import tidy
+from runfolder import write_atomic_text
 from topo import cpu_list
 
 from . import execmetric as av
@@ -227,8 +228,7 @@ def perf_rows(ctx, raw, fields):
         f.write(p.stderr)
     if p.returncode != 0:
         return []
-    with open(os.path.join(raw, "perf.csv"), "w") as f:
-        f.write(p.stdout)
+    write_atomic_text(os.path.join(raw, "perf.csv"), p.stdout)
     return tidy.fill(fields, p.stdout)
 
 

@@ -164,7 +164,7 @@ def check(key, value, where):
     elif kind == "clients" and not clients_ok(value):
         # they reach shell as $LAB_CLIENTS and ssh as destinations: fleetlib/clients.py says which are
         bad = f"DEST[,DEST…]: at most {MOST_CLIENTS} different ssh destinations ([user@]host of letters, digits, '.', '_', '-')"
-    elif kind == "chart" and (len(words) != 2 or words[0] not in CHART_KINDS or not NAME.fullmatch(words[1])):
+    elif kind == "chart" and not chart_line_ok(words):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     elif kind == "shell" and unknown_placeholder(value):
         bad = (f"shell text whose {{placeholders}} are known: {{{unknown_placeholder(value)}}} is not one of "
@@ -339,6 +339,13 @@ def load(paths):
             raise SpecError(f"{s.where('experiment', None)}: experiment {exp!r} is also named by {seen[exp]}")
         seen[exp] = s.path
     return specs
+
+
+def chart_line_ok(words):
+    """A chart line's words, KIND METRIC: KIND one of CHART_KINDS, METRIC a name (it names a file). The one
+    rule for a spec's chart lines and for those an import records (reporting/model.py chart_lines)."""
+    return (len(words) == 2 and all(isinstance(w, str) for w in words) and words[0] in CHART_KINDS
+            and bool(NAME.fullmatch(words[1])))
 
 
 def spec_charts(path):

@@ -29,6 +29,7 @@ from . import prefix
 from .guard import NOISE_METRICS, corun_short
 from .memplace import misplaced
 from .plan import plan
+from .price import hms
 from why import collect as why_collect
 from why import evidence as why_ev
 
@@ -164,10 +165,10 @@ class Sweep:
         total = self.done_now + max(round(reps), 1)
         elapsed = time.monotonic() - self.started
         pace = elapsed / self.priced_done if self.priced_done > 0 else 1.0
-        eta = human(secs * pace) if self.price else \
-            human(elapsed * reps / self.done_now) if self.done_now else "?"
+        eta = hms(secs * pace) if self.price else \
+            hms(elapsed * reps / self.done_now) if self.done_now else "?"
         print(visible(f"[{self.done_now + 1}/{total}] {point.experiment} {point.variant or '-'} {point.placement} "
-                      f"threads={point.threads} repeat={repeat}  elapsed {human(elapsed)}, ETA {eta}"),
+                      f"threads={point.threads} repeat={repeat}  elapsed {hms(elapsed)}, ETA {eta}"),
               file=self.out, flush=True)
         return round(reps), round(secs * pace, 1)
 
@@ -454,14 +455,8 @@ class Sweep:
                 r["suspect"] = why
             self.journal.event("suspect", f"{exp}: {p.key(repeat)} kept but suspect: {why}",
                                **self.fields(p, repeat), reason=why)
-        path = self.rf.point_csv(exp, p.key(repeat))
-        tmp = path + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, tidy.COLUMNS, lineterminator="\n")
-            w.writerows({k: r.get(k, "") for k in tidy.COLUMNS} for r in outcome.rows)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        tidy.write_atomic(self.rf.point_csv(exp, p.key(repeat)),
+                          [{k: r.get(k, "") for k in tidy.COLUMNS} for r in outcome.rows], header=False)
         self.done_now += 1
         self.priced_done += self.expected(spec, p)[1]
         overhead = time.monotonic() - t_enter - measured
@@ -496,8 +491,3 @@ def round_order(seed, experiment, placement, threads, rnd, members):
     order = list(members)
     random.Random(f"{seed}:{experiment}:{placement}:{threads}:{rnd}").shuffle(order)
     return order
-
-
-def human(secs):
-    secs = int(secs)
-    return f"{secs // 60}m{secs % 60:02d}s" if secs >= 60 else f"{secs}s"

@@ -9,6 +9,7 @@ import tarfile
 import zipfile
 
 from engine.sweep import identity
+from runfolder import output_of
 
 
 class CodeError(Exception):
@@ -35,18 +36,17 @@ def pack(root, dest_dir):
     # the checkout or the stash list; with no change it prints nothing and HEAD is archived.
     tree = git(root, "stash", "create").strip() or "HEAD"
     diff = git(root, "diff", "HEAD", "--binary", "--", ".", ":(exclude)results")
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(git(root, "archive", "--format=tar", tree, text=False))
-    with tarfile.open(tmp, "a") as t:
-        for name, data in ((".lab-source/diff.patch", diff.encode()),
-                           (".lab-source/commit", ident["commit"].encode() + b"\n"),
-                           # identity.json last: start.yml's `creates` takes it as a whole extraction
-                           (".lab-source/identity.json", json.dumps(ident).encode())):
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
-            t.addfile(info, io.BytesIO(data))
-    os.replace(tmp, path)
+    with output_of(path, dest_dir) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(git(root, "archive", "--format=tar", tree, text=False))
+        with tarfile.open(tmp, "a") as t:
+            for name, data in ((".lab-source/diff.patch", diff.encode()),
+                               (".lab-source/commit", ident["commit"].encode() + b"\n"),
+                               # identity.json last: start.yml's `creates` takes it as a whole extraction
+                               (".lab-source/identity.json", json.dumps(ident).encode())):
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(data), 0o644
+                t.addfile(info, io.BytesIO(data))
     return path, code_id, ident
 
 
@@ -75,10 +75,9 @@ with tempfile.NamedTemporaryFile(suffix=".pyz") as f:
 def history_reader(root, dest_dir):
     """Write <dest_dir>/history.pyz from this checkout's scripts/; returns its path."""
     path = os.path.join(dest_dir, "history.pyz")
-    with zipfile.ZipFile(path + ".tmp", "w", zipfile.ZIP_DEFLATED) as z:
+    with output_of(path, dest_dir) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for m in HISTORY_MODULES:
             z.write(os.path.join(root, "scripts", m), m)
         z.writestr("engine/__init__.py", "")
         z.writestr("__main__.py", "import sys\nimport history\nsys.exit(history.main(sys.argv[1:]))\n")
-    os.replace(path + ".tmp", path)
     return path

@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 
-from runfolder import RunFolder, results_dir, run_name, stamp_now
+from runfolder import IMPORT_RECORD, RunFolder, results_dir, run_name, stamp_now
 from term import visible
 from tidy import write_atomic
 from topo import PlacementError, Topology, xml_text
@@ -98,7 +98,7 @@ def _fill(rf, run_id, imp, path, topology, topo_xml, shown):
         topo, xml = topo_xml
         rf.write_text("env/lstopo.xml", xml)
         rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.summary().items()))
-    rf.write_text("env/imported.json", json.dumps(rec, indent=1) + "\n")
+    rf.write_text(IMPORT_RECORD, json.dumps(rec, indent=1) + "\n")
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     event = {"ts": ts, "event": "imported", "experiment": first, "experiments": list(imp.rows),
              **{k: rec[k] for k in ("format", "format_version", "file", "sha256", "source", "cpu")}}

@@ -4,8 +4,7 @@ when the runs built different code (env/build.txt) or ran different specs (sweep
 import difflib
 import os
 
-from runfolder import RunFolder, read_file
-from c2c_published import imported
+from runfolder import KIND_IMPORTED, KIND_PUBLISHED, RunFolder, read_file
 from stats import summary, welch
 
 from reporting import relations
@@ -33,12 +32,12 @@ def read_text(path):
 
 def warnings(a_run, b_run):
     out = []
-    files = [(x, imported(run)) for x, run in (("A", a_run), ("B", b_run))]
-    files = [f"{x} is imported from {rec.get('source', '?')}, not measured by this lab: its machine is what the "
-             "file states" for x, rec in files if rec and rec.get("format")]
+    runs = [(x, RunFolder(run)) for x, run in (("A", a_run), ("B", b_run))]
+    files = [f"{x} is imported from {rf.import_record().get('source', '?')}, not measured by this lab: its "
+             "machine is what the file states" for x, rf in runs if rf.kind() == KIND_IMPORTED]
     if files:   # another tool's file (./lab import): no build or settings recorded to compare
         return files
-    pub = [x for x, run in (("A", a_run), ("B", b_run)) if imported(run)]
+    pub = [x for x, rf in runs if rf.kind() == KIND_PUBLISHED]
     if pub:     # a published matrix has no build and no spec: say what it is instead
         return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "
                 f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: compare them by relation"]

@@ -10,12 +10,12 @@ import os
 from engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from engine.perfsummary import METRICS as PERF_METRICS
 from engine.memplace import memory_nodes
-from engine.spec import spec_charts
-from runfolder import ROOT, RunFolder, RunFolderError, read_file
+from engine.spec import NAME, chart_line_ok, spec_charts
+from runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
 from stats import summary
 from tidy import COLUMNS, read, row_problem
 
-from c2c_published import imported, imported_charts
+import c2c_published
 from reporting import causes, claims, client, goals, numa, relations, scaling
 from reporting import verdict as V
 from reporting.verdict import merged
@@ -72,7 +72,8 @@ def read_rows(path):
 
 
 # --- host -----------------------------------------------------------------------------------------
-def host(run):
+def host(run, rec=None):
+    """The host's rows; rec: the run's import record (runfolder.import_record(), None for a sweep)."""
     env = RunFolder(run).env_dir
     topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
     model = first_line(f"{env}/cpuinfo.txt", "model name").lstrip(": \t") or "unknown CPU"
@@ -89,19 +90,19 @@ def host(run):
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = f"{env}/build.txt"
     mt = kv(f"{env}/memory-time.txt")
-    rec = imported(run)
-    if rec and rec.get("format"):   # another tool's result file (scripts/imports/): what the file says
+    kind_of_run = kind_of(rec)
+    if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/imports/): what the file says
         src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
         said = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
         return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
-                "kind": "imported", "imported": rec, "build": None,
+                "kind": KIND_IMPORTED, "imported": rec, "build": None,
                 "rows": [("host kind", f"imported ({src}; the machine as the file states it)"),
                          ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
                 + [(f"file: {k}", str(v)) for k, v in list(said.items())[:32]]}
-    if rec:     # a published matrix: the CPU and the source are what the import recorded
+    if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
         return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
-                "kind": "published", "imported": rec, "build": None,
+                "kind": KIND_PUBLISHED, "imported": rec, "build": None,
                 "rows": [("host kind", f"published (imported by import-c2c; {src})"),
                          ("CPU", rec.get("cpu", "?")),
                          ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
@@ -394,12 +395,23 @@ def tried(run, exp, e):
     return raw if e.get("key") and os.path.isdir(os.path.join(run, raw)) else None
 
 
-def measured(run, exp, journal):
+def chart_lines(rf, exp, rec):
+    """[(kind, metric)] an experiment draws, for every kind of run folder (rec: its import record, None
+    for a sweep): a sweep's are its spec snapshot's `chart` lines; an import's the chart lines its importer
+    recorded (a matrix imported before imports recorded them: its heatmap), held to the spec's own rule for
+    a chart line (engine/spec.py chart_line_ok), since they name files."""
+    if kind_of(rec) == KIND_SWEEP:
+        spec = rf.spec_path(exp)
+        return spec_charts(spec)[1] if os.path.exists(spec) else []
+    lines = rec.get("charts", [[c2c_published.EXPERIMENT, "heatmap", c2c_published.METRIC]])
+    return [tuple(c[1:]) for c in lines[:64] if isinstance(c, list) and len(c) == 3 and c[0] == exp
+            and NAME.fullmatch(exp) and chart_line_ok(c[1:])]
+
+
+def measured(run, exp, journal, rec):
     """(chart lines, every point) of an experiment: what its charts (charts.py) and its report start from."""
     rf = RunFolder(run)
-    spec = rf.spec_path(exp)
-    charts = spec_charts(spec)[1] if os.path.exists(spec) else \
-        [(k, m) for x, k, m in imported_charts(run) if x == exp]
+    charts = chart_lines(rf, exp, rec)
     all_pts = points(run, exp, read_rows(rf.data_csv(exp)), journal)
     for p in all_pts:
         p["noise"] = p["metric"] in NOISE_METRICS
@@ -411,19 +423,20 @@ def charted(run):
     measured points and scaling rows, without the published comparisons a report adds. Raises as build()."""
     rf = RunFolder(run)
     journal = Journal(rf)
+    rec = rf.import_record()
     exps = []
     for exp in rf.experiments():
-        charts, all_pts = measured(rf.path, exp, journal)
+        charts, all_pts = measured(rf.path, exp, journal, rec)
         e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p["noise"]]}
         e["scaling"] = scaling.section(rf.path, e)
         exps.append(e)
     return {"run": rf.path, "experiments": exps}
 
 
-def experiment(run, exp, journal, pub, vmap):
+def experiment(run, exp, journal, pub, vmap, rec):
     rf = RunFolder(run)
     spec = rf.spec_path(exp)
-    charts, all_pts = measured(run, exp, journal)
+    charts, all_pts = measured(run, exp, journal, rec)
     pts = [p for p in all_pts if not p["noise"]]
     heat = {m for k, m in charts if k == "heatmap"}
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
@@ -464,7 +477,7 @@ def experiment(run, exp, journal, pub, vmap):
         "ratios": ratios(exp, pts, pub, vmap),
         "numa": numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
     }
-    e["relations"] = relations.of_experiment(run, e)    # c2c, c2c-matrix: per relation, beside published
+    e["relations"] = relations.of_experiment(run, e, rec)    # c2c, c2c-matrix: per relation, beside published
     return e
 
 
@@ -529,17 +542,19 @@ def build(run):
     rf = RunFolder(run)
     run = rf.path
     journal = Journal(rf)
+    rec = rf.import_record()      # what kind of run this is, read once (runfolder.kind_of)
     pub, vmap = published(), variant_map()
-    exps = [experiment(run, exp, journal, pub, vmap) for exp in rf.experiments()]
+    exps = [experiment(run, exp, journal, pub, vmap, rec) for exp in rf.experiments()]
     for e in exps:      # how a command scales, in words (an experiment with a speedup chart), and why
         e["scaling"] = scaling.section(run, e)
         e["why"] = causes.section(run, e)
     return {
         "run": run,
         "name": rf.name,
+        "kind": kind_of(rec),
         "state": rf.state() or "unknown",
         "command": first_line(rf.sweep_file("command")),
-        "host": with_baseline(host(run), journal),
+        "host": with_baseline(host(run, rec), journal),
         "journal": "journal.jsonl" if journal.structured else "none",
         "experiments": exps,
         "not_measured": journal.experiments_skipped(),

@@ -16,7 +16,7 @@ import os
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 import c2c_published as C
 from stats import percentile, summary
-from runfolder import RunFolder
+from runfolder import KIND_SWEEP, RunFolder, kind_of
 from topo import PAIRS, PlacementError
 
 from reporting import verdict as V
@@ -89,9 +89,8 @@ def home_split(pairs, topo, home):
     return out
 
 
-def identity(run):
-    """(vendor_id, cpu family, model) of the run's CPU: the import's record, else env/cpuinfo.txt."""
-    rec = C.imported(run)
+def identity(run, rec):
+    """(vendor_id, cpu family, model) of the run's CPU: the import's record (rec), else env/cpuinfo.txt."""
     if rec:
         return rec.get("vendor_id", ""), str(rec.get("cpu_family", "")), str(rec.get("model", ""))
     want = {"vendor_id": "", "cpu family": "", "model": ""}
@@ -129,15 +128,14 @@ def similarity(mine, entry):
     return (not same_v, not same_f, not (same_f and m == entry["model"]), entry["name"])
 
 
-def beside(run, rows):
+def beside(run, rows, rec):
     """This run's per-relation medians beside every catalogued machine's, most similar CPU first."""
     try:
         cat = catalogued()
     except (OSError, C.C2CError) as e:
         return {"error": f"catalogue unreadable: {e}"}
-    rec = C.imported(run) or {}
-    mine = identity(run)
-    cat = sorted((c for c in cat if c[2] != rec.get("sha256")), key=lambda c: similarity(mine, c[0]))
+    mine = identity(run, rec)
+    cat = sorted((c for c in cat if c[2] != (rec or {}).get("sha256")), key=lambda c: similarity(mine, c[0]))
     machines = [{"name": e["name"], "cpu": e["cpu"], "uarch": e["uarch"], "cite": C.cite(e),
                  "same": " and ".join(w for w, ok in (("vendor", not similarity(mine, e)[0]),
                                                   ("family", not similarity(mine, e)[1])) if ok),
@@ -146,8 +144,7 @@ def beside(run, rows):
     return {"identity": mine, "machines": machines, "relations": rels, "here": {r["relation"]: r for r in rows}}
 
 
-def cpu_name(run):
-    rec = C.imported(run)
+def cpu_name(run, rec):
     if rec:
         return rec.get("cpu", "")
     path = RunFolder(run).env("cpuinfo.txt")
@@ -196,8 +193,9 @@ def published_rows():
         return list(csv.DictReader(f))
 
 
-def of_experiment(run, e):
-    """Everything above for one experiment of a run model, or None when it is not a c2c experiment."""
+def of_experiment(run, e, rec):
+    """Everything above for one experiment of a run model, or None when it is not a c2c experiment; rec:
+    the run's import record (runfolder.import_record(), None for a sweep)."""
     if e["name"] not in EXPERIMENTS:
         return None
     topo = run_topology(run)
@@ -206,17 +204,17 @@ def of_experiment(run, e):
         return None
     groups = grouped(pairs)
     rows = C.summarize(groups)
-    rec = C.imported(run)
-    if rec and topo is not None and topo.count("package") > 1:
+    received = kind_of(rec) != KIND_SWEEP
+    if received and topo is not None and topo.count("package") > 1:
         split, home_note = home_split(pairs, topo, int(rec.get("home_package", 0))), \
             "the line's home: CPU 0's socket (core-to-core-latency first touches it from its main thread)"
-    elif rec:
+    elif received:
         split, home_note = [], "one socket: no other socket to set against the line's home"
     else:
         split, home_note = [], ("measured here, each pair's line is homed on its first CPU (c2c --home a): "
                                 "the c2c-home experiment measures both homes directly")
     return {"variant": variant, "rows": rows, "split": split, "home_note": home_note,
-            "beside": beside(run, rows), "ccx_crossing": ccx_crossing(groups, cpu_name(run)), "imported": rec}
+            "beside": beside(run, rows, rec), "ccx_crossing": ccx_crossing(groups, cpu_name(run, rec)), "imported": rec}
 
 
 def of_model(m):

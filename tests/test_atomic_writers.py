@@ -1,0 +1,128 @@
+"""One atomic writer (runfolder.write_atomic_text, writing, output_of): every file the lab writes into a
+run folder or results/ appears whole (temp file + rename), a writer that fails midway leaves the old file
+as it was, and a link standing at the target is replaced, never written through. The source is read (ast)
+for writers that open a file in place, apart from the streams and scratch files listed with their reason."""
+import ast
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from conftest import ROOT
+
+import c2c_published as C
+import runfolder
+import tidy
+from fleetlib import code
+from runfolder import RunFolderError, output_of, write_atomic_text, writing
+
+SCRIPTS = os.path.join(ROOT, "scripts")
+# open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer
+IN_PLACE = {
+    "runfolder.py": 1,          # the atomic writer itself, on its temp file
+    "engine/child.py": 3,       # a program's stdout/stderr streamed as it runs (a live tail)
+    "loadclients.py": 2,        # its own log stream, and the measure-file signal (an empty file)
+    "bench_scale.py": 2,        # its scratch folder's input and spec, not a run
+    "scale.py": 2,              # the spec in a scratch folder, and save=: a spec of the user's, not a run's
+    "why/flame.py": 1,          # inferno's input in a temporary folder
+    "fleetlib/play.py": 2,      # Ansible's vars and inventory overlay in a temporary folder
+    "fleetlib/code.py": 1,      # the code tar, on output_of's temporary name
+}
+
+
+def opens_for_writing():
+    found = {}
+    for folder, dirs, files in os.walk(SCRIPTS):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+        for f in (f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, f)
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(), path)
+            for n in ast.walk(tree):
+                f = getattr(n, "func", None)
+                if isinstance(f, ast.Name) and f.id == "open" or isinstance(f, ast.Attribute) and f.attr == "fdopen":
+                    mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
+                    if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and "w" in mode.value:
+                        rel = os.path.relpath(path, SCRIPTS)
+                        found[rel] = found.get(rel, 0) + 1
+    return found
+
+
+def test_no_writer_opens_a_run_folder_file_in_place():
+    found = opens_for_writing()
+    assert found.get("runfolder.py") == 1       # the walk sees the writer's own temp file
+    assert found == IN_PLACE, "a new in-place writer: write through runfolder.write_atomic_text/writing/output_of"
+
+
+def old_file(tmp_path, name="report.md"):
+    run = tmp_path / "run"
+    (run / "sweep").mkdir(parents=True)
+    path = run / name
+    path.write_text("the old report\n")
+    return str(run), str(path)
+
+
+def test_a_writer_that_fails_midway_leaves_the_old_file_and_no_temp(tmp_path):
+    run, path = old_file(tmp_path)
+    with pytest.raises(RuntimeError):
+        with writing(path) as f:
+            f.write("half of a new rep")
+            raise RuntimeError("killed midway")
+    assert open(path).read() == "the old report\n"
+    with pytest.raises(RuntimeError):
+        with output_of(os.path.join(run, "plots", "x.png")) as tmp:
+            open(tmp, "w").write("half a picture")
+            raise RuntimeError("gnuplot died")
+    assert sorted(os.listdir(run)) == ["plots", "report.md", "sweep"] and not os.listdir(os.path.join(run, "plots"))
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html", "plots/c2c-bars-one_way_ns.dat", "export.json"])
+def test_a_link_at_the_target_is_replaced_not_followed(tmp_path, name):
+    run, _ = old_file(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the lab's\n")
+    target = os.path.join(run, name)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.lexists(target):
+        os.remove(target)
+    os.symlink(outside, target)
+    write_atomic_text(target, "1 2\n")
+    assert not os.path.islink(target) and open(target).read() == "1 2\n"
+    assert outside.read_text() == "not the lab's\n"
+
+
+def test_a_linked_folder_inside_the_run_is_refused(tmp_path):
+    """data/points/<exp> a link (a received run's): the point file is not written there."""
+    run, _ = old_file(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    rf = runfolder.RunFolder(run)
+    os.makedirs(os.path.join(rf.data_dir, "points"))
+    os.symlink(elsewhere, rf.points_dir("c2c"))
+    with pytest.raises(RunFolderError, match="link"):
+        tidy.write_atomic(rf.point_csv("c2c", "cas_smt_t2_r1"), [], header=False)
+    assert not os.listdir(elsewhere)
+
+
+def test_archive_and_the_fleet_history_reader_replace_a_link_not_its_target(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    m = tmp_path / "m.csv"
+    m.write_text(",,\n20,,\n90,91,\n")
+    run = results / "20260101T000000Z-published-x"
+    C.write_run(str(run), str(m), "pack:1 l3:1 core:3 pu:1", "test CPU", "this test")
+    outside = tmp_path / "outside"
+    outside.write_text("keep\n")
+    tar = str(run) + ".tar.gz"
+    os.symlink(outside, tar)
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "archive.py"), "pack", run.name], capture_output=True,
+                       text=True, env=dict(os.environ, LAB_RESULTS=str(results)), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not os.path.islink(tar) and os.path.getsize(tar) > 0 and outside.read_text() == "keep\n"
+    assert not [f for f in os.listdir(results) if f.startswith(".tmp-")]
+    pyz = results / "history.pyz"
+    os.symlink(outside, pyz)
+    assert code.history_reader(ROOT, str(results)) == str(pyz)
+    assert not os.path.islink(pyz) and "__main__.py" in zipfile.ZipFile(pyz).namelist()
+    assert outside.read_text() == "keep\n"
