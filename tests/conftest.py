@@ -115,15 +115,23 @@ def _words(node, consts, depth=0):
     return [None]
 
 
+def _program(word):
+    """A program's file name from a word that runs it: a path (scripts/sweep.py) or a module run with
+    `python3 -m` (lab.cli.sweep: the package layout's way)."""
+    return word.rsplit(".", 1)[-1] + ".py" if word.startswith("lab.cli.") else os.path.basename(word)
+
+
 def _runs_entry(words):
     """Whether a call's words run an entry above: its program (the first word the source says, or the one
     after `-m`), or a recipe of `just`, `./lab` or `nix` that measures or builds."""
     known = [w for w in words if w is not None]
     progs = known[:1] + [b for a, b in zip(known, known[1:]) if a == "-m"]
-    if any(os.path.basename(p) in ENTRIES for p in progs):
+    if any(_program(p) in ENTRIES for p in progs):
         return True
     if len(known) > 1:
-        prog, verb = os.path.basename(known[0]), known[1]
+        if known[0].startswith("python") and known[1] == "-m":
+            known = known[2:]
+        prog, verb = (_program(known[0]), known[1]) if len(known) > 1 else ("", "")
         return (prog in ("just", "lab") and RECIPES.fullmatch(verb) is not None
                 or prog == "nix" and verb in ("build", "develop", "shell", "run")
                 or prog == "archive.py" and verb == "replay")
