@@ -345,6 +345,50 @@ def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_pat
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
 
 
+def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engine(tmp_path, results):
+    # The engine itself SIGKILLed mid-repeat: its reaper must still end the command's detached children,
+    # those that dropped the sweep's environment marker (`env -i`) as well as a plain one.
+    import signal
+    import subprocess
+    import time
+    from conftest import ROOT
+    from engine import cgroup
+    if not cgroup.create("h44probe"):
+        pytest.skip("no cgroup v1 cpuacct group can be made here: the reaper has only the environment token")
+    cgroup.remove("h44probe")
+    marks = ("301.125", "302.125", "303.125")
+    run = tmp_path / "run"
+    cmd = (f"setsid env -i sleep {marks[0]} </dev/null >/dev/null 2>&1 & "
+           f"env -i setsid sleep {marks[1]} </dev/null >/dev/null 2>&1 & "
+           f"sleep {marks[2]} </dev/null >/dev/null 2>&1 & sleep 299.5")
+    p = subprocess.Popen([os.path.join(ROOT, "scripts", "scale.py"), f"run={run}", *SCALE_ONE, "timeout=600", "--",
+                          "bash", "-c", cmd], cwd=ROOT, env=dict(os.environ, **results), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def alive():
+        return [ln for ln in sh("ps", "-eo", "pid=,args=").stdout.splitlines()
+                if ln.split(None, 1)[1:] in ([f"sleep {m}"] for m in marks)]
+    try:
+        deadline = time.monotonic() + 60
+        while len(alive()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(alive()) == 3, alive()
+        engine = json.loads((run / "sweep" / "engine.json").read_text())["pid"]
+        os.kill(engine, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive()
+    finally:
+        for ln in alive():
+            os.kill(int(ln.split()[0]), signal.SIGKILL)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
 # --- 6. the cosmetic batch -------------------------------------------------------------------------------
 def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, results):
     from conftest import ROOT
