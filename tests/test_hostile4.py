@@ -318,6 +318,43 @@ def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
     assert var("h1") == sys.executable and var("h2") == "/usr/bin/python3" and var("h3") is None
 
 
+def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_controllers(tmp_path):
+    # A pyenv-like shim: an executable `python3` that prints junk and exits 127. Named as a local host's
+    # interpreter it is refused in one line naming the host, the interpreter and the fix; first on PATH
+    # (where Ansible's discovery would find it), a local host without an interpreter still works.
+    import subprocess
+    import sys
+    from conftest import ROOT
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python3"
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3: command not found'\nexit 127\n")
+    shim.chmod(0o755)
+    env = dict(os.environ, LAB_RESULTS=str(tmp_path / "results"), ANSIBLE_HOME=str(tmp_path / "ansible"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible" / "tmp"), ANSIBLE_REMOTE_TMP=str(tmp_path / "remote-tmp"),
+               PATH=f"{shims}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    bad = tmp_path / "bad.ini"
+    bad.write_text(f"[lab]\nlocalbad ansible_connection=local ansible_python_interpreter={shim}\n")
+    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={bad}"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"{bad}:2: localbad: ansible_python_interpreter='{shim}'" in p.stderr and "exit 127" in p.stderr
+    assert "set ansible_python_interpreter to a working Python 3" in p.stderr and sys.executable in p.stderr
+    good = tmp_path / "good.ini"
+    good.write_text("[lab]\nlocalok ansible_connection=local\n")
+    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={good}"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    row = [ln for ln in p.stdout.splitlines() if ln.startswith("localok ")]
+    assert p.returncode == 0 and row and row[0].rstrip().endswith("ok"), p.stdout + p.stderr
+    # A remote host's Python that Ansible cannot use (the callback's record of it): its row says how to fix it.
+    from fleetlib import play
+    status = tmp_path / "status.jsonl"
+    status.write_text(json.dumps({"host": "h1", "task": "Kernel and virtualization facts", "status": "failed",
+                                  "msg": "Module result deserialization failed: No start of json char found"}) + "\n")
+    why = play.Outcome(["h1"], str(status), 2).by_host["h1"]
+    assert "\n" not in why and "set ansible_python_interpreter=/path/to/python3 for it" in why, why
+
+
 def test_vm_or_bare_metal_names_every_layer():
     import fleet
     assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
