@@ -28,8 +28,9 @@ def create(token):
 
 def join(group, argv):
     """argv run from inside the group: the shell moves itself (`0`: the writer) and then execs argv, so
-    the command and all it starts are members from their first instruction."""
-    return ["sh", "-c", 'echo 0 > "$0/cgroup.procs" && exec "$@"', group, *argv]
+    the command and all it starts are members from their first instruction. A group gone meanwhile costs
+    the command nothing: it runs outside, and the guard reads the group's zero time as no record."""
+    return ["sh", "-c", '{ echo 0 > "$0/cgroup.procs"; } 2>/dev/null; exec "$@"', group, *argv]
 
 
 def usage(group):

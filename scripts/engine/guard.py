@@ -247,8 +247,8 @@ class Window:
             others_total = delta(others, 2) - delta(others, 1)
             busy_others = max(0.0, delta(others, 0) - engine - outside)
             neighbour = min(100.0, busy_others / others_total * 100) if others_total > 0 else 0.0
-            if group1 and len(group1) == len(self.group0):
-                ns = [b - a for a, b in zip(self.group0, group1)]
+            ns = [b - a for a, b in zip(self.group0, group1)] if group1 and len(group1) == len(self.group0) else []
+            if sum(ns) > 0:
                 away = {c: ns[c] / 1e9 for c in others if c < len(ns)}
                 stray, outside_s = strayed(away, sum(ns) / 1e9, self.fence, self.span), sum(away.values())
             elif self.fence:      # tick-based: the outside time, on the busiest other CPUs
