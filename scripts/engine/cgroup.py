@@ -11,12 +11,30 @@ import os
 BASE = "/sys/fs/cgroup/cpuacct"
 
 
+def own():
+    """This process's cpuacct group, relative to BASE ("/" at the top; None without cpuacct): the sweep's
+    group is made inside it, so a service or a user slice keeps holding (and limiting) the commands."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _n, controllers, rel = line.rstrip("\n").split(":", 2)
+                if "cpuacct" in controllers.split(","):
+                    return rel
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def path(token):
-    return os.path.join(BASE, f"lab-{token}")
+    rel = own()
+    return os.path.join(BASE + rel.rstrip("/") if rel and rel.startswith("/") and ".." not in rel else BASE,
+                        f"lab-{token}")
 
 
 def create(token):
     """The sweep's group, made empty; None where it cannot be."""
+    if own() is None:
+        return None
     try:
         os.mkdir(path(token))
         with open(os.path.join(path(token), "cpuacct.usage_percpu")):
