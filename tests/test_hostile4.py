@@ -389,10 +389,11 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
     import subprocess
     import time
     from conftest import ROOT
-    from engine import cgroup
-    if not cgroup.create("h44probe"):
+    from engine import cgroup, orphans
+    probe = orphans.new_token()
+    if not cgroup.create(probe):
         pytest.skip("no cgroup v1 cpuacct group can be made here: the reaper has only the environment token")
-    cgroup.remove("h44probe")
+    cgroup.remove(probe)
     marks = ("301.125", "302.125", "303.125")
     run = tmp_path / "run"
     cmd = (f"setsid env -i sleep {marks[0]} </dev/null >/dev/null 2>&1 & "
