@@ -427,6 +427,33 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
         p.wait()
 
 
+def test_a_member_of_the_sweeps_cgroup_v2_group_alone_is_ended_by_the_reaper():
+    # Hosts with cgroup v2 only have no cpuacct: the v2 group alone must hold what the reaper ends.
+    import signal
+    import subprocess
+    import time
+    from engine import cgroup, orphans
+    token = orphans.new_token()
+    v2 = [g for g in cgroup.create(token) if not g.startswith(cgroup.V1)]
+    try:
+        if not v2:
+            pytest.skip("no cgroup v2 group can be made here")
+        subprocess.run(cgroup.join(v2, ["setsid", "env", "-i", "sh", "-c", "sleep 304.125 &"]), check=True)
+        alive = lambda: [ln for ln in sh("ps", "-eo", "pid=,args=").stdout.splitlines()  # noqa: E731
+                         if ln.split(None, 1)[1:] == ["sleep 304.125"]]
+        assert len(alive()) == 1 and cgroup.members(token), "the sleep is not in the v2 group"
+        assert orphans.end(token) == 1
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive() and not any(os.path.exists(p) for p in cgroup.paths(token))
+    finally:
+        for pid in cgroup.members(token):
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        cgroup.remove(token)
+
+
 # --- 6. the cosmetic batch -------------------------------------------------------------------------------
 def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, results):
     from conftest import ROOT

@@ -163,8 +163,8 @@ def process_ticks(pid):
         return None
 
 
-# Where the measured tree ran. Exactly, from the sweep's control group where there is one (engine/
-# cgroup.py): the scheduler's own sum of the tree's time on each CPU. Without it, the per-CPU counts of
+# Where the measured tree ran. Exactly, from the sweep's cgroup v1 cpuacct group where there is one
+# (engine/cgroup.py): the scheduler's own sum of the tree's time on each CPU. Without it, the per-CPU counts of
 # /proc/stat, read anyway: the tree's CPU time that the span's busy and interrupt time cannot hold ran
 # elsewhere; a lower bound, since a competing process on the span hides as much. Not sampling each
 # thread's last CPU (/proc/<pid>/task/<tid>/stat field 39): a /proc walk on the measured host that still
@@ -194,11 +194,11 @@ class Window:
     """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
     measured tree may use, and the server side's). With `fence` (the placement's name, when the tree is
     pinned to its span) the tree's CPU time outside the span is a disturbance; `group` is the sweep's
-    control group, which holds the measured tree (engine/cgroup.py), or None."""
+    control groups, which hold the measured tree (engine/cgroup.py)."""
 
-    def __init__(self, cpus, span, servers=(), fence=None, group=None):
-        self.fence, self.group = fence, group
-        self.group0 = cgroup.usage(group) if group and fence else None
+    def __init__(self, cpus, span, servers=(), fence=None, groups=()):
+        self.fence, self.groups = fence, groups
+        self.group0 = cgroup.usage(groups) if fence else None
         self.servers0 = {}
         for pid in servers:
             ticks = process_ticks(pid)
@@ -216,7 +216,7 @@ class Window:
         self.self0 = resource.getrusage(resource.RUSAGE_SELF)
 
     def stop(self):
-        group1 = cgroup.usage(self.group) if self.group0 else None
+        group1 = cgroup.usage(self.groups) if self.group0 else None
         ticks1, ctxt1, ru1 = cpu_ticks(), context_switches(), resource.getrusage(resource.RUSAGE_CHILDREN)
         self1 = resource.getrusage(resource.RUSAGE_SELF)
         seconds = time.monotonic() - self.t0

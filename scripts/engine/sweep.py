@@ -81,7 +81,7 @@ class Sweep:
         self.child = None
         self.stopping = False
         self.reaper = None
-        self.cgroup = None                   # the sweep's control group, where the host gives one (cgroup.py)
+        self.cgroups = []                    # the sweep's control groups, where the host gives them (cgroup.py)
         self.teardown = ""
         self.teardown_env = self.env
         self.failed = 0
@@ -192,7 +192,7 @@ class Sweep:
                 self.journal.event("orphans", f"ended {n} process(es) that a killed sweep of this run left "
                                    "running, before measuring", count=n)
         pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
-        self.cgroup = cgroup.create(self.token)
+        self.cgroups = cgroup.create(self.token)
         self.rf.write_text("sweep/engine.json", json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
 
     def run_all(self):
