@@ -146,3 +146,23 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
     assert counted == {"single": [None], "cluster": [1]}, counted
     # the node takes about half the CPU from the spin loop: foreign only in the single-node run
     assert foreign["single"] - foreign["cluster"] > 10, foreign
+
+
+def test_a_program_that_leaves_its_placements_cpus_is_suspect_and_one_that_stays_is_not(tmp_path, results):
+    # compact threads=1 is one CPU; the program moves itself to another one (as a runtime's own
+    # affinity code might) and spins there: its numbers are not compact's, and the data must say so.
+    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    elsewhere = next(c for c in sorted(os.sched_getaffinity(0)) if str(c) != cpu)
+    for where, name in ((str(elsewhere), "strays"), ("stay", "stays")):
+        (tmp_path / name).mkdir()
+        events, data = one_point(tmp_path / name, results, name,
+                                 f"command = tests/fixtures/stray.py {where} 1\n", pause="0.1")
+        suspect = [e for e in events if e["event"] == "suspect"]
+        if where == "stay":
+            assert not suspect and data and not any(r["suspect"] for r in data), suspect
+            continue
+        again = [e for e in events if e["event"] == "remeasured"]
+        want = f"on CPU {elsewhere}, outside compact's {{{cpu}}}"
+        assert len(again) == 1 and want in again[0]["reason"] and again[0]["noise"]["outside_s"] > 0.5, again
+        assert len(suspect) == 1 and want in suspect[0]["reason"], suspect
+        assert data and all(want in r["suspect"] and r["suspect"].startswith("ran ") for r in data)

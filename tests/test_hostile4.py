@@ -318,6 +318,43 @@ def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
     assert var("h1") == sys.executable and var("h2") == "/usr/bin/python3" and var("h3") is None
 
 
+def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_controllers(tmp_path):
+    # A pyenv-like shim: an executable `python3` that prints junk and exits 127. Named as a local host's
+    # interpreter it is refused in one line naming the host, the interpreter and the fix; first on PATH
+    # (where Ansible's discovery would find it), a local host without an interpreter still works.
+    import subprocess
+    import sys
+    from conftest import ROOT
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python3"
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3: command not found'\nexit 127\n")
+    shim.chmod(0o755)
+    env = dict(os.environ, LAB_RESULTS=str(tmp_path / "results"), ANSIBLE_HOME=str(tmp_path / "ansible"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible" / "tmp"), ANSIBLE_REMOTE_TMP=str(tmp_path / "remote-tmp"),
+               PATH=f"{shims}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    bad = tmp_path / "bad.ini"
+    bad.write_text(f"[lab]\nlocalbad ansible_connection=local ansible_python_interpreter={shim}\n")
+    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={bad}"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"{bad}:2: localbad: ansible_python_interpreter='{shim}'" in p.stderr and "exit 127" in p.stderr
+    assert "set ansible_python_interpreter to a working Python 3" in p.stderr and sys.executable in p.stderr
+    good = tmp_path / "good.ini"
+    good.write_text("[lab]\nlocalok ansible_connection=local\n")
+    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={good}"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    row = [ln for ln in p.stdout.splitlines() if ln.startswith("localok ")]
+    assert p.returncode == 0 and row and row[0].rstrip().endswith("ok"), p.stdout + p.stderr
+    # A remote host's Python that Ansible cannot use (the callback's record of it): its row says how to fix it.
+    from fleetlib import play
+    status = tmp_path / "status.jsonl"
+    status.write_text(json.dumps({"host": "h1", "task": "Kernel and virtualization facts", "status": "failed",
+                                  "msg": "Module result deserialization failed: No start of json char found"}) + "\n")
+    why = play.Outcome(["h1"], str(status), 2).by_host["h1"]
+    assert "\n" not in why and "set ansible_python_interpreter=/path/to/python3 for it" in why, why
+
+
 def test_vm_or_bare_metal_names_every_layer():
     import fleet
     assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
@@ -343,6 +380,78 @@ def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_pat
     sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
        "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", env=results, timeout=120)
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
+
+
+def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engine(tmp_path, results):
+    # The engine itself SIGKILLed mid-repeat: its reaper must still end the command's detached children,
+    # those that dropped the sweep's environment marker (`env -i`) as well as a plain one.
+    import signal
+    import subprocess
+    import time
+    from conftest import ROOT
+    from engine import cgroup, orphans
+    probe = orphans.new_token()
+    if not cgroup.create(probe):
+        pytest.skip("no cgroup v1 cpuacct group can be made here: the reaper has only the environment token")
+    cgroup.remove(probe)
+    marks = ("301.125", "302.125", "303.125")
+    run = tmp_path / "run"
+    cmd = (f"setsid env -i sleep {marks[0]} </dev/null >/dev/null 2>&1 & "
+           f"env -i setsid sleep {marks[1]} </dev/null >/dev/null 2>&1 & "
+           f"sleep {marks[2]} </dev/null >/dev/null 2>&1 & sleep 299.5")
+    p = subprocess.Popen([os.path.join(ROOT, "scripts", "scale.py"), f"run={run}", *SCALE_ONE, "timeout=600", "--",
+                          "bash", "-c", cmd], cwd=ROOT, env=dict(os.environ, **results), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def alive():
+        return [ln for ln in sh("ps", "-eo", "pid=,args=").stdout.splitlines()
+                if ln.split(None, 1)[1:] in ([f"sleep {m}"] for m in marks)]
+    try:
+        deadline = time.monotonic() + 60
+        while len(alive()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(alive()) == 3, alive()
+        engine = json.loads((run / "sweep" / "engine.json").read_text())["pid"]
+        os.kill(engine, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive()
+    finally:
+        for ln in alive():
+            os.kill(int(ln.split()[0]), signal.SIGKILL)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def test_a_member_of_the_sweeps_cgroup_v2_group_alone_is_ended_by_the_reaper():
+    # Hosts with cgroup v2 only have no cpuacct: the v2 group alone must hold what the reaper ends.
+    import signal
+    import subprocess
+    import time
+    from engine import cgroup, orphans
+    token = orphans.new_token()
+    v2 = [g for g in cgroup.create(token) if not g.startswith(cgroup.V1)]
+    try:
+        if not v2:
+            pytest.skip("no cgroup v2 group can be made here")
+        subprocess.run(cgroup.join(v2, ["setsid", "env", "-i", "sh", "-c", "sleep 304.125 &"]), check=True)
+        alive = lambda: [ln for ln in sh("ps", "-eo", "pid=,args=").stdout.splitlines()  # noqa: E731
+                         if ln.split(None, 1)[1:] == ["sleep 304.125"]]
+        assert len(alive()) == 1 and cgroup.members(token), "the sleep is not in the v2 group"
+        assert orphans.end(token) == 1
+        deadline = time.monotonic() + 30
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive() and not any(os.path.exists(p) for p in cgroup.paths(token))
+    finally:
+        for pid in cgroup.members(token):
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        cgroup.remove(token)
 
 
 # --- 6. the cosmetic batch -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from topo import cpu_ranges
 
-from . import capacity
+from . import capacity, cgroup
 
 HZ = os.sysconf("SC_CLK_TCK")
 METRICS = (("noise_steal_pct", "%"), ("noise_foreign_pct", "%"), ("noise_invol_cs", "1/s"), ("cpu_mhz", "MHz"),
@@ -56,7 +56,7 @@ def corun_short(rows, limit):
 
 
 def cpu_ticks():
-    """{cpu: (busy, steal, total)} in clock ticks since boot."""
+    """{cpu: (busy, steal, total, irq + softirq)} in clock ticks since boot."""
     out = {}
     with open("/proc/stat") as f:
         for line in f:
@@ -64,7 +64,7 @@ def cpu_ticks():
                 name, *vals = line.split()
                 v = [int(x) for x in vals[:8]] + [0] * (8 - len(vals[:8]))
                 user, nice, system, idle, iowait, irq, softirq, steal = v
-                out[int(name[3:])] = (user + nice + system, steal, sum(v))
+                out[int(name[3:])] = (user + nice + system, steal, sum(v), irq + softirq)
     return out
 
 
@@ -99,6 +99,8 @@ class Reading:
     servers: int = 0        # processes of the spec's `server` counted as the measurement's own
     neighbour_pct: object = None  # busy share of the other CPUs (None when the span is every CPU)
     neighbours: str = ""          # those CPUs, as a list ("1", "2-127")
+    strayed: str = ""             # where the pinned tree ran outside its CPUs, in words ("" when it did not)
+    outside_s: float = 0.0        # the measured tree's CPU seconds that its span cannot hold
 
     def rows(self):
         vals = (self.steal_pct, self.foreign_pct, self.invol_cs, self.mhz, self.forced_cs, self.neighbour_pct)
@@ -117,12 +119,15 @@ class Reading:
         if self.neighbour_pct is not None and self.neighbour_pct > limits["max_neighbour"]:
             where = f"CPU {self.neighbours}" if self.neighbours.isdigit() else f"CPUs {self.neighbours}"
             why.append(f"neighbour {self.neighbour_pct:.0f}% on {where} > {limits['max_neighbour']:g}%")
+        if self.strayed:
+            why.append(self.strayed)
         return "; ".join(why)
 
     def as_dict(self):
         return {"steal_pct": round(self.steal_pct, 2), "foreign_pct": round(self.foreign_pct, 2),
                 "invol_cs": round(self.invol_cs, 1), "forced_cs": round(self.forced_cs, 1), "mhz": self.mhz,
                 **({"servers": self.servers} if self.servers else {}),
+                **({"outside_s": round(self.outside_s, 3)} if self.outside_s else {}),
                 **({} if self.neighbour_pct is None else {"neighbour_pct": round(self.neighbour_pct, 2)})}
 
 
@@ -158,11 +163,42 @@ def process_ticks(pid):
         return None
 
 
+# Where the measured tree ran. Exactly, from the sweep's cgroup v1 cpuacct group where there is one
+# (engine/cgroup.py): the scheduler's own sum of the tree's time on each CPU. Without it, the per-CPU counts of
+# /proc/stat, read anyway: the tree's CPU time that the span's busy and interrupt time cannot hold ran
+# elsewhere; a lower bound, since a competing process on the span hides as much. Not sampling each
+# thread's last CPU (/proc/<pid>/task/<tid>/stat field 39): a /proc walk on the measured host that still
+# misses a thread which left and came back, or lived between two samples. The wrappers before the pinning
+# (the cgroup's shell, the launcher, perf) run anywhere for a moment, hence the margins.
+STRAY_S = 0.05           # CPU seconds outside the span that are never a finding
+STRAY_SHARE = 0.1        # nor less than this share of the tree's CPU time
+
+
+def strayed(away, tree_s, fence, span):
+    """Why a pinned tree ran outside its span, or "": `away` {cpu: CPU seconds} outside the span (the
+    CPUs named are the busiest that hold it), `fence` the placement's name."""
+    outside = sum(away.values())
+    if outside <= max(STRAY_S, STRAY_SHARE * tree_s):
+        return ""
+    where, held = [], 0.0
+    for cpu, secs in sorted(away.items(), key=lambda kv: (-kv[1], kv[0])):
+        if held >= outside or secs <= 0:
+            break
+        where.append(cpu)
+        held += secs
+    on = f" on CPU {where[0]}" if len(where) == 1 else f" on CPUs {cpu_ranges(sorted(where))}" if where else ""
+    return f"ran {outside:.2g} s{on}, outside {fence}'s {{{cpu_ranges(span)}}}"
+
+
 class Window:
     """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
-    measured tree may use, and the server side's)."""
+    measured tree may use, and the server side's). With `fence` (the placement's name, when the tree is
+    pinned to its span) the tree's CPU time outside the span is a disturbance; `group` is the sweep's
+    control groups, which hold the measured tree (engine/cgroup.py)."""
 
-    def __init__(self, cpus, span, servers=()):
+    def __init__(self, cpus, span, servers=(), fence=None, groups=()):
+        self.fence, self.groups = fence, groups
+        self.group0 = cgroup.usage(groups) if fence else None
         self.servers0 = {}
         for pid in servers:
             ticks = process_ticks(pid)
@@ -180,6 +216,7 @@ class Window:
         self.self0 = resource.getrusage(resource.RUSAGE_SELF)
 
     def stop(self):
+        group1 = cgroup.usage(self.groups) if self.group0 else None
         ticks1, ctxt1, ru1 = cpu_ticks(), context_switches(), resource.getrusage(resource.RUSAGE_CHILDREN)
         self1 = resource.getrusage(resource.RUSAGE_SELF)
         seconds = time.monotonic() - self.t0
@@ -202,12 +239,22 @@ class Window:
         foreign_ticks = max(0.0, busy - tree - engine)
         foreign = foreign_ticks / span_total * 100 if span_total > 0 else 0.0
         others = sorted(set(ticks1) & set(self.ticks0) - set(self.span))
-        neighbour = None
+        neighbour, stray, outside_s = None, "", 0.0
+        # The measured tree's time that cannot have been on its span (a task's system time holds the
+        # interrupt ticks that /proc/stat counts apart).
+        outside = max(0.0, tree - busy - delta(self.span, 3))
         if others:
-            outside = max(0.0, tree - busy)       # the measured tree's time that cannot have been on its span
             others_total = delta(others, 2) - delta(others, 1)
             busy_others = max(0.0, delta(others, 0) - engine - outside)
             neighbour = min(100.0, busy_others / others_total * 100) if others_total > 0 else 0.0
+            ns = [b - a for a, b in zip(self.group0, group1)] if group1 and len(group1) == len(self.group0) else []
+            if sum(ns) > 0:
+                away = {c: ns[c] / 1e9 for c in others if c < len(ns)}
+                stray, outside_s = strayed(away, sum(ns) / 1e9, self.fence, self.span), sum(away.values())
+            elif self.fence:      # tick-based: the outside time, on the busiest other CPUs
+                share = outside / max(1.0, sum(delta([c], 0) for c in others))
+                away = {c: delta([c], 0) * min(1.0, share) / HZ for c in others}
+                stray, outside_s = strayed(away, tree / HZ, self.fence, self.span), sum(away.values())
         invol = (ru1.ru_nivcsw - self.ru0.ru_nivcsw) / seconds if seconds > 0 else 0.0
         # A preempted measured thread gave the CPU to whoever ran next: its own sibling (a server and its
         # load generator sharing CPUs: the point's design) or another process. Each preemption is
@@ -222,4 +269,4 @@ class Window:
             own = sum(ru1[i] - self.ru0[i] + self1[i] - self.self0[i] for i in (14, 15))  # nvcsw, nivcsw
             forced = min(forced, max(0.0, ctxt1 - self.ctxt0 - own) / seconds)
         return Reading(steal, min(foreign, 100.0), invol, mhz(self.cpus), seconds, forced, servers, neighbour,
-                       cpu_ranges(others))
+                       cpu_ranges(others), stray, outside_s)

@@ -2,8 +2,11 @@
 command and whatever they start) carries LAB_SWEEP_TOKEN=<token> in its environment, which a process
 keeps across fork, exec, setsid and daemonizing. A reaper process, started with the sweep, waits on a
 pipe only the engine holds: when the engine dies however it dies (kill -9, the OOM killer), the pipe
-closes and the reaper ends every process with the token. The token is also kept in sweep/engine.json,
-so a resume ends what is left when the reaper died too, before it measures anything."""
+closes and the reaper ends every process with the token. A process that clears its environment (`env
+-i`, as sudo and service managers do) drops the token; where the host gives the sweep control groups
+(cgroup.py), every measured command is in them whatever it does, and the reaper ends their members too. The
+token is also kept in sweep/engine.json, so a resume ends what is left when the reaper died too, before
+it measures anything."""
 import json
 import os
 import secrets
@@ -11,6 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from . import cgroup
 
 VAR = "LAB_SWEEP_TOKEN"
 
@@ -36,9 +41,12 @@ def holders(token):
 
 
 def end(token, rounds=20):
-    """SIGKILL every holder of the token until none is left (a dying parent may fork once more).
-    Returns how many were ended."""
-    return end_all(lambda: holders(token), rounds)
+    """SIGKILL every holder of the token and every member of the sweep's control groups until none is
+    left (a dying parent may fork once more), then remove the groups. Returns how many were ended."""
+    me = os.getpid()
+    n = end_all(lambda: sorted((set(holders(token)) | set(cgroup.members(token))) - {me}), rounds)
+    cgroup.remove(token)
+    return n
 
 
 def end_all(find, rounds=20, after=None):

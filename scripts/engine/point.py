@@ -16,7 +16,7 @@ from runfolder import write_atomic_text
 from topo import cpu_list
 
 from . import execmetric as av
-from . import capacity, child, guard, perfstat, prefix
+from . import capacity, cgroup, child, guard, perfstat, prefix
 from .spec import PLACEHOLDERS, SpecError
 
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -129,6 +129,8 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     argv, env, words, command, values = command_line(ctx, spec, point, repeat, raw, perf_by_engine)
     counting = ctx.perf == "stat" and not discard
     argv = (perfstat.prefix(raw) if counting else []) + argv
+    if ctx.cgroups:         # the sweep's control groups hold the measured tree (engine/cgroup.py)
+        argv = cgroup.join(ctx.cgroups, argv)
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
     probe_cpus = point.cpus
@@ -148,7 +150,9 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     session = probe_session(ctx.root, probe_cpus, base, err, servers)
     try:
         before = probe(session, err)
-        window = guard.Window(point.cpus, span, servers)
+        # The tree is held to its span when someone pins it (taskset, or the command itself: pin = self).
+        fence = point.placement if pinned and spec["pin"] != "none" else None
+        window = guard.Window(point.cpus, span, servers, fence, ctx.cgroups)
         rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track, cap,
                                     ctx.launcher)
         reading = window.stop()

@@ -21,7 +21,7 @@ from stats import ci_method, ci_pct
 from term import visible
 from topo import cpu_list
 
-from . import capacity, child
+from . import capacity, cgroup, child
 from . import journal as jr
 from . import orphans
 from . import point as pt
@@ -82,6 +82,7 @@ class Sweep:
         self.child = None
         self.stopping = False
         self.reaper = None
+        self.cgroups = []                    # the sweep's control groups, where the host gives them (cgroup.py)
         self.teardown = ""
         self.teardown_env = self.env
         self.failed = 0
@@ -192,6 +193,7 @@ class Sweep:
                 self.journal.event("orphans", f"ended {n} process(es) that a killed sweep of this run left "
                                    "running, before measuring", count=n)
         pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
+        self.cgroups = cgroup.create(self.token)
         self.rf.write_text("sweep/engine.json", json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
 
     def run_all(self):

@@ -64,6 +64,10 @@ def load(path, env):
         why = hostvar_problem(hostvars.get(h, {}))
         if why:
             raise InventoryError(f"{line_of(path, why[0])}: {h}: {why[0]}={str(why[1])[:80]!r}: {why[2]}")
+    for h in hosts:
+        why = local_python_problem(hostvars.get(h, {}))
+        if why:
+            raise InventoryError(f"{line_of(path, 'ansible_python_interpreter')}: {h}: {why}")
     return {"hosts": hosts, "groups": groups, "hostvars": hostvars}
 
 
@@ -91,6 +95,36 @@ def hostvar_problem(hv):
         if (isinstance(v, (dict, list, bool)) or not shape.fullmatch(text) or ".." in text.split("/")
                 or ("port" in name and int(text) > 65535)):
             return (name, v, what)
+    return None
+
+
+LOCAL_PYTHON_TIMEOUT = 30      # seconds for an interpreter to say its version (a cold disk, a slow shim)
+
+
+def local_python_problem(hv):
+    """Why the Python an ansible_connection=local host names cannot run Ansible's modules on this
+    machine, in words, or None (remote hosts, templated names and Ansible's own `auto…` choices are
+    Ansible's to find; a local host without one gets the controller's own, fleetlib/play.py).
+    Ansible itself would say only "Module result deserialization failed" (a pyenv shim, exit 127)."""
+    import shlex
+    import sys
+    interp = hv.get("ansible_python_interpreter")
+    if hv.get("ansible_connection") != "local" or not isinstance(interp, str) or "{{" in interp \
+            or interp.startswith("auto"):
+        return None
+    fix = (f"set ansible_python_interpreter to a working Python 3 for it in the inventory "
+           f"(this controller's is {sys.executable}), or remove it to use that one")
+    shown = f"ansible_python_interpreter={interp[:120]!r}"
+    try:
+        argv = shlex.split(interp)
+        p = subprocess.run([*argv, "-c", "import sys; print('lab-python', sys.version_info[0])"],
+                           capture_output=True, text=True, timeout=LOCAL_PYTHON_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        return f"{shown} cannot run here ({getattr(e, 'strerror', None) or type(e).__name__}): {fix}"
+    if p.returncode != 0 or p.stdout.split() != ["lab-python", "3"]:
+        said = " ".join((p.stderr or p.stdout).split())[:120]
+        said = "".join(c if c.isprintable() else "?" for c in said)
+        return f"{shown} is not a working Python 3 here (exit {p.returncode}{': ' + said if said else ''}): {fix}"
     return None
 
 

@@ -31,6 +31,9 @@ def one_line(text):
     return " ".join("".join(c if c.isprintable() else " " for c in text.replace("\n", " ")).split())
 
 
+NO_PYTHON = "Module result deserialization failed"
+
+
 class Outcome:
     """Per host: 'ok', 'failed: why' or 'unreachable: why' (the first failure counts)."""
 
@@ -47,7 +50,11 @@ class Outcome:
             if h not in self.by_host or h in seen:
                 continue
             if r["status"] in ("failed", "unreachable"):
-                self.by_host[h] = one_line(f"{r['status']}: {r['task']}: {r['msg'] or 'rc ' + str(r.get('rc'))}")
+                msg = str(r.get("msg") or "")
+                if NO_PYTHON in msg:      # Ansible's words for an interpreter that printed no module result
+                    msg = (f"{msg}: Ansible cannot use this host's Python (a pyenv-like shim?): set "
+                           "ansible_python_interpreter=/path/to/python3 for it in the inventory")
+                self.by_host[h] = one_line(f"{r['status']}: {r['task']}: {msg or 'rc ' + str(r.get('rc'))}")
                 seen.add(h)
             elif r["status"] in ("ok", "skipped", "ignored"):
                 self.by_host[h] = "ok"

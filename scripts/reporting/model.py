@@ -204,11 +204,14 @@ def points(run, exp, rows, journal):
     grouped = {}
     for r in rows:
         grouped.setdefault(tuple(r[k] for k in POINT), []).append(r)
-    seen = {}     # a repeat's raw folder holds every metric's rows (a matrix: thousands): read it once
+    seen = {}     # a repeat's raw folder holds every metric's rows (a matrix: thousands): look at it once
+    rf = RunFolder(run)
 
-    def nodes_of(raw):
+    def raw_of(raw):
+        """(raw if it is a folder else None, its memory nodes)"""
         if raw not in seen:
-            seen[raw] = memory_nodes(os.path.join(run, raw))
+            seen[raw] = (raw, memory_nodes(os.path.join(run, raw))) if os.path.isdir(os.path.join(run, raw)) \
+                else (None, [])
         return seen[raw]
 
     out = []
@@ -219,13 +222,11 @@ def points(run, exp, rows, journal):
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
             raw_key = ev.get("key") or f"{variant}_{placement}_t{threads}_r{r['repeat']}"
-            raw = RunFolder(run).raw_rel(exp, raw_key)
+            raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
-            has_raw = os.path.isdir(os.path.join(run, raw))
             reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
-                         "raw": raw if has_raw else None,
-                         "mem_nodes": nodes_of(raw) if has_raw else [],
+                         "raw": raw, "mem_nodes": nodes,
                          "command": ev.get("command"), "seconds": ev.get("seconds")})
         s = summary([x["value"] for x in reps])
         bad = [x for x in reps if x["suspect"]]
