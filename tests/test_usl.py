@@ -190,3 +190,23 @@ def test_bootstrap_work_is_bounded():
     assert usl.resamples(30) == usl.MAX_RESAMPLES == 500
     assert usl.resamples(1_000_000) == usl.MIN_RESAMPLES
     assert usl.resamples(40_000) == 250
+
+
+def test_the_bootstraps_batched_refits_reach_scipys_least_squares():
+    # the bootstrap refits every resample at once (usl._solve_many); each must be as good a fit as
+    # SciPy's least_squares from the same start, on a peaked, a plateau and a noisy curve
+    for args in (repeated([1, 2, 4, 8, 16, 32], 0.02, 0.002), repeated([1, 2, 4, 8], 0.05, 0.0),
+                 repeated([1, 2, 4, 8], 0.3, 0.05, repeats=3, noise=0.1)):
+        g = usl._groups(*args)
+        ns = np.array(list(g))
+        reps = [g[n] / 1000 for n in ns]
+        counts = np.array([len(r) for r in reps], dtype=float)
+        p, _ = usl._solve(ns, np.array([r.mean() for r in reps]), counts, [np.array([0.0, 0.0, 1.0])])
+        rng = np.random.default_rng(1)
+        means = np.array([[r[rng.integers(0, len(r), len(r))].mean() for r in reps] for _ in range(40)])
+        batched = usl._solve_many(ns, means, counts, p)
+        for q, m in zip(batched, means):
+            ref, _ = usl._solve(ns, m, counts, [p], tol=1e-12)
+            cost = [float((counts * (usl.model(ns, *x) - m) ** 2).sum()) for x in (q, ref)]
+            assert cost[0] <= cost[1] * (1 + 1e-9) + 1e-15
+            assert 0 <= q[0] <= 1 and q[1] >= 0 and q[2] > 0
