@@ -158,12 +158,15 @@ def test_the_program_reads_repeats_either_column_order_and_lower_is_better(tmp_p
     ("", 1, "empty"),
     ("threads,throughput\n1," + "9" * 2000 + "\n", 2, "line longer than 1024 bytes"),
 ])
-def test_bad_input_is_one_line_naming_file_and_line_and_exit_2(tmp_path, body, line, why):
+def test_bad_input_is_one_line_naming_file_and_line_and_exit_2(tmp_path, capsys, body, line, why):
+    # the program's main in this process (test_bad_bytes_usage_and_missing_files_exit_2 runs it end to end)
+    import usl as program          # scripts/usl.py
     f = tmp_path / "bad.csv"
     f.write_text(body)
-    p = run(str(f))
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and f"{f}:{line}: " in p.stderr and why in p.stderr, p.stderr
+    assert program.main([str(f)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and f"{f}:{line}: " in err and why in err, err
 
 
 def test_bad_bytes_usage_and_missing_files_exit_2(tmp_path):
