@@ -232,7 +232,7 @@ def _solve_many(ns, means, weights, p0, iters=200, tol=1e-10):
         s, k, lam = q[:, :1], q[:, 1:2], q[:, 2:]
         d = 1 + s * (ns - 1) + k * ns * (ns - 1)
         x = lam * ns / d
-        return w[None, :, None] * np.stack([-x * (ns - 1) / d, -x * ns * (ns - 1) / d, ns / d + 0 * x], axis=2)
+        return w[None, :, None] * np.stack([-x * (ns - 1) / d, -x * ns * (ns - 1) / d, ns / d], axis=2)
 
     q = np.tile(np.asarray(p0, dtype=float), (len(means), 1))
     r = residuals(q)
