@@ -86,6 +86,13 @@ def imported(tmp_path, name):
     return run
 
 
+@pytest.fixture(scope="module")
+def epyc(tmp_path_factory):
+    """The 2x EPYC 7R13 matrix imported once, and its model, for the tests that only read them."""
+    run = imported(tmp_path_factory.mktemp("epyc"), "2x-epyc-7r13")
+    return run, model.build(run)
+
+
 @pytest.mark.parametrize("entry", entries(), ids=lambda e: e["name"])
 def test_catalogued_medians_match_an_independent_computation(entry, tmp_path):
     n, cells, by = expected(entry)
@@ -179,15 +186,14 @@ def test_seed004_verdict_on_its_own_cpu(tmp_path):
     assert "inside" in claim["why"] and "p10–p90" in claim["spread"]
 
 
-def test_seed004_elsewhere_judges_the_direction_only(tmp_path):
-    run = imported(tmp_path, "2x-epyc-7r13")
-    claim = next(e for e in model.build(run)["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
+def test_seed004_elsewhere_judges_the_direction_only(epyc):
+    _run, m = epyc
+    claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
     assert claim["verdict"] == "yes" and not claim["own_cpu"] and "not judged" in claim["why"]
 
 
-def test_home_socket_split_on_two_socket_epyc(tmp_path):
-    run = imported(tmp_path, "2x-epyc-7r13")
-    m = model.build(run)
+def test_home_socket_split_on_two_socket_epyc(epyc):
+    _run, m = epyc
     rel = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]
     split = {x["relation"]: x for x in rel["split"]}
     e = next(x for x in entries() if x["name"] == "2x-epyc-7r13")

@@ -3,7 +3,7 @@ bars follow the lab's placement order."""
 import shutil
 import subprocess
 
-from conftest import ROOT, TOPO, sh
+from conftest import ROOT, TOPO, in_process, sh
 
 
 def heatmap_of(run, exp):
@@ -161,7 +161,7 @@ def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
                           "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
     (run / "env" / "lstopo.xml").write_text(xml)
     sh("scripts/charts.py", str(run))
-    sh("scripts/report.py", str(run))
+    in_process("scripts/report.py", str(run))
     html = (run / "report.html").read_text()
     dat_bars = [ln.split('"')[1] for ln in (run / "plots" / "b-bars-one_way_ns.dat").read_text().splitlines()[1:]]
     assert dat_bars == ["smt", "same-l3", "cross-package"]

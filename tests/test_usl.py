@@ -158,12 +158,15 @@ def test_the_program_reads_repeats_either_column_order_and_lower_is_better(tmp_p
     ("", 1, "empty"),
     ("threads,throughput\n1," + "9" * 2000 + "\n", 2, "line longer than 1024 bytes"),
 ])
-def test_bad_input_is_one_line_naming_file_and_line_and_exit_2(tmp_path, body, line, why):
+def test_bad_input_is_one_line_naming_file_and_line_and_exit_2(tmp_path, capsys, body, line, why):
+    # the program's main in this process (test_bad_bytes_usage_and_missing_files_exit_2 runs it end to end)
+    import usl as program          # scripts/usl.py
     f = tmp_path / "bad.csv"
     f.write_text(body)
-    p = run(str(f))
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and f"{f}:{line}: " in p.stderr and why in p.stderr, p.stderr
+    assert program.main([str(f)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and f"{f}:{line}: " in err and why in err, err
 
 
 def test_bad_bytes_usage_and_missing_files_exit_2(tmp_path):
@@ -190,3 +193,23 @@ def test_bootstrap_work_is_bounded():
     assert usl.resamples(30) == usl.MAX_RESAMPLES == 500
     assert usl.resamples(1_000_000) == usl.MIN_RESAMPLES
     assert usl.resamples(40_000) == 250
+
+
+def test_the_bootstraps_batched_refits_reach_scipys_least_squares():
+    # the bootstrap refits every resample at once (usl._solve_many); each must be as good a fit as
+    # SciPy's least_squares from the same start, on a peaked, a plateau and a noisy curve
+    for args in (repeated([1, 2, 4, 8, 16, 32], 0.02, 0.002), repeated([1, 2, 4, 8], 0.05, 0.0),
+                 repeated([1, 2, 4, 8], 0.3, 0.05, repeats=3, noise=0.1)):
+        g = usl._groups(*args)
+        ns = np.array(list(g))
+        reps = [g[n] / 1000 for n in ns]
+        counts = np.array([len(r) for r in reps], dtype=float)
+        p, _ = usl._solve(ns, np.array([r.mean() for r in reps]), counts, [np.array([0.0, 0.0, 1.0])])
+        rng = np.random.default_rng(1)
+        means = np.array([[r[rng.integers(0, len(r), len(r))].mean() for r in reps] for _ in range(40)])
+        batched = usl._solve_many(ns, means, counts, p)
+        for q, m in zip(batched, means):
+            ref, _ = usl._solve(ns, m, counts, [p], tol=1e-12)
+            cost = [float((counts * (usl.model(ns, *x) - m) ** 2).sum()) for x in (q, ref)]
+            assert cost[0] <= cost[1] * (1 + 1e-9) + 1e-15
+            assert 0 <= q[0] <= 1 and q[1] >= 0 and q[2] > 0

@@ -8,20 +8,12 @@ import os
 import re
 
 from engine import plan
+from reporting import scaling
 from runfolder import RunFolder
 from why import diff, flame, usl, verdict
 from why.evidence import EvidenceError
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
-
-
-def curves_of(e, metric):
-    """{variant: {placement: {threads: point}}} of one metric's numeric thread counts."""
-    out = {}
-    for p in e["points"]:
-        if p["metric"] == metric and str(p["threads"]).isdigit():
-            out.setdefault(p["variant"], {}).setdefault(p["placement"], {})[int(p["threads"])] = p
-    return out
 
 
 def model_of(by_t, better):
@@ -39,7 +31,7 @@ def section(run, e):
     if not sc:
         return None
     rf = RunFolder(run)
-    variants = curves_of(e, sc["metric"])
+    variants = scaling.curves(e["points"], sc["metric"])
     curves, models = [], {}
     for variant, by_p in sorted(variants.items()):
         errors = {}
@@ -54,8 +46,7 @@ def section(run, e):
                 errors[(placement, threads)] = str(err)
                 return None
 
-        series = {pl: {t: p["s"] for t, p in by_t.items()} for pl, by_t in by_p.items()}
-        for c in verdict.curve(series, sc["better"], evidence_of):
+        for c in verdict.curve(scaling.summaries(by_p), sc["better"], evidence_of):
             v = c["verdict"]
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])

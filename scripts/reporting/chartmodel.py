@@ -7,6 +7,7 @@ from stats import median
 from topo import POLICIES, borders
 
 from reporting import numa
+from reporting.scaling import curves
 
 
 def whisker(s):
@@ -145,10 +146,9 @@ def scaling_chart(points, metric, **_):
     if not pts:
         return None
     unit = pts[0]["unit"]
-    lines = []
-    for (v, pl), members in sorted(_groups(pts, lambda p: (p["variant"], p["placement"])).items()):
-        marks = {t: pooled(ms) for t, ms in sorted(_groups(members, lambda p: int(p["threads"])).items())}
-        lines.append(Line(series_label(v, pl), v, pl, marks))
+    lines = [Line(series_label(v, pl), v, pl, dict(sorted(marks.items())))
+             for v, by_p in sorted(curves(pts, metric, pool=pooled).items())
+             for pl, marks in sorted(by_p.items())]
     return Series("scaling", metric, unit, lines, ideal=is_rate(metric, unit))
 
 

@@ -28,6 +28,7 @@ import os
 import re
 
 from engine.perfsummary import MUTEX
+from reporting import scaling
 from reporting import verdict as V
 from runfolder import RunFolder
 from why import classify as C
@@ -209,11 +210,7 @@ def evidence_of(run, exp, variant):
 
 def series(pts, metric, variant, merged):
     """{placement: {threads: summary}} of one variant's metric, as why.verdict.curve takes it."""
-    out = {}
-    for p in pts:
-        if p["metric"] == metric and p["variant"] == variant and str(p["threads"]).isdigit():
-            out.setdefault(p["placement"], {}).setdefault(int(p["threads"]), []).append(p)
-    return {pl: {t: merged(ps) for t, ps in by.items()} for pl, by in out.items()}
+    return scaling.curves(pts, metric, pool=merged).get(variant, {})
 
 
 def part(d, match, added=None):

@@ -223,17 +223,35 @@ def crossings(series, cpus, topo, better):
                    "thread count."]
 
 
-def analyse(points, metric, better, topo, pus):
-    """The scaling section of one experiment: rows and sentences. points: the model's points."""
-    series, cpus, unit = {}, {}, ""
-    variant = next((p["variant"] for p in points if p["metric"] == metric), None)
+def curves(points, metric, pool=None):
+    """{variant: {placement: {threads: point}}} of one metric at numeric thread counts, the variants in the
+    order they first appear: every scaling curve of an experiment, the one place that groups them.
+    pool(points) makes one entry of the points at the same (variant, placement, threads) (claims.py merges
+    runs); by default the last of them (a model has one)."""
+    out = {}
     for p in points:
-        if p["metric"] == metric and p["variant"] == variant and str(p["threads"]).isdigit():
-            series.setdefault(p["placement"], {})[int(p["threads"])] = p["s"]
-            cpus[(p["placement"], int(p["threads"]))] = [int(c) for c in p["cpus"].split(",") if c.isdigit()]
-            unit = p["unit"]
-    if not series:
+        if p["metric"] == metric and str(p["threads"]).isdigit():
+            out.setdefault(p["variant"], {}).setdefault(p["placement"], {}).setdefault(int(p["threads"]), []).append(p)
+    pool = pool or (lambda ps: ps[-1])
+    return {v: {pl: {t: pool(ps) for t, ps in by_t.items()} for pl, by_t in by_p.items()} for v, by_p in out.items()}
+
+
+def summaries(by_p):
+    """{placement: {threads: summary}} of one variant's curves (what speedups() and why.verdict take)."""
+    return {pl: {t: p["s"] for t, p in by_t.items()} for pl, by_t in by_p.items()}
+
+
+def analyse(points, metric, better, topo, pus):
+    """The scaling section of one experiment (its first variant's curves): rows and sentences.
+    points: the model's points."""
+    variant = next((p["variant"] for p in points if p["metric"] == metric), None)
+    by_p = curves(points, metric).get(variant)
+    if not by_p:
         return None
+    series = summaries(by_p)
+    cpus = {(pl, t): [int(c) for c in p["cpus"].split(",") if c.isdigit()]
+            for pl, by_t in by_p.items() for t, p in by_t.items()}
+    unit = next(p["unit"] for by_t in by_p.values() for p in by_t.values())     # one metric, one unit
     sp = speedups(series, better)
     words = [stops(p, rows, pus) for p, rows in sorted(sp.items())]
     pin = pinning(series, better)
