@@ -356,3 +356,18 @@ def test_growth_spread_over_thin_stacks_is_gathered_by_function():
     assert v["cause"] == "no single cause", v["text"]
     assert "by function (self time, beyond noise): on-CPU `refcount` +" in v["text"], v["text"]
     assert "`work`" not in v["text"].split("by function")[1]
+
+
+def test_a_lock_spread_over_thin_stacks_is_one_class():
+    """A contended lock's cost comes as many small waits from many call paths (futex waits and the
+    handover's run-queue waits), none a finding alone; the class's stacks taken together grow beyond
+    noise: the cause is lock, not 'no single cause' (a quiet-host run of tests/fixtures/why/lock.c,
+    2026-11-28, had 89 lock stacks and named nothing before)."""
+    def off(us, r):
+        return {f"[futex];p;worker;path{i};__lll_lock_wait": us + 50 * r for i in range(30)}
+    on = [{"p;worker;work": 500 + r} for r in range(3)]
+    d = diff.differential(ev(on, [off(1000, r) for r in range(3)]), ev(on, [off(3000, r) for r in range(3)]),
+                          "compact", 1, 2)
+    assert not diff.findings(d)
+    c = C.classify(d)
+    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == pytest.approx(1.0, rel=0.05), c

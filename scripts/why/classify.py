@@ -15,8 +15,10 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
                lock-prefixed or xchg read-modify-write (ATOMIC);
   other        anything else (I/O waits, sleeps, user code without an atomic: plain stores to shared lines
                or memory bandwidth, which need counters: "memory: not measurable here").
-A class's share is the sum of its findings' shares of the added cost (diff.py's rule: the net growth
-beyond noise, not the sum of every stack's rise, so many noisy stacks do not dilute a finding). The cause: "scales" when no total
+A class's share is the growth of all its stacks taken together (findings or not: diff.together, summed
+per evidence run, counted only when that growth's 95% interval lies above zero) over the added cost
+(diff.py's rule: the net growth beyond noise, not the sum of every stack's rise, so many noisy stacks do
+not dilute it); a contended lock's cost spread over its waits, wakes and handovers is one class's. The cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
 "inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat; else the
 class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHARE and twice the next
@@ -168,9 +170,17 @@ def classify(d):
     for r in diff.findings(d):
         c = rule(d, r)
         r["class"] = c
-        cls = out["classes"].setdefault(c, {"share": 0.0, "rows": []})
-        cls["share"] += r["share"]
-        cls["rows"].append(r)
+        out["classes"].setdefault(c, {"share": 0.0, "rows": []})["rows"].append(r)
+    # a class's share: all its stacks taken together (one test per class: a cause spread over many thin
+    # stacks, as a contended lock's waits, wakes and handovers are, is still one cause)
+    members = {}
+    for r in d["stacks"]:
+        if r["flag"] not in (diff.JOINED, diff.PROFILED):
+            members.setdefault(r.get("class") or rule(d, r), []).append(r)
+    for c, rows in members.items():
+        g = diff.together(rows)
+        if g["lo"] is not None and g["lo"] > 0 and d.get("added", 0) > 0:
+            out["classes"].setdefault(c, {"share": 0.0, "rows": []})["share"] = g["growth"] / d["added"]
     pmu = [d["evidence"].get(k, "not said") for k in ("c2c", "topdown")]
     memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(("c2c", "topdown"), pmu)) + ")" \
         if any(p != "ok" for p in pmu) else "memory: counters present but not analysed by this version"
