@@ -299,14 +299,32 @@ def dat_problem(text):
     return None
 
 
+def replaceable(path):
+    """Refuse a target the rename would destroy rather than write: a folder, a device, a FIFO, or a
+    link to one (`out=/dev/null` or `/dev/stdout`: as root the rename replaced the device node with a
+    file, and every later `> /dev/null` on the host filled that file). A regular file, a link to one
+    and a dangling link are replaced (the link itself, never what it points to)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+    if not stat.S_ISREG(st.st_mode):
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device or FIFO)"
+        raise RunFolderError(f"{path}: {what} where a file is written: refusing (name a file)")
+
+
 def write_atomic_text(path, text, root=None):
     """Write path whole (temp file + rename: no reader or kill -9 sees half of it) into a real folder
     (real_folder()). The rename replaces a link at path itself, never the file it points to."""
     d = real_folder(os.path.dirname(os.path.abspath(path)), root)
     if path.endswith(".dat") and dat_problem(text):
         raise RunFolderError(f"{path}: {dat_problem(text)}: not written")
-    if os.path.isdir(path) and not os.path.islink(path):
-        raise RunFolderError(f"{path}: a folder where a file is written: refusing")
+    replaceable(path)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     mask = os.umask(0)
     os.umask(mask)
@@ -341,6 +359,7 @@ def output_of(path, root=None):
     """A fresh temporary name beside path for a program to write (gnuplot's PNG and SVG), renamed to
     path when it succeeds: the program never opens path, a link or not."""
     d = real_folder(os.path.dirname(os.path.abspath(path)), root)
+    replaceable(path)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.splitext(path)[1])
     os.close(fd)
     try:

@@ -126,3 +126,24 @@ def test_archive_and_the_fleet_history_reader_replace_a_link_not_its_target(tmp_
     assert code.history_reader(ROOT, str(results)) == str(pyz)
     assert not os.path.islink(pyz) and "__main__.py" in zipfile.ZipFile(pyz).namelist()
     assert outside.read_text() == "keep\n"
+
+
+def test_a_device_or_fifo_at_the_target_is_refused_not_replaced(tmp_path):
+    """`./lab export RUN out=/dev/null` as root renamed a file over the device node: /dev/null became a
+    regular file, and every later `> /dev/null` on the host filled it (found 2026-11-28). A FIFO stands in
+    for the device here (a failing test must not break the host): refused, left as it was, no temp file."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    os.symlink(fifo, link)
+    for target in (fifo, link):
+        with pytest.raises(RunFolderError, match="not a regular file"):
+            write_atomic_text(str(target), "x\n")
+        with pytest.raises(RunFolderError, match="not a regular file"):
+            with output_of(str(target)):
+                pass
+    assert os.path.exists(fifo) and not os.path.isfile(fifo) and os.path.islink(link)
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export.py"), str(tmp_path), f"out={fifo}"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and not os.path.isfile(fifo), p.stderr

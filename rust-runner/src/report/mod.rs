@@ -284,8 +284,14 @@ impl Report {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
+        let bytes = serde_json::to_vec_pretty(self)?;
+        // `-o /dev/null` (or a FIFO): written through. Renamed over, the device node became a regular
+        // file for every program on the host (as root).
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()));
+        }
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
         std::fs::rename(&tmp, path)?;
         Ok(())
     }

@@ -129,3 +129,26 @@ fn erase_without_an_erase_function_is_bad_input() {
     let out = runner(&["erase", RUNTIME_ERROR, "--if-defined", "--nodes", "127.0.0.1:1"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `-o /dev/null` (any file that is not a regular one) is written through, not renamed over: as root the
+/// rename made /dev/null a regular file for the whole host (2026-11-28). A FIFO stands in for the device
+/// (a failing test must not break the host): it is still a FIFO after the run and its reader got the report.
+#[test]
+fn an_output_that_is_not_a_regular_file_is_written_through() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fifo-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("report.json");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || tx.send(std::fs::read(&path)).ok());
+    let out = runner(&["run", "workloads/empty.rn", "-d", "10", "-w", "0", "--no-csv", "-q", "-o", fifo.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced by a file");
+    let got = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the FIFO's reader got nothing").unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&got).unwrap();
+    assert_eq!(r["result"]["cycles"], 10);
+    std::fs::remove_dir_all(&dir).ok();
+}
