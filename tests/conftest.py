@@ -16,6 +16,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+# The one place the tests find the lab's package (above, for themselves) and every program
+# they start (PYTHONPATH: python3 -m lab.cli.VERB).
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (os.path.join(ROOT, "scripts"), os.environ.get("PYTHONPATH")) if p)
 TOPO = os.path.join(ROOT, "topologies")
 
 

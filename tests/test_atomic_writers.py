@@ -11,11 +11,11 @@ import zipfile
 import pytest
 from conftest import ROOT
 
-import c2c_published as C
-import runfolder
-import tidy
-from fleetlib import code
-from runfolder import RunFolderError, output_of, write_atomic_text, writing
+from lab.core import c2c_published as C
+from lab.core import runfolder
+from lab.core import tidy
+from lab.fleet import code
+from lab.core.runfolder import RunFolderError, output_of, write_atomic_text, writing
 
 SCRIPTS = os.path.join(ROOT, "scripts")
 # open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer

@@ -14,10 +14,8 @@ import tarfile
 import pytest
 from conftest import ROOT, sh
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import c2c_published as C  # noqa: E402
-from reporting import markdown, model  # noqa: E402
-
+from lab.core import c2c_published as C
+from lab.report import markdown, model
 CAT = os.path.join(ROOT, "reference", "c2c")
 
 
@@ -152,8 +150,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
         assert float(printed[rel][2]) == pytest.approx(statistics.median(xs), abs=0.051)
     # heatmap: hwloc's order (socket 0's cores with their siblings, then socket 1), one border between
     # (the chart object both the PNG's data and the page's SVG are drawn from: reporting/chartmodel.py)
-    from reporting import chartmodel, model
-    from runfolder import RunFolder
+    from lab.report import chartmodel, model
+    from lab.core.runfolder import RunFolder
     ex = next(x for x in model.build(run)["experiments"] if x["name"] == "c2c-matrix")
     chart = chartmodel.build("heatmap", ex, "one_way_ns", RunFolder(run).topology())
     order = chart.order

@@ -233,7 +233,7 @@ def test_the_judgement_takes_out_what_the_servers_share_explains_and_no_more():
     # The judgement alone, on probe readings written out (the timing itself is tested above): the core
     # chain at baseline before the window and slowed to 69% after it, as runner-cql's probes read while
     # Cassandra kept working on the CPU.
-    from engine import capacity
+    from lab.engine import capacity
     base = {0: {"core": 1.0, "memory": 10.0}}
     before = {0: {"core": 1.0, "memory": 10.0}}
     slowed = {0: {"core": 1 / 0.69, "memory": 10 / 0.69}}
@@ -316,7 +316,7 @@ def test_one_probe_process_serves_both_probes_of_a_repeat():
     # The engine's two probes around a repeat come from one process (--serve): the watched threads'
     # files opened for the first probe are read again for the second, a thread that ended in between
     # has its file closed, a thread that started in between is opened; end of input ends the process.
-    from engine import capacity
+    from lab.engine import capacity
     cpu = sorted(os.sched_getaffinity(0))[0]
     sh("make", "-s", "-C", "c-probes", "build/capacity")
     with threads_server(cpu) as (server, say):

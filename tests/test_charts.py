@@ -8,8 +8,8 @@ from conftest import ROOT, TOPO, in_process, sh
 
 def heatmap_of(run, exp):
     """The heatmap chart object both pictures draw (reporting/chartmodel.py), from the run model."""
-    from reporting import chartmodel, model
-    from runfolder import RunFolder
+    from lab.report import chartmodel, model
+    from lab.core.runfolder import RunFolder
     e = next(e for e in model.build(str(run))["experiments"] if e["name"] == exp)
     return chartmodel.build("heatmap", e, "one_way_ns", RunFolder(str(run)).topology())
 
@@ -100,7 +100,7 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
 
 
 def test_an_old_spec_the_parser_rejects_still_gives_its_charts(tmp_path):
-    import charts
+    from lab.report import charts
     spec = tmp_path / "old.spec"
     spec.write_text("experiment = old\nsome_key_since_renamed = 1\nchart = bars x_per_s\n")   # test input
     assert charts.spec_charts(str(spec)) == ("old", [("bars", "x_per_s")])

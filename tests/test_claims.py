@@ -5,18 +5,15 @@ hand, not a measurement, except the why=1 evidence recorded here (tests/fixtures
 import os
 import re
 import shutil
-import sys
 
 import pytest
 
 from conftest import ROOT, sh
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from reporting import claims, model  # noqa: E402
-from reporting import verdict as V  # noqa: E402
-from why import diff  # noqa: E402
-from why import evidence as EV  # noqa: E402
-
+from lab.report import claims, model
+from lab.report import verdict as V
+from lab.why import diff
+from lab.why import evidence as EV
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 
 

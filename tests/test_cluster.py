@@ -10,8 +10,8 @@ import time
 
 import pytest
 from conftest import ROOT, results, rows, sh  # noqa: F401  (fixture)
-from engine.journal import read as read_journal
-from runfolder import RunFolder
+from lab.engine.journal import read as read_journal
+from lab.core.runfolder import RunFolder
 
 CLUSTER = os.path.join(ROOT, "cassandra", "cluster.sh")
 CASSANDRA = os.path.join(ROOT, "cassandra", "cassandra.sh")
@@ -110,7 +110,7 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
 def test_cluster_row_of_a_received_record_is_bounded(tmp_path):
     """A run folder from elsewhere may carry any env/cassandra-cluster.txt: the report's row stays one line
     of bounded length, counting the nodes it lists."""
-    from reporting.model import cluster_row
+    from lab.report.model import cluster_row
     rec = tmp_path / "cassandra-cluster.txt"
     rec.write_text("where=hosts a, b of inv.ini\n" + "".join(f"node={i} host=h{i} cql=10.0.0.{i}:9042 numa={i % 2}\n"
                                                            for i in range(1, 71)) + "x" * 100000 + "\n")

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from conftest import ROOT, rows, sh
 
-from reporting import model
+from lab.report import model
 
 SCHEMA = json.load(open(os.path.join(ROOT, "docs", "run-format.schema.json")))
 # Bencher's Metric Format as documented at https://bencher.dev/docs/reference/bencher-metric-format

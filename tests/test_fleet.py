@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, TOPO, children, results  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow   # sshd hosts, Ansible runs and fleet sweeps
-from runfolder import RunFolder
+from lab.core.runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).
 SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
@@ -165,8 +165,8 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     """hostA has measured this sweep before (a run in its lab_dir's results/), hostB never: hostA's dry run
     takes seconds per run from hostA's own run, read there by the lab's history reader, hostB's from the
     spec's cost. Then hostB's python answers the reader with a crafted summary: refused, by hostB's name."""
-    from engine.history import local
-    from runfolder import hostname
+    from lab.engine.pricehistory import local
+    from lab.core.runfolder import hostname
     a, b = fleet["hosts"]["hostA"], fleet["hosts"]["hostB"]
     run = a.dir / "lab" / "results" / f"20260101T000000Z-{hostname()}"
     sh_env = dict(fleet["env"], LAB_RESULTS=str(a.dir / "lab" / "results"))
@@ -210,7 +210,7 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
 def test_a_history_summary_is_data_checked_strictly(tmp_path):
     """What a host says about its history is parsed, never obeyed: exact keys, plain names, finite values
     in bounds, a bounded size; anything else is one line naming where it came from."""
-    from engine.history import MAX_BYTES, HistoryError, load
+    from lab.engine.pricehistory import MAX_BYTES, HistoryError, load
     entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 3,
              "remeasured_per_repeat": 0.5, "run": "20260101T000000Z-h"}
 
@@ -358,7 +358,7 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
     import io
     import tarfile
 
-    from fleetlib.folder import FetchError, unpack
+    from lab.fleet.folder import FetchError, unpack
 
     def archive(name, members):
         path = tmp_path / name
@@ -413,7 +413,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     # A host's CPU model or error text reaches the terminal through the fleet's one printer.
-    import fleet
+    from lab.cli import fleet
     fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
@@ -450,7 +450,7 @@ def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
 def test_the_nix_shell_is_its_variables_and_the_store_paths_they_name():
     """What a Nix host gets (scripts/nixenv.py): the shell's variables (PATH by its store entries only)
     and the store paths they name; Nix's own settings and this machine's session stay here."""
-    from nixenv import digest, shell
+    from lab.fleet.nixenv import digest, shell
     gcc, py, jars = (f"/nix/store/{c * 32}-{n}" for c, n in (("a", "gcc-wrapper-14"), ("b", "python3-3.13"),
                                                              ("c", "cassandra-jars")))
     env = {"IN_NIX_SHELL": "impure", "PATH": f"{gcc}/bin:/usr/bin:{py}/bin:/root/.cargo/bin",
@@ -479,8 +479,8 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
     installs nothing: just must come from the shell), and the controller runs with IN_NIX_SHELL and that
     path first on PATH, as `nix develop` would. The hosts are this machine, so hostA's copy goes into a
     store of its own (lab_nix_store=local?root=…) where the path was not valid before."""
-    import fleetlib.nix
-    from nixenv import digest
+    import lab.fleet.nix
+    from lab.fleet.nixenv import digest
     tmp, hosts = fleet["tmp"], fleet["hosts"]
     pkg = tmp / "lab-test-shell"
     (pkg / "bin").mkdir(parents=True)
@@ -542,9 +542,9 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
     # nix copy checks the host key against the fleet's known_hosts: a file without hostA's key fails it
     kh = tmp / "known_hosts_b_only"
     kh.write_text("".join(ln + "\n" for ln in (tmp / "known_hosts").read_text().splitlines() if ADDRS["hostB"] in ln))
-    from fleetlib.inventory import load
+    from lab.fleet.inventory import load
     hv = load(str(inv), env)["hostvars"]
-    plan = fleetlib.nix.copy_plan(hv, "hostA", str(inv), str(kh), [path])
+    plan = lab.fleet.nix.copy_plan(hv, "hostA", str(inv), str(kh), [path])
     assert "StrictHostKeyChecking=yes" in plan["sshopts"] and f"UserKnownHostsFile={kh}" in plan["sshopts"]
     refused = subprocess.run(plan["argv"], env=dict(env, NIX_SSHOPTS=plan["sshopts"]), capture_output=True,
                              text=True, timeout=120)
@@ -555,7 +555,7 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     """fleet-plan prices every host in-process (engine/api.py) on its fetched topology. What a host sends
     for its prices is its history summary: a hostile one (not an object, numbers beyond any bound, wrong
     types) is one line naming the host, and that host is priced from the specs' cost, never a traceback."""
-    import fleet
+    from lab.cli import fleet
     xml = os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml")
     args = [os.path.join(ROOT, a) if a.endswith(".spec") else a for a in SWEEP]
     entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 4,

@@ -81,7 +81,7 @@ def test_a_bad_goal_is_file_line_and_exit_2(tmp_path, results, line):
 def test_a_received_runs_unreadable_goal_is_named_not_shown(tmp_path):
     """A run folder from elsewhere may carry any goal line: the report says it cannot read it, by its
     place, without echoing its text (words from a received file are not the report's)."""
-    from reporting import goals
+    from lab.report import goals
     spec = tmp_path / "x.spec"
     spec.write_text("experiment = x\n" + "goal = <script>alert(1)</script> / 10 rate >= 1\n" * 100)
     got = goals.of_experiment(str(spec), [])

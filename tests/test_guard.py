@@ -78,7 +78,7 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
     # leaves the other foreign; naming both, by a glob of their pidfiles as runner-cql names a cluster's
     # nodes, makes both the measurement's own. The journal says how many were counted (a fact of the run,
     # not of the host's load); the foreign share is compared between the two runs only.
-    from engine import guard
+    from lab.engine import guard
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
     foreign, counted = {}, {}
     with burner(cpu) as one, burner(cpu) as two, pidfiles("node", [one, two]) as (first, _second), \
@@ -123,7 +123,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
     # (`just cluster-up`). A run of the single node (no nodes=) does not talk to it: its CPU time is
     # foreign load. A run with nodes= talks to the cluster: then it is the measurement's own. The spec
     # names both sides as runner-cql.spec does (server: the single node; nodes_server: the cluster's).
-    from engine.spec import Spec
+    from lab.engine.spec import Spec
     real = Spec(os.path.join(ROOT, "experiments", "runner-cql.spec")).resolve("default", {})
     assert ".work/cluster/" not in real["server"] and ".work/cluster/node*/" in real["nodes_server"], real
     cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()

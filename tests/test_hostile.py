@@ -340,7 +340,7 @@ def wait_for(cond, seconds=60, what="a condition"):
 
 
 def token_holders(run):
-    from engine import orphans
+    from lab.engine import orphans
     return orphans.holders(json.loads((run / "sweep" / "engine.json").read_text())["token"])
 
 
@@ -408,8 +408,7 @@ def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
 # sends the group SIGINT every 0.2 ms; prints how many ran to their end.
 HAMMERED = """
 import os, signal, subprocess, sys
-sys.path.insert(0, "scripts")
-from engine import point as pt
+from lab.engine import point as pt
 signal.signal(signal.SIGINT, lambda s, f: None)          # the sweep's handler once it is stopping
 hammer = subprocess.Popen([sys.executable, "-c", "import os, signal, time\\n"
                            "signal.signal(signal.SIGINT, signal.SIG_IGN)\\n"
@@ -572,7 +571,7 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
 def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_cheap():
     import glob
     import time
-    from topo import PAIRS, PlacementError, Topology
+    from lab.topology.topo import PAIRS, PlacementError, Topology
     for xml in sorted(glob.glob(os.path.join(ROOT, "topologies", "*.xml")))[:6]:
         t = Topology(xml)
         for policy in PAIRS:

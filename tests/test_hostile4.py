@@ -186,7 +186,7 @@ def test_numbers_outside_their_real_domain_are_refused(tmp_path, results, arg, s
 
 
 def test_hex_and_octal_counts_are_read_as_hwloc_reads_them():
-    from topo import PlacementError, Topology, synthetic_pus
+    from lab.topology.topo import PlacementError, Topology, synthetic_pus
     assert synthetic_pus("pack:1 core:0x40 pu:2") == 128 and synthetic_pus("core:010 pu:1") == 8
     with pytest.raises(PlacementError, match="at most 8192"):
         Topology("pack:0x40 core:0x40 pu:0x40")
@@ -194,7 +194,7 @@ def test_hex_and_octal_counts_are_read_as_hwloc_reads_them():
 
 def test_a_huge_numa_index_mask_is_read_in_linear_time():
     import time
-    from topo import bitmap
+    from lab.topology.topo import bitmap
     t0 = time.process_time()
     got = bitmap("0x1" + ",0x0" * 200_000)      # one bit at index 6,400,000: a crafted os_index
     assert got == {6_400_000}
@@ -236,7 +236,7 @@ def test_cluster_sh_does_no_arithmetic_on_record_text_and_checks_the_heap(tmp_pa
 
 
 def test_a_cassandra_hosts_pidfile_with_lines_cannot_rewrite_the_cluster_record(tmp_path):
-    import fleet
+    from lab.cli import fleet
     report = tmp_path / "db1.json"
     report.write_text(json.dumps({"host": "db1", "cql": "10.0.0.1:9042", "address": "10.0.0.1", "numa": "0",
                                   "pid": "4242\nnode=9 host=evil cql=203.0.113.9:9042 pid=1", "work": "/srv/lab"}))
@@ -253,7 +253,7 @@ def test_a_cassandra_hosts_pidfile_with_lines_cannot_rewrite_the_cluster_record(
     ("ansible_port=22x", "ansible_port"),
 ])
 def test_inventory_paths_heaps_and_ports_are_checked_in_one_line(tmp_path, hostvar, says):
-    from fleetlib.inventory import InventoryError, load
+    from lab.fleet.inventory import InventoryError, load
     inv = tmp_path / "hosts.ini"
     inv.write_text(f"[lab]\nh1 ansible_host=127.0.0.1 {hostvar}\n")
     with pytest.raises(InventoryError, match=says) as e:
@@ -263,12 +263,12 @@ def test_inventory_paths_heaps_and_ports_are_checked_in_one_line(tmp_path, hostv
 
 # --- 4. the fleet ------------------------------------------------------------------------------------------
 def test_a_400_digit_number_in_a_history_summary_is_refused_not_a_traceback(tmp_path):
-    from engine.history import ENTRY_KEYS, HistoryError, load
+    from lab.engine.pricehistory import ENTRY_KEYS, HistoryError, load
     entry = {k: 1 for k in ENTRY_KEYS}
     entry.update(experiment="spin", profile="default", run="20260101T000000Z-h", repeats=None)
     entry["seconds_per_run"] = int("9" * 400)
     path = tmp_path / "history.json"
-    path.write_text(json.dumps({"format": __import__("engine.history").history.FORMAT, "host": "h",
+    path.write_text(json.dumps({"format": __import__("lab.engine.pricehistory", fromlist=["_"]).FORMAT, "host": "h",
                                 "entries": [entry]}))
     with pytest.raises(HistoryError, match="seconds_per_run must be a finite number"):
         load(str(path))
@@ -276,13 +276,13 @@ def test_a_400_digit_number_in_a_history_summary_is_refused_not_a_traceback(tmp_
 
 @pytest.mark.parametrize("progress", ["[1, 2]", '"text"', "12", '{"done": 1e999, "last": ["x"]}', "[" * 5000])
 def test_progress_json_that_is_not_an_object_gives_a_line_not_a_traceback(progress):
-    import fleet
+    from lab.cli import fleet
     line = fleet.progress_line({"progress": progress})
     assert "\n" not in line and ("starting" in line or "? repeats done" in line), line
 
 
 def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
-    import fleet
+    from lab.cli import fleet
     ok = fleet.progress_line({"progress": json.dumps({"done": 3, "left": 7, "eta_s": 125.0, "last": "p"})})
     assert "3 repeats done" in ok and "7 repeats left, ETA 0:02:05" in ok, ok
     for left, eta in ((-1, 5), (7, float("nan")), ("7", 5), (7, 1e300), (True, 5)):
@@ -292,7 +292,7 @@ def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
 
 def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
     import subprocess
-    from fleetlib.folder import FetchError, unpack
+    from lab.fleet.folder import FetchError, unpack
     (tmp_path / "run" / "data").mkdir(parents=True)
     with open(tmp_path / "run" / "data" / "x.csv", "wb") as f:
         f.truncate(1 << 30)
@@ -305,7 +305,7 @@ def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
 def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
     import subprocess
     import sys
-    from fleetlib import play
+    from lab.fleet import play
     inv = tmp_path / "hosts.ini"
     inv.write_text("[lab]\nh1 ansible_connection=local\nh2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
                    "h3 ansible_host=192.0.2.1\n")
@@ -347,7 +347,7 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
     row = [ln for ln in p.stdout.splitlines() if ln.startswith("localok ")]
     assert p.returncode == 0 and row and row[0].rstrip().endswith("ok"), p.stdout + p.stderr
     # A remote host's Python that Ansible cannot use (the callback's record of it): its row says how to fix it.
-    from fleetlib import play
+    from lab.fleet import play
     status = tmp_path / "status.jsonl"
     status.write_text(json.dumps({"host": "h1", "task": "Kernel and virtualization facts", "status": "failed",
                                   "msg": "Module result deserialization failed: No start of json char found"}) + "\n")
@@ -356,7 +356,7 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
 
 
 def test_vm_or_bare_metal_names_every_layer():
-    import fleet
+    from lab.cli import fleet
     assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
         "VM (kvm), in a container (docker)"
     assert fleet.virt_word({"detect_vm": "none", "detect_container": "none"}) == "bare metal"
@@ -389,7 +389,7 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
     import subprocess
     import time
     from conftest import ROOT
-    from engine import cgroup, orphans
+    from lab.engine import cgroup, orphans
     probe = orphans.new_token()
     if not cgroup.create(probe):
         pytest.skip("no cgroup v1 cpuacct group can be made here: the reaper has only the environment token")
@@ -432,7 +432,7 @@ def test_a_member_of_the_sweeps_cgroup_v2_group_alone_is_ended_by_the_reaper():
     import signal
     import subprocess
     import time
-    from engine import cgroup, orphans
+    from lab.engine import cgroup, orphans
     token = orphans.new_token()
     v2 = [g for g in cgroup.create(token) if not g.startswith(cgroup.V1)]
     try:

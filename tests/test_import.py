@@ -17,7 +17,7 @@ import sys
 import pytest
 from conftest import ROOT, rows, sh
 
-from reporting import model
+from lab.report import model
 
 PY = sys.executable
 IMPORT = os.path.join(ROOT, "scripts", "import_run.py")

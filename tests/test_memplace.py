@@ -4,7 +4,7 @@ and kept as suspect with "memory on node N, expected M". The ran-on.csv lines be
 written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
 
 from conftest import one_point
-from engine.memplace import misplaced
+from lab.engine.memplace import misplaced
 
 HEAD = "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n"
 
@@ -55,6 +55,6 @@ def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
 
 
 def test_memory_nodes_are_read_from_ran_on(tmp_path):
-    from engine.memplace import memory_nodes
+    from lab.engine.memplace import memory_nodes
     assert memory_nodes(ran_on(tmp_path, 'a,-,"0",0,0,0,0,1,-1', 'a,-,"0",1,0,0,0,-1,-1', 'a,-,"0",2,0,0,0,0,1')) == [0, 1]
     assert memory_nodes(str(tmp_path / "nowhere")) == []

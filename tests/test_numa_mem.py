@@ -83,7 +83,7 @@ def test_one_node_host_says_so(tmp_path):
 
 
 def test_published_catalogue_parses_and_every_number_has_a_source():
-    from reporting import numa
+    from lab.report import numa
     rows = list(csv.DictReader(open(numa.CATALOGUE, encoding="utf-8")))
     parsed = numa.catalogue()
     assert len(parsed) == len(rows) >= 3
@@ -95,7 +95,7 @@ def test_published_catalogue_parses_and_every_number_has_a_source():
 
 
 def test_a_malformed_catalogue_row_names_its_line(tmp_path):
-    from reporting import numa
+    from lab.report import numa
     bad = tmp_path / "c.csv"
     head = open(numa.CATALOGUE, encoding="utf-8").readline()
     bad.write_text(head + "m,cpu,u,t,1 2 3,,o/r@" + "0" * 40 + ",f,w\n")

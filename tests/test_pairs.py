@@ -8,7 +8,7 @@ import random
 
 import pytest
 from conftest import ROOT, TOPO, sh
-from topo import PAIRS, PU, PlacementError, Topology
+from lab.topology.topo import PAIRS, PU, PlacementError, Topology
 
 SEEDS = [line.split("`")[1] for line in open(os.path.join(TOPO, "README.md"))
          if line.count("`") >= 2 and ":" in line.split("`")[1] and "pu:" in line.split("`")[1]]

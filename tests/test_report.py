@@ -4,8 +4,6 @@ runs), noise rows kept out of the results; compare.py on old and new runs; `just
 
 Every CSV value and journal event below is test input written by hand, not a measurement."""
 import json
-import os
-import sys
 
 from conftest import ROOT, in_process, sh
 
@@ -188,8 +186,7 @@ def test_open_prints_the_newest_report(tmp_path):
 
 
 def test_numbers_have_three_significant_digits_and_a_prefix():
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from reporting.fmt import fmt
+    from lab.report.fmt import fmt
     assert [fmt(x) for x in (1.02e9, 9330, 26.34, 11800, 8e6, 999999, float("nan"))] == \
         ["1.02 G", "9330", "26.3", "11.8 k", "8 M", "1 M", "–"]
 

@@ -8,9 +8,9 @@ import shutil
 
 from conftest import ROOT
 
-import c2c_published as C
-import runfolder
-from reporting import model
+from lab.core import c2c_published as C
+from lab.core import runfolder
+from lab.report import model
 
 SCRIPTS = os.path.join(ROOT, "scripts")
 

@@ -15,9 +15,9 @@ import time
 import pytest
 from conftest import ROOT, TOPO, rows, sh
 
-from reporting import model, scaling
-from stats import summary
-from topo import Topology
+from lab.report import model, scaling
+from lab.core.stats import summary
+from lab.topology.topo import Topology
 
 RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}
 BASE = ("retries=0", "warmup=0")
@@ -75,7 +75,7 @@ def test_bad_input_gets_one_line_exit_2_and_no_run_folder(results, args, says):
 
 
 def test_spec_keys_exec_and_metric(tmp_path):
-    from engine.spec import Spec, SpecError
+    from lab.engine.spec import Spec, SpecError
     bad = {"both": 'experiment = x\ncommand = true\nexec = ["true"]\n',
            "metric without exec": "experiment = x\ncommand = true\nmetric = a:([0-9]+)\n",
            "not an array": 'experiment = x\nexec = "true"\n',
@@ -305,7 +305,7 @@ def test_perf_stat_counts_what_the_host_allows_and_says_what_it_cannot(results):
     scale(results, "perf=stat", "threads=1", "placements=unpinned", "repeats=1", *BASE, "--", "sleep", "0.05")
     run = only_run(results)
     (ev,) = events(run, "perf_stat")
-    assert set(ev["counted"]) | set(ev["missing"]) == set(__import__("engine.perfstat").perfstat.EVENTS)
+    assert set(ev["counted"]) | set(ev["missing"]) == set(__import__("lab.engine.perfstat", fromlist=["_"]).EVENTS)
     metrics = {r["metric"] for r in rows(glob.glob(os.path.join(run, "data", "*.csv"))[0])}
     assert {"perf_" + e.replace("-", "_") for e in ev["counted"]} <= metrics
     assert "perf_context_switches" in metrics            # a software event: every Linux counts it
@@ -359,7 +359,7 @@ def test_the_words_are_of_the_folder_the_sweep_wrote_not_the_newest_journal(tmp_
     """scale.py reads the run folder the engine says it wrote (engine/api.py's Outcome), never "the newest
     journal in results/": a run of the same experiment whose journal is newer (dated in the future here,
     as another sweep writing at the same time would make it) is not the one described."""
-    from runfolder import hostname
+    from lab.core.runfolder import hostname
     decoy = os.path.join(results["LAB_RESULTS"], f"29990101T000000Z-{hostname()}")
     os.makedirs(os.path.join(decoy, "sweep", "specs"))
     open(os.path.join(decoy, "sweep", "specs", "words-of.spec"), "w").write("experiment = words-of\n")

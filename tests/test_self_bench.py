@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from conftest import ROOT, rows, sh
-from engine.spec import Spec, profiles
+from lab.engine.spec import Spec, profiles
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
            (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"), ("bench-mem", "c-probes"))}

@@ -6,7 +6,7 @@ import re
 import pytest
 from conftest import ROOT, sh
 
-from engine.spec import KEYS, Spec, SpecError, overrides_from
+from lab.engine.spec import KEYS, Spec, SpecError, overrides_from
 
 
 def write(tmp_path, text):

@@ -2,8 +2,6 @@
 cache server run here, and the load generator runs on test_fleet's sshd "host" hostB (127.0.0.3), reached
 over ssh with its host key checked. Both are this machine, so the report must say "loopback"."""
 import json
-import os
-import sys
 
 import pytest
 from conftest import ROOT, rows, sh
@@ -63,8 +61,7 @@ def test_a_client_list_is_destinations_only(tmp_path, results):
         p = sh("scripts/sweep.py", "dry=1", f"clients={bad}", *POINT, env=results, check=False)
         assert p.returncode == 2 and "clients" in p.stderr and p.stderr.count("\n") == 1, (bad, p.stderr)
     # and the remote command's words are checked before ssh sees them
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from fleetlib import clients
+    from lab.fleet import clients
     with pytest.raises(clients.ClientError):
         clients.remote_argv("hostB", ["python3", "x; rm -rf ~"])
     argv = clients.remote_argv("hostB", ["python3", "/lab/scripts/loadclients.py", "client", "--port=1"])
@@ -74,8 +71,7 @@ def test_a_client_list_is_destinations_only(tmp_path, results):
 def test_fleet_clients_become_checked_ssh_config_lines(tmp_path):
     """fleet-sweep clients=: what the inventory says about a client becomes lines of the server hosts'
     ssh config, so a value that would add a second option (a space, a newline) is refused by name."""
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from fleetlib import clients
+    from lab.fleet import clients
     text = clients.ssh_config([("hostB", "127.0.0.3", 2222, "root")], "~/.ssh/lab_key")
     assert "Host hostB\n  HostName 127.0.0.3\n  Port 2222\n  User root\n  IdentityFile ~/.ssh/lab_key\n" in text
     assert f"UserKnownHostsFile {clients.KNOWN_HOSTS_MARK}" in text and "StrictHostKeyChecking yes" in text
@@ -94,8 +90,7 @@ def test_fleet_clients_become_checked_ssh_config_lines(tmp_path):
 
 def test_the_path_is_named_from_who_the_client_is():
     """Two machines only when the client's boot id differs from ours; one machine at 127/8 is loopback."""
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from fleetlib import clients
+    from lab.fleet import clients
     own = clients.boot_id()
     assert clients.path_name("127.0.0.1", own, own)[0] == "loopback"
     assert clients.path_name("10.1.2.3", own, own)[0] == "same host"

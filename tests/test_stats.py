@@ -3,8 +3,8 @@ import math
 import os
 
 import pytest
-from stats import median, percentile, summary, welch
-from tidy import fill
+from lab.core.stats import median, percentile, summary, welch
+from lab.core.tidy import fill
 
 
 def test_percentiles_interpolate_between_ranks():
@@ -37,7 +37,7 @@ def test_welch_matches_textbook_values():
 
 @pytest.mark.parametrize("t", [0.3, 1.0, 2.5, 7.0])
 def test_t_distribution_tails_match_closed_forms(t):
-    from stats import betainc
+    from lab.core.stats import betainc
     # Two-sided p of Student's t: df = 1 (Cauchy) and df = 2 have closed forms.
     assert betainc(0.5, 0.5, 1 / (1 + t * t)) == pytest.approx(1 - 2 / math.pi * math.atan(t), rel=1e-9)
     assert betainc(1.0, 0.5, 2 / (2 + t * t)) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-9)
@@ -58,7 +58,7 @@ def test_tidy_fill_keeps_instrument_columns_and_rejects_bad_values():
 
 
 def test_median_interval_is_distribution_free_from_six_values():
-    from stats import ci_method, median_ci, order_statistic_rank
+    from lab.core.stats import ci_method, median_ci, order_statistic_rank
     # P(Bin(n, 1/2) <= k-1) on each side: n=5 cannot reach 95% with the extremes (1 - 2/32 = 93.75%)
     assert order_statistic_rank(5) == (0, 0.0)
     assert order_statistic_rank(6) == (1, 1 - 2 / 64)
@@ -72,7 +72,7 @@ def test_median_interval_is_distribution_free_from_six_values():
 def test_median_rank_of_a_fleets_pairs_is_quick_and_agrees_with_the_exact_sum():
     """A 2x EPYC c2c matrix pools ~523,776 pair values: the rank comes from SciPy's binomial there (the
     exact sum is quadratic in n, minutes per call: issue 44, finding 16); both rules agree where they meet."""
-    import stats
+    from lab.core import stats
     for n in (stats.EXACT_UP_TO + 1, 2501, 4000):
         exact = stats.order_statistic_rank.__wrapped__
         k, cov = stats._rank_from_quantile(n, 0.95)
@@ -90,7 +90,7 @@ def test_median_rank_of_a_fleets_pairs_is_quick_and_agrees_with_the_exact_sum():
 
 
 def test_student_t_and_welch_come_from_scipy_with_the_tables_values():
-    from stats import t975
+    from lab.core.stats import t975
     # printed tables of Student's t, 97.5%: df 1, 2, 4, 10, 30; the normal's 1.960 far out
     for df, table in ((1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (30, 2.042), (10 ** 6, 1.960)):
         assert round(t975(df), 3) == table
@@ -111,7 +111,7 @@ OLD_MEDIAN_CI = [([10, 12, 11], (7.886343801635775, 14.113656198364225)),
 
 def test_results_are_those_of_the_hand_written_code_before_scipy():
     from scipy import stats as sp
-    from stats import median_ci
+    from lab.core.stats import median_ci
     for (xs, ys), old in OLD_WELCH:
         assert welch(xs, ys) == pytest.approx(old, rel=1e-9)
         assert welch(xs, ys)[2] == pytest.approx(sp.ttest_ind(xs, ys, equal_var=False).pvalue, rel=1e-12)
@@ -126,7 +126,7 @@ def test_the_fleet_history_reader_needs_no_scipy(tmp_path):
     import sys
     scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
     (tmp_path / "scipy.py").write_text("raise ImportError('no SciPy on this host')\n")
-    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import stats; "
+    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; from lab.core import stats; "
             "print(stats.median([3, 1, 2]), stats.percentile([1, 2, 3, 4], 25))")
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path), scripts], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.split() == ["2.0", "1.75"], p.stderr

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, rows, sh
-from engine.guard import NOISE_METRICS
+from lab.engine.guard import NOISE_METRICS
 
 SPEC = "tests/fixtures/spin.spec"
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
@@ -228,9 +228,7 @@ def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, re
 
 
 def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tmp_path, results):
-    import sys
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from engine.sweep import round_order
+    from lab.engine.rounds import round_order
     spec = tmp_path / "order.spec"
     spec.write_text("experiment = order\ncommand = tests/fixtures/spin.sh 1 2000\nvariants = a b c d\n"
                     "placements = unpinned\nthreads = 1\nrepeats = 4\nwarmup = 0\n")

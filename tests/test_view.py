@@ -40,7 +40,7 @@ def c2c_run(tmp_path):
 
 
 def test_c2c_bars_in_the_png_data_and_the_page_svg_are_the_median_of_pair_medians(tmp_path):
-    from reporting.fmt import fmt
+    from lab.report.fmt import fmt
     run = c2c_run(tmp_path)
     want = {rel: statistics.median(statistics.median(xs) for xs in pairs.values()) for rel, pairs in PAIRS.items()}
     # the rule is not the other two pooling ways on this input: the test can tell them apart
@@ -140,7 +140,7 @@ def test_a_hostile_variant_reaches_the_page_escaped(tmp_path):
 
 def test_a_fleet_shows_the_same_rows_in_fleet_md_and_fleet_html(tmp_path):
     # two hosts' runs (hand-written rows), the second 1.5 times faster and on another kernel
-    from reporting import model, nway
+    from lab.report import model, nway
     runs = []
     for name, scale, kernel in (("hostA", 1, "6.1.0"), ("hostB", 1.5, "6.12.0")):
         lines = [f"r,sp,a,compact,{t},0,{i},ops_per_s,{scale * (100 * t + i)},1/s," for t in (2, 10) for i in (1, 2, 3)]
@@ -161,16 +161,16 @@ def test_a_fleet_shows_the_same_rows_in_fleet_md_and_fleet_html(tmp_path):
 
 
 def test_every_chart_kind_the_spec_accepts_is_built_and_written():
-    import charts
-    from engine.spec import CHART_KINDS
-    from reporting import chartmodel
+    from lab.report import charts
+    from lab.engine.spec import CHART_KINDS
+    from lab.report import chartmodel
     assert set(CHART_KINDS) == set(chartmodel.KINDS) == set(charts.WRITERS)
 
 
 def test_a_figure_is_carried_inside_the_page_and_only_our_own_svg_is_inlined(tmp_path):
     import os
 
-    from reporting import html_page, markdown, view
+    from lab.report import html_page, markdown, view
     run = tmp_path / "run"
     (run / "plots").mkdir(parents=True)
     (run / "plots" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)     # test input: a PNG's signature
@@ -190,7 +190,7 @@ def test_a_figure_is_carried_inside_the_page_and_only_our_own_svg_is_inlined(tmp
 
 def test_a_new_section_is_one_builder_and_both_reports_show_it(tmp_path, monkeypatch):
     # the shape of the coming "Why it stops scaling" section: a verdict, a table, a flame graph file
-    from reporting import html_page, markdown, model, view
+    from lab.report import html_page, markdown, model, view
     lines = [f"r,sp,a,compact,{t},0,{i},ops_per_s,{100 * t + i},1/s," for t in (1, 2) for i in (1, 2, 3)]
     run = run_folder(tmp_path, "sp", lines, "chart = scaling ops_per_s\n")
     (run / "plots" / "sp-flame.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><text>lock_wait</text></svg>')
@@ -219,7 +219,7 @@ def test_at_a_glance_pools_as_the_bars_do(tmp_path):
 
 
 def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_svg(tmp_path):
-    from reporting.fmt import fmt
+    from lab.report.fmt import fmt
     # CPU pair 0,1 measured under two placements (medians 11 and 31), 1,2 once: the cell is the median of
     # the two medians (21), not the median of the six repeats pooled (30.5)
     lines = [f'r,hm,cas,{pl},2,"{pair}",{i},one_way_ns,{x},ns,'
@@ -242,7 +242,7 @@ def test_every_svg_chart_escapes_what_a_run_folder_names(tmp_path):
     """svg.py builds ElementTree elements: a hostile variant, placement, unit or title stays text, and
     every chart kind parses as XML with no element it did not draw."""
     import xml.etree.ElementTree as ET
-    from reporting import svg      # conftest puts scripts/ on the path
+    from lab.report import svg  # conftest puts scripts/ on the path
     bad = '<script>x</script>"&'
     p = {"variant": bad, "placement": bad, "threads": "2", "cpus": "0,1", "metric": "m", "unit": bad,
          "s": {"median": 1.0, "min": 0.5, "max": 2.0, "n": 3, "ci_pct": 4.0, "ci_lo": 0.9, "ci_hi": 1.1,

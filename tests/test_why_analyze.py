@@ -11,9 +11,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from reporting import scaling
-from why import classify as C
-from why import diff, evidence, flame, verdict
+from lab.report import scaling
+from lab.why import classify as C
+from lab.why import diff, evidence, flame, verdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REC = os.path.join(HERE, "fixtures", "why", "recorded")

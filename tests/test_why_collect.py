@@ -13,10 +13,10 @@ import subprocess
 import pytest
 from conftest import ROOT, sh
 
-from engine import orphans
-from why import classify as C
-from why import diff, verdict
-from why import evidence as ev
+from lab.engine import orphans
+from lab.why import classify as C
+from lab.why import diff, verdict
+from lab.why import evidence as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 BUILD = os.path.join(FIXTURES, "build")
@@ -464,7 +464,7 @@ my prog  10/11 [001]  100.007000: PERF_RECORD_SWITCH IN
 
 
 def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
-    from why import fold
+    from lab.why import fold
     f = fold.fold(PERF_SCRIPT.splitlines(keepends=True))
     (t,) = [r for r in f.thread_rows() if r["tid"] == 11]
     # blocked from 100.001020 to the wakeup at 100.003020, then 1 ms in the run queue, then preempted 1 ms

@@ -8,9 +8,9 @@ import re
 import shutil
 
 from conftest import ROOT, in_process, sh
-from reporting import model
-from runfolder import RunFolder
-from scale import say_why
+from lab.report import model
+from lab.core.runfolder import RunFolder
+from lab.cli.scale import say_why
 
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 RECORDED = f"{ROOT}/tests/fixtures/why/recorded"

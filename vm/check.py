@@ -12,8 +12,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from engine.journal import read as read_journal  # noqa: E402
-from topo import PAIRS, PlacementError, Topology  # noqa: E402
+from lab.engine.journal import read as read_journal  # noqa: E402
+from lab.topology.topo import PAIRS, PlacementError, Topology  # noqa: E402
 
 # What hwloc must see in each shape (vm/shapes.sh), and the NUMA distance between its two nodes.
 SHAPES = {

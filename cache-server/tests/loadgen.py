@@ -48,7 +48,7 @@ def check_memory_node(raw):
     that is not among them, marks the repeat with the node it found."""
     import csv
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-    from engine.memplace import misplaced
+    from lab.engine.memplace import misplaced
     with open("/sys/devices/system/node/has_memory") as f:
         nodes = node_list(f.read())
     try:

@@ -1,0 +1,9 @@
+"""The scaling lab's Python code: one package, one sub-package per part of the lab."""
+
+import os as _os
+
+# Set once, here: every python program the lab spawns (charts, report, the reaper, perf's summary…) runs
+# as `python3 -m lab.cli.VERB` and finds this package through PYTHONPATH, whoever started the first one.
+_here = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if _here not in _os.environ.get("PYTHONPATH", "").split(_os.pathsep):
+    _os.environ["PYTHONPATH"] = _os.pathsep.join(p for p in (_here, _os.environ.get("PYTHONPATH")) if p)

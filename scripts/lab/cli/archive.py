@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Pack a run, or replay a packed run's sweep on this host and compare the two.
+
+  archive.py pack RUN          → results/RUN.tar.gz (data, raw, env, charts, report, sweep)
+  archive.py replay ARCHIVE    → the same experiments, profile and overrides measured here with this
+                                 checkout's own specs, then compare.py old new
+
+An archive comes from another host: nothing in it is run. Its specs are shown, never executed; its
+keys and overrides go through the engine's own checks, and member names are checked before unpacking.
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zlib
+
+from lab.engine import api
+from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir
+from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
+                       output_of, results_dir, run_name, stamp_now)
+from lab.core.term import visible
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def die(msg):
+    print(f"archive: {visible(msg)}", file=sys.stderr)
+    sys.exit(2)
+
+
+def pack(name):
+    rf = find(name)
+    if rf is None:
+        die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
+    run = rf.path
+    out = run + ".tar.gz"
+    with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
+        t.add(run, arcname=os.path.basename(run))
+    print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
+
+
+# What an archive may unpack to: a run's data, raw output and environment are megabytes; a member or
+# a total beyond these is a bomb (a 74 KB archive can hold a 1 GiB sparse file), not a run.
+MAX_MEMBER = 256 << 20
+MAX_TOTAL = 1 << 30
+MAX_MEMBERS = 100_000
+MAX_TOP = 100               # characters of the run folder's name
+MAX_HOURS = 24              # a replay priced above this is refused
+
+
+class ArchiveError(Exception):
+    """An archive (or a fleet host's packed run) that is not a run folder; str() is the one line."""
+
+
+def members_of(archive, t, max_total=MAX_TOTAL):
+    """The members of an archive, refused (ArchiveError, one line) unless they are regular files and
+    folders under one top folder, bounded in count and size, none sparse, none named twice."""
+    members, total, tops, files, dirs = [], 0, set(), set(), set()
+    for m in t:
+        members.append(m)
+        name = m.name.rstrip("/")
+        parts = name.split("/")
+        if len(members) > MAX_MEMBERS:
+            raise ArchiveError(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
+        if m.name.startswith("/") or ".." in parts or "" in parts or not (m.isfile() or m.isdir()):
+            raise ArchiveError(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
+        if m.issparse():
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: a sparse file")
+        if m.size > MAX_MEMBER:
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
+        total += m.size
+        if total > max_total:
+            raise ArchiveError(f"{archive}: more than {max_total >> 30} GiB unpacked: not a run folder")
+        if name in files or name in dirs:
+            raise ArchiveError(f"{archive}: {name!r} is in it twice")
+        (dirs if m.isdir() else files).add(name)
+        tops.add(parts[0])
+    if len(tops) != 1:
+        raise ArchiveError(f"{archive}: expected one run folder inside, found {len(tops)}")
+    top = next(iter(tops))
+    if top in files:
+        raise ArchiveError(f"{archive}: its top {top!r} is a file, not a run folder")
+    if len(top) > MAX_TOP:
+        raise ArchiveError(f"{archive}: its top folder's name has {len(top)} characters (at most {MAX_TOP})")
+    for name in files | dirs:
+        parts = name.split("/")
+        clash = next((p for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in files), None)
+        if clash:
+            raise ArchiveError(f"{archive}: {clash!r} is both a file and a folder")
+    return members, top
+
+
+def safe_extract(archive, dest):
+    """Regular files and folders under one top folder only: no links, devices, absolute or .. paths,
+    nothing sparse, nothing beyond the bounds above."""
+    try:
+        t = tarfile.open(archive)
+        with t:
+            members, top = members_of(archive, t)
+            for m in members:
+                m.mode = 0o755 if m.isdir() else 0o644
+                t.extract(m, dest, set_attrs=False)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        die(f"cannot read {archive}: {e}")
+    except ArchiveError as e:
+        die(str(e))
+    return os.path.join(dest, top)
+
+
+def read_args(path, archive):
+    """sweep/args.json of a received run, checked for shape: {"profile": name, "perf": 0|1,
+    "overrides": {key: text}, "experiments": [name…]}. Its values then pass the engine's own checks
+    and bounds (a dry run) before anything is measured."""
+    where = f"{archive}: sweep/args.json"
+    try:
+        if os.path.getsize(path) > 1 << 20:
+            die(f"{where}: more than 1 MiB")
+        with open(path, encoding="utf-8") as f:
+            args = json.load(f)
+    except (ValueError, RecursionError) as e:
+        die(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})")
+    name = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+    ok = (isinstance(args, dict) and isinstance(args.get("profile", "default"), str)
+          and name.fullmatch(args.get("profile", "default")) and args.get("perf", 0) in (0, 1, "stat")
+          and isinstance(args.get("overrides", {}), dict)
+          and all(isinstance(k, str) and isinstance(v, str) for k, v in args.get("overrides", {}).items())
+          and isinstance(args.get("experiments"), list)
+          and all(isinstance(x, str) and name.fullmatch(x) for x in args["experiments"]))
+    if not ok:
+        die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
+            f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
+    return args
+
+
+def settings(overrides, say=True):
+    """The overrides a replay applies: measurement settings only. Keys that choose hosts, servers,
+    contact points or files (engine/spec.py's TARGET_KEYS) and the sweep's own keys (run=, history=,
+    topology=, …) are dropped, each said in one line."""
+    out = {}
+    for k, v in overrides.items():
+        if (k in TARGET_KEYS or k in ENGINE_KEYS) and say:
+            print(visible(f"archive: not applying {k}={v[:80]}: an archive carries measurement settings only, "
+                          f"{'not the hosts, servers or files a replay talks to' if k in TARGET_KEYS else 'not the sweep command'}"),
+                  file=sys.stderr)
+        if k not in TARGET_KEYS and k not in ENGINE_KEYS:
+            out[k] = v
+    return out
+
+
+def local_specs():
+    out = {}
+    d = spec_dir(ROOT)
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".spec"):
+            s = Spec(os.path.join(d, name))
+            out[s.lines[("experiment", None)][0][0]] = s
+    return out
+
+
+def replay(archive):
+    if not os.path.isfile(archive):
+        die(f"no such archive: {archive}")
+    work = tempfile.mkdtemp()
+    try:
+        old_rf = RunFolder(safe_extract(archive, work))
+        old = old_rf.path
+        rec = old_rf.import_record()
+        kind = kind_of(rec)
+        if kind == KIND_IMPORTED:   # another tool's file (./lab import): its commands are its own
+            die(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not measure it "
+                "and keeps no spec to replay; measure the same command here with `./lab scale` and "
+                "`./lab compare` the two runs")
+        if kind == KIND_PUBLISHED:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+            die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
+                "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")
+        if not os.path.exists(old_rf.sweep_file("args.json")):
+            die(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an older "
+                "engine) has no sweep to replay; compare it with ./lab compare instead")
+        args = read_args(old_rf.sweep_file("args.json"), archive)
+        mine = local_specs()
+        specs = []
+        for exp in args["experiments"]:
+            theirs = old_rf.spec_path(exp)
+            if exp not in mine:
+                print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
+                if os.path.exists(theirs):
+                    sys.stderr.write("".join(f"    {visible(ln, lines=True)}" for ln in open(theirs, errors="replace")))
+                continue
+            specs.append(mine[exp].path)
+        if not specs:
+            die("nothing to replay: no experiment of the archive has a local spec")
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
+        new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
+        asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
+        asked += [f"{k}={v}" for k, v in settings(args.get("overrides", {})).items()]
+        argv = asked + [f"run={new}"]
+        print(visible(f"archive: replaying {os.path.basename(old)} here into {new}: {' '.join(argv)}"), file=sys.stderr)
+        # The price first: the engine checks and bounds every value the archive asks for, and the
+        # dry run shows what it costs; a replay priced above MAX_HOURS, expected or at worst (every run to
+        # its timeout and retried: a sender sets retries=1000 retry_pause=86400 with guards that always
+        # fire), is refused.
+        try:
+            price = api.dry_run(api.request([*asked, "dry=1", *specs]), sys.stdout)
+            if price.expected > MAX_HOURS * 3600:
+                die(f"the archive asks for {price.summary()}: more than {MAX_HOURS} h; replay its experiments "
+                    "yourself with fewer repeats (./lab sweep …)")
+            if price.worst > MAX_HOURS * 3600:
+                die(f"the archive's settings could take {price.worst / 3600:.3g} h at worst (every run to its "
+                    f"timeout and retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
+                    f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or "
+                    "retry_pause (./lab sweep …)")
+            outcome = api.run(api.request(argv + specs))    # a Ctrl-C stops it cleanly (teardown, state): 130
+        except api.EngineError as e:
+            die(str(e))
+        for line in outcome.lines():
+            print(line, file=sys.stderr)
+        rc = outcome.code
+        if rc == 130:
+            die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
+                f"scripts/sweep.py {' '.join(shlex.quote(a) for a in argv)} "
+                + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
+        if rc == 2:
+            return 2
+        out = os.path.join(new, f"compare-with-{name}.md")
+        subprocess.run([os.path.join(ROOT, "scripts", "compare.py"), old, new, out],
+                       stdout=subprocess.DEVNULL, check=False)
+        print(f"archive: comparison: {out}", file=sys.stderr)
+        return rc
+    except (SpecError, RunFolderError) as e:
+        die(str(e))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == "pack":
+        pack(argv[1])
+        return 0
+    if len(argv) == 2 and argv[0] == "replay":
+        return replay(argv[1])
+    die("usage: archive.py pack RUN | replay ARCHIVE.tar.gz")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        die("interrupted")

@@ -1,0 +1,1 @@
+"""What every part uses: the run folder, the tidy CSV, statistics, terminal text."""

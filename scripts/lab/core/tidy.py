@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The lab's one CSV schema, and the small operations the drivers do on it.
+
+  tidy.py fill KEY=VALUE… FILE…  > schema rows (no header)
+      Fills the columns the instrument did not print from the sweep point; rejects a row whose
+      value is not a finite number or that lacks metric/value/unit (exit 3, names the line).
+"""
+import csv
+import io
+import math
+import os
+import sys
+
+from lab.core.runfolder import read_csv, write_atomic_text
+
+# `suspect` is empty for a clean repeat, else why the interference guard distrusts it ("steal 31% >
+# 10%"). Runs made before it existed have ten columns: read() gives them an empty one.
+COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat",
+           "metric", "value", "unit", "suspect"]
+
+
+# No instrument measures beyond this magnitude; a received run's 1.7e308 would overflow the
+# statistics and the chart scales, so it is refused like NaN.
+MAX_VALUE = 1e18
+
+
+def value_problem(text):
+    """Why a value cell is no measurement, or "" when it is one."""
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return f"value {text!r} is not a number"
+    if not math.isfinite(v):
+        return f"value {text} is not finite"
+    if abs(v) > MAX_VALUE:
+        return f"value {text} is beyond ±{MAX_VALUE:g}"
+    return ""
+
+
+def row_problem(row):
+    """Why a row of a tidy CSV is not one the lab can use, or "": a measured value, and a whole
+    number of threads and repeat."""
+    for k in ("threads", "repeat"):
+        t = row.get(k) or ""
+        if not (t.isascii() and t.isdigit()):
+            return f"{k} {t!r} is not a whole number"
+    return value_problem(row.get("value"))
+
+
+def read(path):
+    """Rows of a tidy CSV file as dicts (the lab's own files; header included)."""
+    if not os.path.lexists(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
+    rows = read_csv(path)       # a regular file of the run, bounded (runfolder.read_file)
+    for r in rows:
+        r["suspect"] = r.get("suspect") or ""
+    return rows
+
+
+def write_atomic(path, rows, header=True):
+    """Write rows (dicts) so that a reader never sees half a file (runfolder's one atomic writer)."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    if header:
+        w.writeheader()
+    w.writerows(rows)
+    write_atomic_text(path, out.getvalue())
+
+
+def fill(point, text):
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        raise ValueError("the command printed no CSV")
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    missing = {"metric", "value", "unit"} - set(reader.fieldnames or [])
+    if missing:
+        raise ValueError(f"CSV header {reader.fieldnames} lacks {sorted(missing)}")
+    unknown = set(reader.fieldnames) - set(COLUMNS)
+    if unknown:
+        raise ValueError(f"CSV header has columns outside the schema: {sorted(unknown)}")
+    out = []
+    for n, row in enumerate(reader, start=2):
+        why = value_problem(row["value"])
+        if why:
+            raise ValueError(f"line {n}: {why}")
+        if not row["metric"]:
+            raise ValueError(f"line {n}: empty metric")
+        merged = dict(point)
+        merged.update({k: v for k, v in row.items() if v not in (None, "")})
+        out.append(merged)
+    if not out:
+        raise ValueError("the command printed a header but no rows")
+    return out
+
+
+def main(argv):
+    if argv[:1] == ["fill"]:
+        point = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
+        try:
+            rows = []
+            for path in (a for a in argv[1:] if "=" not in a):
+                with open(path) as f:
+                    rows += fill(point, f.read())
+        except ValueError as e:
+            print(f"tidy: {e}", file=sys.stderr)
+            return 3
+        w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+        w.writerows({k: r.get(k, "") for k in COLUMNS} for r in rows)
+        return 0
+    print(__doc__.strip(), file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""The sweep engine: spec, plan, price, points, rounds, journal, guards."""

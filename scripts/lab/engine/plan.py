@@ -1,0 +1,102 @@
+"""Plan every point of every spec once, in-process, from one hwloc read of the host (or a fixture).
+
+A point is (experiment, variant, placement, threads) with its CPU list; its repeats are measured
+later. A placement the topology cannot satisfy becomes a skipped point with hwloc's reason, never a
+substitute.
+"""
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from lab.topology.topo import PAIRS, PlacementError
+
+
+
+def stem(variant, placement, threads):
+    """A point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
+    of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
+    and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
+    v = variant or "-"
+    if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
+        v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
+    return f"{v}_{placement}_t{threads}"
+
+
+@dataclass
+class Point:
+    experiment: str
+    variant: str            # "" for a spec without variants
+    placement: str
+    threads: int
+    cpus: list = field(default_factory=list)
+    others: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
+    smt_pairs: str = ""     # "a:b,c:d": SMT siblings of the point's CPUs (only for a command using them)
+    skip: str = ""          # why the host cannot run it
+
+    @property
+    def stem(self):
+        return stem(self.variant, self.placement, self.threads)
+
+    def key(self, repeat):
+        """The point's file and raw-folder name for one repeat."""
+        return f"{self.stem}_r{repeat}"
+
+
+def auto_threads(topo):
+    n, out, i = len(topo.pus), [], 1
+    while i < n:
+        out.append(i)
+        i *= 2
+    return out + [n]
+
+
+def spread_list(pairs, k):
+    """Up to k pairs spread evenly over a list of pairs (topo.spread_pairs does it for a placement's
+    pairs without building their list)."""
+    n = min(k, len(pairs))
+    return [pairs[i * len(pairs) // n] for i in range(n)]
+
+
+def every(topo, placement):
+    """threads = all: every CPU the placement can use (one PU per core for `cores`)."""
+    return len(topo.pus) if placement == "unpinned" else \
+        len(topo.cores()) if placement == "cores" else len(topo.usable())
+
+
+def smt_pairs(topo, cpus, k):
+    """Up to k SMT-sibling pairs whose first PU is one of cpus (a `cores` list), spread over hwloc's
+    list; none on a host without SMT."""
+    first = set(cpus)
+    try:
+        found = [(a, b) for a, b in topo.iter_pairs("smt") if a in first]
+    except PlacementError:
+        return ""
+    return ",".join(f"{a}:{b}" for a, b in spread_list(found, k)) if found else ""
+
+
+def plan(resolved, topo):
+    """Every point of one resolved spec, in measuring order."""
+    out = []
+    variants = resolved["variants"].split()
+    want_smt = "{smt_pairs}" in (resolved["command"] or "") + (resolved["args"] or "") + (resolved["exec"] or "")
+    for placement in resolved["placements"].split():
+        threads = auto_threads(topo) if resolved["threads"] == "auto" else \
+            [every(topo, placement)] if resolved["threads"] == "all" else \
+            [int(t) for t in resolved["threads"].split()]
+        for t in ([2] if placement in PAIRS else threads):
+            try:
+                cpus = topo.plan(placement, t)
+            except PlacementError as e:
+                out.append(Point(resolved.name, "", placement, t, skip=str(e)))
+                continue
+            pairs = ""
+            if placement in PAIRS:
+                chosen = topo.spread_pairs(placement, int(resolved["pairs"]))
+                pairs = ",".join(f"{a}:{b}" for a, b in chosen)
+            smt = smt_pairs(topo, cpus, int(resolved["pairs"])) if want_smt else ""
+            for v in variants:
+                out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
+                                 topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt))
+    return out

@@ -1,0 +1,177 @@
+"""The dry run's price of a sweep: every point, what cannot run and why, and an ETA.
+
+Seconds per run come from the newest earlier run of the same experiment and profile on this host
+(its journal's `done` events; engine/history.py), or from another host's history summary (fleet-plan's
+`history=FILE`), else from the spec's `cost`. Adaptive repeats count by the number the
+last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
+repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
+max_repeats at that rate; the worst case lets every run last its whole timeout and be retried as often
+as allowed. `compute` returns the price as data (the sweep's progress line counts from it too),
+`write` prints it.
+"""
+import shutil
+from dataclasses import dataclass
+
+from lab.core.term import visible
+from lab.topology.topo import cpu_ranges
+from lab.why import collect as why_collect
+
+from .plan import Point
+
+
+def per_run(spec, point, measured):
+    if measured is not None:
+        return measured
+    cost, _, most = spec["cost"].partition(" max ")
+    n = len(point.cpus)
+    if cost.endswith("/pair"):
+        # every pair of {cpus}, and the SMT pairs a one-PU-per-core matrix adds ({smt_pairs})
+        extra = len(point.smt_pairs.split(",")) if point.smt_pairs else 0
+        secs = float(cost[:-5]) * (n * (n - 1) / 2 + extra)
+    elif cost.endswith("/cpu"):
+        secs = float(cost[:-4]) * n
+    else:
+        secs = float(cost)
+    return min(secs, float(most)) if most else secs
+
+
+def repeats(spec, seen_n):
+    """(expected, fewest, most) repeats per point."""
+    if spec["repeats"] != "auto":
+        r = int(spec["repeats"])
+        return r, r, r
+    lo, hi = int(spec["min_repeats"]), int(spec["max_repeats"])
+    return min(max(seen_n or lo, lo), hi), lo, hi
+
+
+def hms(secs):
+    secs = int(round(secs))
+    return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+
+
+SPEC_COST = "spec's cost"
+
+
+# why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
+# script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
+# (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
+# least why_seconds where the command is repeated to fill them (why/collect.py's rule: an instrument's
+# unit is known only from its rows, so it is priced as repeated: the price errs long).
+WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
+
+
+def why_run(spec, s):
+    """The price of one evidence run of a point whose run costs s seconds."""
+    filled = why_collect.repeat_seconds(spec, why_collect.throughput(spec, why_collect.primary_metric(spec), []))
+    return WHY_RUN_FIXED + WHY_RUN_FACTOR * max(s, filled)
+
+
+@dataclass(frozen=True)
+class PointPrice:
+    point: Point
+    repeats: float      # expected kept repeats (an adaptive point: the number the last run needed)
+    seconds: float      # one run
+    kept: float         # one kept repeat, its expected re-measurements included
+    why: float          # its evidence runs (why=1), else 0
+
+
+@dataclass(frozen=True)
+class ExperimentPrice:
+    name: str
+    source: str                       # where the seconds per run came from
+    repeats: tuple                    # (expected, fewest, most) per point
+    remeasured: float                 # re-measured attempts per kept repeat, last run
+    setup: float
+    points: tuple                     # PointPrice, in measuring order
+    skipped: tuple                    # "placement threads=N: why" the host cannot run
+    expected: float
+    fewest: float
+    most: float
+    worst: float                      # every run to its timeout, retried as often as allowed
+
+
+@dataclass(frozen=True)
+class Price:
+    experiments: tuple                # ExperimentPrice
+    missing: tuple                    # (experiment, tool not on PATH): skipped whole
+    why_runs: int = 0
+
+    @property
+    def points(self):
+        return sum(len(e.points) for e in self.experiments)
+
+    def total(self, field):
+        return sum(getattr(e, field) for e in self.experiments)
+
+    # in all: the sum over experiments (the dry run's ETA, its range, the worst case)
+    expected = property(lambda self: self.total("expected"))
+    fewest = property(lambda self: self.total("fewest"))
+    most = property(lambda self: self.total("most"))
+    worst = property(lambda self: self.total("worst"))
+
+    def summary(self):
+        """The dry run's last line."""
+        rng = f" (range {hms(self.fewest)} – {hms(self.most)})" if self.fewest != self.most else ""
+        return f"{self.points} points, ETA {hms(self.expected)}{rng}"
+
+
+def experiment_price(spec, plan, profile, history, why_runs):
+    found = history.get(spec.name, profile) if history else None
+    measured, seen_n, again, _run = found or (None, None, 0.0, None)
+    e, lo, hi = repeats(spec, seen_n)
+    setup = float(spec["setup_cost"])
+    live = [p for p in plan if not p.skip]
+    expect = fewest = most = 0.0
+    if live:
+        first = per_run(spec, live[0], measured) * int(spec["warmup"])
+        expect, fewest, most = (setup + first,) * 3
+    points = []
+    for p in live:
+        s = per_run(spec, p, measured)
+        kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
+        why = why_runs * why_run(spec, s) if why_runs else 0.0
+        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why
+        points.append(PointPrice(p, e, s, kept, why))
+    timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
+    worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
+             + (int(spec["warmup"]) * timeout if live else 0))
+    return ExperimentPrice(spec.name, SPEC_COST if found is None else history.source(found), (e, lo, hi), again,
+                           setup, tuple(points),
+                           tuple(f"{p.placement} threads={p.threads}: {p.skip}" for p in plan if p.skip),
+                           expect, fewest, most, worst)
+
+
+def compute(specs, plans, profile, history, on_host, why_runs=0):
+    """The price of every point of the resolved specs. history (engine/history.py, or None) gives
+    measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
+    runs per point (why=1), each priced by why_run()."""
+    missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
+    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs)
+                       for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
+
+
+def write(price, specs, out):
+    """Print every point, each experiment's sources, what is impossible, and the ETA."""
+    spec = {s.name: s for s in specs}
+    out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
+              f"{'s/run':>8}  cpus\n")
+    for x in price.experiments:
+        reps = spec[x.name]["repeats"]
+        for pp in x.points:
+            p = pp.point
+            out.write(f"{x.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
+                      f"{pp.seconds:>8.5g}  {cpu_ranges(p.cpus)}\n")
+        e, lo, hi = x.repeats
+        out.write(f"# {x.name}: seconds per run from the {x.source}; repeats {e:.3g}"
+                  + (f" expected ({lo}–{hi})" if lo != hi else "")
+                  + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
+                  + f"; build and setup {x.setup:g} s"
+                  + (f"; why=1: {price.why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + "
+                     f"{WHY_RUN_FACTOR} runs each, a short command's run filled to why_seconds" if price.why_runs else "")
+                  + "\n")
+    for x in price.experiments:
+        for s in x.skipped:
+            out.write(f"impossible: {x.name} {s}\n")
+    for name, tool in price.missing:
+        out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
+    out.write(price.summary() + "\n")

@@ -1,0 +1,119 @@
+"""Verdicts a report gives a published effect: yes / no / inconclusive, always with the reason.
+
+A verdict compares a word (near-linear, higher, …) published with the word measured here. The measured
+word comes from medians; it is trusted only when the 95% confidence interval of every median involved
+gives the same word at both ends, every point has at least MIN_REPEATS repeats and none is suspect.
+Otherwise the verdict is "inconclusive" and the reason names which of these failed."""
+from lab.core.stats import summary
+
+MIN_REPEATS = 3
+FLAT_BELOW = 1.15        # growth factor under which a rate is "flat or falling"
+LINEAR_EFFICIENCY = 0.75  # share of ideal growth from which it is "near-linear"
+EQUAL_WITHIN = 0.03      # a ratio within ±3% of 1 is "about equal"
+
+
+def growth_word(factor, span):
+    """How a rate grows by `factor` over a thread ratio `span`."""
+    if factor < FLAT_BELOW:
+        return "flat or falling"
+    return "near-linear" if factor / span >= LINEAR_EFFICIENCY else "sublinear"
+
+
+def direction(ratio):
+    return "higher" if ratio > 1 + EQUAL_WITHIN else "lower" if ratio < 1 - EQUAL_WITHIN else "about equal"
+
+
+def doubt_of(points):
+    """Why the points cannot carry a verdict (few repeats, suspect), or ""."""
+    why = []
+    for label, s in points:
+        if s["n"] < MIN_REPEATS:
+            why.append(f"{label}: n={s['n']} < {MIN_REPEATS} repeats")
+        if s.get("suspect"):
+            why.append(f"{label}: suspect ({s['suspect']})")
+    return "; ".join(why)
+
+
+def merged(pts):
+    """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
+    xs = [x["value"] for p in pts for x in p["repeats"]]
+    s = summary(xs)
+    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
+    return s
+
+
+def ci_bounds(s):
+    """A summary's 95% CI as (low, high); its median twice where no CI could be taken."""
+    lo, hi = s["ci_lo"], s["ci_hi"]
+    return (lo, hi) if lo == lo else (s["median"], s["median"])
+
+
+def quotient_range(num, den):
+    """Lowest and highest num/den inside both CIs (den's CI must stay above zero)."""
+    nlo, nhi = ci_bounds(num)
+    dlo, dhi = ci_bounds(den)
+    if dlo <= 0:
+        return float("-inf"), float("inf")
+    return nlo / dhi, nhi / dlo
+
+
+def judge(published_word, measured_word, word_of, num, den, labels):
+    """Common rule: (verdict, why). word_of maps a quotient to its word; num/den are summaries."""
+    doubt = doubt_of(list(zip(labels, (num, den))))
+    if doubt:
+        return "inconclusive", doubt
+    if ci_bounds(den)[0] <= 0:
+        return "inconclusive", f"{labels[1]}: 95% CI ±{den['ci_pct']:.0f}% reaches zero"
+    lo, hi = quotient_range(num, den)
+    wlo, whi = word_of(lo), word_of(hi)
+    if wlo != whi:
+        return "inconclusive", f"95% CI ×{lo:.2f}–×{hi:.2f} spans {wlo} and {whi}"
+    return ("yes" if measured_word == published_word else "no"), f"95% CI ×{lo:.2f}–×{hi:.2f}"
+
+
+def shape_verdict(published_word, lo_summary, hi_summary, span, labels=("low", "high")):
+    measured = lo_summary["median"] and hi_summary["median"] / lo_summary["median"]
+    word = growth_word(measured, span)
+    return (word, *judge(published_word, word, lambda q: growth_word(q, span), hi_summary, lo_summary,
+                         labels[::-1]))
+
+
+def ratio_verdict(published_word, other, base, labels=("variant", "base")):
+    ratio = other["median"] / base["median"] if base["median"] else float("nan")
+    word = direction(ratio)
+    return (ratio, word, *judge(published_word, word, direction, other, base, labels))
+
+
+# --- equivalence against a published value ----------------------------------------------------------
+TOLERANCE = 0.25          # the default band: a measured quantity within ±25% of the published one
+
+
+def band(published, tolerance=TOLERANCE):
+    """The band around a published value inside which a measured one reproduces it: ×(1 ± tolerance)."""
+    return published * (1 - tolerance), published * (1 + tolerance)
+
+
+def equivalence(ci_lo, ci_hi, lo, hi):
+    """An equivalence test: (verdict, why). The measured 95% interval [ci_lo, ci_hi] inside the band
+    [lo, hi] → "yes" (reproduces); wholly outside → "no"; across an edge, or undefined → "inconclusive"."""
+    if ci_lo != ci_lo or ci_hi != ci_hi:
+        return "inconclusive", "no 95% interval (fewer than 3 values)"
+    where = f"95% CI {ci_lo:.3g}–{ci_hi:.3g}, band {lo:.3g}–{hi:.3g}"
+    if lo <= ci_lo and ci_hi <= hi:
+        return "yes", f"{where}: inside"
+    if ci_hi < lo or ci_lo > hi:
+        return "no", f"{where}: outside"
+    return "inconclusive", f"{where}: straddles an edge"
+
+
+def claim_above(ci_lo, ci_hi, threshold):
+    """A one-sided claim ("A beats B": a ratio above threshold): yes when the whole 95% interval is
+    above it, no when the whole interval is at or below it, else inconclusive."""
+    if ci_lo != ci_lo or ci_hi != ci_hi:
+        return "inconclusive", "no 95% interval (fewer than 3 values)"
+    where = f"95% CI ×{ci_lo:.2f}–×{ci_hi:.2f} vs ×{threshold:.2f}"
+    if ci_lo > threshold:
+        return "yes", f"{where}: above"
+    if ci_hi <= threshold:
+        return "no", f"{where}: not above"
+    return "inconclusive", f"{where}: straddles it"

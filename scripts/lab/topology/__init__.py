@@ -1,0 +1,1 @@
+"""The host's topology and the lab's placements (topo.py)."""

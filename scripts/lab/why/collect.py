@@ -1,0 +1,443 @@
+"""Evidence runs: the point's command once more, after its timed repeats, under one `perf record` (inside
+the point's pinning, so perf shares the point's CPUs) that follows every thread of the whole process
+tree (perf's inherit: forks, clones and execs of the command are recorded; nothing else on the host is).
+One recording gives all of it (docs/design.md, "Why it stops scaling: evidence"):
+
+- on-CPU: cpu-clock samples at HZ (cycles where the host has a PMU) with DWARF call stacks;
+- off-CPU: PERF_RECORD_SWITCH IN/OUT (exact times), the stack of sched:sched_switch and the wakeups of
+  sched:sched_wakeup: blocked time per reason and stack, then run-queue delay;
+- futex waits per address: syscalls:sys_enter_futex / sys_exit_futex with the waiting user stack.
+
+DWARF, not frame pointers: Debian's libc has none, so `-g` loses the caller of every libc function (a
+futex wait shows `__lll_lock_wait ← worker`, never `update_table`). bpftrace 0.17 walks frame pointers
+only and names user frames when it prints, after the process is gone: addresses only. So this host's
+path is perf; bpftrace is not used.
+
+Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
+and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+
+from lab.core import stats
+from lab.core import tidy
+from lab.engine import execmetric as av
+from lab.engine import child, guard
+from lab.engine import point as pt
+from lab.engine import prefix
+
+from . import evidence as ev
+from . import fold
+
+HZ = 999
+STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder
+MAX_BYTES = "1G"            # perf record --max-size: reached, perf stops and ends the command (the run is lost)
+MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose events with less
+SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
+# The stack is needed where a thread blocks (sched_switch, sys_enter_futex); a wakeup or a futex's return
+# needs only its time: no 8 KiB stack copy for them (a busy server makes hundreds of thousands a second).
+# call-graph=fp, not =no: perf 6.1 then records none of those events at all (seen here).
+TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup/call-graph=fp/", "syscalls:sys_enter_futex",
+               "syscalls:sys_exit_futex/call-graph=fp/")
+# Which tracepoint field names the thread an event is about (why_comm filters them in the kernel).
+COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup/call-graph=fp/": "comm"}
+HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
+MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
+# why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
+# runs the command until $1 µs have passed (whole repetitions: it never cuts one) and writes how many
+# ran into $2; a failed repetition ends it with that repetition's status. With $3 > 0 it also stops once
+# its parent (perf record) has written $3 bytes: a contended lock's futex and switch events, each with
+# an 8 KiB stack, reach perf's size limit within a second, and perf then ends the command and the run is
+# lost; stopping between repetitions keeps the run and its count exact. The bytes come from
+# /proc/$PPID/io (wchar) with builtins only: no process of its own to show up in the recording.
+REPEAT = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; budget=$3; shift 3; n=0; w=0\n'
+          'while :; do "$@" || exit; n=$((n + 1))\n'
+          '  if [ "$budget" -gt 0 ]; then while read -r k v; do [ "$k" = wchar: ] && w=$v; done < /proc/$PPID/io; fi\n'
+          f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] && '
+          '{ [ "$budget" -eq 0 ] || [ "$w" -lt "$budget" ]; } || break\n'
+          'done\necho "$n" > "$out"\n')
+RECORD_BUDGET = 256 * 2 ** 20   # bytes of recording after which why_seconds' loop stops: a quarter of MAX_BYTES
+ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
+
+
+def paranoid():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 2
+
+
+def availability(event):
+    """{part: "ok" | "not available here: …"} before anything runs: tools, permissions, PMU."""
+    out = {}
+    nopmu = ev.NA + "needs a hardware PMU (perf cycles are not supported on this host)" if event != "cycles" \
+        else ev.NA + "not collected by this lab yet (the host has a PMU)"
+    out["c2c"] = out["topdown"] = nopmu
+    if not shutil.which("perf"):
+        why = ev.NA + "perf is not on PATH"
+        return dict(out, oncpu=why, offcpu=why, futex=why, sched=why, hotins=why, symbols=why)
+    root = os.geteuid() == 0
+    level = paranoid()
+    out["oncpu"] = ev.OK if root or level <= 2 else ev.NA + f"perf_event_paranoid is {level} (> 2) and not root"
+    if root or level <= -1:
+        tracefs = any(os.path.isdir(d + "/events/sched") for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"))
+        trace = ev.OK if tracefs else ev.NA + "the kernel's tracepoints (tracefs) are not mounted"
+    else:
+        trace = ev.NA + f"scheduler and futex tracepoints need root or perf_event_paranoid -1 (it is {level})"
+    out["offcpu"] = out["futex"] = out["sched"] = trace
+    out["hotins"] = ev.OK if shutil.which("objdump") else ev.NA + "objdump is not on PATH"
+    out["symbols"] = ev.OK
+    return out
+
+
+def scope(spec, server_pids):
+    """What an evidence run records and counts, the one rule: ("server", pids) when the spec's `server`
+    names running processes (the measured program is the server the command talks to: perf attaches to
+    it, the command runs unrecorded); else ("tree", comms): the command's whole tree, of which only the
+    threads named in `why_comm` count when it is set (a server the command starts beside its load
+    generator: the generator's scheduler events are not recorded with stacks, its samples not counted)."""
+    if server_pids:
+        return "server", tuple(server_pids)
+    return "tree", tuple(spec.get("why_comm", "").split())
+
+
+def comm_filter(field, comms):
+    """perf's tracepoint filter text for threads named `comms` (names checked by spec.COMM: no quotes)."""
+    return " || ".join(f'{field} == "{c}"' for c in comms)
+
+
+def repeat_prefix(seconds, out, recorded):
+    """The argv put before the command to repeat it for `seconds` (REPEAT), or [] for one run; `recorded`:
+    perf record is the loop's parent, and the loop stops at RECORD_BUDGET bytes of its recording."""
+    if seconds <= 0:
+        return []
+    return ["bash", "-c", REPEAT, "why-repeat", str(int(seconds * 1e6)), out, str(RECORD_BUDGET if recorded else 0)]
+
+
+def repeat_seconds(spec, throughput):
+    """why_seconds for this point: none for a throughput (its own duration sets its samples), at most
+    half the spec's timeout (the evidence run stays within it)."""
+    return 0.0 if throughput else min(float(spec.get("why_seconds", "0") or 0), float(spec["timeout"]) / 2)
+
+
+def record_prefix(data, event, status, comms=()):
+    """perf record's argv (outermost, before pinning) for what `status` says this host allows; with
+    `comms`, the scheduler tracepoints only of threads of those names."""
+    if status["oncpu"] != ev.OK:
+        return []
+    root = os.geteuid() == 0
+    user_only = "" if root or paranoid() <= 1 else "u"      # paranoid 2: a user samples user space only
+    # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
+    # stripped binary from an unstripped copy recorded earlier. A user's locked memory for perf is small
+    # (perf_event_mlock_kb): perf's default ring buffer then.
+    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
+        (["-m", MMAP_PAGES] if root else []) + \
+        ["--call-graph", f"dwarf,{STACK_BYTES}", "--sample-cpu", "-e", f"{event}/freq={HZ}/{user_only}"]
+    if status["offcpu"] == ev.OK:
+        argv += ["--switch-events"]
+        for t in TRACEPOINTS:
+            argv += ["-e", t] + (["--filter", comm_filter(COMM_FIELD[t], comms)] if comms and t in COMM_FIELD else [])
+    return argv + ["--"]
+
+
+def script(data, env, log, into=None, comms=()):
+    """(a Folder of the recording, folded into `into` when given, None) or (None, why)."""
+    # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
+    argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
+            "--show-switch-events"]
+    with open(log, "a") as err:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                             text=True, errors="replace", start_new_session=True)
+        timer = threading.Timer(SCRIPT_TIMEOUT, p.kill)
+        timer.start()
+        try:
+            folder = fold.fold(p.stdout, into, comms)
+        finally:
+            timer.cancel()
+            p.stdout.close()
+            rc = p.wait()
+    if rc != 0:
+        return None, (f"perf script took over {SCRIPT_TIMEOUT} s" if rc == -9 else f"perf script failed (exit {rc})")
+    return folder, None
+
+
+INS = re.compile(r"^\s*([0-9a-f]+):\s+(.+?)\s*$")
+START = re.compile(r"^([0-9a-f]+) <(.+)>:$")
+
+
+def disassemble(dso, symbol, env):
+    """[(offset from the symbol's start, instruction text)] of one symbol, or []."""
+    if not os.path.isfile(dso):
+        return []
+    try:
+        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", dso],
+                           capture_output=True, text=True, errors="replace", timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    start, out = None, []
+    for line in p.stdout.splitlines():
+        m = START.match(line)
+        if m:
+            start = int(m.group(1), 16) if m.group(2) == symbol else None
+            continue
+        m = INS.match(line)
+        if m and start is not None:
+            out.append((int(m.group(1), 16) - start, re.sub(r"\s+", " ", m.group(2).split("#")[0]).strip()))
+    return out
+
+
+def hot_instructions(folder, env):
+    """The format's hotins rows. A timer interrupt (cpu-clock) is taken when the interrupted instruction
+    completes, so perf's sampled address is the NEXT one: each sample is given to the instruction before
+    it (the one that was executing), as perf annotate's skid note advises for non-precise events."""
+    by_symbol = {}
+    for (sym, dso, off), n in folder.leaves.items():
+        by_symbol.setdefault((sym, dso), {})[int(off, 16)] = n
+    rows = []
+    top = sorted(by_symbol.items(), key=lambda kv: -sum(kv[1].values()))[:HOT_SYMBOLS]
+    for (sym, dso), offsets in top:
+        code = disassemble(dso, sym, env)
+        if not code:
+            continue
+        starts = [o for o, _ in code]
+        counts = {}
+        for off, n in offsets.items():
+            i = max((k for k, o in enumerate(starts) if o <= off), default=0)
+            if starts[i] == off and i > 0:
+                i -= 1
+            counts[i] = counts.get(i, 0) + n
+        for i, n in sorted(counts.items(), key=lambda kv: -kv[1])[:HOT_PER_SYMBOL]:
+            rows.append({"symbol": sym, "dso": dso, "offset": f"0x{code[i][0]:x}", "samples": n,
+                         "instruction": code[i][1]})
+    return rows
+
+
+RECORDED = ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")
+
+
+def evidence_run(folder, run, data, env, log, status, comms=()):
+    """Fold the recording `data` of evidence run `run` (the command's tree, counting the threads named
+    `comms` only when given, or the spec's server: scope()) into the format's files in `folder`; returns
+    (the statuses with what this run could not give, the counted threads' seconds under perf or None)."""
+    status = dict(status)
+    if status["oncpu"] != ev.OK:
+        return status, None
+    if not os.path.exists(data):
+        return dict(status, **{k: ev.NA + "perf record wrote nothing (see stderr_r*.log)" for k in RECORDED}), None
+    f, why = script(data, env, log, comms=comms)
+    if f is None:
+        return dict(status, **{k: ev.NA + why for k in RECORDED}), None
+    span = f.span()
+    traced = status["offcpu"] == ev.OK
+    hot = hot_instructions(f, env) if status["hotins"] == ev.OK else None
+    if hot == []:
+        status["hotins"] = ev.NA + "no user-space symbol with samples could be disassembled"
+        hot = None
+    ev.write_run(folder, run, oncpu=f.oncpu, offcpu=f.offcpu if traced else None,
+                 futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot)
+    stripped = f.stripped()
+    if stripped:
+        status["symbols"] = "missing: " + " ".join(stripped)
+    if f.samples == 0:
+        status["oncpu"] = ev.NA + "perf recorded no sample (the command ran too briefly?)"
+    return status, span or None
+
+
+class ServerRecording:
+    """perf record attached (-p) to the spec's `server` processes for one evidence run: a server the
+    command talks to but did not start (the lab's Cassandra) is not in the command's tree. Its threads
+    of the moment and those they start are recorded, folded with the command's into the same files."""
+
+    def __init__(self, pids, data, event, status, env, log):
+        self.data, self.proc = data, None
+        argv = record_prefix(data, event, status)
+        if not pids or not argv:
+            return
+        self.log = open(log, "a")
+        self.proc = subprocess.Popen(argv[:-1] + ["-p", ",".join(str(p) for p in pids)], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                     start_new_session=True)
+        # attached once it has written its header; perf's own start-up, bounded
+        for _ in range(100):
+            if self.proc.poll() is not None or (os.path.exists(data) and os.path.getsize(data) > 0):
+                break
+            threading.Event().wait(0.05)
+
+    def stop(self):
+        """End the recording (SIGINT: perf writes its file), at most ATTACH_GRACE seconds."""
+        if self.proc is None:
+            return None
+        try:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(ATTACH_GRACE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            self.log.close()
+        return self.data
+
+
+# --- the engine's side: a point's evidence runs after its timed repeats --------------------------
+def median(xs):
+    return stats.median(xs) if xs else None
+
+
+def primary_metric(spec):
+    """The metric an evidence run's work is counted in: an exec spec's first `metric`, a lab
+    instrument's watched metric (its tidy CSV's `confidence` or first chart); None for a command
+    measured by its wall time alone."""
+    if spec.get("exec"):
+        return av.parse_metric(spec["metric"][0]).name if spec.get("metric") else None
+    watched = spec.watched()
+    return watched[0] if watched else None
+
+
+def metric_value(spec, name, out):
+    """(value, higher is better) of `name` in an evidence run's stdout, or (None, False): the direction
+    the timed repeats use (the metric= line's, else engine/execmetric.py's rule from the unit)."""
+    try:
+        with open(out, errors="replace") as f:
+            text = f.read()
+        if spec.get("exec"):
+            metrics = [av.parse_metric(m) for m in spec["metric"]]
+            better = {m.name: m.better for m in metrics}
+            rows = av.read_metrics(metrics, text)
+        else:
+            rows = tidy.fill({}, text)
+            better = {r["metric"]: av.better_for(r.get("unit", "")) for r in rows}
+        value = next(float(r["value"]) for r in rows if r["metric"] == name)
+    except (OSError, ValueError, StopIteration):
+        return None, False
+    return value, better.get(name) == "higher"
+
+
+def timed(rows, name):
+    vals = []
+    for r in rows:
+        if r["metric"] == name:
+            try:
+                vals.append(float(r["value"]))
+            except ValueError:
+                pass
+    return median(vals)
+
+
+def throughput(spec, name, timed_rows):
+    """Is `name` a throughput (work per second, higher is better), judged before the evidence runs as the
+    timed repeats judged it: an exec spec's metric= line, else the unit its timed rows carry."""
+    if not name:
+        return False
+    if spec.get("exec"):
+        return next((m.better for m in map(av.parse_metric, spec["metric"]) if m.name == name), None) == "higher"
+    unit = next((r.get("unit", "") for r in timed_rows if r["metric"] == name), None)
+    return unit is not None and av.better_for(unit) == "higher"
+
+
+def repetitions(path):
+    """The count REPEAT wrote, or None (it did not finish)."""
+    try:
+        with open(path) as f:
+            n = f.read().strip()
+        return int(n) if n.isdigit() and 0 < int(n) <= MAX_REPEATS else None
+    except OSError:
+        return None
+
+
+def run_point(ctx, spec, point, runs, timed_rows, folder):
+    """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
+    (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
+    evidence: a host without perf still gets meta.json saying so."""
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
+    os.makedirs(folder)
+    event = prefix.perf_event()       # cycles where the host has a PMU, else cpu-clock
+    status = availability(event)
+    name = primary_metric(spec)
+    higher = throughput(spec, name, timed_rows)
+    seconds = repeat_seconds(spec, higher)
+    walls, values, reps, statuses, why = [], [], [], [], ""
+    log = os.path.join(folder, "evidence.log")
+    # perf cannot record here: running the command would only cost time
+    for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
+        data = os.path.join(folder, f".perf_r{r}.data")
+        server_data = os.path.join(folder, f".perf_server_r{r}.data")
+        counted = os.path.join(folder, f".repeats_r{r}")
+        what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
+        # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
+        # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
+        # sampled, and every stack through libc then loses its callers (seen here one run in three).
+        raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
+        os.makedirs(raw)
+        comms = who if what == "tree" else ()
+        record = record_prefix(data, event, status, comms) if what == "tree" else []
+        inner = record + repeat_prefix(seconds, counted, bool(record))
+        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
+        out = os.path.join(folder, f"stdout_r{r}.txt")
+        err = os.path.join(folder, f"stderr_r{r}.log")
+        server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err)
+        try:
+            rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                        child.OUTPUT_CAP)
+        finally:
+            server.stop()
+        n = repetitions(counted) if seconds > 0 else 1
+        if rc != 0 or usage is None or n is None:
+            why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
+            if "size limit reached" in open(err, errors="replace").read():
+                why = (f"evidence run {r}: perf reached its size limit ({MAX_BYTES}) and ended the command: too "
+                       "many scheduler and futex events for a recording with stacks")
+            remove(data, server_data, counted)
+            break
+        got, span = evidence_run(folder, r, data if what == "tree" else server_data, env, log, status, comms)
+        statuses.append(got)
+        # the attached server's recording outlasts the command: the command's own wall time then
+        wall = (span if what == "tree" else None) or usage.wall_s
+        value, _up = metric_value(spec, name, out) if name and higher else (None, False)
+        walls.append(round(wall, 6))
+        values.append(value)
+        reps.append(n)
+        remove(data, server_data, counted)    # hundreds of MiB: the folded files are what is kept
+    done = len(walls)
+    merged = dict(status)
+    for s in statuses:               # a part missing in any run is missing, with that run's reason
+        for k, v in s.items():
+            if v != ev.OK and (merged.get(k, ev.OK) == ev.OK or k == "symbols"):
+                merged[k] = v
+    # ops: a throughput × the run's seconds, when every run printed it; else a run of the command is the
+    # unit of work, and an evidence run that repeated it (why_seconds) did that many units
+    unit = "op" if higher and walls and all(values) else "run"
+    works = [v * w for v, w in zip(values, walls)] if unit == "op" else reps
+    base = timed(timed_rows, name if unit == "op" else "wall_s")
+    if unit == "op":
+        got = median([v for v in values if v is not None])
+        slowdown = base / got if base and got else None
+    else:
+        per_run = [w / n for w, n in zip(walls, reps)]
+        slowdown = median(per_run) / base if base and per_run else None
+    ev.write_meta(folder, {"runs": done, "unit": unit, "metric": name if unit == "op" else None, "work": works,
+                           "wall_s": walls, "repetitions": reps, "why_seconds": seconds,
+                           "scope": what if done else None, "counted": list(who) if done and what == "tree" else [],
+                           "value": values if unit == "op" else [None] * done,
+                           "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
+                           "sample": {"event": event, "hz": HZ}, "evidence": merged})
+    return done, merged, why
+
+
+def remove(*paths):
+    for p in paths:
+        if p and os.path.exists(p):
+            os.remove(p)
+
+
+def missing_line(status):
+    """One line naming each part this host could not give, and why (empty when all are there)."""
+    parts = [f"{k}: {v[len(ev.NA):]}" for k, v in status.items() if v.startswith(ev.NA)]
+    if status.get("symbols", "").startswith("missing"):
+        parts.append(f"symbols {status['symbols']}")
+    return "; ".join(parts)

@@ -1,0 +1,323 @@
+"""The differential of issue 43 (item 3): what each unit of work costs at the knee of a placement curve
+against its 1-thread point, per stack and per function, on-CPU and off-CPU. The rules are written in
+docs/design.md ("Why it stops scaling: the differential and the causes"); this module is their one owner.
+
+- Cost per unit of work of a stack in evidence run r: on-CPU samples / hz × 1e6 / work_r µs, off-CPU
+  µs / work_r (work: ops for a throughput metric, 1 for a fixed-work command: meta.json says which).
+- Growth = mean over the knee's runs − mean over the 1-thread point's runs, with a 95% interval (Welch's t
+  over the evidence runs; none with fewer than 2 runs on a side).
+- A growth is a finding only if (a) the stack has at least MIN_SAMPLES samples (on-CPU) or MIN_SAMPLES
+  sampling periods of time (off-CPU) on its larger side, summed over runs, (b) on-CPU, the counts differ
+  beyond counting noise (exact Poisson rate test per unit of work, p < P_MAX), and (c) its interval
+  excludes zero. Otherwise it is flagged (TOO_FEW, NOISE, ONE_RUN) and never named as a cause.
+- Shares are of the added cost beyond noise: the net growth of the total cost per unit of work (every
+  stack's growth, shrinking ones included, both kinds; so the noise of many stacks, as often down as up,
+  cancels instead of adding up), or the findings' summed growth where that is larger. The part of it no
+  finding explains is said apart as spread thin (`spread`).
+- Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED, on-CPU stacks ending in `[profiler]` PROFILED:
+  shown, never a finding, out of every total.
+"""
+import math
+import re
+import warnings
+
+import numpy as np
+
+from lab.report import scaling
+from lab.why import evidence
+
+LEVEL = 0.95
+MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
+P_MAX = 0.05       # on-CPU: the exact Poisson test of the two sample rates per unit of work
+TOO_FEW = "too few samples to tell"
+NOISE = "within noise"
+ONE_RUN = "one evidence run: no interval"
+JOINED = "a join's wait: the joined threads' wall time"
+KINDS = {"on": ("oncpu", "on-CPU"), "off": ("offcpu", "off-CPU")}
+# A join's wait lasts as long as the joined threads run, whatever slows them (a main thread waits the whole
+# run at 1 thread): it mirrors the wall time, not a cost of the work. Off-CPU stacks in a join are shown
+# (flag JOINED) but never a finding, and left out of the totals and of the added cost.
+# A parent waiting for its threads or child processes (a shell's wait4 on its children too) waits as long
+# as they run: its wait mirrors the wall time, it is no cause.
+JOIN_FRAMES = re.compile(r"pthread_(?:clock|timed|try)?join|JoinHandle.*join|(?:\b|_)(?:wait4|waitpid|waitid)\b|"
+                         r"__x64_sys_wait4|do_wait\b", re.I)
+
+
+PROFILED = "the profiler's own time (perf's kernel code), not the program's"
+
+
+def joined(stack):
+    return stack.startswith("[") and any(JOIN_FRAMES.search(f) for f in stack.split(";"))
+
+
+def left_out(stack):
+    """Why a stack is shown but never a finding nor part of any total, or None: a join's wait, or an
+    on-CPU stack ending in fold.py's `[profiler]` leaf (exists only because perf records)."""
+    if joined(stack):
+        return JOINED
+    return PROFILED if stack.rsplit(";", 1)[-1] == "[profiler]" else None
+
+
+def counted(run):
+    """A run's total cost per unit of work, joins' waits and the profiler's own time left out."""
+    return sum(v for s, v in run.items() if not left_out(s))
+
+
+def knee(rows):
+    """(base threads, knee threads, why) of one placement's speedup rows (reporting.scaling.speedups):
+    the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
+    rule, reused), else the largest count measured."""
+    base = rows[0]["threads"]
+    for r in rows[1:]:
+        if scaling.efficiency_word(r)[0] == "below":
+            return base, r["threads"], (f"the first thread count whose efficiency is below "
+                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range")
+    return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
+                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)"
+
+
+def knees(series, better):
+    """{placement: (base, knee, why)} for series {placement: {threads: summary}} as scaling takes it."""
+    return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
+
+
+def load(folder):
+    """One point's evidence through evidence.py (the format's one reader; EvidenceError names file:line),
+    as {"meta", "runs": [{"oncpu", "offcpu", "futex", "threads", "hotins"}]}: stacks ';'-joined, a file
+    the run did not leave None."""
+    meta = evidence.read_meta(folder)
+    runs = []
+    for r in range(1, meta["runs"] + 1):
+        got = evidence.read_run(folder, r)
+        run = {k: None for k in ("oncpu", "offcpu", "futex", "threads", "hotins")}
+        for kind in ("oncpu", "offcpu"):
+            if kind in got:
+                run[kind] = {";".join(s): v for s, v in got[kind].items()}
+        if "futex" in got:
+            run["futex"] = [dict(row, stack=";".join(row["stack"])) for row in got["futex"]]
+        run["threads"], run["hotins"] = got.get("threads"), got.get("hotins")
+        runs.append(run)
+    return {"meta": meta, "runs": runs}
+
+
+def _side(ev):
+    """Per kind, the per-run {key: cost per unit of work} and {key: raw amount}, or why it is missing."""
+    meta = ev["meta"]
+    work = [float(w) for w in meta["work"]]
+    if any(not w > 0 for w in work):
+        raise ValueError("meta.json: every evidence run's work must be > 0")
+    hz = float(meta["sample"]["hz"])
+    said = meta.get("evidence", {})
+    out = {"work": work, "hz": hz, "missing": {}, "runs": len(ev["runs"])}
+    for kind, (key, _) in KINDS.items():
+        state = said.get(key, "not said in meta.json")
+        files = [r[key] for r in ev["runs"]]
+        if not files:
+            out["missing"][kind] = "no evidence runs"
+        elif state != "ok":
+            out["missing"][kind] = state
+        elif any(f is None for f in files):
+            out["missing"][kind] = f"{key}_r<N>.folded missing"
+        else:
+            scale = 1e6 / hz if kind == "on" else 1.0
+            out[kind] = {"raw": files, "cost": [{s: v * scale / w for s, v in f.items()} for f, w in zip(files, work)]}
+    return out
+
+
+def _functions(per_run, kind, inclusive):
+    """Re-key per-run stack amounts by function: the leaf (self) or every distinct frame (inclusive),
+    skipping the root frames that are not functions (comm; off-CPU: [reason] and comm)."""
+    skip = 1 if kind == "on" else 2
+    out = []
+    for run in per_run:
+        agg = {}
+        for stack, v in run.items():
+            if left_out(stack):         # a join's wait, the profiler's own time: no function's cost
+                continue
+            frames = stack.split(";")
+            fns = frames[skip:] or frames[:1]
+            for f in (set(fns) if inclusive else fns[-1:]):
+                agg[f] = agg.get(f, 0.0) + v
+        out.append(agg)
+    return out
+
+
+def interval(xb, xk):
+    """95% interval of mean(xk) − mean(xb) over the runs (Welch's t), None with < 2 runs on a side."""
+    if len(xb) < 2 or len(xk) < 2:
+        return None
+    d = float(np.mean(xk) - np.mean(xb))
+    if np.var(xb) == 0 and np.var(xk) == 0:
+        return d, d
+    with warnings.catch_warnings():      # nearly equal runs: SciPy warns, the interval is still right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        from scipy import stats as st    # imported when used: 0.4 s a program start otherwise
+        ci = st.ttest_ind(xk, xb, equal_var=False).confidence_interval(LEVEL)
+    return float(ci.low), float(ci.high)
+
+
+def ratio(xb, xk):
+    """{base, knee, ratio, lo, hi}: knee/base of per-run totals, as the ratio of geometric means with a
+    95% interval from Welch's t on the log costs (lo, hi None with < 2 runs a side)."""
+    out = {"base": float(np.mean(xb)) if xb else math.nan, "knee": float(np.mean(xk)) if xk else math.nan,
+           "ratio": math.nan, "lo": None, "hi": None}
+    if not xb or not xk or min(xb) <= 0 or min(xk) <= 0:
+        return out
+    lb, lk = np.log(xb), np.log(xk)
+    out["ratio"] = float(math.exp(np.mean(lk) - np.mean(lb)))
+    ci = interval(list(lb), list(lk))
+    if ci:
+        out["lo"], out["hi"] = math.exp(ci[0]), math.exp(ci[1])
+    return out
+
+
+def poisson_p(kb, kk, wb, wk):
+    """Two-sided p of 'the same rate per unit of work' for kb samples over work wb and kk over wk."""
+    n = int(round(kb + kk))
+    if n == 0:
+        return 1.0
+    from scipy import stats as st
+    return float(st.binomtest(int(round(kk)), n, wk / (wb + wk)).pvalue)
+
+
+def flag(kind, most, p, ci, hz):
+    """The too-few-samples rule: '' for a finding, else why not (see the module's docstring)."""
+    least = MIN_SAMPLES if kind == "on" else MIN_SAMPLES * 1e6 / hz
+    if most < least or (kind == "on" and p >= P_MAX):
+        return TOO_FEW
+    if ci is None:
+        return "" if kind == "on" else ONE_RUN
+    return NOISE if ci[0] <= 0 <= ci[1] else ""
+
+
+def rows(what, kind, b, k, hz):
+    """Compared rows of one kind: b and k are (per-run costs, per-run raw amounts, per-run work)."""
+    (cb, rb, wb), (ck, rk, wk) = b, k
+    out = []
+    for key in set().union(*cb, *ck):
+        xb = [run.get(key, 0.0) for run in cb]
+        xk = [run.get(key, 0.0) for run in ck]
+        tb, tk = sum(run.get(key, 0.0) for run in rb), sum(run.get(key, 0.0) for run in rk)
+        p = poisson_p(tb, tk, sum(wb), sum(wk)) if kind == "on" else math.nan
+        ci = interval(xb, xk)
+        base, knee_ = float(np.mean(xb)), float(np.mean(xk))
+        out.append({"what": what, "kind": KINDS[kind][1], "name": key, "base": base, "knee": knee_,
+                    "growth": knee_ - base, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None,
+                    "runs": (xb, xk),
+                    "amount": (tb, tk), "p": p, "share": 0.0,
+                    "flag": left_out(key) or flag(kind, max(tb, tk), p, ci, hz)})
+    return sorted(out, key=lambda r: (-r["growth"], r["name"]))
+
+
+def _futex(ev):
+    """Futex waits per unit of work, grouped by the stack that waited (stable across runs, unlike the
+    address under ASLR): {stack: {"waits", "wait_us", "addrs"}} means over runs; None when missing."""
+    runs = [r["futex"] for r in ev["runs"]]
+    if not runs or any(r is None for r in runs) or ev["meta"].get("evidence", {}).get("futex") != "ok":
+        return None
+    agg = {}
+    for run, w in zip(runs, ev["meta"]["work"]):
+        for row in run:
+            a = agg.setdefault(row["stack"], {"waits": 0.0, "wait_us": 0.0, "addrs": []})
+            a["waits"] += float(row["waits"]) / w / len(runs)
+            a["wait_us"] += float(row["wait_us"]) / w / len(runs)
+            if row["addr"] not in a["addrs"]:
+                a["addrs"].append(row["addr"])
+    return agg
+
+
+def _hotins(ev):
+    """{symbol: [(samples, instruction, offset)] hottest first} summed over the runs; None when missing."""
+    runs = [r["hotins"] for r in ev["runs"]]
+    if not runs or any(r is None for r in runs):
+        return None
+    agg = {}
+    for run in runs:
+        for row in run:
+            key = (row["symbol"], row["instruction"], row["offset"])
+            agg[key] = agg.get(key, 0) + float(row["samples"])
+    out = {}
+    for (sym, ins, off), n in agg.items():
+        out.setdefault(sym, []).append((n, ins, off))
+    return {s: sorted(v, reverse=True) for s, v in out.items()}
+
+
+def _sched(ev):
+    """Per run {name: count} of the scheduler's counts from threads_r<N>.csv, or None."""
+    runs = [r["threads"] for r in ev["runs"]]
+    if not runs or any(r is None for r in runs):
+        return None
+    return [{n: sum(float(t[n]) for t in run) for n in ("migrations", "involuntary")} for run in runs]
+
+
+def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why=""):
+    """Compare two points' evidence (as load() gives it); everything the verdict and the flame
+    graph need, as plain data."""
+    b, k = _side(base_ev), _side(knee_ev)
+    unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
+    if unit_b != unit_k:
+        raise ValueError(f"the two points count work in different units ({unit_b} vs {unit_k})")
+    out = {"placement": placement, "base_threads": base_threads, "knee_threads": knee_threads,
+           "knee_why": knee_why, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
+           "stacks": [], "functions_self": [], "functions_incl": [], "sched": [], "total": {},
+           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {}))}
+    for kind in KINDS:
+        why = b["missing"].get(kind) or k["missing"].get(kind)
+        if why:
+            out["missing"][kind] = why
+            continue
+        side = lambda s, cost: (cost, s[kind]["raw"], s["work"])  # noqa: E731
+        out["stacks"] += rows("stack", kind, side(b, b[kind]["cost"]), side(k, k[kind]["cost"]), k["hz"])
+        for incl, name in ((False, "functions_self"), (True, "functions_incl")):
+            fb = (_functions(b[kind]["cost"], kind, incl), _functions(b[kind]["raw"], kind, incl), b["work"])
+            fk = (_functions(k[kind]["cost"], kind, incl), _functions(k[kind]["raw"], kind, incl), k["work"])
+            out[name] += rows("function", kind, fb, fk, k["hz"])
+        out["total"][kind] = ratio([counted(r) for r in b[kind]["cost"]], [counted(r) for r in k[kind]["cost"]])
+    if not out["missing"]:
+        both = lambda s: [counted(a) + counted(o) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
+        out["total"]["all"] = ratio(both(b), both(k))
+    out.update(added_cost(out["stacks"]))
+    added = out["added"]
+    for name in ("stacks", "functions_self", "functions_incl"):
+        out[name].sort(key=lambda r: (-r["growth"], r["name"]))
+        for r in out[name]:
+            r["share"] = r["growth"] / added if added > 0 else 0.0
+    sb, sk = _sched(base_ev), _sched(knee_ev)
+    if sb is not None and sk is not None:
+        cost = lambda runs, s: [{n: v / w for n, v in r.items()} for r, w in zip(runs, s["work"])]  # noqa: E731
+        out["sched"] = rows("scheduler", "on", (cost(sb, b), sb, b["work"]), (cost(sk, k), sk, k["work"]), k["hz"])
+        for r in out["sched"]:
+            r["kind"] = "count"
+    out["futex"] = {"base": _futex(base_ev), "knee": _futex(knee_ev)}
+    out["hotins"] = _hotins(knee_ev)
+    return out
+
+
+def added_cost(stacks):
+    """{"added", "found", "spread"}: the added cost the shares are of (the module's rule), the findings'
+    part of it and the part spread thin (growth beyond noise in total that no single stack explains)."""
+    net = sum(r["growth"] for r in stacks if r["flag"] not in (JOINED, PROFILED))
+    found = sum(r["growth"] for r in stacks if not r["flag"] and r["growth"] > 0)
+    added = max(net, found, 0.0)
+    return {"added": added, "found": found, "spread": added - found}
+
+
+def together(rows):
+    """{"base", "knee", "growth", "lo", "hi", "stacks"}: a set of stack rows taken as one (their costs per
+    unit of work summed per evidence run, the growth's 95% interval over the runs as interval() gives it).
+    For a cause named before the runs (a story's): one hypothesis, one test, where each of its many
+    stacks alone may be too thin to clear the noise rule. Joins and the profiler's time are left out."""
+    rows = [r for r in rows if r["flag"] not in (JOINED, PROFILED)]
+    if not rows:
+        return {"base": 0.0, "knee": 0.0, "growth": 0.0, "lo": None, "hi": None, "stacks": 0}
+    xb = [sum(v) for v in zip(*(r["runs"][0] for r in rows))]
+    xk = [sum(v) for v in zip(*(r["runs"][1] for r in rows))]
+    ci = interval(xb, xk)
+    base, knee_ = float(np.mean(xb)), float(np.mean(xk))
+    return {"base": base, "knee": knee_, "growth": knee_ - base, "lo": ci[0] if ci else None,
+            "hi": ci[1] if ci else None, "stacks": len(rows)}
+
+
+def findings(d, kind=None):
+    """The stack rows that grew and are findings (flag ''), largest growth first."""
+    return [r for r in d["stacks"] if not r["flag"] and r["growth"] > 0 and (kind is None or r["kind"] == kind)]

@@ -1,0 +1,248 @@
+"""The evidence folder's format, read and written here only (raw/<exp>/<stem>_why/, docs/design.md
+"Why it stops scaling: evidence"). A run folder may come from elsewhere: every reader is bounded and
+typed, and refuses what is larger or malformed with EvidenceError naming file:line.
+
+  oncpu_r<N>.folded   `frame;…;leaf COUNT`: perf samples per stack (root: the process's comm)
+  offcpu_r<N>.folded  `[reason];comm;frame;… MICROSECONDS` (REASONS)
+  futex_r<N>.csv      addr,waits,wait_us,stack
+  threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
+  hotins_r<N>.csv     symbol,dso,offset,samples,instruction
+  meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+
+from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
+
+FORMAT = 1
+MAX_STACKS = 20000          # distinct stacks per file; the rest is summed into TRUNCATED
+MAX_FRAME = 512             # characters of one frame
+MAX_DEPTH = 64              # frames of one stack (the innermost are kept)
+MAX_RUNS = 10
+TRUNCATED = "[truncated]"
+REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
+PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "symbols")
+FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
+THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations")
+HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
+OK = "ok"
+NA = "not available here: "
+
+
+class EvidenceError(Exception):
+    """A malformed or oversized evidence file; str() is `file:line: message`."""
+
+
+def path(folder, kind, run):
+    ext = "folded" if kind in ("oncpu", "offcpu") else "csv"
+    return os.path.join(folder, f"{kind}_r{int(run)}.{ext}")
+
+
+def clean_frame(frame):
+    """One frame as the format allows it: no ';', no newline, no space-only name, bounded length."""
+    frame = re.sub(r"[;\n\r\t]", "_", frame).strip() or "[unknown]"
+    return frame[:MAX_FRAME]
+
+
+def bound_stack(frames):
+    """Root first; deeper than MAX_DEPTH keeps the root (comm, reason) and the innermost frames."""
+    frames = [clean_frame(f) for f in frames]
+    if len(frames) > MAX_DEPTH:
+        frames = frames[:1] + [TRUNCATED] + frames[-(MAX_DEPTH - 2):]
+    return tuple(frames)
+
+
+# --- writing -------------------------------------------------------------------------------------
+def folded_text(counts):
+    """{stack tuple: count} → folded text, biggest first, at most MAX_STACKS lines (the rest in one)."""
+    items = sorted(((bound_stack(s), c) for s, c in counts.items() if c > 0), key=lambda x: (-x[1], x[0]))
+    merged = {}
+    for s, c in items:
+        merged[s] = merged.get(s, 0) + c
+    items = sorted(merged.items(), key=lambda x: (-x[1], x[0]))
+    if len(items) > MAX_STACKS:
+        rest = sum(c for _s, c in items[MAX_STACKS - 1:])
+        items = items[:MAX_STACKS - 1] + [((TRUNCATED,), rest)]
+    return "".join(f"{';'.join(s)} {int(round(c))}\n" for s, c in items)
+
+
+def csv_text(columns, rows):
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([r[c] for c in columns])
+    return f.getvalue()
+
+
+def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None):
+    """Write what one evidence run gave; None leaves that file out (meta.json says why)."""
+    if oncpu is not None:
+        write_atomic_text(path(folder, "oncpu", run), folded_text(oncpu))
+    if offcpu is not None:
+        write_atomic_text(path(folder, "offcpu", run), folded_text(offcpu))
+    if futex is not None:
+        rows = sorted(futex, key=lambda r: -r["wait_us"])[:MAX_STACKS]
+        write_atomic_text(path(folder, "futex", run), csv_text(FUTEX_COLUMNS, [
+            dict(r, stack=";".join(bound_stack(r["stack"])), wait_us=int(round(r["wait_us"]))) for r in rows]))
+    if threads is not None:
+        write_atomic_text(path(folder, "threads", run), csv_text(THREAD_COLUMNS, [
+            dict(r, comm=clean_frame(r["comm"]), **{k: int(round(r[k])) for k in ("oncpu_us", "offcpu_us", "runq_us")})
+            for r in sorted(threads, key=lambda r: r["tid"])[:MAX_STACKS]]))
+    if hotins is not None:
+        write_atomic_text(path(folder, "hotins", run), csv_text(HOTINS_COLUMNS, [
+            dict(r, symbol=clean_frame(r["symbol"]), dso=clean_frame(r["dso"]),
+                 instruction=clean_frame(r["instruction"])) for r in hotins]))
+
+
+def write_meta(folder, meta):
+    write_atomic_text(os.path.join(folder, "meta.json"), json.dumps(dict(meta, format=FORMAT), indent=1) + "\n")
+
+
+# --- reading -------------------------------------------------------------------------------------
+def _text(p):
+    """A file of an evidence folder, through the run folder's one reader of received files (a regular
+    file inside the run, no link, FIFO or device followed, at most runfolder.LIMITS['evidence'] bytes)."""
+    try:
+        text = read_file(p, "evidence")
+    except RunFolderError as e:
+        raise EvidenceError(f"{p}:1: {str(e).removeprefix(p + ': ')}") from None
+    if text is None:
+        raise EvidenceError(f"{p}:1: missing")
+    return text
+
+
+def read_folded(p):
+    """{stack tuple: count} of a folded file."""
+    out = {}
+    lines = _text(p).splitlines()
+    if len(lines) > MAX_STACKS:
+        raise EvidenceError(f"{p}:{MAX_STACKS + 1}: more than {MAX_STACKS} stacks")
+    for n, line in enumerate(lines, 1):
+        stack, _, count = line.rpartition(" ")
+        if not stack or not re.fullmatch(r"\d{1,15}", count):
+            raise EvidenceError(f"{p}:{n}: expected `frame;frame;… COUNT`")
+        frames = tuple(stack.split(";"))
+        if len(frames) > MAX_DEPTH or any(len(f) > MAX_FRAME or not f for f in frames):
+            raise EvidenceError(f"{p}:{n}: a stack deeper than {MAX_DEPTH} frames or a frame empty or over "
+                                f"{MAX_FRAME} characters")
+        out[frames] = out.get(frames, 0) + int(count)
+    return out
+
+
+def _rows(p, columns, types):
+    text = _text(p)
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header != list(columns):
+        raise EvidenceError(f"{p}:1: header must be {','.join(columns)}")
+    out = []
+    for n, row in enumerate(reader, 2):
+        if n > MAX_STACKS + 1:
+            raise EvidenceError(f"{p}:{n}: more than {MAX_STACKS} rows")
+        if len(row) != len(columns):
+            raise EvidenceError(f"{p}:{n}: {len(columns)} columns expected, got {len(row)}")
+        d = {}
+        for c, v, t in zip(columns, row, types):
+            try:
+                d[c] = t(v)
+            except ValueError:
+                raise EvidenceError(f"{p}:{n}: {c} {v[:40]!r} is not {t.__name__}") from None
+        out.append(d)
+    return out
+
+
+def count(v):
+    if not re.fullmatch(r"\d{1,15}", v):
+        raise ValueError(v)
+    return int(v)
+
+
+def text(v):
+    if len(v) > MAX_FRAME * MAX_DEPTH:
+        raise ValueError(v)
+    return v
+
+
+def hexaddr(v):
+    if not re.fullmatch(r"0x[0-9a-f]{1,16}", v):
+        raise ValueError(v)
+    return v
+
+
+def read_futex(p):
+    rows = _rows(p, FUTEX_COLUMNS, (hexaddr, count, count, text))
+    for r in rows:
+        r["stack"] = tuple(r["stack"].split(";")) if r["stack"] else ()
+    return rows
+
+
+def read_threads(p):
+    return _rows(p, THREAD_COLUMNS, (count, text, count, count, count, count, count, count))
+
+
+def read_hotins(p):
+    return _rows(p, HOTINS_COLUMNS, (text, text, hexaddr, count, text))
+
+
+def _num_list(meta, key, p, n, nullable):
+    v = meta.get(key)
+    if not isinstance(v, list) or len(v) != n or not all(
+            (x is None and nullable) or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
+            for x in v):
+        raise EvidenceError(f"{p}:1: {key} must be a list of {n} numbers")
+    return v
+
+
+def read_meta(folder):
+    """meta.json, checked: the numbers are numbers, the statuses short strings."""
+    p = os.path.join(folder, "meta.json")
+    try:
+        meta = json.loads(_text(p))
+    except ValueError:
+        raise EvidenceError(f"{p}:1: not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise EvidenceError(f"{p}:1: not an evidence meta.json of format {FORMAT}")
+    runs = meta.get("runs")
+    if not isinstance(runs, int) or isinstance(runs, bool) or not 0 <= runs <= MAX_RUNS:
+        raise EvidenceError(f"{p}:1: runs must be a whole number from 0 to {MAX_RUNS}")
+    if meta.get("unit") not in ("op", "run"):
+        raise EvidenceError(f"{p}:1: unit must be op or run")
+    for key, nullable in (("work", False), ("wall_s", False), ("value", True)):
+        _num_list(meta, key, p, runs, nullable)
+    if "repetitions" in meta:        # why_seconds: runs of the command per evidence run (older folders: 1)
+        _num_list(meta, "repetitions", p, runs, False)
+    for key in ("timed_median", "slowdown"):
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
+            raise EvidenceError(f"{p}:1: {key} must be a number or null")
+    ev = meta.get("evidence")
+    if not isinstance(ev, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 1024
+                                           for k, v in ev.items()):
+        raise EvidenceError(f"{p}:1: evidence must map parts to short strings")
+    return meta
+
+
+def read_run(folder, run):
+    """Every file one evidence run left, as {kind: parsed} (a missing file is left out)."""
+    out = {}
+    for kind, reader in (("oncpu", read_folded), ("offcpu", read_folded), ("futex", read_futex),
+                         ("threads", read_threads), ("hotins", read_hotins)):
+        p = path(folder, kind, run)
+        if os.path.exists(p):
+            out[kind] = reader(p)
+    return out
+
+
+def complete(folder, runs):
+    """The folder holds a finished set of `runs` evidence runs (meta.json is written last), or says
+    this host can record none."""
+    try:
+        meta = read_meta(folder)
+    except EvidenceError:
+        return False
+    return meta["runs"] >= runs or str(meta["evidence"].get("oncpu", "")).startswith(NA)

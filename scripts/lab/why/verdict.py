@@ -1,0 +1,189 @@
+"""The verdict in words (issue 43, item 5), per placement: one paragraph of plain text and the rows of the
+report's "Why it stops scaling" table. Plain text only: names read from evidence files are data, and the
+report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
+from lab.why import classify as C
+from lab.why import diff
+from lab.why import evidence
+
+TOP = 3          # findings named in the paragraph
+TABLE = 12       # rows of each table (stacks, functions)
+
+
+def x(v):
+    return f"×{v:.2f}"
+
+
+def ci(t):
+    return f" (95% CI {x(t['lo'])}–{x(t['hi'])})" if t["lo"] is not None else " (one evidence run: no interval)"
+
+
+def ratio_words(t, what, base=""):
+    """'×1.90 the CPU time it cost at 1 thread (95% CI ×1.70–×2.10)'."""
+    if t is None or t["ratio"] != t["ratio"]:
+        return ""
+    return f"{x(t['ratio'])} the {what}" + (f" it cost at {base}" if base else "") + ci(t)
+
+
+def threads(n):
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
+def describe(d, r):
+    """What one finding is, in words: where the added cost goes."""
+    fs = C.frames(r)
+    where = C.named(fs) or (f"`{C.user_frames(fs)[-1]}`" if C.user_frames(fs) else "no user stack")
+    if r["kind"] == "off-CPU":
+        reason = r["name"].split(";")[0]
+        api = [f for f in fs if C.SERIAL_FRAMES.search(f) or C.LOCK_FRAMES.search(f)]
+        inside = f" in `{api[0]}`" if api else ""
+        if reason == "[runqueue]" and r.get("class") in ("lock", "serial phase"):
+            return f"waiting for a CPU after waking a waiter{inside} from {where}"
+        if reason == "[futex]" and r.get("class") == "lock":
+            fx = C.futex_detail(d)
+            if fx:
+                return f"waiting on one futex ({fx[0]}) from {fx[1] or where}"
+        return f"{C.REASONS.get(reason, 'off-CPU')}{inside} from {where}"
+    leaf = fs[-1] if fs else "?"
+    own = C.named(fs)
+    text = "on-CPU in " + (own if own.startswith(f"`{leaf}`") else f"`{leaf}`" + (f" (called from {own})" if own else ""))
+    if r.get("class") == "shared data":
+        ins = C.hot_atomic(d, C.user_frames(fs)[-1])
+        text += f", hottest instruction `{ins[0]}`"
+    elif r.get("class") == "kernel":
+        k = C.kernel_detail([r])
+        text += f" ({', '.join(k)})" if k else ""
+    return text
+
+
+def amount(us, sign=True):
+    """A cost per unit of work given in µs, in ns, µs or ms as its size asks: '+65.8 ns'."""
+    m = abs(us)
+    k, u = (1e3, "ns") if m < 1 else (1e-3, "ms") if m >= 1000 else (1, "µs")
+    return f"{us * k:{'+' if sign else ''}.3g} {u}"
+
+
+def by_function(d, unit):
+    """' Where the spread growth gathers, by function (self time, beyond noise): …' — many thin stacks of
+    one hot loop (the runner's inlined refcounts under `Vm::run`) are one function's growth; '' if none."""
+    rows = [r for r in d["functions_self"] if not r["flag"] and r["growth"] > 0][:TOP]
+    if not rows:
+        return ""
+    said = [f"{r['kind']} `{r['name']}` {amount(r['growth'])} per {unit} ({r['share'] * 100:.0f}%)" for r in rows]
+    return " Where it gathers, by function (self time, beyond noise): " + "; ".join(said) + "."
+
+
+def words(d, c):
+    """The paragraph for one placement from its differential d and classification c."""
+    unit = "op" if d["unit"] == "op" else "run"
+    head = f"{d['placement']}, {threads(d['knee_threads'])}: " if d["placement"] else f"{threads(d['knee_threads'])}: "
+    base = threads(d["base_threads"])
+    parts = []
+    all_, on = d["total"].get("all"), d["total"].get("on")
+    off = d["total"].get("off")
+    valid = lambda t: t is not None and t["ratio"] == t["ratio"]  # noqa: E731
+    if valid(on):
+        parts.append(f"each {unit} costs {ratio_words(on, 'CPU time', base)}")
+        if valid(all_):
+            parts.append(f"{ratio_words(all_, 'thread time counting its waits')}")
+    elif valid(off):
+        parts.append(f"each {unit} costs {ratio_words(off, 'off-CPU time', base)}")
+    text = head + ("; ".join(parts) if parts else "no evidence to compare") + "."
+    if c["cause"] == "scales":
+        text += " Nothing grows faster than the work: it scales."
+    elif c["cause"] == "inconclusive":
+        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to say it scales."
+    elif c["cause"] is not None:
+        found = diff.findings(d)
+        said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
+        if said:
+            said[0] = said[0].replace(" is ", " of the added cost is ", 1)
+            text += " " + "; ".join(said) + "."
+        else:
+            text += " No single stack's growth is beyond noise."
+        if said and d.get("added", 0) > 0 and d.get("spread", 0) > 0:
+            text += f" {d['spread'] / d['added'] * 100:.0f}% is spread thin (no single stack's growth beyond noise)."
+        if "scheduler" in c["classes"]:
+            moved = [f"{r['name']} per {unit} {r['base']:.1f} → {r['knee']:.1f}" for r in d["sched"]
+                     if not r["flag"] and r["growth"] > 0]
+            if moved:
+                text += f" Scheduler counts that grew: {', '.join(moved)}."
+        fx = C.futex_detail(d) if c["cause"] == "lock" else None
+        if fx:
+            text += (f" The lock: futex {fx[0]}, waited on from {fx[1] or 'an unnamed stack'}"
+                     f" ({fx[2]['waits']:.0f} waits, {fx[2]['wait_us']:,.0f} µs per {unit} at the knee).")
+        if c["cause"] == "no single cause":
+            text += " No single cause: the growth is spread thin (the flame graph is the answer)."
+            text += by_function(d, unit)
+        else:
+            others = [f"{n} {v['share'] * 100:.0f}%" for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
+                      if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
+            text += f" Cause: {c['cause']} ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
+                    (f"; also {', '.join(others)}" if others else "") + ")."
+    for note in c["notes"] + c["missing"]:
+        text += f" {note[0].upper()}{note[1:]}."
+    nb, nk = d["runs"]
+    if min(nb, nk) < 3:
+        text += f" Only {min(nb, nk)} evidence run(s) on a side: the intervals are wide or missing."
+    return text
+
+
+def table(d, key):
+    """Rows for the report: stack or function, kind, cost at the base and at the knee (µs per unit of
+    work), growth, share of the added cost, the growth's 95% interval, flag and class."""
+    out = []
+    for r in d[key][:TABLE]:
+        out.append({"name": r["name"], "what": r["what"], "kind": r["kind"], "cost_base": r["base"],
+                    "cost_knee": r["knee"], "growth": r["growth"], "share": r["share"],
+                    "interval": (r["lo"], r["hi"]) if r["lo"] is not None else None,
+                    "flag": r["flag"] or "finding", "class": r.get("class", "")})
+    return out
+
+
+def verdict(d):
+    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "classes", "stacks",
+    "functions" (self), "functions_inclusive", "totals", "missing"}: all plain data for report.md,
+    report.html and ./lab scale."""
+    c = C.classify(d)
+    return {"placement": d["placement"], "base_threads": d["base_threads"], "knee_threads": d["knee_threads"],
+            "knee_why": d["knee_why"], "unit": d["unit"], "cause": c["cause"], "text": words(d, c),
+            "classes": {n: v["share"] for n, v in c["classes"].items()},
+            "stacks": table(d, "stacks"), "functions": table(d, "functions_self"),
+            "functions_inclusive": table(d, "functions_incl"),
+            "totals": d["total"], "missing": c["missing"]}
+
+
+def none(placement, b, k, why, missing, text):
+    """A placement's entry when there is nothing to compare: the same keys, no cause."""
+    return {"diff": None, "verdict": {"placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why,
+                                      "unit": None, "cause": None, "classes": {}, "stacks": [], "functions": [],
+                                      "functions_inclusive": [], "totals": {}, "missing": missing, "text": text}}
+
+
+def curve(series, better, evidence_of):
+    """[{"verdict", "diff"}] for every placement of a sweep: series {placement: {threads: summary}} as
+    reporting.scaling takes it; evidence_of(placement, threads) → that point's loaded evidence, or None
+    when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
+    out = []
+    for placement, (b, k, why) in sorted(diff.knees(series, better).items()):
+        got, bad = {}, []
+        for t in (b, k):
+            try:
+                got[t] = evidence_of(placement, t)
+            except (evidence.EvidenceError, ValueError) as e:
+                got[t] = None
+                bad.append(str(e))
+        eb, ek = got[b], got[k]
+        if eb is None or ek is None:
+            at = " and ".join(threads(t) for t, e in ((b, eb), (k, ek)) if e is None)
+            said = f"unreadable evidence ({'; '.join(bad)})" if bad else "run with why=1"
+            out.append(none(placement, b, k, why, [f"no evidence at {at}"] + bad,
+                            f"{placement}, {threads(k)}: no evidence at {at} ({said})."))
+            continue
+        try:
+            d = diff.differential(eb, ek, placement, b, k, why)
+        except ValueError as e:                     # e.g. the two points count work in different units
+            out.append(none(placement, b, k, why, [str(e)],
+                            f"{placement}, {threads(k)}: the evidence cannot be compared: {e}."))
+            continue
+        out.append({"diff": d, "verdict": verdict(d)})
+    return out
