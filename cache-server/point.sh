@@ -17,7 +17,7 @@
 # the keys (its warm-up), then a `get` pass of --requests GETs is the measured window. mcperf counts
 # requests, not seconds, so --duration does not apply to it.
 # --clients (the spec key `clients`, $LAB_CLIENTS) puts the load generators on other hosts: the server
-# listens on this host's address toward them and scripts/loadclients.py runs loadgen on each over ssh;
+# listens on this host's address toward them and scripts/lab/cli/loadclients.py runs loadgen on each over ssh;
 # their rows (and each one's own, labelled client.<host>.<metric>, guard readings included) are the
 # point's, and the network path goes to raw/network.txt and env/network.txt. Without it, as before.
 # Every option defaults to the sweep engine's LAB_* variable of the same meaning.
@@ -27,6 +27,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# the lab's Python package (scripts/lab/), for the programs run below as python3 -m lab.cli.X
+export PYTHONPATH="$here/../scripts${PYTHONPATH:+:$PYTHONPATH}"
 build=${CACHE_BUILD:-$here/build}
 
 variant=${LAB_VARIANT:-striped} threads=${LAB_THREADS:-1} cpus=${LAB_CPUS:-}
@@ -100,7 +102,7 @@ trap 'exit 1' INT TERM
 # The address the server listens on: loopback, or this host's address toward the client hosts
 addr=127.0.0.1
 if [[ -n $clients ]]; then
-  addr=$(python3 "$here/../scripts/loadclients.py" address --clients="$clients") || exit
+  addr=$(python3 -m lab.cli.loadclients address --clients="$clients") || exit
 fi
 
 free_port() {
@@ -184,7 +186,7 @@ if [[ $driver == mcperf ]]; then
       && python3 "$here/mcperf_csv.py" --method get < "$raw/mcperf-get.txt"; } > "$tmp/loadgen.csv" &
 elif [[ -n $clients ]]; then
   # loadgen's own arguments, the same on every client; the client's CPUs are its own
-  lg=(python3 "$here/../scripts/loadclients.py" run --clients="$clients" --server="$addr" --port="$port"
+  lg=(python3 -m lab.cli.loadclients run --clients="$clients" --server="$addr" --port="$port"
       --measure-file="$tmp/measuring" --raw="$raw" --timeout="$(awk -v d="$duration" -v w="$warmup" 'BEGIN { print d + w + 120 }')"
       -- -t "$client_threads" -c "$conns" -P "$pipeline" -d "$duration" -w "$warmup" -k "$keys" -V "$vsize" -g "$get_ratio")
   "${lg[@]}" > "$tmp/loadgen.csv" &

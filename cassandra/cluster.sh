@@ -5,7 +5,7 @@
 #   cassandra/cluster.sh up [nodes=N] [inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [plan=1]]
 #                          start N nodes (default 3, at most 16) and wait until the ring shows N nodes UN;
 #                          with inventory=FILE: a node per `cassandra` host of an Ansible inventory instead
-#                          (scripts/fleet.py cluster-up; plan=1: what would run where, nothing started)
+#                          (scripts/lab/cli/fleet.py cluster-up; plan=1: what would run where, nothing started)
 #   cassandra/cluster.sh down      stop exactly the nodes `up` started (each by its PID)
 #   cassandra/cluster.sh status    the cluster record and each node's state (exit 0 only when all answer CQL)
 #   cassandra/cluster.sh nodes     the CQL contact points, comma-separated (for runner-cql nodes=…)
@@ -18,6 +18,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
+# the lab's Python package (scripts/lab/), for the programs run below as python3 -m lab.cli.X
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 work=${CLUSTER_WORK:-$root/.work/cluster}
 port=${CLUSTER_PORT:-9042}
 storage_port=${CLUSTER_STORAGE_PORT:-7000}
@@ -76,7 +78,7 @@ cmd_up() {
     esac
   done
   # with an inventory: every host of the group unless nodes= is given (fleet.py checks the arguments)
-  [[ -n $inventory ]] && exec "$root/scripts/fleet.py" cluster-up "${fleet[@]}"
+  [[ -n $inventory ]] && exec python3 -m lab.cli.fleet cluster-up "${fleet[@]}"
   [[ -z $other ]] || bad "$other: hosts=, known_hosts= and plan= are for a cluster on an inventory's hosts (inventory=FILE)"
   [[ $n =~ ^[1-9][0-9]?$ ]] && ((n <= 16)) || bad "nodes=$n: a whole number from 1 to 16"
   [[ -f $record ]] && grep -q '^inventory=' "$record" &&
@@ -133,7 +135,7 @@ cmd_down() {
   local i
   [[ -n $(recorded) ]] || { say "no cluster recorded in $record"; return 0; }
   # a cluster of an inventory's hosts: Ansible stops each node on its host
-  grep -q '^inventory=' "$record" && exec "$root/scripts/fleet.py" cluster-down
+  grep -q '^inventory=' "$record" && exec python3 -m lab.cli.fleet cluster-down
   # all at once: each waits for its own JVM to flush and exit (seconds each on a loaded host)
   local pids=() p failed=0
   for i in $(recorded); do node "$i" "$here/cassandra.sh" down & pids+=($!); done

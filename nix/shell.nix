@@ -53,10 +53,10 @@
     { pkg = pkgs.ansible; commands = [ "ansible" "ansible-playbook" "ansible-inventory" ]; }
     # ssh for Ansible; sshd and ssh-keyscan for tests/test_fleet.py's loopback hosts.
     { pkg = pkgs.openssh; commands = [ "ssh" "ssh-keygen" "ssh-keyscan" "sshd" ]; }
-    # nix copy of the shell's store paths to a fleet's Nix hosts (scripts/fleetlib/nix.py; `nix develop -i`
+    # nix copy of the shell's store paths to a fleet's Nix hosts (scripts/lab/fleet/nix.py; `nix develop -i`
     # keeps the host's nix out), and nix-store/nix-daemon for tests/test_fleet.py's loopback copy.
     { pkg = pkgs.nix; commands = [ "nix" "nix-store" "nix-daemon" ]; }
-    # ip: the route toward a cache point's client host (scripts/fleetlib/clients.py, "between hosts").
+    # ip: the route toward a cache point's client host (scripts/lab/fleet/clients.py, "between hosts").
     { pkg = pkgs.iproute2; commands = [ "ip" ]; }
     # why=1: on-CPU and off-CPU stacks and futex waits come from perf (its scheduler tracepoints); inferno
     # folds, diffs and draws them (versions.env pins the same inferno for ./lab).

@@ -1,7 +1,7 @@
 # Bar chart per category (placement), one bar per variant. Whiskers: the median's 95% CI where a point
 # has >= 3 repeats, else min..max. A point with a suspect repeat (disturbed measurement) is drawn hollow.
 # Data: "category" then per variant four columns: median lo hi suspect(0/1); first row = header.
-# Called by scripts/charts.py as `gnuplot -c bars.gp dat out ext width title ylabel n suspect`: the
+# Called by scripts/lab/report/charts.py as `gnuplot -c bars.gp dat out ext width title ylabel n suspect`: the
 # arguments are strings from a run folder, used only as values (never @macros or eval text).
 dat = ARG1; out = ARG2; title = ARG5; ylabel = ARG6; n = int(ARG7 + 0); suspect = int(ARG8 + 0)
 if (ARG3 eq "png") { set terminal pngcairo size int(ARG4 + 0),600 } else { set terminal svg size int(ARG4 + 0),600 }

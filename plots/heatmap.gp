@@ -1,6 +1,6 @@
 # Heatmap of a CPU × CPU matrix (e.g. c2c one-way latency), median per pair, blank where unmeasured, or of
 # a CPU node × memory node one (numa-mem). Lines mark where the L3 domain changes (CPUs in hwloc's order).
-# Called by scripts/charts.py as `gnuplot -c heatmap.gp dat out ext width title ylabel "n axes" cpus bounds`
+# Called by scripts/lab/report/charts.py as `gnuplot -c heatmap.gp dat out ext width title ylabel "n axes" cpus bounds`
 # (axes: the word cpu or node; cpus: the axis labels in order; bounds: positions of domain lines). The
 # arguments are strings from a run folder, used only as values (never @macros or eval text).
 dat = ARG1; out = ARG2; title = ARG5; ylabel = ARG6; cpus = ARG8; bounds = ARG9

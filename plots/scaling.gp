@@ -4,7 +4,7 @@
 # repeat has its median in column 7 and is drawn hollow, else in column 6, filled.
 # With `panels` (placement names), one panel per placement: blocks starts[p] .. starts[p]+counts[p]-1,
 # a variant's colour the same in every panel (`colours`, one per block), one y scale (`ymax`).
-# Called by scripts/charts.py as `gnuplot -c scaling.gp dat out ext width title ylabel nums panels xr`
+# Called by scripts/lab/report/charts.py as `gnuplot -c scaling.gp dat out ext width title ylabel nums panels xr`
 # (gnuplot takes 9 arguments at most): nums = "n ideal suspect ymax np starts… counts… colours…",
 # panels = the panels' placement names, xr = "lo hi" where every point has one thread count, else "".
 # The arguments are strings from a run folder, used only as values (never @macros or eval text).

@@ -4,6 +4,8 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the lab's Python package (scripts/lab/), for the programs run below as python3 -m lab.cli.X
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 dir=${1:-${LAB_RESULTS:-$root/results}/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)/env}
 mkdir -p "$dir"
 # Files are read with bash's own `read`, not `cat`/`sed`: each process start costs 16-50x more under
@@ -240,8 +242,8 @@ builds() {
   # What a compiler wrapper adds by itself (nixpkgs' cc-wrapper; unset on Debian), and the compiler's
   # built-in defaults that change the code (PIE, stack protector, fortify, CET).
   echo "wrapper: NIX_HARDENING_ENABLE=${NIX_HARDENING_ENABLE-unset} NIX_CFLAGS_COMPILE=${NIX_CFLAGS_COMPILE-unset} NIX_LDFLAGS=${NIX_LDFLAGS-unset}"
-  # The Nix shell's store paths (scripts/nixenv.py): a fleet's Nix host runs the controller's, and says so here.
-  echo "nix store: $(python3 "$root/scripts/nixenv.py" digest 2>&1 | head -n 1)"
+  # The Nix shell's store paths (scripts/lab/fleet/nixenv.py): a fleet's Nix host runs the controller's, and says so here.
+  echo "nix store: $(python3 -m lab.cli.nixenv digest 2>&1 | head -n 1)"
   cc=""
   while IFS= read -r f; do [[ $f == CC=* ]] && cc=${f#CC=}; done 2>/dev/null < "$root/c-probes/build.env"
   if [[ -n $cc ]] && command -v "$cc" > /dev/null; then
@@ -256,7 +258,7 @@ copy meminfo.txt /proc/meminfo
 copy os-release.txt /etc/os-release
 capture lscpu.txt lscpu
 capture lstopo.xml lstopo-no-graphics --of xml -
-capture topology.txt "$root/scripts/topo.py" summary
+capture topology.txt python3 -m lab.cli.topo summary
 capture numa.txt numactl --hardware
 numa_nodes > "$dir/numa-nodes.txt"
 memory_time > "$dir/memory-time.txt"
@@ -278,8 +280,8 @@ if [[ -f $root/flake.lock ]]; then cp "$root/flake.lock" "$dir/flake.lock"; else
 if [[ -n ${IN_NIX_SHELL:-} ]]; then
   { echo "IN_NIX_SHELL=$IN_NIX_SHELL"; echo "nixpkgs=${LAB_NIX_PINNED_NIXPKGS:-unknown}"
     echo "CASSANDRA_LIB=${CASSANDRA_LIB:-unset}"; tr ':' '\n' <<< "$PATH" | grep '^/nix/store'
-    echo "--- store paths of the shell (scripts/nixenv.py; env/build.txt has their digest)"
-    python3 "$root/scripts/nixenv.py" paths 2>&1 ; } > "$dir/nix.txt"
+    echo "--- store paths of the shell (scripts/lab/fleet/nixenv.py; env/build.txt has their digest)"
+    python3 -m lab.cli.nixenv paths 2>&1 ; } > "$dir/nix.txt"
 else
   echo "unavailable: not in a Nix shell (the non-Nix path; pinned versions in versions.env)" > "$dir/nix.txt"
 fi

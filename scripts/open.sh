@@ -5,6 +5,8 @@
 #   scripts/open.sh [RUN]      RUN: a run folder or a name under results/ (another .html page is not opened: it cannot be redrawn here)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the lab's Python package (scripts/lab/), for the programs run below as python3 -m lab.cli.X
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 results=${LAB_RESULTS:-$root/results}
 
 target=${1:-}
@@ -31,7 +33,7 @@ else
   exit 2
 fi
 if [[ -d $target ]]; then
-  "$root/scripts/report.py" "$target" || { echo "open: cannot redraw $page from the run's data (above)" >&2; exit 2; }
+  python3 -m lab.cli.report "$target" || { echo "open: cannot redraw $page from the run's data (above)" >&2; exit 2; }
 fi
 page=$(cd "$(dirname "$page")" && pwd)/$(basename "$page")
 echo "$page"

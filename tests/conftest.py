@@ -54,7 +54,7 @@ def pytest_itemcollected(item):
 
 
 # What `slow` means, one rule: a test is slow when it starts a measurement as a process: the sweep engine
-# (scripts/sweep.py, scale.py, bench_*.py, an archive's replay) or its host probe (env.sh, seconds of
+# (scripts/lab/cli/sweep.py, scale.py, bench_*.py, an archive's replay) or its host probe (env.sh, seconds of
 # tools), a fleet, a Cassandra node or cluster, a guest, a Nix or cargo build, a hyperfine or pyperf run,
 # or a `just`/`./lab` recipe that does one of these. The rule reads the test's source, the helpers it calls
 # (its module's, another test module's it imports, this file's: one_point) and the fixtures it uses, so a
@@ -122,7 +122,7 @@ def _words(node, consts, depth=0):
 
 
 def _program(word):
-    """A program's file name from a word that runs it: a path (scripts/sweep.py) or a module run with
+    """A program's file name from a word that runs it: a path (scripts/lab/cli/sweep.py) or a module run with
     `python3 -m` (lab.cli.sweep: the package layout's way)."""
     return word.rsplit(".", 1)[-1] + ".py" if word.startswith("lab.cli.") else os.path.basename(word)
 
@@ -333,6 +333,6 @@ def one_point(tmp_path, results, experiment, lines, pause="0.1"):
     spec.write_text(f"experiment = {experiment}\n{lines}placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\n"
                     "pin = taskset\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\ncapacity = 0\n")
     run = tmp_path / "run"
-    sh("scripts/sweep.py", f"run={run}", "retries=1", f"retry_pause={pause}", str(spec), env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=1", f"retry_pause={pause}", str(spec), env=results)
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     return events, rows(run / "data" / f"{experiment}.csv")

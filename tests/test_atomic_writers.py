@@ -21,13 +21,13 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 # open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer
 IN_PLACE = {
     "runfolder.py": 1,          # the atomic writer itself, on its temp file
-    "engine/child.py": 3,       # a program's stdout/stderr streamed as it runs (a live tail)
+    "lab/engine/child.py": 3,       # a program's stdout/stderr streamed as it runs (a live tail)
     "loadclients.py": 2,        # its own log stream, and the measure-file signal (an empty file)
     "bench_scale.py": 2,        # its scratch folder's input and spec, not a run
     "scale.py": 2,              # the spec in a scratch folder, and save=: a spec of the user's, not a run's
-    "why/flame.py": 1,          # inferno's input in a temporary folder
-    "fleetlib/play.py": 2,      # Ansible's vars and inventory overlay in a temporary folder
-    "fleetlib/code.py": 1,      # the code tar, on output_of's temporary name
+    "lab/why/flame.py": 1,          # inferno's input in a temporary folder
+    "lab/fleet/play.py": 2,      # Ansible's vars and inventory overlay in a temporary folder
+    "lab/fleet/code.py": 1,      # the code tar, on output_of's temporary name
 }
 
 
@@ -144,6 +144,6 @@ def test_a_device_or_fifo_at_the_target_is_refused_not_replaced(tmp_path):
                 pass
     assert os.path.exists(fifo) and not os.path.isfile(fifo) and os.path.islink(link)
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export.py"), str(tmp_path), f"out={fifo}"],
+    p = subprocess.run([sys.executable, "-m", "lab.cli.export", str(tmp_path), f"out={fifo}"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode != 0 and not os.path.isfile(fifo), p.stderr

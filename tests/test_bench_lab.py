@@ -26,7 +26,7 @@ def test_bench_lab_says_which_differences_the_lab_flagged(tmp_path, results):
                     "placements = compact\nthreads = 1\nrepeats = auto\nmin_repeats = 3\nmax_repeats = 3\n"
                     "ci = 5\nwarmup = 0\nretries = 0\ncapacity = 0\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\n"
                     "max_invol_cs = 1000000000\nmin_corun = 0\nchart = bars ops_per_s\n")
-    p = sh("scripts/bench_lab.py", str(spec), env=results)
+    p = sh("python3", "-m", "lab.cli.bench_lab", str(spec), env=results)
     out = p.stdout
     assert "charted point-metrics whose two runs differ by more than x1.15: 2, flagged in at least one run " \
            "(suspect or not confident): 1" in out, out

@@ -138,7 +138,7 @@ def test_catalogue_numbering_fits_the_matrix(entry):
 def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, results):
     e = next(x for x in entries() if x["name"] == "2x-xeon-e5-2690")
     run = str(tmp_path / "xeon")
-    p = sh(sys.executable, "scripts/import_c2c.py", os.path.join(CAT, e["file"]), f"topology={e['topology']}",
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", os.path.join(CAT, e["file"]), f"topology={e['topology']}",
            f"name={e['cpu']}", "source=nviennot/core-to-core-latency results/", f"run={run}", env=results)
     lines = p.stdout.strip().splitlines()
     assert lines[0] == "relation,pairs,median_ns,p10_ns,p90_ns"
@@ -149,7 +149,7 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
         assert int(printed[rel][1]) == len(xs)
         assert float(printed[rel][2]) == pytest.approx(statistics.median(xs), abs=0.051)
     # heatmap: hwloc's order (socket 0's cores with their siblings, then socket 1), one border between
-    # (the chart object both the PNG's data and the page's SVG are drawn from: reporting/chartmodel.py)
+    # (the chart object both the PNG's data and the page's SVG are drawn from: lab/report/chartmodel.py)
     from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
     ex = next(x for x in model.build(run)["experiments"] if x["name"] == "c2c-matrix")
@@ -224,7 +224,7 @@ BAD = [
 def test_bad_matrix_is_one_line_exit_2_no_run(name, _pre, text, msg, tmp_path, results):
     f = tmp_path / f"{name}.csv"
     f.write_text(text)
-    p = sh(sys.executable, "scripts/import_c2c.py", str(f), "topology=pack:1 core:3 pu:1", env=results, check=False)
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", str(f), "topology=pack:1 core:3 pu:1", env=results, check=False)
     assert p.returncode == 2 and p.stdout == ""
     err = p.stderr.strip().splitlines()
     assert len(err) == 1 and f"{f}{msg}" in err[0], err
@@ -234,9 +234,9 @@ def test_bad_matrix_is_one_line_exit_2_no_run(name, _pre, text, msg, tmp_path, r
 def test_pu_count_mismatch_and_bad_topology(tmp_path, results):
     f = tmp_path / "m.csv"
     f.write_text(",,\n5,,\n6,7,\n")
-    p = sh(sys.executable, "scripts/import_c2c.py", str(f), "topology=pack:1 core:2 pu:2", env=results, check=False)
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", str(f), "topology=pack:1 core:2 pu:2", env=results, check=False)
     assert p.returncode == 2 and f"{f}:3: the matrix has 3 CPUs (rows) but the topology has 4 PUs" in p.stderr
-    p = sh(sys.executable, "scripts/import_c2c.py", str(f), "topology=pack:1 core:3 pu:1; touch /tmp/x",
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", str(f), "topology=pack:1 core:3 pu:1; touch /tmp/x",
            env=results, check=False)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "topology" in p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
@@ -246,7 +246,7 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
     a = imported(tmp_path, "2x-xeon-e5-2690")
     b = imported(tmp_path, "xeon-8375c")
     out = tmp_path / "cmp.md"
-    p = sh(sys.executable, "scripts/compare.py", a, b, str(out), env=results)
+    p = sh(sys.executable, "-m", "lab.cli.compare", a, b, str(out), env=results)
     assert "## Core-to-core latency by relation" in p.stdout
     row = next(ln for ln in p.stdout.splitlines() if ln.startswith("| same-l3 |"))
     _n, _c, by_a = expected(next(x for x in entries() if x["name"] == "2x-xeon-e5-2690"))
@@ -257,17 +257,17 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
     tar = tmp_path / "a.tar.gz"
     with tarfile.open(tar, "w:gz") as t:
         t.add(a, arcname=os.path.basename(a))
-    p = sh(sys.executable, "scripts/archive.py", "replay", str(tar), env=results, check=False)
+    p = sh(sys.executable, "-m", "lab.cli.archive", "replay", str(tar), env=results, check=False)
     assert p.returncode == 2 and "imported published matrix" in p.stderr and "no spec" in p.stderr
     # a sweep never writes into it, and the dry run still prices with an imported run in results/
-    p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c-matrix.spec", f"run={a}", env=results, check=False)
+    p = sh(sys.executable, "-m", "lab.cli.sweep", "experiments/c2c-matrix.spec", f"run={a}", env=results, check=False)
     assert p.returncode == 2 and "imported published matrix" in p.stderr
     os.rename(a, os.path.join(results["LAB_RESULTS"], os.path.basename(a)))
     a = os.path.join(results["LAB_RESULTS"], os.path.basename(a))
-    p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c-matrix.spec", "dry=1", env=results)
+    p = sh(sys.executable, "-m", "lab.cli.sweep", "experiments/c2c-matrix.spec", "dry=1", env=results)
     assert "ETA" in p.stdout and "spec's cost" in p.stdout
     # and its topology prices a sweep of that published machine: the c2c sweep there has cross-package pairs
-    p = sh(sys.executable, "scripts/sweep.py", "experiments/c2c.spec", "dry=1",
+    p = sh(sys.executable, "-m", "lab.cli.sweep", "experiments/c2c.spec", "dry=1",
            f"topology={os.path.join(a, 'env', 'lstopo.xml')}", env=results)
     assert "cross-package" in p.stdout and re.search(r"^\d+ points, ETA", p.stdout, re.M)
     # nothing measured, no new run folder
@@ -276,10 +276,10 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
 
 
 def test_catalogue_recipe_imports_named_machines(results):
-    p = sh(sys.executable, "scripts/import_c2c.py", "catalogue", "2x-xeon-e5-2690", env=results)
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "2x-xeon-e5-2690", env=results)
     assert p.stdout.startswith("# 2x-xeon-e5-2690: Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz (nviennot/core-to-core-latency")
     assert len(os.listdir(results["LAB_RESULTS"])) == 1
-    p = sh(sys.executable, "scripts/import_c2c.py", "catalogue", "nope", env=results, check=False)
+    p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "nope", env=results, check=False)
     assert p.returncode == 2 and "no machine named 'nope'" in p.stderr
 
 
@@ -289,7 +289,7 @@ def test_hostile_name_and_source_are_text_only(tmp_path, results):
     marker = tmp_path / "pwned"
     evil = f"x'; system('touch {marker}') #<script>alert(1)</script> $(touch {marker})"
     run = str(tmp_path / "evil")
-    sh(sys.executable, "scripts/import_c2c.py", str(f), "topology=pack:1 core:3 pu:1", f"name={evil}",
+    sh(sys.executable, "-m", "lab.cli.import_c2c", str(f), "topology=pack:1 core:3 pu:1", f"name={evil}",
        f"source={evil}", f"run={run}", env=results)
     assert not marker.exists()
     html = open(os.path.join(run, "report.html")).read()

@@ -25,7 +25,7 @@ def sweep(tmp_path, results, name, lines, *overrides):
     spec.write_text(f"experiment = {name}\ncommand = tests/fixtures/spin.sh 1 60000\nplacements = compact\n"
                     f"threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n{lines}")
     run = tmp_path / name
-    sh("scripts/sweep.py", f"run={run}", *overrides, str(spec), env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *overrides, str(spec), env=results)
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     return run, events, rows(run / "data" / f"{name}.csv")
 
@@ -43,7 +43,7 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
     # The spec's setup runs after the sweep's baseline: it starts a busy loop on the point's CPU, as a
     # neighbour arriving mid-sweep would. Foreign CPU accounting is opened wide (and switches too), so
     # the reason can only come from the probe timing less work on that CPU than at the start.
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     pidfile = tmp_path / "burner.pid"
     lines = (GUARDS_OPEN + "max_invol_cs = 1000000000\nretries = 1\nretry_pause = 0.1\n"
              f"setup = taskset -c {cpu} bash -c '{LOOP}' & echo $! > {pidfile}\n"
@@ -79,7 +79,7 @@ def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, result
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("one CPU: no other CPU for a neighbour")
-    point = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    point = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     other = str(next(c for c in cpus if str(c) != point))
     hog = subprocess.Popen(["taskset", "-c", other, sys.executable, "-c", MEMORY_HOG], start_new_session=True)
     try:
@@ -109,7 +109,7 @@ def test_a_cache_point_sharing_its_cpus_is_not_suspect_for_its_own_switches(tmp_
     # switch limit is the default 2000/s (the spec sets none): the raw count is far above it, and only
     # the share that other processes' CPU time on those CPUs can explain counts.
     run = tmp_path / "cache"
-    sh("scripts/sweep.py", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
+    sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
        "threads=2", "warmup=0", "retries=0", "capacity=0",
        "experiments/cache-get.spec", env=results)
     data = rows(run / "data" / "cache-get.csv")
@@ -203,7 +203,7 @@ def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, 
     # judges only what that share does not explain. How much capacity the rest of this shared host
     # takes is not the test's to fix, so the named run is not asserted unflagged outright: its share is
     # asserted seen and taken out, and any capacity reason left must say it is beyond the server's share.
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     lines = "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
     got = {}
     with burner(cpu) as server, pidfiles("probe-server", [server]) as (pidfile,):

@@ -7,7 +7,7 @@ from conftest import ROOT, TOPO, in_process, sh
 
 
 def heatmap_of(run, exp):
-    """The heatmap chart object both pictures draw (reporting/chartmodel.py), from the run model."""
+    """The heatmap chart object both pictures draw (lab/report/chartmodel.py), from the run model."""
     from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
     e = next(e for e in model.build(str(run))["experiments"] if e["name"] == exp)
@@ -29,7 +29,7 @@ def test_heatmap_of_pairs_on_an_interleaved_host(tmp_path):
     xml = subprocess.run(["lstopo-no-graphics", "--input", f"{TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
                           "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
     (run / "env" / "lstopo.xml").write_text(xml)
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     assert (run / "plots" / "hm-heatmap-one_way_ns.png").stat().st_size > 2000
     assert (run / "plots" / "hm-heatmap-one_way_ns.svg").exists()
     dat = (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().split("\n\n")
@@ -51,7 +51,7 @@ def test_many_series_over_placements_get_one_panel_per_placement(tmp_path):
                 lines.append(f"r,sc,{v},{p},{t},0,1,ops_per_s,{100 * t},1/s")   # test input, not measured
     (run / "data" / "sc.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "sc.spec").write_text("experiment = sc\nchart = scaling ops_per_s\n")
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     assert (run / "plots" / "sc-scaling-ops_per_s.png").stat().st_size > 2000
     blocks = [b for b in (run / "plots" / "sc-scaling-ops_per_s.dat").read_text().split("\n\n\n") if b.strip()]
     # placement by placement, each block named by its variant only (the panel names the placement)
@@ -67,7 +67,7 @@ def test_one_thread_count_gets_an_axis_around_it_and_gnuplot_says_nothing(tmp_pa
     lines += [f"r,one,{v},compact,2,0,1,ops_per_s,{x},1/s" for v, x in (("a", 100), ("b", 80))]   # test input
     (run / "data" / "one.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "one.spec").write_text("experiment = one\nchart = scaling ops_per_s\n")
-    p = sh("scripts/charts.py", str(run))
+    p = sh("python3", "-m", "lab.cli.charts", str(run))
     assert "empty x range" not in p.stderr and "Warning" not in p.stderr, p.stderr
     assert (run / "plots" / "one-scaling-ops_per_s.png").stat().st_size > 2000
 
@@ -85,7 +85,7 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
             lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,1,%,{why}")
     (run / "data" / "sp.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\nchart = bars ops_per_s\n")
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     rows = [ln.split() for ln in (run / "plots" / "sp-scaling-ops_per_s.dat").read_text().splitlines()[1:4]]
     # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± t(0.975, 2)·sqrt(pi/2)·10/√3
     # = 4.30265·1.25331·5.7735 = ±31.134 (SciPy's t; the former 3-decimal table gave ±31.137)
@@ -124,7 +124,7 @@ def test_bars_follow_the_relations_from_near_to_far_and_the_heatmap_marks_numa_n
     xml = subprocess.run(["lstopo-no-graphics", "--input", "pack:1 l3:1 group:2 [numa] core:2 pu:1",
                           "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
     (run / "env" / "lstopo.xml").write_text(xml)
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     bars = (run / "plots" / "rel-bars-one_way_ns.dat").read_text().splitlines()
     assert [b.split()[0] for b in bars[1:]] == ['"smt"', '"same-l3"', '"cross-numa"', '"cross-package"']
     assert (run / "plots" / "hm-heatmap-one_way_ns.png").exists()
@@ -134,7 +134,7 @@ def test_bars_follow_the_relations_from_near_to_far_and_the_heatmap_marks_numa_n
 
 def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
     # One crafted run, two pictures: gnuplot's data files (report.md's PNGs) and report.html's inline
-    # SVG must agree on the bars' order, the heatmap's axis and its one variant (reporting/chartmodel.py).
+    # SVG must agree on the bars' order, the heatmap's axis and its one variant (lab/report/chartmodel.py).
     import re
     run = tmp_path / "run"
     for d in ("data", "plots", "env", "sweep/specs"):
@@ -160,8 +160,8 @@ def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
     xml = subprocess.run(["lstopo-no-graphics", "--input", f"{TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
                           "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
     (run / "env" / "lstopo.xml").write_text(xml)
-    sh("scripts/charts.py", str(run))
-    in_process("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     html = (run / "report.html").read_text()
     dat_bars = [ln.split('"')[1] for ln in (run / "plots" / "b-bars-one_way_ns.dat").read_text().splitlines()[1:]]
     assert dat_bars == ["smt", "same-l3", "cross-package"]

@@ -1,5 +1,5 @@
-"""A story's verdict judges the story's claim at the spans the run measured (reporting/claims.py), and the
-equivalence verdict states its band (reporting/verdict.py). Every value below is test input written by
+"""A story's verdict judges the story's claim at the spans the run measured (lab/report/claims.py), and the
+equivalence verdict states its band (lab/report/verdict.py). Every value below is test input written by
 hand, not a measurement, except the why=1 evidence recorded here (tests/fixtures/why/stories/).
 """
 import os
@@ -270,7 +270,7 @@ def test_cache_server_global_lock_at_2_server_threads_end_to_end(tmp_path):
     waits (__lll_lock_wait) are in the 2-thread evidence and none at 1 thread — and that the story's
     cause cell was computed from that evidence, with the lock named when it says found."""
     env = {"LAB_RESULTS": str(tmp_path)}
-    sh("scripts/sweep.py", "experiments/cache-get.spec", "profile=smoke", "why=1", "threads=1 2",
+    sh("python3", "-m", "lab.cli.sweep", "experiments/cache-get.spec", "profile=smoke", "why=1", "threads=1 2",
        "placements=compact", "variants=global", "repeats=3", "retries=0", "capacity=0", "draw=0", env=env)
     (run,) = [os.path.join(tmp_path, d) for d in os.listdir(tmp_path)]
     lock_waits = {}

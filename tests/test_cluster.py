@@ -37,7 +37,7 @@ def test_bad_settings_are_refused(tmp_path):
 
 
 def test_nodes_override_is_checked(results):
-    p = sh(".work/tools/bin/python", "scripts/sweep.py", "experiments/runner-cql.spec", "dry=1",
+    p = sh(".work/tools/bin/python", "-m", "lab.cli.sweep", "experiments/runner-cql.spec", "dry=1",
            "nodes=127.0.0.2:9042;touch /tmp/x", env=results, check=False)
     assert p.returncode == 2 and "nodes must be ADDRESS:PORT" in p.stderr, p.stderr
 
@@ -84,7 +84,7 @@ def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
         # The smoke sweep against the cluster. Its JVMs share this host's CPUs with the client by design:
         # with nodes= set, `nodes_server` names them all (runner-cql.spec names the default .work/cluster's
         # the same way; its `server`, the single node's, is then not the run's server).
-        sweep = sh(".work/tools/bin/python", "scripts/sweep.py", "experiments/runner-cql.spec", "profile=smoke",
+        sweep = sh(".work/tools/bin/python", "-m", "lab.cli.sweep", "experiments/runner-cql.spec", "profile=smoke",
                    f"nodes={nodes}", "variants=basic_read", "threads=1", "retries=0",
                    f"nodes_server={work}/node*/cassandra.pid", env=env, check=False, timeout=600)
         assert sweep.returncode == 0, sweep.stdout[-2000:] + sweep.stderr[-2000:]

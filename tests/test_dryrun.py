@@ -8,7 +8,7 @@ SPEC = "tests/fixtures/spin.spec"
 
 
 def dry(results, *args):
-    p = sh("scripts/sweep.py", "dry=1", *args, env=results)
+    p = sh("python3", "-m", "lab.cli.sweep", "dry=1", *args, env=results)
     points = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("spin ")]
     return p.stdout, {(f[2], int(f[3])): f[6] for f in points}, len(points)
 
@@ -32,7 +32,7 @@ def test_haswell_fixture(results):
 
 
 def test_epyc_fixture_prices_the_matrix_per_pair(results):
-    out = sh("scripts/sweep.py", "dry=1", f"topology={TOPO}/AMD-19h-Zen3-2xEpyc-7763.v2.xml",
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/AMD-19h-Zen3-2xEpyc-7763.v2.xml",
              "experiments/c2c-matrix.spec", "experiments/c2c.spec", env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert len(matrix) == 2 and matrix[0][6] == "0-127"           # every PU of 2 × 64 cores
@@ -45,7 +45,7 @@ def test_a_256_pu_host_gets_both_matrices_in_ten_minutes(results):
     """Issue 27 item 4: 2 packages x 64 cores x 2 PUs. The matrix is one PU per core (128 cores: 8128
     pairs) plus up to `pairs` (32) SMT-sibling pairs; each mode is bounded by --budget 240 (max 250)."""
     host = "topology=pack:2 numa:4 l3:2 core:8 pu:2"
-    out = sh("scripts/sweep.py", "dry=1", host, "experiments/c2c-matrix.spec", env=results).stdout
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", host, "experiments/c2c-matrix.spec", env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert [m[1] for m in matrix] == ["cas", "rw"]
     assert all(m[2] == "cores" and m[3] == "128" for m in matrix)
@@ -55,19 +55,19 @@ def test_a_256_pu_host_gets_both_matrices_in_ten_minutes(results):
     h, mi, sec = map(int, out.rstrip().rsplit("ETA ", 1)[1].split(":"))
     assert h * 3600 + mi * 60 + sec <= 600, out
     # Uncapped, the per-pair price counts what c2c measures: the core pairs and the SMT pairs.
-    out = sh("scripts/sweep.py", "dry=1", host, "cost=0.001/pair", "experiments/c2c-matrix.spec",
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", host, "cost=0.001/pair", "experiments/c2c-matrix.spec",
              env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert abs(float(matrix[0][5]) - 0.001 * (128 * 127 / 2 + 32)) < 1e-6, out
     # Without SMT there are no sibling pairs to add.
-    out = sh("scripts/sweep.py", "dry=1", "topology=pack:1 core:8 pu:1", "cost=0.001/pair",
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "topology=pack:1 core:8 pu:1", "cost=0.001/pair",
              "experiments/c2c-matrix.spec", env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert abs(float(matrix[0][5]) - 0.001 * 8 * 7 / 2) < 1e-6, out
 
 
 def test_a_per_pair_cost_below_its_cap_is_not_capped(results):
-    out = sh("scripts/sweep.py", "dry=1", "topology=pack:1 core:8 pu:1", "experiments/c2c-matrix.spec",
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "topology=pack:1 core:8 pu:1", "experiments/c2c-matrix.spec",
              env=results).stdout
     matrix = [ln.split() for ln in out.splitlines() if ln.startswith("c2c-matrix ")]
     assert matrix and abs(float(matrix[0][5]) - 0.035 * 8 * 7 / 2) < 1e-6
@@ -80,7 +80,7 @@ def test_overrides_and_auto_repeats_give_a_range(results):
 
 
 def test_a_sweep_never_runs_on_a_topology_that_is_not_the_host(results):
-    p = sh("scripts/sweep.py", "topology=pack:2 core:2 pu:1", SPEC, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "topology=pack:2 core:2 pu:1", SPEC, env=results, check=False)
     assert p.returncode == 2 and "use it with dry=1" in p.stderr
 
 
@@ -88,10 +88,10 @@ def test_the_last_runs_remeasurements_are_priced(tmp_path, results):
     spec = tmp_path / "guarded.spec"
     spec.write_text("experiment = guarded\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = compact\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\nretries = 1\nretry_pause = 3\n")
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     with burner(cpu):                   # every attempt disturbed: one re-measured, then kept as suspect
-        sh("scripts/sweep.py", str(spec), env=results)
-    out = sh("scripts/sweep.py", "dry=1", str(spec), env=results).stdout
+        sh("python3", "-m", "lab.cli.sweep", str(spec), env=results)
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", str(spec), env=results).stdout
     assert "guarded: seconds per run from the newest run here; repeats 1; 1 re-measured per repeat" in out
     eta = out.rstrip().splitlines()[-1]          # two runs and a 3-s pause, against one run at best
     h, m, sec = (int(x) for x in eta.split("ETA ")[1].split()[0].split(":"))
@@ -107,7 +107,7 @@ def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journ
     spec = tmp_path / "h.spec"
     spec.write_text("experiment = hist\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = unpinned\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\nretries = 0\n")
-    sh("scripts/sweep.py", str(spec), env=results)
+    sh("python3", "-m", "lab.cli.sweep", str(spec), env=results)
     root = results["LAB_RESULTS"]
     (real,) = os.listdir(root)
     stamp, host = real.split("-", 1)
@@ -129,7 +129,7 @@ def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journ
 
 
 def test_the_api_returns_the_price_the_dry_run_prints(results):
-    """engine/api.py: the price as data is the dry run's text (one owner); bad input is EngineError, one
+    """lab/engine/api.py: the price as data is the dry run's text (one owner); bad input is EngineError, one
     line, never a process exit, so a program calling the engine in-process keeps its own narrative."""
     import io
 
@@ -153,7 +153,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
 
 
 def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
-    """A short command's evidence run is repeated until why_seconds have passed (why/collect.py), so the
+    """A short command's evidence run is repeated until why_seconds have passed (lab/why/collect.py), so the
     price counts that time, not the command's own run: the dry run does not promise a short sweep."""
     from lab.engine import api, price as pr
     topo = "topology=pack:1 core:2 pu:1"

@@ -17,7 +17,7 @@ def test_smoke_sweep_of_every_instrument(tmp_path, results):
     # retries=0: a disturbed repeat is kept as suspect at once. The guard's re-measuring is
     # test_guard's; here every instrument runs once, where on a busy host (a burner on the other CPU)
     # every repeat would be measured three times with two pauses.
-    p = sh("scripts/sweep.py", "profile=smoke", f"run={run}", "retries=0", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "retries=0", env=results, check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     for f in ("lstopo.xml", "lscpu.txt", "cpuinfo.txt", "virt.txt", "cpu-state.txt", "versions.txt",
               "git.txt", "numa.txt", "versions.env", "flake.lock"):
@@ -56,7 +56,7 @@ def test_smoke_sweep_of_every_instrument(tmp_path, results):
 def test_a_smoke_cache_point_carries_the_load_generators_own_cpu_rows(tmp_path, results):
     """Issue 25 item 4: loadgen's CPU per request and per thread reach data/ and the report's table."""
     run = tmp_path / "cache"
-    p = sh("scripts/sweep.py", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
+    p = sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
            "threads=1", "warmup=0", "experiments/cache-get.spec", env=results, check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     data = rows(run / "data" / "cache-get.csv")

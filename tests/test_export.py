@@ -30,11 +30,11 @@ BMF = {"$schema": "http://json-schema.org/draft-07/schema", "type": "object",
 
 
 def export(run, *args, check=True):
-    return sh("scripts/export.py", run, *args, check=check)
+    return sh("python3", "-m", "lab.cli.export", run, *args, check=check)
 
 
 def import_(results, path, *args):
-    return sh("scripts/import_run.py", path, *args, env=results)
+    return sh("python3", "-m", "lab.cli.import_run", path, *args, env=results)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def lab_run(tmp_path_factory):
                     "chart = speedup wall_s\nchart = scaling wall_s\ngoal = 2 / 1 wall_s <= 1.5 threads=1\n")
     res = {"LAB_RESULTS": str(d / "results")}
     os.makedirs(res["LAB_RESULTS"])
-    sh("scripts/sweep.py", str(spec), env=res)
+    sh("python3", "-m", "lab.cli.sweep", str(spec), env=res)
     (run,) = os.listdir(res["LAB_RESULTS"])
     return os.path.join(res["LAB_RESULTS"], run)
 

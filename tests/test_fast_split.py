@@ -40,7 +40,7 @@ def test_fast_and_slow_sets_split_every_test():
 RULE_CASES = '''
 import subprocess
 from conftest import one_point, sh
-QUICK = ("scripts/sweep.py", "repeats=1")
+QUICK = ("python3", "-m", "lab.cli.sweep", "repeats=1")
 
 def sweeps(tmp_path, results):
     return sh(*QUICK, env=results)
@@ -50,10 +50,10 @@ def swept(tmp_path, results):
     return sweeps(tmp_path, results)
 
 def test_sweep(results):
-    sh("scripts/sweep.py", "tests/fixtures/spin.spec", env=results)
+    sh("python3", "-m", "lab.cli.sweep", "tests/fixtures/spin.spec", env=results)
 
 def test_popen_of_a_list(run):
-    args = [sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}"]
+    args = [sys.executable, "-m", "lab.cli.sweep", f"run={run}"]
     subprocess.Popen(args)
 
 def test_through_a_helper(tmp_path, results):
@@ -69,15 +69,15 @@ def test_a_recipe():
     sh("just", "bench-probes", "profile=smoke")
 
 def test_dry_run(results):
-    sh("scripts/sweep.py", "dry=1", "x.spec", env=results)
+    sh("python3", "-m", "lab.cli.sweep", "dry=1", "x.spec", env=results)
 
 def test_refused(results):
-    p = sh("scripts/sweep.py", "bad.spec", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "bad.spec", env=results, check=False)
     assert p.returncode == 2
 
 def test_plan_and_report(run):
     sh("just", "plan", "compact", "2")
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     sh("tests/fixtures/spin.sh", "1")
 '''
 

@@ -24,7 +24,7 @@ from lab.core.runfolder import RunFolder
 
 # sshd must be started by its absolute path (it re-executes itself).
 SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
-FLEET = os.path.join(ROOT, "scripts", "fleet.py")
+FLEET = ("-m", "lab.cli.fleet")
 SFTP = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/sftp-server", "/usr/lib/ssh/sftp-server")
              if os.path.exists(p)), "internal-sftp")
 ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
@@ -131,7 +131,7 @@ def fleet(tmp_path):
 
 
 def fleet_cmd(f, *args, check=None, timeout=300):
-    p = subprocess.run([sys.executable, FLEET, *args], cwd=ROOT, env=f["env"], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, *FLEET, *args], cwd=ROOT, env=f["env"], capture_output=True, text=True,
                        timeout=timeout)
     if check is not None:
         assert p.returncode == check, f"exit {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
@@ -156,7 +156,7 @@ def plan_rows(out):
 
 
 def s_per_run(dry_run_txt):
-    """The s/run column of a dry run's point lines (engine/price.py)."""
+    """The s/run column of a dry run's point lines (lab/engine/price.py)."""
     return {float(ln.split()[-2]) for ln in open(dry_run_txt) if ln.startswith("counters ")}
 
 
@@ -170,7 +170,7 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     a, b = fleet["hosts"]["hostA"], fleet["hosts"]["hostB"]
     run = a.dir / "lab" / "results" / f"20260101T000000Z-{hostname()}"
     sh_env = dict(fleet["env"], LAB_RESULTS=str(a.dir / "lab" / "results"))
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *SWEEP, "repeats=1",
+    subprocess.run([sys.executable, "-m", "lab.cli.sweep", f"run={run}", *SWEEP, "repeats=1",
                     "draw=0"], cwd=ROOT, env=sh_env, check=True, capture_output=True, timeout=300)
     own = local(str(a.dir / "lab" / "results")).get("counters", "smoke")
     assert own and own[3] == run.name, own
@@ -293,7 +293,7 @@ def journal(host):
 
 @needs_hosts
 def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
-    args = [sys.executable, FLEET, "sweep", f"inventory={fleet['inv']}", fleet["known"], "poll=2", *SWEEP]
+    args = [sys.executable, *FLEET, "sweep", f"inventory={fleet['inv']}", fleet["known"], "poll=2", *SWEEP]
     b = fleet["hosts"]["hostB"]
     first = subprocess.Popen(args, cwd=ROOT, env=fleet["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
@@ -386,7 +386,7 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
 def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
     """What fleet-sweep polls on each host: the state, whether the engine still runs, repeats done."""
     run = tmp_path / "run"
-    sweep = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), f"run={run}", *SWEEP[:4],
+    sweep = subprocess.Popen([sys.executable, "-m", "lab.cli.sweep", f"run={run}", *SWEEP[:4],
                               "repeats=1", "retries=0"], cwd=ROOT,
                              env=dict(os.environ, **results, PATH=os.path.dirname(sys.executable) + os.pathsep
                                       + os.environ.get("PATH", "")),
@@ -394,7 +394,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
     seen = []
     try:
         while sweep.poll() is None:
-            p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+            p = subprocess.run([sys.executable, "-m", "lab.cli.progress", str(run)],
                                capture_output=True, text=True, check=True)
             seen.append(json.loads(p.stdout))
             time.sleep(0.05)
@@ -403,7 +403,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
             sweep.kill()
     assert sweep.returncode == 0
     assert any(s["state"] == "running" and s["alive"] for s in seen), seen[-3:]
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "progress.py"), str(run)],
+    p = subprocess.run([sys.executable, "-m", "lab.cli.progress", str(run)],
                        capture_output=True, text=True, check=True)
     last = json.loads(p.stdout)
     assert last["state"] == "complete" and not last["alive"] and last["done"] == 2 and last["sweeps"] == 1, last
@@ -441,14 +441,14 @@ def test_cluster_plan_on_the_cassandra_hosts(fleet, tmp_path):
     assert "plan only: nothing was started" in p.stdout
     assert not (tmp_path / "cluster" / "cluster.txt").exists()
     assert not any((h.dir / "lab").exists() for h in hosts.values())
-    p = subprocess.run([sys.executable, FLEET, "cluster-up", f"inventory={inv}", fleet["known"], "nodes=3"],
+    p = subprocess.run([sys.executable, *FLEET, "cluster-up", f"inventory={inv}", fleet["known"], "nodes=3"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "nodes=3" in p.stderr, p.stderr
 
 
 
 def test_the_nix_shell_is_its_variables_and_the_store_paths_they_name():
-    """What a Nix host gets (scripts/nixenv.py): the shell's variables (PATH by its store entries only)
+    """What a Nix host gets (scripts/lab/fleet/nixenv.py): the shell's variables (PATH by its store entries only)
     and the store paths they name; Nix's own settings and this machine's session stay here."""
     from lab.fleet.nixenv import digest, shell
     gcc, py, jars = (f"/nix/store/{c * 32}-{n}" for c, n in (("a", "gcc-wrapper-14"), ("b", "python3-3.13"),
@@ -552,7 +552,7 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
 
 
 def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path, capsys):
-    """fleet-plan prices every host in-process (engine/api.py) on its fetched topology. What a host sends
+    """fleet-plan prices every host in-process (lab/engine/api.py) on its fetched topology. What a host sends
     for its prices is its history summary: a hostile one (not an object, numbers beyond any bound, wrong
     types) is one line naming the host, and that host is priced from the specs' cost, never a traceback."""
     from lab.cli import fleet

@@ -1,4 +1,4 @@
-"""A spec's goals (reporting/goals.py): checked like every spec line, judged by every report from the
+"""A spec's goals (lab/report/goals.py): checked like every spec line, judged by every report from the
 medians' 95% intervals, said in report.md, report.html and on the terminal. The measured program is
 echo: each variant prints its own rate, so the ratios are known exactly and each verdict must come out
 (the guards are open: the test's own host may be busy, and suspect points would be inconclusive)."""
@@ -35,7 +35,7 @@ goal = 13 / 10 rate >= 1.2 threads=7
 def sweep(tmp_path, results, *args):
     spec = tmp_path / "goals.spec"
     spec.write_text(SPEC)
-    return sh("scripts/sweep.py", *args, str(spec), env=results)
+    return sh("python3", "-m", "lab.cli.sweep", *args, str(spec), env=results)
 
 
 def test_goals_are_judged_met_not_met_or_not_measured(tmp_path, results):
@@ -72,7 +72,7 @@ def test_too_few_repeats_are_inconclusive(tmp_path, results):
 def test_a_bad_goal_is_file_line_and_exit_2(tmp_path, results, line):
     spec = tmp_path / "bad.spec"
     spec.write_text(SPEC.split("goal =")[0] + line + "\n")
-    p = sh("scripts/sweep.py", str(spec), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", str(spec), env=results, check=False)
     n = spec.read_text().splitlines().index(line) + 1
     assert p.returncode == 2 and f"bad.spec:{n}: goal must be " in p.stderr, p.stderr
     assert not os.listdir(results["LAB_RESULTS"]) and not (tmp_path / "x").exists()

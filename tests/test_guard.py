@@ -11,10 +11,10 @@ def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, r
     spec = tmp_path / "guarded.spec"
     spec.write_text("experiment = guarded\ncommand = tests/fixtures/spin.sh 1 60000\nplacements = compact\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n")
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     run = tmp_path / "run"
     with burner(cpu):
-        sh("scripts/sweep.py", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
+        sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "foreign" in again[0]["reason"] and again[0]["noise"]["foreign_pct"] > 10
@@ -45,7 +45,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
     # A busy process on the point's CPU, standing in for a server the command talks to (the lab's
     # Cassandra in runner-cql): foreign load while the spec does not name it, the measurement's own
     # once its pidfile is the spec's `server`. Only the foreign guard may fire here.
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     foreign = {}
     with burner(cpu) as server, pidfiles("server", [server]) as (pidfile,):
         for named in (False, True):
@@ -56,7 +56,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
                             "max_foreign = 100\nmax_neighbour = 100\n"
                             + (f"server = {pidfile}\n" if named else ""))
             run = tmp_path / f"run{int(named)}"
-            sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
+            sh("python3", "-m", "lab.cli.sweep", f"run={run}", str(spec), env=results)
             data = rows(run / "data" / f"served{int(named)}.csv")
             foreign[named] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
     # The busy process takes about half the CPU from the spin loop (a third when something else runs
@@ -68,7 +68,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
 def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):
     spec = tmp_path / "bad.spec"
     spec.write_text("experiment = bad\ncommand = true\nserver = ../elsewhere.pid\n")
-    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
     assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr
     assert not (tmp_path / "run").exists()
 
@@ -79,7 +79,7 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
     # nodes, makes both the measurement's own. The journal says how many were counted (a fact of the run,
     # not of the host's load); the foreign share is compared between the two runs only.
     from lab.engine import guard
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     foreign, counted = {}, {}
     with burner(cpu) as one, burner(cpu) as two, pidfiles("node", [one, two]) as (first, _second), \
             contextlib.ExitStack() as cleanup:
@@ -97,7 +97,7 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
                             f"max_foreign = 100\nmax_neighbour = 100\nserver = .work/tests/none.pid {server}\n")
             run = tmp_path / f"run-{name}"
-            sh("scripts/sweep.py", f"run={run}", str(spec), env=results)
+            sh("python3", "-m", "lab.cli.sweep", f"run={run}", str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
             data = rows(run / "data" / f"{name}.csv")
@@ -112,7 +112,7 @@ def test_a_server_list_outside_the_project_is_refused(tmp_path, results):
                                " ".join(f"n{i}.pid" for i in range(17)))):
         spec = tmp_path / f"bad{i}.spec"
         spec.write_text(f"experiment = bad\ncommand = true\nserver = {value}\n")
-        p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+        p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
         assert p.returncode == 2 and f"{spec}:3: server must be a path inside the project" in p.stderr, p.stderr
         assert p.stderr.count("\n") == 1
     assert not (tmp_path / "run").exists()
@@ -126,7 +126,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
     from lab.engine.spec import Spec
     real = Spec(os.path.join(ROOT, "experiments", "runner-cql.spec")).resolve("default", {})
     assert ".work/cluster/" not in real["server"] and ".work/cluster/node*/" in real["nodes_server"], real
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     foreign, counted = {}, {}
     with burner(cpu) as node, pidfiles("cluster-node", [node]) as (pidfile,):
         stem = pidfile[:-len("-1.pid")]
@@ -138,7 +138,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
                         f"server = .work/tests/single-{os.getpid()}.pid\nnodes_server = {stem}-*.pid\n")
         for name, extra in (("single", []), ("cluster", ["nodes=127.0.0.2:9042"])):
             run = tmp_path / f"run-{name}"
-            sh("scripts/sweep.py", f"run={run}", *extra, str(spec), env=results)
+            sh("python3", "-m", "lab.cli.sweep", f"run={run}", *extra, str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
             data = rows(run / "data" / "served.csv")
@@ -151,7 +151,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
 def test_a_program_that_leaves_its_placements_cpus_is_suspect_and_one_that_stays_is_not(tmp_path, results):
     # compact threads=1 is one CPU; the program moves itself to another one (as a runtime's own
     # affinity code might) and spins there: its numbers are not compact's, and the data must say so.
-    cpu = sh("scripts/topo.py", "plan", "compact", "1").stdout.strip()
+    cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     elsewhere = next(c for c in sorted(os.sched_getaffinity(0)) if str(c) != cpu)
     for where, name in ((str(elsewhere), "strays"), ("stay", "stays")):
         (tmp_path / name).mkdir()

@@ -19,14 +19,14 @@ def test_variant_override_is_data_not_code(tmp_path, results):
     canary = tmp_path / "pwned"
     run = tmp_path / "run"
     variant = f"$(touch${{IFS}}{canary})"
-    sh("scripts/sweep.py", f"run={run}", *QUICK, f"variants={variant}", SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, f"variants={variant}", SPEC, env=results)
     assert not canary.exists()
     assert {r["variant"] for r in rows(run / "data" / "spin.csv")} == {variant}
 
 
 def test_a_run_folder_with_spaces_and_dollars_keeps_its_points_inside(tmp_path, results):
     run = tmp_path / "my run $(echo x)"
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     assert rows(run / "data" / "spin.csv")
     assert sorted(os.listdir(tmp_path)) == ["my run $(echo x)", "results"]
 
@@ -34,16 +34,16 @@ def test_a_run_folder_with_spaces_and_dollars_keeps_its_points_inside(tmp_path, 
 def test_archive_named_like_code_is_replayed_as_data(tmp_path, results):
     canary = tmp_path / "pwned"
     run = tmp_path / f"r$(touch {canary})"
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
-    sh("scripts/archive.py", "pack", str(run), env=results)
-    sh("scripts/archive.py", "replay", f"{run}.tar.gz", env=dict(results, LAB_SPECS="tests/fixtures"))
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.archive", "pack", str(run), env=results)
+    sh("python3", "-m", "lab.cli.archive", "replay", f"{run}.tar.gz", env=dict(results, LAB_SPECS="tests/fixtures"))
     assert not canary.exists()
 
 
 def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results):
     canary = tmp_path / "pwned"
     run = tmp_path / "foreign"
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     # The archive's spec is rewritten as a hostile host would (fixture input): its command is code.
     snap = run / "sweep" / "specs" / "spin.spec"
     snap.write_text(snap.read_text().replace("command = ", f"command = touch {canary}; "))
@@ -53,7 +53,7 @@ def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results):
     (run / "sweep" / "specs" / "evil.spec").write_text(f"experiment = evil\ncommand = touch {canary}\n")
     with tarfile.open(tmp_path / "foreign.tar.gz", "w:gz") as t:
         t.add(run, arcname="foreign")
-    p = sh("scripts/archive.py", "replay", str(tmp_path / "foreign.tar.gz"),
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "foreign.tar.gz"),
            env=dict(results, LAB_SPECS="tests/fixtures"))
     assert not canary.exists()
     assert "evil: no local spec measures it; its spec is shown, not run" in p.stderr
@@ -65,7 +65,7 @@ def test_archive_with_a_link_or_dotdot_member_is_refused(tmp_path, results):
     with tarfile.open(bad, "w:gz") as t:
         info = tarfile.TarInfo("run/../../escape")
         t.addfile(info)
-    p = sh("scripts/archive.py", "replay", str(bad), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(bad), env=results, check=False)
     assert p.returncode == 2 and "refusing member" in p.stderr
 
 
@@ -80,14 +80,14 @@ def test_plan_arguments_are_not_shell(tmp_path):
 def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="3")
-    first = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+    first = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
             if (run / "sweep" / "lock").exists() and (run / "sweep" / "lock").read_text().strip():
                 break
             subprocess.run(["sleep", "0.1"])
-        second = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results, check=False)
+        second = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results, check=False)
         assert second.returncode == 2 and "another sweep is writing" in second.stderr
     finally:
         first.wait(timeout=120)
@@ -95,12 +95,12 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
     ident = json.loads((run / "sweep" / "identity.json").read_text())
     (run / "sweep" / "state").write_text("incomplete\n")
     (run / "sweep" / "identity.json").write_text(json.dumps(dict(ident, commit="0" * 40)))
-    p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results, check=False)
     assert p.returncode == 2 and "was measured with other code" in p.stderr
 
 
 def test_a_huge_synthetic_topology_is_refused_at_once():
-    p = sh("scripts/topo.py", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
     assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
 
 
@@ -109,7 +109,7 @@ def quick_run(tmp_path, results, name="run", variants=None):
     """A real run of the spin fixture (one repeat), to be edited as a hostile sender would."""
     run = tmp_path / name
     extra = [f"variants={variants}"] if variants else []
-    sh("scripts/sweep.py", f"run={run}", *QUICK, *extra, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, *extra, SPEC, env=results)
     return run
 
 
@@ -131,8 +131,8 @@ def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results):
               variant=f"v\"; system('touch {canary}') #")
     for f in (run / "plots").iterdir():
         f.unlink()
-    sh("scripts/charts.py", str(run))
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     assert not canary.exists()
     drawn = sorted(f.name for f in (run / "plots").iterdir() if f.suffix in (".png", ".svg"))
     assert drawn == ["spin-bars-loop_ns.png", "spin-bars-loop_ns.svg",
@@ -158,7 +158,7 @@ def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path,
     if not chromium():
         pytest.skip("chromium is not installed (./lab test installs it)")
     run = hostile_report(tmp_path, results)
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     text = (run / "report.html").read_text()
     assert PAYLOAD not in text and "Content-Security-Policy" in text
     b = Browser()
@@ -192,7 +192,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     set_cells(b / "data" / "spin.csv", variant=f"v{ESC}")     # a received run's cell: a command line refuses it
     cpuinfo = b / "env" / "cpuinfo.txt"
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Evil{ESC} CPU\n")
-    p = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md"))
+    p = sh("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md"))
     assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
     assert "\\x1b]0;pwned\\x07" in p.stdout
     # replay prints a spec it will not run: visibly
@@ -202,7 +202,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
                                                           overrides={"repeats": "1", "threads": "1"})))
     with tarfile.open(tmp_path / "b.tar.gz", "w:gz") as t:
         t.add(b, arcname="b")
-    p = sh("scripts/archive.py", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
     assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr
 
 
@@ -219,7 +219,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
     (["profile=x.spec"], "unknown profile 'x.spec'"),
 ])
 def test_out_of_bounds_or_empty_values_are_refused_in_one_line(tmp_path, results, args, says):
-    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", *args, SPEC, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", *args, SPEC, env=results, check=False)
     assert p.returncode == 2 and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not (tmp_path / "run").exists()
 
@@ -227,10 +227,10 @@ def test_out_of_bounds_or_empty_values_are_refused_in_one_line(tmp_path, results
 def test_a_latin1_or_empty_valued_spec_is_refused_naming_its_line(tmp_path, results):
     spec = tmp_path / "bad.spec"
     spec.write_bytes(b"experiment = bad\ncommand = true\n# caf\xe9\n")
-    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "dry=1", str(spec), env=results, check=False)
     assert p.returncode == 2 and f"{spec}:3: not UTF-8 (byte 0xe9)" in p.stderr
     spec.write_text("experiment = bad\ncommand = true\nplacements =\n")
-    p = sh("scripts/sweep.py", "dry=1", str(spec), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "dry=1", str(spec), env=results, check=False)
     assert p.returncode == 2 and f"{spec}:3: placements is empty" in p.stderr
 
 
@@ -242,7 +242,7 @@ def test_a_bad_done_event_in_an_old_run_does_not_break_the_dry_run(tmp_path, res
               {"event": "done", "experiment": "spin", "seconds": "abc"},
               {"event": "confidence", "experiment": "spin", "n": [1]}]
     (old / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    p = sh("scripts/sweep.py", "dry=1", SPEC, env=results)
+    p = sh("python3", "-m", "lab.cli.sweep", "dry=1", SPEC, env=results)
     assert "seconds per run from the spec's cost" in p.stdout
 
 
@@ -272,7 +272,7 @@ def member(name, data=b"", kind=tarfile.REGTYPE, size=None):
 ])
 def test_archive_shapes_and_sizes_are_refused_in_one_line(tmp_path, results, members, says):
     bad = tar_of(tmp_path / "bad.tar.gz", members)
-    p = sh("scripts/archive.py", "replay", str(bad), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(bad), env=results, check=False)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert os.listdir(tmp_path / "results") == []
 
@@ -283,7 +283,7 @@ def test_a_sparse_member_is_refused_before_it_unpacks(tmp_path, results):
         f.truncate(1 << 30)       # 1 GiB of hole: the archive stays small
     subprocess.run(["tar", "-S", "-czf", "sparse.tar.gz", "run"], cwd=tmp_path, check=True)
     assert os.path.getsize(tmp_path / "sparse.tar.gz") < 1 << 20
-    p = sh("scripts/archive.py", "replay", str(tmp_path / "sparse.tar.gz"), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "sparse.tar.gz"), env=results, check=False)
     assert p.returncode == 2 and "refusing member 'run/data/x.csv': a sparse file" in p.stderr
 
 
@@ -303,7 +303,7 @@ def test_what_a_received_run_asks_for_is_checked_and_priced_first(tmp_path, resu
     (run / "sweep" / "args.json").write_text(args)
     with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
         t.add(run, arcname="theirs")
-    p = sh("scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz"),
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz"),
            env=dict(results, LAB_SPECS="tests/fixtures"), check=False)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -316,7 +316,7 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
     with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
         t.add(run, arcname="theirs")
     env = dict(os.environ, **results, LAB_SPECS="tests/fixtures", SPIN_SLEEP="30")
-    p = subprocess.Popen(["scripts/archive.py", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT, env=env,
+    p = subprocess.Popen(["python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while not any((d / "sweep" / "journal.jsonl").exists() and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
@@ -326,7 +326,7 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
     os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
     out, err = p.communicate(timeout=60)
     assert p.returncode == 2 and "Traceback" not in err, err
-    assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/sweep.py" in err
+    assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/lab/cli/sweep.py" in err
     new = next(d for d in (tmp_path / "results").iterdir() if "-replay-" in d.name)
     assert (new / "sweep" / "state").read_text() == "incomplete\n"
 
@@ -353,7 +353,7 @@ def sweep_measuring(tmp_path, results):
     """(run folder, engine process) of a sweep started in the background, once its command runs."""
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="60")
-    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
+    p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: started(run), what="the first point")
     wait_for(lambda: token_holders(run), what="the measured command")
@@ -376,7 +376,7 @@ def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, result
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     assert all(os.path.exists(f"/proc/{pid}") for pid in left)     # orphans, measuring beside a resume
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     assert not any(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
                    for pid in left)
     assert '"event": "orphans"' in (run / "sweep" / "journal.jsonl").read_text()
@@ -392,7 +392,7 @@ def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
                     "setup = true\nteardown = sleep 2; touch \"$TD_DONE\"\nrepeats = 1\nwarmup = 0\n"
                     "placements = compact\nthreads = 1\nchart = bars loop_ns\n")
     env = dict(os.environ, **results, SPIN_SLEEP="60", TD_DONE=str(done))
-    p = subprocess.Popen(["scripts/sweep.py", f"run={run}", str(spec)], cwd=ROOT, env=env, text=True,
+    p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", str(spec)], cwd=ROOT, env=env, text=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     wait_for(lambda: started(run), what="the first point")
     os.killpg(p.pid, signal.SIGINT)
@@ -444,7 +444,7 @@ def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results):
     (run / "env.tmp").mkdir()
     (run / "env.tmp" / "uname.txt").write_text("half")
     (run / "sweep" / "state").write_text("incomplete\n")
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     assert not (run / "env.tmp").exists() and (run / "env" / "lstopo.xml").exists()
     assert (run / "env" / "uname.txt").read_text() != "half"
 
@@ -455,16 +455,16 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
     with open(jl, "a") as f:
         f.write('{"ts": "2026-01-01T00:00:00Z", "event": "sta')          # a full disk cut this event
     (run / "sweep" / "state").write_text("incomplete\n")
-    p = sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     assert "ended in a line cut short" in p.stderr and "not JSON" not in p.stderr
     assert all(json.loads(line) for line in jl.read_text().splitlines())
     # a journal an older engine appended to after the cut: the torn event is left out, the rest read
     jl.write_text(jl.read_text().replace('{"ts"', '{"ts": "x", "ev{"ts"', 1))
-    p = sh("scripts/report.py", str(run))
+    p = sh("python3", "-m", "lab.cli.report", str(run))
     assert "an event cut short before another, left out" in p.stderr
     deep = "[" * 100000 + "]" * 100000
     jl.write_text(jl.read_text() + deep + "\n" + '{"ts": "x", "event": "end"}\n')
-    p = sh("scripts/report.py", str(run), check=False)
+    p = sh("python3", "-m", "lab.cli.report", str(run), check=False)
     assert p.returncode == 2 and "journal.jsonl:" in p.stderr and "nested too deeply" in p.stderr
     assert "Traceback" not in p.stderr
 
@@ -472,17 +472,17 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
 def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, results):
     run = quick_run(tmp_path, results)
     (run / "sweep" / "state").write_text("incomplete\n")
-    p = sh("scripts/sweep.py", f"run={run}", *QUICK, "warmup=1", SPEC, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, "warmup=1", SPEC, env=results, check=False)
     assert p.returncode == 2 and "was swept with other arguments" in p.stderr
     mine = tmp_path / "mine"
     (mine / "data").mkdir(parents=True)
     (mine / "data" / "notes.tmp").write_text("mine")
-    p = sh("scripts/sweep.py", f"run={mine}", *QUICK, SPEC, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={mine}", *QUICK, SPEC, env=results, check=False)
     assert p.returncode == 2 and "is not a run folder (no sweep/)" in p.stderr
     assert (mine / "data" / "notes.tmp").read_text() == "mine"
     (run / "data" / "keep.tmp").write_text("mine")
     (run / "data" / "points" / "spin" / "x_r9.csv.tmp").write_text("half")
-    sh("scripts/sweep.py", f"run={run}", *QUICK, SPEC, env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
     assert (run / "data" / "keep.tmp").exists() and not (run / "data" / "points" / "spin" / "x_r9.csv.tmp").exists()
 
 
@@ -505,8 +505,8 @@ def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_lin
     a = quick_run(tmp_path, results, name="a")
     b = quick_run(tmp_path, results, name="b")
     set_cells(b / "data" / "spin.csv", **cells)
-    for cmd in (["scripts/charts.py", str(b)], ["scripts/report.py", str(b)],
-                ["scripts/compare.py", str(a), str(b), str(tmp_path / "c.md")]):
+    for cmd in (["python3", "-m", "lab.cli.charts", str(b)], ["python3", "-m", "lab.cli.report", str(b)],
+                ["python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "c.md")]):
         p = sh(*cmd, check=False)
         assert p.returncode == 2 and f"spin.csv:2: {says}" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
@@ -514,16 +514,16 @@ def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_lin
 def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, results):
     run = quick_run(tmp_path, results)
     set_cells(run / "data" / "spin.csv", value="-5")
-    p = sh("scripts/charts.py", str(run))
+    p = sh("python3", "-m", "lab.cli.charts", str(run))
     assert "2 chart(s)" in p.stderr
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     assert "–5" in (run / "report.md").read_text() or "-5" in (run / "report.md").read_text()
 
 
 def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
     run = quick_run(tmp_path, results)
     assert os.stat(run / "data" / "spin.csv").st_mode & 0o044 == os.stat(run / "sweep" / "state").st_mode & 0o044
-    p = sh("scripts/topo.py", "--topology", str(tmp_path / "missing.xml"), "summary", check=False)
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", str(tmp_path / "missing.xml"), "summary", check=False)
     assert p.returncode == 2 and f"no such topology file: {tmp_path / 'missing.xml'}" in p.stderr
     # a clean checkout records a clean tree, not a failed capture
     subprocess.run(["git", "clone", "-q", ROOT, str(tmp_path / "clone")], check=True)
@@ -543,7 +543,7 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
         run = disk / "run"
         args = [f"run={run}", "retries=0", "repeats=3", "placements=compact", "threads=1", SPEC]
         env = dict(os.environ, **results, SPIN_SLEEP="1")
-        p = subprocess.Popen(["scripts/sweep.py", *args], cwd=ROOT, env=env, text=True,
+        p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", *args], cwd=ROOT, env=env, text=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_for(lambda: started(run) and (run / "data" / "points" / "spin").is_dir()
                  and os.listdir(run / "data" / "points" / "spin"), what="the first repeat")
@@ -557,10 +557,10 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
         assert p.returncode == 1 and "Traceback" not in err, err
         assert "No space left on device" in err and "run the same command again to resume" in err
         assert (run / "sweep" / "state").read_text() != "complete\n"
-        p2 = sh("scripts/sweep.py", *args, env=results, check=False)      # still full: one line again
+        p2 = sh("python3", "-m", "lab.cli.sweep", *args, env=results, check=False)      # still full: one line again
         assert p2.returncode == 1 and "Traceback" not in p2.stderr, p2.stderr
         os.remove(disk / "filler")
-        sh("scripts/sweep.py", *args, env=results)
+        sh("python3", "-m", "lab.cli.sweep", *args, env=results)
         assert (run / "sweep" / "state").read_text() == "complete\n"
         assert (run / "report.html").exists()
         assert {r["repeat"] for r in rows(run / "data" / "spin.csv")} == {"1", "2", "3"}
@@ -590,7 +590,7 @@ def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_
     t = Topology("pack:2 core:512 pu:2")
     assert len(t.spread_pairs("cross-package", 8)) == 8 and t.plan("smt", 2) == [0, 1]
     assert time.process_time() - t0 < 60
-    p = sh("scripts/topo.py", "--topology", "pack:16 core:64 pu:64", "summary", check=False, timeout=20)
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:16 core:64 pu:64", "summary", check=False, timeout=20)
     assert p.returncode == 2 and "has 65536 PUs; at most 8192" in p.stderr
 
 
@@ -598,10 +598,10 @@ def test_a_received_spec_cannot_make_charts_write_outside_the_run(tmp_path, resu
     run = quick_run(tmp_path, results)
     spec = run / "sweep" / "specs" / "spin.spec"
     spec.write_text(spec.read_text() + "chart = bars ../../../escaped\n")
-    p = sh("scripts/charts.py", str(run))
+    p = sh("python3", "-m", "lab.cli.charts", str(run))
     assert "chart metric '../../../escaped' is not a name: not drawn" in p.stderr
     assert not list(tmp_path.rglob("*escaped*"))
     (run / "sweep" / "specs" / "evil.spec").write_text("experiment = ../../evil\nchart = bars loop_ns\n")
-    p = sh("scripts/charts.py", str(run))
+    p = sh("python3", "-m", "lab.cli.charts", str(run))
     assert "experiment '../../evil' is not a name: no charts" in p.stderr
     assert not list(tmp_path.rglob("*evil-bars*"))

@@ -1,6 +1,7 @@
 """Hostile input, fourth round (issue 44): a received run folder is an untrusted file system, a received
 archive chooses no targets, and every bound holds. Each test's set-up is the reproduction."""
 import json
+import sys
 import os
 import tarfile
 
@@ -22,7 +23,7 @@ def test_charts_never_write_through_a_linked_dat_and_a_cell_never_becomes_a_line
     dat = run / "plots" / "spin-speedup-iters_per_s.dat"
     dat.unlink(missing_ok=True)
     dat.symlink_to(outside)
-    sh("scripts/charts.py", str(run), check=False)
+    sh("python3", "-m", "lab.cli.charts", str(run), check=False)
     assert outside.read_text() == "echo mine\n"
     assert not dat.is_symlink()
     assert all(line.count('"') % 2 == 0 for line in dat.read_text().splitlines())
@@ -37,7 +38,7 @@ def test_a_plots_folder_that_is_a_link_is_refused_and_nothing_written_there(tmp_
         f.unlink()
     (run / "plots").rmdir()
     (run / "plots").symlink_to(elsewhere)
-    p = sh("scripts/charts.py", str(run), check=False)
+    p = sh("python3", "-m", "lab.cli.charts", str(run), check=False)
     assert p.returncode == 2 and "not a real folder inside the run" in p.stderr and "Traceback" not in p.stderr
     assert os.listdir(elsewhere) == []
 
@@ -48,7 +49,7 @@ def test_report_refuses_a_linked_folder_and_replaces_a_linked_report_not_its_tar
     outside.write_text("mine\n")
     (run / "report.md").unlink()
     (run / "report.md").symlink_to(outside)
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     assert outside.read_text() == "mine\n" and not (run / "report.md").is_symlink()
 
 
@@ -68,7 +69,7 @@ def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, r
     archive = packed(tmp_path, results, clients="victim@example.org", nodes="10.9.9.9:9042",
                      server=".work/cassandra/cassandra.pid", nodes_server=".work/cluster/node1/cassandra.pid",
                      history="/etc/shadow")
-    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), timeout=300)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), timeout=300)
     for key in ("clients", "nodes", "server", "nodes_server", "history"):
         assert f"archive: not applying {key}=" in p.stderr
     replay = next(d for d in os.listdir(tmp_path / "results") if "replay" in d)
@@ -79,7 +80,7 @@ def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, r
 
 def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, results):
     archive = packed(tmp_path, results, retries="1000", retry_pause="86400", max_steal="0", max_foreign="0")
-    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
            timeout=300)
     assert p.returncode == 2 and "at worst" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -87,7 +88,7 @@ def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, res
 
 # --- 2. one reader for everything that may have come from elsewhere ---------------------------------------
 def report_of(run, *more):
-    return sh("scripts/report.py", str(run), check=False, timeout=120, *more)
+    return sh("python3", "-m", "lab.cli.report", str(run), check=False, timeout=120, *more)
 
 
 def refused_in_one_line(p, name):
@@ -106,7 +107,7 @@ def test_env_files_that_link_outside_are_refused_not_copied_into_reports(tmp_pat
     refused_in_one_line(p, "build.txt")
     assert not (run / "report.md").exists()
     other = quick_run(tmp_path, results, name="other")
-    p = sh("scripts/compare.py", str(other), str(run), str(tmp_path / "cmp.md"), check=False)
+    p = sh("python3", "-m", "lab.cli.compare", str(other), str(run), str(tmp_path / "cmp.md"), check=False)
     refused_in_one_line(p, "build.txt")
     assert "SECRET" not in p.stdout + p.stderr
 
@@ -160,7 +161,7 @@ def test_a_wrongly_typed_import_record_or_a_ran_on_folder_gives_one_line(tmp_pat
 # --- 3. every key value is one line of printable text, every number in its real domain --------------------
 def test_a_newline_in_a_scale_key_adds_no_spec_line(tmp_path, results):
     canary = tmp_path / "pwned"
-    p = sh("scripts/scale.py", f"variants=a\nbuild = touch {canary}", "retries=0", "--", "true",
+    p = sh("python3", "-m", "lab.cli.scale", f"variants=a\nbuild = touch {canary}", "retries=0", "--", "true",
            env=results, check=False)
     assert p.returncode == 2 and "one line of printable text" in p.stderr and not canary.exists()
     assert os.listdir(results["LAB_RESULTS"]) == []
@@ -168,7 +169,7 @@ def test_a_newline_in_a_scale_key_adds_no_spec_line(tmp_path, results):
 
 def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, results):
     archive = packed(tmp_path, results, variants="loop\nbuild = touch /tmp/x")
-    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
            timeout=300)
     assert p.returncode == 2 and "one line of printable text" in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -180,7 +181,7 @@ def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, r
     ("min_corun=1000", "min_corun must be a number from 0 to 100"),
 ])
 def test_numbers_outside_their_real_domain_are_refused(tmp_path, results, arg, says):
-    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec", env=results,
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec", env=results,
            check=False)
     assert p.returncode == 2 and says in p.stderr, p.stderr
 
@@ -208,14 +209,14 @@ def test_a_huge_numa_index_mask_is_read_in_linear_time():
     ("x:(a+)+$", "repeats a repetition"),
 ])
 def test_metric_names_of_the_engine_and_nested_quantifiers_are_refused(results, metric, says):
-    p = sh("scripts/scale.py", f"metric={metric}", "--", "true", env=results, check=False, timeout=60)
+    p = sh("python3", "-m", "lab.cli.scale", f"metric={metric}", "--", "true", env=results, check=False, timeout=60)
     assert p.returncode == 2 and says in p.stderr, p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
 def test_a_metric_over_what_readers_accept_fails_the_point_and_the_sweep(tmp_path, results):
     run = tmp_path / "run"
-    p = sh("scripts/scale.py", f"run={run}", "metric=big:v=([0-9]+)", "threads=1", "placements=unpinned",
+    p = sh("python3", "-m", "lab.cli.scale", f"run={run}", "metric=big:v=([0-9]+)", "threads=1", "placements=unpinned",
            "repeats=1", "retries=0", "warmup=0", "capacity=0", "--", "echo", "v=" + "9" * 30,
            env=results, check=False, timeout=120)
     assert p.returncode != 0, p.stderr
@@ -335,14 +336,14 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
                PATH=f"{shims}{os.pathsep}{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
     bad = tmp_path / "bad.ini"
     bad.write_text(f"[lab]\nlocalbad ansible_connection=local ansible_python_interpreter={shim}\n")
-    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={bad}"], cwd=ROOT, env=env,
+    p = subprocess.run([sys.executable, "-m", "lab.cli.fleet", "check", f"inventory={bad}"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert f"{bad}:2: localbad: ansible_python_interpreter='{shim}'" in p.stderr and "exit 127" in p.stderr
     assert "set ansible_python_interpreter to a working Python 3" in p.stderr and sys.executable in p.stderr
     good = tmp_path / "good.ini"
     good.write_text("[lab]\nlocalok ansible_connection=local\n")
-    p = subprocess.run([sys.executable, "scripts/fleet.py", "check", f"inventory={good}"], cwd=ROOT, env=env,
+    p = subprocess.run([sys.executable, "-m", "lab.cli.fleet", "check", f"inventory={good}"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     row = [ln for ln in p.stdout.splitlines() if ln.startswith("localok ")]
     assert p.returncode == 0 and row and row[0].rstrip().endswith("ok"), p.stdout + p.stderr
@@ -369,7 +370,7 @@ SCALE_ONE = ("threads=1", "placements=unpinned", "repeats=1", "retries=0", "warm
 
 def test_a_setsid_grandchild_holding_stdout_does_not_outlast_the_timeout(tmp_path, results):
     run = tmp_path / "run"
-    p = sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "timeout=3", "--", "bash", "-c",
+    p = sh("python3", "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "timeout=3", "--", "bash", "-c",
            "setsid sleep 91.25 & sleep 92.5", env=results, check=False, timeout=60)
     assert "timeout" in (run / "sweep" / "journal.log").read_text(), p.stderr
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 91.25" in ln]
@@ -377,7 +378,7 @@ def test_a_setsid_grandchild_holding_stdout_does_not_outlast_the_timeout(tmp_pat
 
 def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_path, results):
     run = tmp_path / "run"
-    sh("scripts/scale.py", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
+    sh("python3", "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
        "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", env=results, timeout=120)
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
 
@@ -399,7 +400,7 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
     cmd = (f"setsid env -i sleep {marks[0]} </dev/null >/dev/null 2>&1 & "
            f"env -i setsid sleep {marks[1]} </dev/null >/dev/null 2>&1 & "
            f"sleep {marks[2]} </dev/null >/dev/null 2>&1 & sleep 299.5")
-    p = subprocess.Popen([os.path.join(ROOT, "scripts", "scale.py"), f"run={run}", *SCALE_ONE, "timeout=600", "--",
+    p = subprocess.Popen([sys.executable, "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "timeout=600", "--",
                           "bash", "-c", cmd], cwd=ROOT, env=dict(os.environ, **results), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
 
@@ -457,17 +458,17 @@ def test_a_member_of_the_sweeps_cgroup_v2_group_alone_is_ended_by_the_reaper():
 # --- 6. the cosmetic batch -------------------------------------------------------------------------------
 def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, results):
     from conftest import ROOT
-    p = sh("scripts/scale.py", "save=../abs.spec", "--", "true", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.scale", "save=../abs.spec", "--", "true", env=results, check=False)
     assert p.returncode == 2 and "or absolute" in p.stderr      # the message says what it accepts
     folder = os.path.join(ROOT, ".work", "tests", f"hostile4-{os.getpid()}.spec")
     os.makedirs(folder, exist_ok=True)
     try:
-        p = sh("scripts/scale.py", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results, check=False)
+        p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results, check=False)
         assert p.returncode == 2 and "a folder of that name exists" in p.stderr and "Traceback" not in p.stderr
     finally:
         os.rmdir(folder)
     rel = os.path.join(".work", "tests", f"hostile4-dry-{os.getpid()}.spec")
-    p = sh("scripts/scale.py", f"save={rel}", "dry=1", *SCALE_ONE, "--", "true", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.scale", f"save={rel}", "dry=1", *SCALE_ONE, "--", "true", env=results, check=False)
     assert "not written" in p.stderr and not os.path.exists(os.path.join(ROOT, rel)), p.stderr
 
 

@@ -20,7 +20,7 @@ from conftest import ROOT, rows, sh
 from lab.report import model
 
 PY = sys.executable
-IMPORT = os.path.join(ROOT, "scripts", "import_run.py")
+IMPORT = ("-m", "lab.cli.import_run")
 GB_SOURCE = r"""
 #include <benchmark/benchmark.h>
 #include <numeric>
@@ -43,7 +43,7 @@ def run_import(results, *args, check=True, limit=False):
     """import_run.py as a user runs it; limit: under a 2 GiB address-space cap (bounded memory)."""
     cap = (lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))) if limit else None
     full = dict(os.environ, **results)
-    p = subprocess.run([PY, IMPORT, *args], cwd=ROOT, env=full, capture_output=True, text=True, timeout=120,
+    p = subprocess.run([PY, *IMPORT, *args], cwd=ROOT, env=full, capture_output=True, text=True, timeout=120,
                        preexec_fn=cap)
     if check and p.returncode != 0:
         raise AssertionError(f"import exited {p.returncode}\n{p.stdout}\n{p.stderr}")
@@ -110,7 +110,7 @@ def lab_sort(work, tmp_path_factory):
     """The lab's own `./lab scale` of the same sort command, experiment `sortp`."""
     res = {"LAB_RESULTS": str(tmp_path_factory.mktemp("lab-sort"))}
     spec = tmp_path_factory.mktemp("spec") / "sortp.spec"
-    sh("scripts/scale.py", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
+    sh("python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
        f"save={spec}", "--", *sort_cmd(work, "{threads}"), env=res)
     return only_run(res)
 
@@ -144,7 +144,7 @@ def check_imported(run, path, fmt, metric, n_repeats):
 
 
 def compare_rows(a, b, metric):
-    p = sh("scripts/compare.py", a, b, os.path.join(os.path.dirname(a), "cmp.md"))
+    p = sh("python3", "-m", "lab.cli.compare", a, b, os.path.join(os.path.dirname(a), "cmp.md"))
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("| sortp ") or ln.startswith("| sum ")]
     return [ln for ln in lines if f"| {metric} |" in ln]
 
@@ -155,8 +155,8 @@ def test_hyperfine_import_scales_and_compares_with_lab_scale(hyperfine_file, lab
     run = only_run(results)
     assert "How sortp scales (wall_s, lower is better" in p.stdout
     os.remove(os.path.join(run, "report.md"))
-    sh("scripts/charts.py", run)           # `./lab report RUN` on the imported run, as on any run
-    sh("scripts/report.py", run)
+    sh("python3", "-m", "lab.cli.charts", run)           # `./lab report RUN` on the imported run, as on any run
+    sh("python3", "-m", "lab.cli.report", run)
     e, pts = check_imported(run, hyperfine_file, "hyperfine", "wall_s", 3)
     doc = json.load(open(hyperfine_file))
     for r in doc["results"]:     # every time is a repeat, unchanged
@@ -187,7 +187,7 @@ def test_gbench_import_takes_runs_not_aggregates(gbench_file, gbench_binary, wor
     # the lab's own scale of the same binary, reading items_per_second from its JSON output
     lab = {"LAB_RESULTS": str(tmp_path_factory.mktemp("lab-sum"))}
     spec = tmp_path_factory.mktemp("spec") / "sum.spec"
-    sh("scripts/scale.py", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
+    sh("python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
        f"save={spec}", 'metric=items_per_second:"items_per_second": ([0-9.e+]+):1/s:higher', "--", gbench_binary,
        "--benchmark_filter=threads:{threads}$", "--benchmark_min_time=0.01", "--benchmark_format=json", env=lab)
     assert len(compare_rows(run, only_run(lab), "items_per_second")) == 2
@@ -211,9 +211,9 @@ def test_pyperf_import_and_compare(pyperf_file, lab_sort, results):
 def test_replay_refuses_an_imported_run(hyperfine_file, results, tmp_path):
     run_import(results, hyperfine_file)
     run = only_run(results)
-    sh("scripts/archive.py", "pack", run, env=results)
+    sh("python3", "-m", "lab.cli.archive", "pack", run, env=results)
     (archive,) = glob.glob(os.path.join(results["LAB_RESULTS"], "*.tar.gz"))
-    p = sh("scripts/archive.py", "replay", archive, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", archive, env=results, check=False)
     assert p.returncode == 2 and "imported from hyperfine JSON file" in p.stderr and "./lab scale" in p.stderr
 
 

@@ -1,4 +1,4 @@
-"""Memory placement in the guard (scripts/engine/memplace.py): a repeat whose instrument reports its
+"""Memory placement in the guard (scripts/lab/engine/memplace.py): a repeat whose instrument reports its
 memory on another node than the one it bound it to, or than the point's membind asked, is measured again
 and kept as suspect with "memory on node N, expected M". The ran-on.csv lines below are test input
 written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
@@ -46,7 +46,7 @@ def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
     assert data and all(r["suspect"].startswith("memory on node 0, expected 7") for r in data)
     md = (run / "report.md").read_text()
     assert "memory on node 0, expected 7" in md
-    # the report shows the node beside the point, in both renderings (reporting/model.py shapes it once)
+    # the report shows the node beside the point, in both renderings (lab/report/model.py shapes it once)
     assert any(ln.startswith("| variant | placement | threads | cpus | memory node | metric |") for ln in md.splitlines())
     row = next(ln for ln in md.splitlines() if "| x |" in ln)
     assert [c.strip() for c in row.split("|")][5:7] == ["0", "x"], row

@@ -38,7 +38,7 @@ TWO = {(0, 0): (100, 60), (0, 1): (150, 30), (1, 0): (160, 30), (1, 1): (100, 60
 
 def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
     run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     for metric in ("latency_ns", "read_gbps"):
         assert (run / "plots" / f"numa-mem-heatmap-{metric}.png").stat().st_size > 2000
     # rows are CPU nodes (y, column 2), columns memory nodes (x, column 1): 0→1 is 150, 1→0 is 160
@@ -52,7 +52,7 @@ def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
 
 def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
     run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
-    in_process("scripts/report.py", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # remote latency: the 6 repeats of the two remote cells, median 155 (150 and 160 with ±1%);
     # local 100; bandwidth local 60 over remote 30 = ×2
@@ -73,9 +73,9 @@ def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
 
 def test_one_node_host_says_so(tmp_path):
     run = make_run(tmp_path, {(0, 0): (120, 20)}, [[10]])
-    sh("scripts/charts.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
     assert (run / "plots" / "numa-mem-heatmap-latency_ns.png").stat().st_size > 2000   # one cell, drawn
-    in_process("scripts/report.py", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     assert "this host has one NUMA node (node 0): one cell" in text
     assert "Remote memory costs" not in text and "| 0 | 10 |" in text
@@ -113,7 +113,7 @@ def test_mem_probe_on_this_host(tmp_path):
     p = sh("c-probes/build/mem", "--seconds", "0.02", "--size-mib", "64", "--raw", str(tmp_path))
     out = tmp_path / "mem.csv"
     out.write_text(p.stdout)
-    sh("scripts/tidy.py", "fill", "run_id=t", "experiment=numa-mem", "variant=-", "placement=unpinned",
+    sh("python3", "-m", "lab.cli.tidy", "fill", "run_id=t", "experiment=numa-mem", "variant=-", "placement=unpinned",
        "threads=1", "cpus=0", "repeat=1", str(out))
     rows = list(csv.DictReader(p.stdout.splitlines()))
     nodes = [d for d in os.listdir("/sys/devices/system/node") if d.startswith("node")]

@@ -96,10 +96,10 @@ def test_random_hand_made_pus_match_the_brute_force():
 
 
 def test_the_cli_streams_pairs_and_a_big_host_counts_without_listing():
-    p = sh("scripts/topo.py", "--topology", "pack:2 core:2 pu:2", "pairs", "cross-package")
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:2 core:2 pu:2", "pairs", "cross-package")
     assert p.stdout.split() == [f"{a},{b}" for a in (0, 1, 2, 3) for b in (4, 5, 6, 7)]
     # 8192 PUs: 33.5 M pairs, never listed: counted per PU, picked by bisection; `head` ends the stream.
-    p = sh("bash", "-c", "scripts/topo.py --topology 'pack:16 core:64 pu:8' pairs cross-package | head -n 2",
+    p = sh("bash", "-c", "python3 -m lab.cli.topo --topology 'pack:16 core:64 pu:8' pairs cross-package | head -n 2",
            timeout=300)
     assert p.stdout.split() == ["0,512", "0,513"] and "Traceback" not in p.stderr, p.stderr
     t = Topology("pack:16 core:64 pu:8")

@@ -26,7 +26,7 @@ def sweep(results, run, *args):
     # retries=0: a disturbed repeat is marked suspect at once instead of re-measured (the guard's own
     # re-measure loop is the engine's test, not this one); keeps this test under a minute on a busy host.
     env = dict(results, PATH=os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ["PATH"])
-    sh("scripts/sweep.py", f"run={run}", "profile=smoke", "repeats=3", "retries=0", *args, env=env)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run}", "profile=smoke", "repeats=3", "retries=0", *args, env=env)
 
 
 def follow_contract(run):
@@ -70,8 +70,8 @@ def runs(tmp_path_factory):
     for run, flags in ((a, "-O2"), (b, "-O3")):
         follow_contract(str(run))
         (run / "env" / "build.txt").write_text(f"c-probes: gcc 12.2.0 {flags}\n")   # FIXTURE INPUT
-        sh("scripts/report.py", str(run))
-    sh("scripts/compare.py", str(a), str(b), str(tmp / "cmp.md"))
+        sh("python3", "-m", "lab.cli.report", str(run))
+    sh("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp / "cmp.md"))
     browser = Browser()
     yield {"a": a, "b": b, "cmp": tmp / "cmp.html", "browser": browser}
     browser.close()

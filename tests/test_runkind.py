@@ -1,6 +1,6 @@
 """What kind of run a folder holds (a sweep measured here, another tool's import, a published matrix) is
 decided in one place, runfolder.kind_of(), and an import's charts come through the same chart lines as a
-sweep's (reporting/model.py chart_lines): read from the source (ast) and by drawing both kinds of run."""
+sweep's (lab/report/model.py chart_lines): read from the source (ast) and by drawing both kinds of run."""
 import ast
 import json
 import os

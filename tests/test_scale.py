@@ -1,5 +1,5 @@
 """`./lab scale -- CMD`: any program as an argument vector, measured as an ordinary sweep, and the words
-of reporting/scaling.py.
+of lab/report/scaling.py.
 
 This machine has 2 vCPUs shared with other work, so a measured outcome can flip under load. The tests
 never assert on the host's timing: a word is asserted exactly only where the points it rests on are
@@ -24,7 +24,7 @@ BASE = ("retries=0", "warmup=0")
 
 
 def scale(results, *args, check=True):
-    return sh("scripts/scale.py", *args, env=results, check=check)
+    return sh("python3", "-m", "lab.cli.scale", *args, env=results, check=check)
 
 
 def only_run(results):
@@ -154,10 +154,10 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     text = saved.read_text()
     assert 'exec = ["xz", "-T{threads}"' in text and "experiment = xz-blocks" in text
     run2 = tmp_path / "again"
-    sh("scripts/sweep.py", f"run={run2}", "repeats=1", "threads=1", "placements=unpinned", *BASE, str(saved),
+    sh("python3", "-m", "lab.cli.sweep", f"run={run2}", "repeats=1", "threads=1", "placements=unpinned", *BASE, str(saved),
        env=results)
     assert RESOURCES <= {r["metric"] for r in rows(run2 / "data" / "xz-blocks.csv")}
-    dry = sh("scripts/sweep.py", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", str(saved),
+    dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", str(saved),
              env=results)
     assert "points, ETA" in dry.stdout
 
@@ -249,7 +249,7 @@ def test_output_over_the_cap_is_cut_and_said(results):
 
 
 def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
-    args = ["scripts/scale.py", "threads=1 2", "placements=unpinned", "repeats=3", *BASE, "--", "sleep", "0.3"]
+    args = ["python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", *BASE, "--", "sleep", "0.3"]
     p = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ, **results), stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     deadline = time.monotonic() + 60
@@ -260,7 +260,7 @@ def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
     os.killpg(p.pid, signal.SIGINT)
     assert p.wait(timeout=30) == 130
     kept = {f: open(f).read() for f in points}
-    again = scale(results, *args[1:])
+    again = scale(results, *args[3:])
     assert "resuming" in again.stderr
     run = only_run(results)
     files = glob.glob(os.path.join(run, "data", "points", "*", "*.csv"))
@@ -318,9 +318,9 @@ def test_a_saved_scale_run_is_archived_replayed_and_compared(tmp_path, results):
     scale(results, f"save={specs}/rep.spec", "threads=1", "placements=unpinned", "repeats=3", *BASE, "--",
           "sleep", "0.05")
     run = only_run(results)
-    sh("scripts/archive.py", "pack", run, env=results)
+    sh("python3", "-m", "lab.cli.archive", "pack", run, env=results)
     env = dict(results, LAB_SPECS=str(specs))
-    p = sh("scripts/archive.py", "replay", run + ".tar.gz", env=env)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", run + ".tar.gz", env=env)
     (new,) = [d for d in glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-*")) if os.path.isdir(d)]
     assert "wall_s" in {r["metric"] for r in rows(os.path.join(new, "data", "rep.csv"))}
     compared = glob.glob(os.path.join(new, "compare-with-*.md"))
@@ -356,7 +356,7 @@ def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothin
 
 
 def test_the_words_are_of_the_folder_the_sweep_wrote_not_the_newest_journal(tmp_path, results):
-    """scale.py reads the run folder the engine says it wrote (engine/api.py's Outcome), never "the newest
+    """scale.py reads the run folder the engine says it wrote (lab/engine/api.py's Outcome), never "the newest
     journal in results/": a run of the same experiment whose journal is newer (dated in the future here,
     as another sweep writing at the same time would make it) is not the one described."""
     from lab.core.runfolder import hostname

@@ -39,7 +39,7 @@ def test_malformed_spec_names_file_and_line(tmp_path, text, line, words):
 
 def test_cli_rejects_a_bad_spec_with_exit_2_and_creates_nothing(tmp_path, results):
     path = write(tmp_path, GOOD + "placements = compact\nwarmup = -1\n")
-    p = sh("scripts/sweep.py", path, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", path, env=results, check=False)
     assert p.returncode == 2 and f"{path}:4: warmup must be a whole number" in p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
 
@@ -49,14 +49,14 @@ def test_overrides_are_checked_and_shell_keys_cannot_be_overridden(tmp_path, res
         overrides_from([("command", "rm -rf ~")], ("profile",))
     with pytest.raises(SpecError, match="unknown key 'thread'"):
         overrides_from([("thread", "2")], ("profile",))
-    p = sh("scripts/sweep.py", "placements=compact nonsense", "tests/fixtures/spin.spec", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "placements=compact nonsense", "tests/fixtures/spin.spec", env=results, check=False)
     assert p.returncode == 2 and "command line: placements must be placements from" in p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
 def test_placeholder_inside_quotes_is_refused(tmp_path, results):
     path = write(tmp_path, "experiment = x\ncommand = echo \"{variant}\"\n")
-    p = sh("scripts/sweep.py", path, env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", path, env=results, check=False)
     assert p.returncode == 2 and f"{path}:2: {{variant}} stands inside" in p.stderr
 
 
@@ -83,11 +83,11 @@ def test_every_project_spec_parses_and_is_named_after_its_experiment():
 def test_an_unknown_placeholder_in_shell_text_is_refused_with_its_line(tmp_path, results):
     spec = tmp_path / "typo.spec"
     spec.write_text("experiment = typo\ncommand = tests/fixtures/spin.sh {thread} 100\n")
-    p = sh("scripts/sweep.py", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", str(spec), env=results, check=False)
     assert p.returncode == 2 and f"{spec}:2: command must be shell text whose {{placeholders}} are known: " \
         "{thread} is not one of" in p.stderr, p.stderr
     assert not (tmp_path / "run").exists()
     # a shell variable's ${NAME} is bash's own, not a placeholder
     spec.write_text("experiment = typo\ncommand = tests/fixtures/spin.sh {threads} 100 ${SPIN_SLEEP:-0}\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\n")
-    assert sh("scripts/sweep.py", f"run={tmp_path / 'run'}", "dry=1", str(spec), env=results).returncode == 0
+    assert sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", str(spec), env=results).returncode == 0

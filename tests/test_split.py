@@ -25,7 +25,7 @@ def test_a_cache_point_with_its_load_generators_on_other_hosts(fleet, tmp_path, 
     """Two client "hosts" at once: their rates summed into the point's, each one's rows labelled."""
     env = ssh_env(fleet, results)
     run = tmp_path / "split"
-    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB,hostA", *POINT, env=env, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", "clients=hostB,hostA", *POINT, env=env, check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     got = {r["metric"]: float(r["value"]) for r in rows(run / "data" / "cache-get.csv")}
     # each client's rows labelled with its host, its own guard readings among them; the point's rate the sum
@@ -49,7 +49,7 @@ def test_an_unreachable_client_host_fails_the_point_by_name(fleet, tmp_path, res
     env = ssh_env(fleet, results)
     fleet["hosts"]["hostB"].stop()
     run = tmp_path / "gone"
-    p = sh("scripts/sweep.py", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
     assert p.returncode != 0
     failed = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"failed"' in ln]
     assert failed and "client host hostB unreachable" in json.dumps(failed), failed
@@ -58,13 +58,13 @@ def test_an_unreachable_client_host_fails_the_point_by_name(fleet, tmp_path, res
 
 def test_a_client_list_is_destinations_only(tmp_path, results):
     for bad in ("host;reboot", "-oProxyCommand=x", "a,a", "$(id)"):
-        p = sh("scripts/sweep.py", "dry=1", f"clients={bad}", *POINT, env=results, check=False)
+        p = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"clients={bad}", *POINT, env=results, check=False)
         assert p.returncode == 2 and "clients" in p.stderr and p.stderr.count("\n") == 1, (bad, p.stderr)
     # and the remote command's words are checked before ssh sees them
     from lab.fleet import clients
     with pytest.raises(clients.ClientError):
         clients.remote_argv("hostB", ["python3", "x; rm -rf ~"])
-    argv = clients.remote_argv("hostB", ["python3", "/lab/scripts/loadclients.py", "client", "--port=1"])
+    argv = clients.remote_argv("hostB", ["python3", "-m", "lab.cli.loadclients", "client", "--port=1"])
     assert argv[argv.index("--") + 1] == "hostB" and "StrictHostKeyChecking=yes" in argv
 
 

@@ -96,7 +96,7 @@ def test_student_t_and_welch_come_from_scipy_with_the_tables_values():
         assert round(t975(df), 3) == table
 
 
-# What the hand-written t table and incomplete beta (scripts/stats.py at b44201c, before SciPy) returned for
+# What the hand-written t table and incomplete beta (scripts/lab/core/stats.py at b44201c, before SciPy) returned for
 # these samples, printed by that code: SciPy gives the same (the t table had 3 decimals, hence 1e-4).
 OLD_WELCH = [(([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), (-5.0, 8.0, 0.0010528257933665386)),
              (([1.0, 2.0, 3.0], [2.0, 4.0, 6.0, 8.0]), (-2.1213203435596424, 4.075471698113207, 0.09991286431179147)),

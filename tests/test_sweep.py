@@ -22,7 +22,7 @@ RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}    # the engine
 
 
 def sweep(results, run, *args, check=True):
-    return sh("scripts/sweep.py", f"run={run}", "retries=0", *args, env=results, check=check)
+    return sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", *args, env=results, check=check)
 
 
 def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
@@ -34,13 +34,13 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     assert all(float(r["value"]) >= 0 for r in data if r["metric"] in RESOURCES)
     # every repeat carries the guard's readings
     assert {"noise_steal_pct", "noise_foreign_pct", "noise_invol_cs"} <= {r["metric"] for r in data}
-    pus = sh("scripts/topo.py", "pus").stdout.strip().split(",")
+    pus = sh("python3", "-m", "lab.cli.topo", "pus").stdout.strip().split(",")
     for r in data:
         assert r["experiment"] == "spin" and r["variant"] == "loop" and r["run_id"] == "run"
-        expected = sh("scripts/topo.py", "plan", r["placement"], r["threads"]).stdout.strip()
+        expected = sh("python3", "-m", "lab.cli.topo", "plan", r["placement"], r["threads"]).stdout.strip()
         assert r["cpus"] == expected and set(r["cpus"].split(",")) <= set(pus)
     # cross-package cannot exist on a one-package host: skipped with a reason, never substituted.
-    summary = dict(ln.split("=", 1) for ln in sh("scripts/topo.py", "summary").stdout.split())
+    summary = dict(ln.split("=", 1) for ln in sh("python3", "-m", "lab.cli.topo", "summary").stdout.split())
     if summary["packages"] == "1":
         assert not [r for r in data if r["placement"] == "cross-package"]
         assert "skip cross-package threads=2: cross-package is impossible here" in p.stderr
@@ -67,7 +67,7 @@ def point_count(run):
 def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.4")
-    args = ["scripts/sweep.py", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", SPEC]
+    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", SPEC]
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 60
@@ -103,7 +103,7 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
 def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.5")
-    proc = subprocess.Popen(["scripts/sweep.py", f"run={run}", "retries=0", "repeats=4", "placements=compact", SPEC],
+    proc = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact", SPEC],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while point_count(run) < 2 and time.time() < deadline:
@@ -169,9 +169,9 @@ def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, r
 
 
 def test_unknown_argument_and_missing_spec_are_errors(tmp_path, results):
-    p = sh("scripts/sweep.py", "nonsense", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "nonsense", env=results, check=False)
     assert p.returncode == 2 and "unknown argument 'nonsense'" in p.stderr
-    p = sh("scripts/sweep.py", "experiments/nope.spec", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "experiments/nope.spec", env=results, check=False)
     assert p.returncode == 2 and "no such spec" in p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []            # nothing was created
 
@@ -181,13 +181,13 @@ def test_compare_archive_and_replay(tmp_path, results):
     sweep(results, a, "repeats=3", "placements=compact", SPEC)
     b = tmp_path / "b"
     sweep(results, b, "repeats=3", "placements=compact", SPEC)
-    out = sh("scripts/compare.py", str(a), str(b), str(tmp_path / "cmp.md")).stdout
+    out = sh("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md")).stdout
     assert "| spin | loop | compact | 1 | iters_per_s |" in out and "B / A" in out
-    sh("scripts/archive.py", "pack", str(a), env=results)
+    sh("python3", "-m", "lab.cli.archive", "pack", str(a), env=results)
     archive = tmp_path / "a.tar.gz"
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
-    p = sh("scripts/archive.py", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
     replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))

@@ -20,7 +20,7 @@ HYBRID = f"{TOPO}/Intel-RaptorLake-i7-1370P.hybrid.xml"
 
 
 def topo(topology, *args):
-    return sh(f"{ROOT}/scripts/topo.py", "--topology", topology, *args, check=False)
+    return sh("python3", "-m", "lab.cli.topo", "--topology", topology, *args, check=False)
 
 
 def plan(topology, policy, n):
@@ -114,15 +114,15 @@ def test_impossible_requests_say_why(topology, args, message):
 
 
 def test_this_host():
-    s = dict(line.split("=", 1) for line in sh(f"{ROOT}/scripts/topo.py", "summary").stdout.split())
+    s = dict(line.split("=", 1) for line in sh("python3", "-m", "lab.cli.topo", "summary").stdout.split())
     n = int(s["pus"])
     assert n >= 1
-    cpus = sh(f"{ROOT}/scripts/topo.py", "plan", "compact", str(n)).stdout.strip().split(",")
+    cpus = sh("python3", "-m", "lab.cli.topo", "plan", "compact", str(n)).stdout.strip().split(",")
     assert sorted(map(int, cpus)) == sorted(map(int, s["pu_list"].split(",")))
 
 
 def test_environment_variable_selects_topology():
-    p = sh(f"{ROOT}/scripts/topo.py", "plan", "cross-package", "2", env={"LAB_TOPOLOGY": HASWELL})
+    p = sh("python3", "-m", "lab.cli.topo", "plan", "cross-package", "2", env={"LAB_TOPOLOGY": HASWELL})
     assert p.stdout.strip() == "0,1"
 
 
@@ -207,7 +207,7 @@ def test_hybrid_placements_never_mix_kinds_unless_asked():
     assert topo(HYBRID, "--kind", "e", "plan", "scatter", "4").stdout.strip() == "12,16,13,17"
     assert topo(HYBRID, "--kind", "IntelAtom", "plan", "compact", "3").stdout.strip() == "12,13,14"
     assert topo(HYBRID, "--kind", "all", "plan", "cores", "8").stdout.strip() == "0,2,4,6,8,10,12,13"
-    p = sh(f"{ROOT}/scripts/topo.py", "plan", "compact", "2", env={"LAB_TOPOLOGY": HYBRID, "LAB_KIND": "e"})
+    p = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "2", env={"LAB_TOPOLOGY": HYBRID, "LAB_KIND": "e"})
     assert p.stdout.strip() == "12,13"
     # An explicit kind keeps pairs inside it.
     assert topo(HYBRID, "--kind", "e", "plan", "same-l3", "2").stdout.strip() == "12,16"

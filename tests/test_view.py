@@ -1,4 +1,4 @@
-"""The reading side's one view (reporting/view.py, reporting/chartmodel.py): gnuplot's data (report.md's
+"""The reading side's one view (lab/report/view.py, lab/report/chartmodel.py): gnuplot's data (report.md's
 PNG) and report.html's SVG draw the same numbers under the one pooling rule; a section shows the same
 rows in report.md and report.html; a hostile name reaches the page escaped by Jinja's autoescape.
 
@@ -34,8 +34,8 @@ def c2c_run(tmp_path):
     lines = [f'r,c2c,cas,{rel},2,"{pair}",{i},one_way_ns,{x},ns,'
              for rel, pairs in PAIRS.items() for pair, xs in pairs.items() for i, x in enumerate(xs, 1)]
     run = run_folder(tmp_path, "c2c", lines, "chart = bars one_way_ns\n")
-    sh("scripts/charts.py", str(run))
-    in_process("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     return run
 
 
@@ -107,7 +107,7 @@ def test_a_section_shows_the_same_rows_in_report_md_and_report_html(tmp_path):
             lines.append(f"r,sp,a,compact,{t},0,{i},ops_per_s,{x},1/s,")
             lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,{steal},%,")
     run = run_folder(tmp_path, "sp", lines, "chart = scaling ops_per_s\n")
-    in_process("scripts/report.py", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     md, page = (run / "report.md").read_text(), (run / "report.html").read_text()
     noise_md = md_rows(md, "<summary>noise per point")
     noise_html = html_rows(page, "<summary>noise per point")
@@ -124,8 +124,8 @@ def test_a_hostile_variant_reaches_the_page_escaped(tmp_path):
     lines = [f'r,sp,"{quoted}",compact,{t},0,{i},ops_per_s,{100 * t + i},1/s,' for t in (1, 2) for i in (1, 2, 3)]
     lines += [f'r,sp,"{quoted}",compact,{t},0,{i},noise_steal_pct,1,%,' for t in (1, 2) for i in (1, 2, 3)]
     run = run_folder(tmp_path, "sp", lines, "chart = scaling ops_per_s\nchart = bars ops_per_s\n")
-    sh("scripts/charts.py", str(run))
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     page = (run / "report.html").read_text()
     assert "<script>alert" not in page
     assert page.count("<script>") == 1                  # the page's own, and nothing else
@@ -226,8 +226,8 @@ def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_
              for pl, pair, xs in (("smt", "0,1", (10, 11, 50)), ("pairs", "0,1", (30, 31, 90)), ("pairs", "1,2", (5, 6, 7)))
              for i, x in enumerate(xs, 1)]
     run = run_folder(tmp_path, "hm", lines, "chart = heatmap one_way_ns\n")
-    sh("scripts/charts.py", str(run))
-    in_process("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     dat = [ln.split() for ln in (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().splitlines() if ln]
     cells = {(int(r[0]), int(r[1])): r[2] for r in dat}
     assert cells[(0, 1)] == "21" and cells[(1, 0)] == "21" and cells[(1, 2)] == "6" and cells[(0, 0)] == "NaN"

@@ -41,7 +41,7 @@ def build():
 
 
 def scale(results_dir, *args, env=None, check=True):
-    return sh("scripts/scale.py", *args, env=dict({"LAB_RESULTS": str(results_dir)}, **(env or {})), check=check)
+    return sh("python3", "-m", "lab.cli.scale", *args, env=dict({"LAB_RESULTS": str(results_dir)}, **(env or {})), check=check)
 
 
 def run_folder(results_dir):
@@ -273,10 +273,10 @@ def test_why_comm_counts_the_named_processes_only(build, tmp_path):
 
 
 def test_dry_run_prices_the_evidence_runs(results):
-    plan = sh("scripts/scale.py", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact", "--", "true",
+    plan = sh("python3", "-m", "lab.cli.scale", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact", "--", "true",
               env=results).stdout
     assert "why=1: 4 evidence runs per point" in plan
-    plain = sh("scripts/scale.py", "dry=1", "threads=1 2", "placements=compact", "--", "true", env=results).stdout
+    plain = sh("python3", "-m", "lab.cli.scale", "dry=1", "threads=1 2", "placements=compact", "--", "true", env=results).stdout
     eta = lambda text: text.split("ETA ")[1].split()[0]  # noqa: E731
     assert eta(plan) != eta(plain)
 
@@ -289,7 +289,7 @@ def test_dry_run_prices_the_evidence_runs(results):
                                        ("why_comm=sixteen-letters-x", "why_comm must be process names")])
 def test_bad_why_keys_one_line_exit_2(results, arg, says):
     keys = tuple(arg.split()) if " " in arg or arg.startswith("why=") else ("why=1", arg)
-    p = sh("scripts/scale.py", *keys, "--", "echo", "{threads}", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.scale", *keys, "--", "echo", "{threads}", env=results, check=False)
     assert p.returncode == 2 and says in p.stderr and p.stderr.strip().count("\n") == 0, p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
 

@@ -1,4 +1,4 @@
-"""The report's "Why it stops scaling" section (reporting/causes.py, view.why) and ./lab scale's words:
+"""The report's "Why it stops scaling" section (lab/report/causes.py, view.why) and ./lab scale's words:
 the recorded evidence of the lock program (tests/fixtures/why/recorded/, real perf runs)
 placed in a run folder beside hand-written timed rows. Every CSV value below is test input, not a
 measurement; what is asserted is what the lab makes of them and of the real evidence."""
@@ -34,8 +34,8 @@ def test_the_lock_is_named_in_both_reports_with_its_flame_graph(tmp_path):
     # wall times of a fixed amount of work that does not speed up at 2 threads: the knee is 2
     run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
                    evidence={1: "lock_t1", 2: "lock_t2"})
-    sh("scripts/charts.py", str(run))
-    sh("scripts/report.py", str(run))
+    sh("python3", "-m", "lab.cli.charts", str(run))
+    sh("python3", "-m", "lab.cli.report", str(run))
     md = (run / "report.md").read_text()
     part = md[md.index("#### Why it stops scaling"):]
     verdict = part.splitlines()[2]
@@ -56,7 +56,7 @@ def test_without_evidence_the_section_says_how_to_get_it_and_fits_the_curve(tmp_
     # four thread counts of a curve that levels off: the USL model is fitted (test input, see above)
     walls = {1: (8.0, 8.1, 7.9), 2: (4.4, 4.5, 4.3), 4: (2.9, 3.0, 2.8), 8: (2.4, 2.5, 2.3)}
     run = run_with(tmp_path, "cv", walls)
-    in_process("scripts/report.py", str(run))
+    in_process("python3", "-m", "lab.cli.report", str(run))
     md = (run / "report.md").read_text()
     part = md[md.index("#### Why it stops scaling"):]
     assert "no evidence at" in part and "run with why=1" in part
@@ -86,7 +86,7 @@ def test_a_received_evidence_file_that_is_a_fifo_or_a_link_is_refused_not_follow
     link = run / "raw" / "lk" / "-_compact_t1_why" / "oncpu_r1.folded"
     link.unlink()
     link.symlink_to("/etc/hostname")
-    sh("scripts/report.py", str(run), timeout=120)       # a reader waiting on the FIFO would time out
+    sh("python3", "-m", "lab.cli.report", str(run), timeout=120)       # a reader waiting on the FIFO would time out
     md = (run / "report.md").read_text()
     part = md[md.index("#### Why it stops scaling"):]
     verdict = part.splitlines()[2]

@@ -6,6 +6,8 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here" || exit 1
 root=$(cd .. && pwd)
+# the lab's Python package (scripts/lab/), for the programs run below as python3 -m lab.cli.X
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 pass=0 fail=0
@@ -228,10 +230,10 @@ else bad "counters/channel on one CPU" "$out/one.err"; fi
 $b/counters --ops 200000 > "$out/counters.csv" 2> /dev/null
 $b/channel --messages 100000 --stages 3 > "$out/channel.csv" 2> /dev/null
 for f in c2c counters channel mem; do
-  if [[ -x $root/scripts/tidy.py ]]; then
-    check "$f: output accepted by scripts/tidy.py" "$root/scripts/tidy.py" fill run_id=t experiment=$f \
+  if [[ -f $root/scripts/lab/cli/tidy.py ]]; then
+    check "$f: output accepted by scripts/lab/core/tidy.py" python3 -m lab.cli.tidy fill run_id=t experiment=$f \
       variant=- placement=p threads=2 cpus=0,1 repeat=1 "$out/$f.csv"
-  else printf 'skip %s: scripts/tidy.py not here\n' "$f"; fi
+  else printf 'skip %s: scripts/lab/core/tidy.py not here\n' "$f"; fi
 done
 
 # Shared atomic vs padded counters, 2 threads, measured interleaved in one run: only the direction.

@@ -15,7 +15,7 @@ def test_the_empty_workload_half_runs_on_the_engine(tmp_path):
     run = tmp_path / "run"
     env = dict(os.environ, LAB_RESULTS=str(tmp_path))
     # retries=0: a busy test host marks a repeat suspect instead of making the test wait
-    p = subprocess.run([sys.executable, "scripts/sweep.py", f"run={run}", "profile=smoke", "retries=0",
+    p = subprocess.run([sys.executable, "-m", "lab.cli.sweep", f"run={run}", "profile=smoke", "retries=0",
                         "experiments/bench-runner.spec"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     with open(run / "data" / "bench-runner.csv", newline="") as f:

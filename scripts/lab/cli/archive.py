@@ -138,7 +138,7 @@ def read_args(path, archive):
 
 def settings(overrides, say=True):
     """The overrides a replay applies: measurement settings only. Keys that choose hosts, servers,
-    contact points or files (engine/spec.py's TARGET_KEYS) and the sweep's own keys (run=, history=,
+    contact points or files (lab/engine/spec.py's TARGET_KEYS) and the sweep's own keys (run=, history=,
     topology=, …) are dropped, each said in one line."""
     out = {}
     for k, v in overrides.items():
@@ -221,12 +221,12 @@ def replay(archive):
         rc = outcome.code
         if rc == 130:
             die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
-                f"scripts/sweep.py {' '.join(shlex.quote(a) for a in argv)} "
+                f"python3 -m lab.cli.sweep {' '.join(shlex.quote(a) for a in argv)} "
                 + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
         if rc == 2:
             return 2
         out = os.path.join(new, f"compare-with-{name}.md")
-        subprocess.run([os.path.join(ROOT, "scripts", "compare.py"), old, new, out],
+        subprocess.run([sys.executable, "-m", "lab.cli.compare", old, new, out],
                        stdout=subprocess.DEVNULL, check=False)
         print(f"archive: comparison: {out}", file=sys.stderr)
         return rc

@@ -7,7 +7,7 @@ hyperfine's, interleaved in one session, with the host's noise and the engine's 
 Each round measures `sort --parallel=1` of a fixed generated file `runs` times with the lab (a sweep of an
 exec spec, unpinned, 1 thread, repeats growing by `runs` each round in one run folder) and `runs` times
 with `hyperfine -N` (no shell either), alternating which goes first. Prints both medians with their 95%
-CIs (scripts/stats.py), their ratio's range, steal and load over the session, the lab's guard readings,
+CIs (scripts/lab/core/stats.py), their ratio's range, steal and load over the session, the lab's guard readings,
 and the journal's overhead_ms (the engine's time per repeat outside the command). Goal: the same median
 within the noise, overhead <= 50 ms per repeat.
 """

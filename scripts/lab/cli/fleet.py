@@ -9,8 +9,8 @@
   fleet.py cluster-down
 
 check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
-host; and its history summary (scripts/history.py run there: what its own earlier runs took). plan: the
-dry run of the sweep (scripts/sweep.py dry=1) on each host's fetched topology, priced from that host's
+host; and its history summary (scripts/lab/cli/history.py run there: what its own earlier runs took). plan: the
+dry run of the sweep (scripts/lab/cli/sweep.py dry=1) on each host's fetched topology, priced from that host's
 history (a summary that is not one is refused by the host's name: that host is priced from the specs'
 cost), and the fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
 the commit with the uncommitted diff) to every host, start `./lab sweep` on all of them at once, print
@@ -18,7 +18,7 @@ each host's progress, fetch every run folder (a failed host's partial one too) i
 results/fleet-<time>/<host>/, and write fleet.md and fleet.html, one column per host. Rerun the same
 command to resume: every host's run folder is resumed by the engine (run=), a running one reattached.
 Host keys are checked (known_hosts=FILE, else the user's). KEY=VALUE and specs go to every host's sweep.
-Nix hosts (fleetlib/nix.py; the inventory's lab_nix, else nix on the host when this controller is in the
+Nix hosts (lab/fleet/nix.py; the inventory's lab_nix, else nix on the host when this controller is in the
 lab's Nix shell) get the shell's store paths by `nix copy` and run their sweep in that shell.
 clients=PATTERN (sweep): those hosts run the cache point's load generators: the code is shipped there and
 loadgen built (fleet/clients.yml), and each server host's sweep gets `clients=` their names with an ssh
@@ -200,7 +200,7 @@ def cmd_check(keys, _args, env):
 # --- plan ------------------------------------------------------------------------------------------
 def dry_run(xml, history, args, path):
     """The dry run of the sweep on a host's fetched topology, priced from its history (in-process,
-    engine/api.py), written to path as the host's dry-run.txt; its price.Price. Bad arguments die."""
+    lab/engine/api.py), written to path as the host's dry-run.txt; its price.Price. Bad arguments die."""
     try:
         req = api.request(["dry=1", f"topology={xml}", *([f"history={history}"] if history else []), *args])
         with writing(path) as g:
@@ -264,7 +264,7 @@ def controller_text(env):
 
 
 def progress_line(p):
-    """A host's progress (scripts/progress.py there, as JSON) in one line; what is not of its shape is '?'."""
+    """A host's progress (scripts/lab/cli/progress.py there, as JSON) in one line; what is not of its shape is '?'."""
     try:
         g = json.loads(str(p.get("progress") or "{}")[:65536])
     except (ValueError, RecursionError):
@@ -276,7 +276,7 @@ def progress_line(p):
         v = g.get(k, 0)
         return v if type(v) is int and 0 <= v < 10**12 else "?"
     last, left, eta = g.get("last"), g.get("left"), g.get("eta_s")
-    # the host's own count of what is still to run, from its plan and price (engine/sweep.py)
+    # the host's own count of what is still to run, from its plan and price (lab/engine/rounds.py)
     togo = (f"; {left} repeats left, ETA {hms(eta)}" if type(left) is int and 0 <= left < 10**12
             and type(eta) in (int, float) and 0 <= eta < 10**9 else "")
     return play.one_line(f"{count('done')} repeats done, {count('failed')} failed, {count('suspect')} "
@@ -320,7 +320,7 @@ def client_setup(keys, hosts, env):
 
 
 def nix_setup(keys, hosts, env):
-    """The Nix hosts of this sweep (fleetlib/nix.py): (the controller's store paths, what start.yml gets:
+    """The Nix hosts of this sweep (lab/fleet/nix.py): (the controller's store paths, what start.yml gets:
     per candidate host its mode and nix copy's argv, the shell's variables). Bad input dies here."""
     try:
         variables, paths = shell(os.environ)
@@ -597,7 +597,7 @@ def cmd_cluster_up(keys, args, env):
     if plan:
         say(f"plan only: nothing was started (Ansible's log: {out}/ansible.log)")
         return 1 if bad else 0
-    lines = [f"# The lab's Cassandra cluster (scripts/fleet.py cluster-up), started {stamp_now()}",
+    lines = [f"# The lab's Cassandra cluster (scripts/lab/cli/fleet.py cluster-up), started {stamp_now()}",
              f"where=hosts {', '.join(hosts)} of {os.path.abspath(keys['inventory'])}",
              f"inventory={os.path.abspath(keys['inventory'])}", f"known_hosts={keys['known_hosts'] or ''}"]
     lines += [f"node={n['i']} host={n.get('host', '?')} address={n.get('address', '?')} cql={n.get('cql', '?')} "

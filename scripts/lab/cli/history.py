@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""This host's history as the dry run prices from it, as one JSON document (engine/history.py): per
+"""This host's history as the dry run prices from it, as one JSON document (lab/engine/pricehistory.py): per
 (experiment, profile), the newest run's seconds per run, repeats per point and re-measured attempts per
 kept repeat. fleet-check and fleet-plan run it on each host (shipped as one zip file, removed after) and
 price that host's dry run from what it prints.

@@ -35,7 +35,7 @@ def import_one(path, topology, name, source, dest, entry=None):
     dest = os.path.abspath(dest or new_dest(name))
     rows = C.write_run(dest, path, topology, name, source, entry)
     for prog in ("charts.py", "report.py"):
-        subprocess.run([sys.executable, os.path.join(HERE, prog), dest], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "lab.cli." + prog[:-3], dest], check=True, stdout=subprocess.DEVNULL)
     print(visible(f"import-c2c: {name}: {dest}"), file=sys.stderr)
     return rows
 

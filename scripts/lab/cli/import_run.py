@@ -42,7 +42,7 @@ def main(argv):
     shown = "./lab import " + shlex.join(argv)
     dest = write_run(keys.get("run"), imp, path, keys.get("topology"), shown)
     for prog in ("charts.py", "report.py"):
-        subprocess.run([sys.executable, os.path.join(HERE, prog), dest], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "lab.cli." + prog[:-3], dest], check=True, stdout=subprocess.DEVNULL)
     n = sum(len(rs) for rs in imp.rows.values())
     print(visible(f"import: {imp.format} {os.path.basename(path)}: {imp.points()} points, {n} rows: {dest}"),
           file=sys.stderr)

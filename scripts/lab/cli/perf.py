@@ -3,7 +3,7 @@
 
   perf.py RAW [N]      prints metric,value,unit rows on stdout
 
-The rules and the metrics' names live in scripts/engine/perfsummary.py.
+The rules and the metrics' names live in scripts/lab/engine/perfsummary.py.
 """
 import os
 import sys

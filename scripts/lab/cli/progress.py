@@ -13,9 +13,9 @@ import sys
 
 from lab.engine.journal import JournalError, read
 from lab.core.runfolder import RunFolder
-# The programs that run the engine in their own process (engine/api.py's callers): a pid in sweep/lock
+# The programs that run the engine in their own process (lab/engine/api.py's callers): a pid in sweep/lock
 # running one of them is the sweep's engine, any other is a pid reused since.
-ENGINE_PROGRAMS = (b"sweep.py", b"scale.py", b"archive.py", b"bench_lab.py", b"bench_scale.py")
+ENGINE_PROGRAMS = (b"lab.cli.sweep", b"lab.cli.scale", b"lab.cli.archive", b"lab.cli.bench_lab", b"lab.cli.bench_scale")
 
 
 def engine_alive(rf):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write RUN/report.md and RUN/report.html from one model of the run's numbers (reporting/model.py):
+"""Write RUN/report.md and RUN/report.html from one model of the run's numbers (lab/report/model.py):
 the host, per experiment its charts, medians with n and the 95% CI, suspect / re-measured / skipped
 points from the journal, and the published figures beside the measured ones with yes / no /
 inconclusive verdicts.

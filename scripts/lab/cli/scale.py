@@ -19,7 +19,7 @@ Keys (before --):
   why=1  why_runs=3                        after each point's timed repeats, evidence runs under perf
                                            record: on-CPU, off-CPU per reason, futex waits per address,
                                            scheduling (raw/<exp>/<point>_why/; docs/design.md)
-  dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/sweep.py)
+  dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/lab/cli/sweep.py)
 Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
 host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.
 The run folder, report and verdicts are the sweep's: the same command again resumes an interrupted run.
@@ -212,7 +212,7 @@ def say_words(name, rf):
 
 
 def say_why(w, rf):
-    """The cause in words (reporting/causes.py) and each curve's USL model, after the scaling words."""
+    """The cause in words (lab/report/causes.py) and each curve's USL model, after the scaling words."""
     if not w:
         return
     print(f"Why it stops scaling (evidence, flame graphs: {rf.report_html}):")

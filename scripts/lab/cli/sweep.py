@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The sweep engine: experiments over placements × threads × variants × repeats into one run folder.
 
-  scripts/sweep.py [KEY=VALUE…] [experiments/NAME.spec…]
+  scripts/lab/cli/sweep.py [KEY=VALUE…] [experiments/NAME.spec…]
 
 With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep's own keys:
   profile=NAME      use the spec lines `key[NAME] = …` (default: default)
@@ -12,7 +12,7 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
   dry=1             measure nothing: print every point, what is impossible and why, and the ETA
   topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
   history=FILE      with dry=1 only: seconds per run, repeats and re-measure rates from another host's
-                    history summary (scripts/history.py there; fleet-plan fetches it), not this host's runs
+                    history summary (scripts/lab/cli/history.py there; fleet-plan fetches it), not this host's runs
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
   seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
                     the journal's `round` events record the seed and the order)
@@ -30,7 +30,7 @@ import sys
 from lab.engine import api
 from lab.core.term import visible
 def main(argv):
-    """Price the sweep (dry=1) or measure it: a narrative over engine/api.py."""
+    """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""
     try:
         req = api.request(argv)
         if req.dry:

@@ -8,7 +8,7 @@ observation a row, in either order; a thread count may repeat (every repeat is u
 positive numbers (at most 1e18, as every value the lab reads); at most 1,000,000 rows. metric=lower: the values are lower-is-better (the wall time of
 a fixed amount of work) and the model is fitted to 1/value.
 Prints sigma, kappa, lambda and the peak, one a line with its 95% interval, then the words
-(scripts/why/usl.py says how the fit and its intervals are made).
+(scripts/lab/why/usl.py says how the fit and its intervals are made).
 Exit: 0 fitted (or no fit, with the reason and the efficiency at each step), 2 bad input (one line naming
 FILE:LINE).
 """

@@ -28,7 +28,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 STATE_COMPLETE, STATE_RUNNING, STATE_INCOMPLETE = "complete", "running", "incomplete"
 # The kinds of run folder (RunFolder.kind(), the one place that tells them apart): a sweep measured here;
-# another tool's result file (scripts/imports/); a published core-to-core matrix (c2c_published.py).
+# another tool's result file (scripts/lab/imports/); a published core-to-core matrix (c2c_published.py).
 # Both imports hold env/imported.json, the import's record; a tool's record names its `format`.
 KIND_SWEEP, KIND_IMPORTED, KIND_PUBLISHED = "sweep", "imported", "published"
 IMPORT_RECORD = "env/imported.json"
@@ -147,7 +147,7 @@ class RunFolder:
         return os.path.join(self.raw_dir, exp, key)
 
     def evidence_dir(self, exp, stem):
-        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/why/evidence.py owns its files)."""
+        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/why/evidence.py owns its files)."""
         return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
     def has_evidence(self, exp):
@@ -376,8 +376,8 @@ def output_of(path, root=None):
 # that never ends, /dev/zero, or 400 MB. Every reader of a run's files goes through read_file(): regular
 # files inside the folder only, each kind of file bounded in size; a refusal is one line naming the file.
 LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 256 << 20,
-          "evidence": 64 << 20}     # a why=1 evidence file (scripts/why/evidence.py)
-# A journal event's `key` names a repeat's raw folder (engine/plan.py's Point.key): only that shape.
+          "evidence": 64 << 20}     # a why=1 evidence file (scripts/lab/why/evidence.py)
+# A journal event's `key` names a repeat's raw folder (lab/engine/plan.py's Point.key): only that shape.
 EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
 
 
@@ -447,15 +447,15 @@ def read_csv(path, kind="csv", root=None):
 
 
 def import_record(run):
-    """env/imported.json of an imported run (c2c_published.write_run, imports/runwriter.py), each field of
+    """env/imported.json of an imported run (c2c_published.write_run, lab/imports/runwriter.py), each field of
     the shape those writers give it (else RunFolderError naming the file); None for a sweep's run."""
     path = os.path.join(os.path.abspath(run), IMPORT_RECORD)
     rec = read_json(path)       # a regular file of the run, bounded, an object (else one line, exit 2)
     if rec is None:
         return None
     whole = ("cpus", "pairs", "home_package")      # numbers the readers count with
-    # Fields a tool import (scripts/imports/) adds with structure: the readers check each where they use
-    # it (reporting/model.py chart_lines and host), all within read_json's size cap; every other field is
+    # Fields a tool import (scripts/lab/imports/) adds with structure: the readers check each where they use
+    # it (lab/report/model.py chart_lines and host), all within read_json's size cap; every other field is
     # short text.
     shaped = {"charts": list, "machine": dict, "format_version": (int, str), "commands": list,
               "exit_codes": (list, dict), "benchmark": dict, "aggregates_only": list}

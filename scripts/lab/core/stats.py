@@ -2,7 +2,7 @@
 
 Student's t and the incomplete beta function are SciPy's (the lab installs its pinned SciPy on both
 paths). SciPy is imported inside the functions that need it, not at the top: the fleet's history
-reader (scripts/fleetlib/code.py, HISTORY_MODULES) carries this file to hosts that may have only
+reader (scripts/lab/fleet/code.py, HISTORY_MODULES) carries this file to hosts that may have only
 python3, and it uses median() alone.
 """
 import functools

@@ -7,7 +7,7 @@
 Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet.py, bench_lab.py,
 bench_scale.py) calls these: none parses another's printed text or guesses the folder a sweep wrote.
 Bad input raises EngineError (one line; nothing run, no run folder made). The sweep's progress line
-counts from the same price (engine/sweep.py).
+counts from the same price (lab/engine/rounds.py).
 """
 import json
 import os
@@ -131,7 +131,7 @@ def project_profiles():
 
 
 def request(argv):
-    """Parse, check and plan a sweep's KEY=VALUE words and spec paths (scripts/sweep.py's arguments)."""
+    """Parse, check and plan a sweep's KEY=VALUE words and spec paths (scripts/lab/cli/sweep.py's arguments)."""
     keys, pairs, paths = parse_args(argv)
     profile = keys.get("profile", "default")
     dry = keys.get("dry") == "1"
@@ -167,7 +167,7 @@ def request(argv):
 
 
 def price(req):
-    """The sweep's price (engine/price.py), from this host's history, or from history=FILE, or (on a
+    """The sweep's price (lab/engine/price.py), from this host's history, or from history=FILE, or (on a
     topology= host with no history) from the specs' cost."""
     keys = req.keys
     try:
@@ -196,7 +196,7 @@ def run(req, shown=None, out=sys.stderr, quiet=False):
         raise EngineError("dry=1 measures nothing: price it with api.price")
     keys, resolved, argv = req.keys, req.specs, list(req.argv)
     perf = keys.get("perf", "0")
-    perf = "stat" if perf == "stat" else int(perf)     # stat: perf stat counters (engine/perfstat.py)
+    perf = "stat" if perf == "stat" else int(perf)     # stat: perf stat counters (lab/engine/perfstat.py)
     why = req.why_runs
     signature = (f"profile={req.profile} perf={perf} topology=host kind={keys.get('kind', '')} "
                  + (f"why={why} " if why else "")
@@ -213,7 +213,7 @@ def run(req, shown=None, out=sys.stderr, quiet=False):
     except RunFolderError as e:
         raise EngineError(str(e)) from None
     try:
-        return measure(req, rf, note, signature, ident, perf, shown or "scripts/sweep.py " + " ".join(argv), out,
+        return measure(req, rf, note, signature, ident, perf, shown or "python3 -m lab.cli.sweep " + " ".join(argv), out,
                        quiet)
     finally:
         lock.close()
@@ -278,7 +278,7 @@ def measure(req, rf, note, signature, ident, perf, shown, out, quiet):
     drawn = asked
     quiet_io = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if quiet else {}
     for script in ("charts.py", "report.py") if drawn else ():
-        if subprocess.run([os.path.join(ROOT, "scripts", script), rf.path], **quiet_io).returncode != 0:
+        if subprocess.run([sys.executable, "-m", "lab.cli." + script[:-3], rf.path], **quiet_io).returncode != 0:
             print(f"{script} failed (see above)", file=out)
             drawn = drawn and script != "report.py"
     if not drawn and asked and code == 0:

@@ -1,4 +1,4 @@
-"""The spec's `clients` key: its grammar (load generators on other hosts, run by fleetlib/clients.py).
+"""The spec's `clients` key: its grammar (load generators on other hosts, run by lab/fleet/clients.py).
 The spec owns the value's shape, so the engine checks it before anything runs without importing the
 fleet side."""
 import re

@@ -1,5 +1,5 @@
 """The spec's `goal` key: its grammar. A goal is a target ratio between two variants' medians; the
-reports judge it (reporting/goals.py). The spec owns the line's shape, so the engine checks a goal
+reports judge it (lab/report/goals.py). The spec owns the line's shape, so the engine checks a goal
 before anything runs without importing the reading side.
 
     goal = NUM[|NUM…] / DEN METRIC >=|<= RATIO [threads=N] [placement=P]

@@ -23,7 +23,7 @@ on its span, as a share of those CPUs' time (their mean: a lone neighbour on a l
 
 A spec's `server` (pidfiles, globs allowed) names the processes the command talks to without having
 started them, such as the lab's Cassandra, or with `nodes` set `nodes_server`'s, such as every node of a local
-cluster (`.work/cluster/node*/cassandra.pid`; engine/point.py server_pidfiles chooses):
+cluster (`.work/cluster/node*/cassandra.pid`; lab/engine/point.py server_pidfiles chooses):
 their CPU time counts as the measured tree's, and the CPUs they may run on join the ones watched, so that
 a competing process is still seen while the server side's own work is not mistaken for one.
 """
@@ -138,7 +138,7 @@ MOST_PATHS = 256        # paths one `server` word's glob may look at, per repeat
 
 def server_pids(root, pidfiles):
     """The running processes whose PIDs a spec's `server` pidfiles (words, each a path or a glob from the
-    project root; engine/spec.py checks them) hold, each once; a missing, stale or unreadable pidfile
+    project root; lab/engine/spec.py checks them) hold, each once; a missing, stale or unreadable pidfile
     names none."""
     pids = []
     for word in (pidfiles or "").split():
@@ -164,7 +164,7 @@ def process_ticks(pid):
 
 
 # Where the measured tree ran. Exactly, from the sweep's cgroup v1 cpuacct group where there is one
-# (engine/cgroup.py): the scheduler's own sum of the tree's time on each CPU. Without it, the per-CPU counts of
+# (lab/engine/cgroup.py): the scheduler's own sum of the tree's time on each CPU. Without it, the per-CPU counts of
 # /proc/stat, read anyway: the tree's CPU time that the span's busy and interrupt time cannot hold ran
 # elsewhere; a lower bound, since a competing process on the span hides as much. Not sampling each
 # thread's last CPU (/proc/<pid>/task/<tid>/stat field 39): a /proc walk on the measured host that still
@@ -194,7 +194,7 @@ class Window:
     """Start before the command, stop after it: steal over `cpus`, foreign over `span` (the CPUs the
     measured tree may use, and the server side's). With `fence` (the placement's name, when the tree is
     pinned to its span) the tree's CPU time outside the span is a disturbance; `group` is the sweep's
-    control groups, which hold the measured tree (engine/cgroup.py)."""
+    control groups, which hold the measured tree (lab/engine/cgroup.py)."""
 
     def __init__(self, cpus, span, servers=(), fence=None, groups=()):
         self.fence, self.groups = fence, groups

@@ -5,6 +5,7 @@ value never becomes shell text, whatever a variant name or run folder contains. 
 is the project's spec, not user input.
 """
 import os
+import sys
 import re
 import shlex
 import signal
@@ -129,7 +130,7 @@ def measure(ctx, spec, point, repeat, raw, discard=False):
     argv, env, words, command, values = command_line(ctx, spec, point, repeat, raw, perf_by_engine)
     counting = ctx.perf == "stat" and not discard
     argv = (perfstat.prefix(raw) if counting else []) + argv
-    if ctx.cgroups:         # the sweep's control groups hold the measured tree (engine/cgroup.py)
+    if ctx.cgroups:         # the sweep's control groups hold the measured tree (lab/engine/cgroup.py)
         argv = cgroup.join(ctx.cgroups, argv)
     # The CPUs the measured tree may use: its placement, and where it puts its load generator.
     span = point.cpus if pinned else ctx.all_cpus
@@ -229,7 +230,7 @@ def metrics_of(spec):
 
 def perf_rows(ctx, raw, fields):
     """perf.py's summary of raw/perf.data as rows; a failed summary is logged, not fatal."""
-    p = subprocess.run([os.path.join(ctx.root, "scripts", "perf.py"), raw], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "lab.cli.perf", raw], capture_output=True, text=True,
                        env=dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event))
     with open(os.path.join(raw, "stderr.log"), "a") as f:
         f.write(p.stderr)

@@ -1,7 +1,7 @@
 """The dry run's price of a sweep: every point, what cannot run and why, and an ETA.
 
 Seconds per run come from the newest earlier run of the same experiment and profile on this host
-(its journal's `done` events; engine/history.py), or from another host's history summary (fleet-plan's
+(its journal's `done` events; lab/engine/pricehistory.py), or from another host's history summary (fleet-plan's
 `history=FILE`), else from the spec's `cost`. Adaptive repeats count by the number the
 last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
@@ -55,7 +55,7 @@ SPEC_COST = "spec's cost"
 # why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
 # script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
 # (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
-# least why_seconds where the command is repeated to fill them (why/collect.py's rule: an instrument's
+# least why_seconds where the command is repeated to fill them (lab/why/collect.py's rule: an instrument's
 # unit is known only from its rows, so it is priced as repeated: the price errs long).
 WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
 
@@ -142,7 +142,7 @@ def experiment_price(spec, plan, profile, history, why_runs):
 
 
 def compute(specs, plans, profile, history, on_host, why_runs=0):
-    """The price of every point of the resolved specs. history (engine/history.py, or None) gives
+    """The price of every point of the resolved specs. history (lab/engine/pricehistory.py, or None) gives
     measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
     runs per point (why=1), each priced by why_run()."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}

@@ -2,7 +2,7 @@
 this host that measured it gives the seconds per run (the median of its kept repeats, the capacity probe's
 time included), the repeats a point needed on average, and its re-measured attempts per kept repeat.
 
-One owner, three readers: price.py on this host (`local`), scripts/history.py on a fleet host (`summary`,
+One owner, three readers: price.py on this host (`local`), scripts/lab/cli/history.py on a fleet host (`summary`,
 one bounded JSON document), and fleet-plan on the controller, which hands a host's summary to the dry run
 (`history=FILE`, read by `load`). A received summary is data from another machine: `load` parses it
 strictly (exact keys and types, plain names, finite values within bounds, a bounded size) or refuses it
@@ -48,7 +48,7 @@ def finite(x):
 
 
 def probe_seconds(done):
-    """The capacity probe's time around one kept repeat (engine/capacity.py): a run costs it too."""
+    """The capacity probe's time around one kept repeat (lab/engine/capacity.py): a run costs it too."""
     noise = done.get("noise")
     cap = noise.get("capacity") if isinstance(noise, dict) else None
     ms = cap.get("probe_ms") if isinstance(cap, dict) else None

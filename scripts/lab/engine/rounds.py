@@ -88,7 +88,7 @@ class Sweep:
         self.failed = 0
         self.done_now = 0
         self.started = time.monotonic()
-        # The progress line counts from the dry run's price (engine/price.py): per point, the repeats
+        # The progress line counts from the dry run's price (lab/engine/price.py): per point, the repeats
         # still expected (an adaptive point at least one until it settles) and the price of one.
         self.price = {(pp.point.experiment, pp.point.stem): pp
                       for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
@@ -375,7 +375,7 @@ class Sweep:
 
     def explain(self, spec, points):
         """why=1: the evidence runs of every point whose timed repeats are all done and whose evidence is
-        not, after them and never inside one (scripts/why/collect.py). Missing evidence is one journal
+        not, after them and never inside one (scripts/lab/why/collect.py). Missing evidence is one journal
         line, never a failed point."""
         for p in points if self.why_runs else ():
             folder = self.rf.evidence_dir(p.experiment, p.stem)

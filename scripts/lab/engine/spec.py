@@ -61,7 +61,7 @@ KEYS = {
     "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
-    "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (reporting/goals.py)"),
+    "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (lab/report/goals.py)"),
     "why_seconds": ("seconds", "2", True, "why=1: an evidence run of a fixed-work command repeats it (in the same recording and pinning) until this many seconds have passed, at most half the timeout; its cost per run divides by the repetitions; 0: one run (a throughput metric's runs are never repeated)"),
     "why_comm": ("comms", "", True, "why=1: the processes (comm names, space-separated) whose evidence counts, e.g. a server the command starts beside its load generator; only their scheduler events are recorded with stacks (empty: the command's whole tree)"),
     "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
@@ -84,7 +84,7 @@ PLACEHOLDERS = ("variant", "placement", "threads", "repeat", "cpus", "other_cpus
                 "pinned", "pairs", "smt_pairs", "ncpus")
 SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-# The sweep's own command-line keys (scripts/sweep.py), never spec keys.
+# The sweep's own command-line keys (scripts/lab/cli/sweep.py), never spec keys.
 MOST_PIDFILES = 16     # `server`: words (each a pidfile or a glob of them)
 ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history", "why", "why_runs")
 WHY_RUNS = (1, 10, 3)   # why_runs=N: fewest, most, default evidence runs per point (why=1)
@@ -162,7 +162,7 @@ def check(key, value, where):
     elif kind == "nodes" and value and not NODES.fullmatch(value):
         bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
     elif kind == "clients" and not clients_ok(value):
-        # they reach shell as $LAB_CLIENTS and ssh as destinations: fleetlib/clients.py says which are
+        # they reach shell as $LAB_CLIENTS and ssh as destinations: lab/fleet/clients.py says which are
         bad = f"DEST[,DEST…]: at most {MOST_CLIENTS} different ssh destinations ([user@]host of letters, digits, '.', '_', '-')"
     elif kind == "chart" and not chart_line_ok(words):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
@@ -343,7 +343,7 @@ def load(paths):
 
 def chart_line_ok(words):
     """A chart line's words, KIND METRIC: KIND one of CHART_KINDS, METRIC a name (it names a file). The one
-    rule for a spec's chart lines and for those an import records (reporting/model.py chart_lines)."""
+    rule for a spec's chart lines and for those an import records (lab/report/model.py chart_lines)."""
     return (len(words) == 2 and all(isinstance(w, str) for w in words) and words[0] in CHART_KINDS
             and bool(NAME.fullmatch(words[1])))
 

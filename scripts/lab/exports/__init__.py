@@ -1,6 +1,6 @@
 """A run folder in formats others read: the lab's own documented JSON (docs/run-format.md, schema
 docs/run-format.schema.json), Bencher's Metric Format, and hyperfine's export. `document(run)` is the
-one reading of the run (reporting/model.py's numbers, never recomputed); bmf() and hyperfine() only
+one reading of the run (lab/report/model.py's numbers, never recomputed); bmf() and hyperfine() only
 reshape it."""
 from .bmf import bmf
 from .document import FORMAT, VERSION, document

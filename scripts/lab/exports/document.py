@@ -1,6 +1,6 @@
 """The run as one JSON document (format "scaling-lab run", version VERSION; docs/run-format.md).
 
-Everything comes from reporting/model.py (statistics from stats.summary, verdicts and goals as the
+Everything comes from lab/report/model.py (statistics from stats.summary, verdicts and goals as the
 report states them) and the run's env/ and sweep/ files; NaN (an interval below 3 repeats) is null."""
 import json
 import math

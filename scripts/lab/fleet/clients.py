@@ -4,7 +4,7 @@ which times and guards it; each client host named by the spec key `clients` runs
 - A client is an ssh destination (`[user@]name`): `ssh NAME` must work from this host in batch mode
   (keys, not passwords), with its host key already known (StrictHostKeyChecking=yes: an unknown or
   changed key fails the point, by name). $LAB_SSH_CONFIG names an ssh config file (default: the user's).
-- The remote command is fixed: the lab's own `scripts/loadclients.py client` at the same place as this
+- The remote command is fixed: the lab's own `scripts/lab/cli/loadclients.py client` at the same place as this
   checkout (relative to the home folder when it lies under it), its words checked here and quoted once
   for the remote shell. Nothing else from the user reaches it.
 - The path between them is named from facts, not from the address alone: the client says its boot id,
@@ -18,7 +18,7 @@ import shlex
 import socket
 import subprocess
 
-# The `clients` value's grammar is the spec's (engine/clients.py); the error is shared with it.
+# The `clients` value's grammar is the spec's (lab/engine/clients.py); the error is shared with it.
 from lab.engine.clients import DEST, MOST_CLIENTS, ClientError, parse  # noqa: F401,E402
 # Words of the remote command: options and values of loadgen's, an address, a path. No quotes, no spaces.
 WORD = re.compile(r"[A-Za-z0-9_.,:/=+-]{1,4096}")

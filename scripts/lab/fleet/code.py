@@ -58,11 +58,20 @@ def untracked(root):
         return []
 
 
-# What scripts/history.py needs on a host that may hold no copy of the lab: the lab's own modules, in one
+# What scripts/lab/cli/history.py needs on a host that may hold no copy of the lab: the lab's own modules, in one
 # zip that python runs. fleet/check.yml sends it base64 on the stdin of `python3 -c HISTORY_BOOT RESULTS`,
 # which keeps it in a temporary file only while it runs: one task instead of a temporary file, a copy and
 # a removal (~7 s less per play here), and nothing left on the host if the play is killed half-way.
-HISTORY_MODULES = ("history.py", "runfolder.py", "stats.py", "term.py", "engine/history.py", "engine/journal.py")
+HISTORY_MODULES = ("lab/cli/history.py",
+                   "lab/core/runfolder.py",
+                   "lab/core/stats.py",
+                   "lab/core/term.py",
+                   "lab/engine/pricehistory.py",
+                   "lab/engine/journal.py",
+                   "lab/__init__.py",
+                   "lab/cli/__init__.py",
+                   "lab/core/__init__.py",
+                   "lab/engine/__init__.py")
 HISTORY_BOOT = """import base64, runpy, sys, tempfile
 with tempfile.NamedTemporaryFile(suffix=".pyz") as f:
     f.write(base64.b64decode(sys.stdin.read()))
@@ -78,6 +87,5 @@ def history_reader(root, dest_dir):
     with output_of(path, dest_dir) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for m in HISTORY_MODULES:
             z.write(os.path.join(root, "scripts", m), m)
-        z.writestr("engine/__init__.py", "")
-        z.writestr("__main__.py", "import sys\nimport history\nsys.exit(history.main(sys.argv[1:]))\n")
+        z.writestr("__main__.py", "import sys\nfrom lab.cli import history\nsys.exit(history.main(sys.argv[1:]))\n")
     return path

@@ -104,7 +104,7 @@ LOCAL_PYTHON_TIMEOUT = 30      # seconds for an interpreter to say its version (
 def local_python_problem(hv):
     """Why the Python an ansible_connection=local host names cannot run Ansible's modules on this
     machine, in words, or None (remote hosts, templated names and Ansible's own `auto…` choices are
-    Ansible's to find; a local host without one gets the controller's own, fleetlib/play.py).
+    Ansible's to find; a local host without one gets the controller's own, lab/fleet/play.py).
     Ansible itself would say only "Module result deserialization failed" (a pyenv shim, exit 127)."""
     import shlex
     import sys

@@ -1,11 +1,11 @@
 """Nix hosts of a fleet sweep: the controller's Nix shell, copied to the host as store paths (`nix copy`),
-and the host's sweep run in it; the code still arrives as the git archive (fleetlib/code.py).
+and the host's sweep run in it; the code still arrives as the git archive (lab/fleet/code.py).
 
 Which hosts: the inventory's `lab_nix` per host (true: a Nix host, nix must be there; false: never;
 unset: a Nix host when this controller runs inside the lab's Nix shell and the host has `nix-store` on the
 PATH of a non-interactive ssh session, which fleet/start.yml probes). `lab_nix_store` (optional) is the store
 on the host that `nix copy` writes to (`ssh-ng://…?remote-store=VALUE`; default its nix-daemon's store).
-What is copied: the store paths the shell's variables name (scripts/nixenv.py, the same rule the host's
+What is copied: the store paths the shell's variables name (scripts/lab/fleet/nixenv.py, the same rule the host's
 env.sh records them by), with their closures. How: `nix copy --to ssh-ng://USER@HOST` from here, as an
 argv; ssh gets NIX_SSHOPTS (nix splits it on spaces: every word is checked to hold none) with the fleet's
 host-key checking (StrictHostKeyChecking=yes, the fleet's known_hosts), BatchMode, the inventory's port and

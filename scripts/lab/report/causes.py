@@ -1,8 +1,8 @@
 """Why an experiment stops scaling: per placement of its scaling curve, the USL model of the curve
-(why/usl.py) and, where the sweep ran with why=1, the differential of the evidence between the fewest
-threads and the knee (why/diff.py), its named cause and words (why/verdict.py) and a differential flame
-graph (why/flame.py). section() only reads (compare builds the model of received runs too); draw() writes
-the flame graphs into plots/ when report.py writes the report. reporting/view.py's why() draws the
+(lab/why/usl.py) and, where the sweep ran with why=1, the differential of the evidence between the fewest
+threads and the knee (lab/why/diff.py), its named cause and words (lab/why/verdict.py) and a differential flame
+graph (lab/why/flame.py). section() only reads (compare builds the model of received runs too); draw() writes
+the flame graphs into plots/ when report.py writes the report. lab/report/view.py's why() draws the
 section, scale.py prints its words. Everything read from evidence files is plain text here; the view escapes it."""
 import os
 import re

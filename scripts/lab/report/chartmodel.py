@@ -1,5 +1,5 @@
-"""The shape of every chart, decided once: gnuplot (scripts/charts.py, report.md's PNG) and the page's SVG
-(reporting/html_page.py, report.html) both draw from these rules, so the two pictures of one run cannot
+"""The shape of every chart, decided once: gnuplot (scripts/lab/report/charts.py, report.md's PNG) and the page's SVG
+(lab/report/html_page.py, report.html) both draw from these rules, so the two pictures of one run cannot
 disagree on a whisker, an ideal line, the order of bars or the rows of a heatmap."""
 from dataclasses import dataclass, field
 
@@ -64,8 +64,8 @@ def heatmap_axis(topo, seen):
 
 
 # --- the chart objects ------------------------------------------------------------------------------
-# Built once from the run model's points (reporting/model.py); charts.py writes gnuplot's data files
-# from them (report.md's PNG), reporting/svg.py draws them (report.html). A new chart kind is one
+# Built once from the run model's points (lab/report/model.py); charts.py writes gnuplot's data files
+# from them (report.md's PNG), lab/report/svg.py draws them (report.html). A new chart kind is one
 # builder in KINDS here, one gnuplot script and one SVG drawing.
 NAN = float("nan")
 
@@ -163,7 +163,7 @@ def bars_chart(points, metric, **_):
 
 
 def speedup_chart(points, metric, scaling=None, **_):
-    """The speedup rows of reporting/scaling.py (the numbers the words beside the chart rest on)."""
+    """The speedup rows of lab/report/scaling.py (the numbers the words beside the chart rest on)."""
     if not scaling or not scaling["rows"]:
         return None
     lines = []
@@ -183,7 +183,7 @@ def speedup_chart(points, metric, scaling=None, **_):
 
 
 def heatmap_chart(points, metric, topo=None, **_):
-    """A node x node memory matrix (reporting/numa.py: per cell the most threads), else the pair matrix
+    """A node x node memory matrix (lab/report/numa.py: per cell the most threads), else the pair matrix
     of the first variant by name over the CPUs seen, in hwloc's order with its domain lines."""
     pts = [p for p in points if p["metric"] == metric]
     per = _groups(pts, lambda p: (p["variant"], p["threads"]))

@@ -3,8 +3,8 @@
 
   charts.py RUN
 
-The numbers come from the run model (reporting/model.py) through the chart objects of
-reporting/chartmodel.py, the same objects report.html's SVG draws; this file only writes them as
+The numbers come from the run model (lab/report/model.py) through the chart objects of
+lab/report/chartmodel.py, the same objects report.html's SVG draws; this file only writes them as
 gnuplot data files (RUN/plots/*.dat) and the scripts in plots/ draw them.
 """
 import os

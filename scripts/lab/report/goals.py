@@ -7,12 +7,12 @@ judges met / not met / inconclusive from the 95% intervals, the way the issues s
 NUM with several variants takes the best of them by METRIC's median at that point (higher for >=, lower
 for <=), and says which. One verdict per placement where both sides were measured at that thread count
 (every thread count when `threads=` is absent). The interval of the ratio is the quotient of the two
-medians' 95% intervals (reporting/verdict.py), so a goal is met only when all of it is on the goal's
+medians' 95% intervals (lab/report/verdict.py), so a goal is met only when all of it is on the goal's
 side, and a suspect point or one with fewer than 3 repeats makes it inconclusive.
 
-The line's grammar is the spec's (engine/goals.py); this module judges and words parsed goals.
+The line's grammar is the spec's (lab/engine/goals.py); this module judges and words parsed goals.
 
-A row whose points' server was not saturated (reporting/client.py: client-bound with the server below
+A row whose points' server was not saturated (lab/report/client.py: client-bound with the server below
 its limit, or latency-bound) keeps its verdict and says so: its ratio is one of round trips or of
 lower bounds, not of what the servers can do.
 """

@@ -124,7 +124,7 @@ def mark(p, hrefs, prefix):
 
 def draw(run_label_sets, kind, metric, title, run=None):
     """run_label_sets: [(prefix, experiment model, dashed)] — one run for a report, two or more to compare.
-    Every number comes from the chart objects of reporting/chartmodel.py, as gnuplot's do."""
+    Every number comes from the chart objects of lab/report/chartmodel.py, as gnuplot's do."""
     topo = RunFolder(run).topology() if run and kind == "heatmap" else None
     charts = [(prefix, e, dash, chartmodel.build(kind, e, metric, topo)) for prefix, e, dash in run_label_sets]
     charts = [c for c in charts if c[3] is not None]

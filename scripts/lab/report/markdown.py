@@ -1,4 +1,4 @@
-"""report.md from the run's view (reporting/view.py): the same tables as report.html, as text. This
+"""report.md from the run's view (lab/report/view.py): the same tables as report.html, as text. This
 file says only how a block looks in markdown."""
 import os
 
@@ -94,7 +94,7 @@ def render(m):
 
 
 def comparison(ma, mb, cmp):
-    """compare.py's page: two run models and their comparison (reporting/comparison.py)."""
+    """compare.py's page: two run models and their comparison (lab/report/comparison.py)."""
     na, nb = ma["name"], mb["name"]
     out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
     out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])

@@ -91,7 +91,7 @@ def host(run, rec=None):
     build = f"{env}/build.txt"
     mt = kv(f"{env}/memory-time.txt")
     kind_of_run = kind_of(rec)
-    if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/imports/): what the file says
+    if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/lab/imports/): what the file says
         src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
         said = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
         return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
@@ -152,7 +152,7 @@ def cluster_row(path):
 
 
 def network_row(path):
-    """env/network.txt (scripts/loadclients.py: the cache point's client hosts) in one line: the network
+    """env/network.txt (scripts/lab/cli/loadclients.py: the cache point's client hosts) in one line: the network
     path between the server and its load generators, and each client's. A received run's file: shown,
     never run; bounded."""
     path_text, clients = "?", []
@@ -400,7 +400,7 @@ def chart_lines(rf, exp, rec):
     """[(kind, metric)] an experiment draws, for every kind of run folder (rec: its import record, None
     for a sweep): a sweep's are its spec snapshot's `chart` lines; an import's the chart lines its importer
     recorded (a matrix imported before imports recorded them: its heatmap), held to the spec's own rule for
-    a chart line (engine/spec.py chart_line_ok), since they name files."""
+    a chart line (lab/engine/spec.py chart_line_ok), since they name files."""
     if kind_of(rec) == KIND_SWEEP:
         spec = rf.spec_path(exp)
         return spec_charts(spec)[1] if os.path.exists(spec) else []
@@ -420,7 +420,7 @@ def measured(run, exp, journal, rec):
 
 
 def charted(run):
-    """The part of the model the charts draw from (reporting/chartmodel.py): per experiment its chart lines,
+    """The part of the model the charts draw from (lab/report/chartmodel.py): per experiment its chart lines,
     measured points and scaling rows, without the published comparisons a report adds. Raises as build()."""
     rf = RunFolder(run)
     journal = Journal(rf)
@@ -491,7 +491,7 @@ def perf_tops(rf, exp):
 
 def story_rows(exps, pub, run=None):
     """One row per seed story with an experiment in this run: its claim, the published figure of that
-    claim, what was measured, and the verdict on the claim (reporting/claims.py). The per-point checks
+    claim, what was measured, and the verdict on the claim (lab/report/claims.py). The per-point checks
     (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
     present = {e["name"]: e for e in exps}
     out = []
@@ -520,7 +520,7 @@ def story_rows(exps, pub, run=None):
 
 
 def with_baseline(h, journal):
-    """The host's rows plus the capacity probe's baseline of the sweep (engine/capacity.py), when the
+    """The host's rows plus the capacity probe's baseline of the sweep (lab/engine/capacity.py), when the
     journal has one: numbers only, so a received run's journal cannot put text into the report."""
     cells = {}
     for e in journal.of("capacity_baseline"):

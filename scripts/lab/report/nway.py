@@ -2,7 +2,7 @@
 threads, metric) each host's median with its 95% CI and its ratio to the first host; noise readings
 apart, never as ratios; the hosts' environments side by side; the two-run warnings (different build,
 different specs) of every host against the first. compare.py's model (comparison.by_key, warnings)
-generalised from two columns to N. The tables are built once (reporting/view.py: fleet_*); this file
+generalised from two columns to N. The tables are built once (lab/report/view.py: fleet_*); this file
 only lays them out as fleet.md and fleet.html."""
 from markupsafe import Markup
 

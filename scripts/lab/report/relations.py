@@ -2,7 +2,7 @@
 imported from a published matrix) and for compare:
 
 - the run's per-relation summary (pairs, median of the pair medians, p10, p90), each pair named by the
-  lab's one relation() (scripts/topo.py) on the run's own topology (env/lstopo.xml), or by the sweep's
+  lab's one relation() (scripts/lab/topology/topo.py) on the run's own topology (env/lstopo.xml), or by the sweep's
   placement where the sweep measured one relation per point (c2c.spec);
 - the same relation split by where the line lives: both CPUs on the line's home socket, or both on
   another one, where the run knows the home (an imported matrix: CPU 0's socket, where

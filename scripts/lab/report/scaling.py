@@ -308,7 +308,7 @@ def section(run, e):
 
 
 def perf_stat_sentence(rf):
-    """What perf=stat could count on this host, from the sweep's journal (engine/perfstat.py)."""
+    """What perf=stat could count on this host, from the sweep's journal (lab/engine/perfstat.py)."""
     try:
         events = jr.read(rf.journal_path)
     except (OSError, jr.JournalError):

@@ -1,6 +1,6 @@
 """The report's view: every section of report.md / report.html built ONCE from the run model
-(reporting/model.py) as plain objects, which the writers only draw (reporting/markdown.py says how a
-row looks as text, reporting/html_page.py through the Jinja2 templates in templates/).
+(lab/report/model.py) as plain objects, which the writers only draw (lab/report/markdown.py says how a
+row looks as text, lab/report/html_page.py through the Jinja2 templates in templates/).
 
 - `Table`: a title, columns, rows of `Cell`s (value to sort by, text, optional link, flag, note);
 - `Paragraph`: a sentence or a list of them; `Figure`: an image file of the run folder;
@@ -9,7 +9,7 @@ row looks as text, reporting/html_page.py through the Jinja2 templates in templa
 A new section of an experiment is one builder function of the experiment model appended to
 EXPERIMENT_SECTIONS: both writers pick it up, in that order. The run's own blocks (stories(),
 environment()) and the comparisons' (fleet_*, compare_*) are builders here too; each page's layout
-places them. Charts are built in reporting/chartmodel.py."""
+places them. Charts are built in lab/report/chartmodel.py."""
 import os
 from dataclasses import dataclass, field
 
@@ -200,7 +200,7 @@ def marks(e):
 
 # --- experiment sections ----------------------------------------------------------------------------
 def scaling(e):
-    """How the command scales, in words, then the numbers the words rest on (reporting/scaling.py)."""
+    """How the command scales, in words, then the numbers the words rest on (lab/report/scaling.py)."""
     sc = e.get("scaling")
     if not sc:
         return None
@@ -220,7 +220,7 @@ def scaling(e):
 
 
 def numa_notes(e):
-    """A node x node memory matrix's verdict and the firmware's distance table (reporting/numa.py)."""
+    """A node x node memory matrix's verdict and the firmware's distance table (lab/report/numa.py)."""
     n = e.get("numa")
     if not n:
         return None
@@ -392,7 +392,7 @@ def published(e):
 # (e.g. "Why it stops scaling") is one function of the experiment model returning a Table, Paragraph,
 # Figure or Section (or None) appended here.
 def why(e):
-    """Why it stops scaling (reporting/causes.py): per curve the verdict with its evidence (why=1), the
+    """Why it stops scaling (lab/report/causes.py): per curve the verdict with its evidence (why=1), the
     stacks whose cost per unit of work grew most, the differential flame graph, then the USL model of
     every curve. Every name in it comes from evidence files: the writers escape it."""
     w = e.get("why")
@@ -463,7 +463,7 @@ def figures(run, e):
             if os.path.exists(os.path.join(run, f"{base}.png"))]
 
 
-# --- fleets: N runs side by side (reporting/nway.py) --------------------------------------------------
+# --- fleets: N runs side by side (lab/report/nway.py) --------------------------------------------------
 def host_cell(s, unit, suspect=0):
     """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
     if not s:
@@ -514,7 +514,7 @@ def fleet_noise(cmp, name):
                  fold=f"noise per point ({len(rows)} rows; not results)")
 
 
-# --- two runs: compare.py (reporting/comparison.py) -----------------------------------------------------
+# --- two runs: compare.py (lab/report/comparison.py) -----------------------------------------------------
 def compare_points(rows, fold="", open_=False):
     """Points measured by both runs: A and B medians with their CIs, B / A, Welch's p, the word."""
     out = []

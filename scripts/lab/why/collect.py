@@ -300,7 +300,7 @@ def primary_metric(spec):
 
 def metric_value(spec, name, out):
     """(value, higher is better) of `name` in an evidence run's stdout, or (None, False): the direction
-    the timed repeats use (the metric= line's, else engine/execmetric.py's rule from the unit)."""
+    the timed repeats use (the metric= line's, else lab/engine/execmetric.py's rule from the unit)."""
     try:
         with open(out, errors="replace") as f:
             text = f.read()
