@@ -2,7 +2,7 @@
 import ast
 import contextlib
 import csv
-import importlib.util
+import importlib
 import io
 import json
 import os
@@ -258,27 +258,20 @@ def sh(*args, env=None, check=True, **kw):
     return p
 
 
-_PROGRAMS = {}
-
-
-def in_process(script, *args, check=True):
-    """A reading program's main(argv) (report.py, compare.py: all their work is in main) run in this
-    process, its output caught: the CompletedProcess sh() gives, without an interpreter start and its
+def in_process(module, *args, check=True):
+    """A reading program's main(argv) (lab.cli.report, lab.cli.compare: all their work is in main) run in
+    this process, its output caught: the CompletedProcess sh() gives, without an interpreter start and its
     imports (~0.5 s a call). Each such program keeps end-to-end tests through sh()."""
-    path = os.path.join(ROOT, script)
-    if path not in _PROGRAMS:
-        spec = importlib.util.spec_from_file_location("program_" + re.sub(r"\W", "_", script), path)
-        _PROGRAMS[path] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_PROGRAMS[path])
+    program = importlib.import_module(module)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = _PROGRAMS[path].main([str(a) for a in args])
+            code = program.main([str(a) for a in args])
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
-    p = subprocess.CompletedProcess([script, *args], code or 0, out.getvalue(), err.getvalue())
+    p = subprocess.CompletedProcess([module, *args], code or 0, out.getvalue(), err.getvalue())
     if check and p.returncode != 0:
-        raise AssertionError(f"{script} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        raise AssertionError(f"{module} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
     return p
 
 

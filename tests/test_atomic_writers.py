@@ -20,12 +20,12 @@ from lab.core.runfolder import RunFolderError, output_of, write_atomic_text, wri
 SCRIPTS = os.path.join(ROOT, "scripts")
 # open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer
 IN_PLACE = {
-    "runfolder.py": 1,          # the atomic writer itself, on its temp file
-    "lab/engine/child.py": 3,       # a program's stdout/stderr streamed as it runs (a live tail)
-    "loadclients.py": 2,        # its own log stream, and the measure-file signal (an empty file)
-    "bench_scale.py": 2,        # its scratch folder's input and spec, not a run
-    "scale.py": 2,              # the spec in a scratch folder, and save=: a spec of the user's, not a run's
-    "lab/why/flame.py": 1,          # inferno's input in a temporary folder
+    "lab/core/runfolder.py": 1, # the atomic writer itself, on its temp file
+    "lab/engine/child.py": 3,    # a program's stdout/stderr streamed as it runs (a live tail)
+    "lab/cli/loadclients.py": 2, # its own log stream, and the measure-file signal (an empty file)
+    "lab/cli/bench_scale.py": 2, # its scratch folder's input and spec, not a run
+    "lab/cli/scale.py": 2,       # the spec in a scratch folder, and save=: a spec of the user's, not a run's
+    "lab/why/flame.py": 1,       # inferno's input in a temporary folder
     "lab/fleet/play.py": 2,      # Ansible's vars and inventory overlay in a temporary folder
     "lab/fleet/code.py": 1,      # the code tar, on output_of's temporary name
 }
@@ -51,7 +51,7 @@ def opens_for_writing():
 
 def test_no_writer_opens_a_run_folder_file_in_place():
     found = opens_for_writing()
-    assert found.get("runfolder.py") == 1       # the walk sees the writer's own temp file
+    assert found.get("lab/core/runfolder.py") == 1       # the walk sees the writer's own temp file
     assert found == IN_PLACE, "a new in-place writer: write through runfolder.write_atomic_text/writing/output_of"
 
 
@@ -116,7 +116,7 @@ def test_archive_and_the_fleet_history_reader_replace_a_link_not_its_target(tmp_
     outside.write_text("keep\n")
     tar = str(run) + ".tar.gz"
     os.symlink(outside, tar)
-    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "archive.py"), "pack", run.name], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "lab.cli.archive", "pack", run.name], capture_output=True,
                        text=True, env=dict(os.environ, LAB_RESULTS=str(results)), timeout=60)
     assert p.returncode == 0, p.stderr
     assert not os.path.islink(tar) and os.path.getsize(tar) > 0 and outside.read_text() == "keep\n"

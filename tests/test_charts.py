@@ -161,7 +161,7 @@ def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
                           "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout
     (run / "env" / "lstopo.xml").write_text(xml)
     sh("python3", "-m", "lab.cli.charts", str(run))
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     html = (run / "report.html").read_text()
     dat_bars = [ln.split('"')[1] for ln in (run / "plots" / "b-bars-one_way_ns.dat").read_text().splitlines()[1:]]
     assert dat_bars == ["smt", "same-l3", "cross-package"]

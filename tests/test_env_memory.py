@@ -58,12 +58,12 @@ def test_report_warns_in_its_header_when_numa_balancing_is_on(tmp_path):
     html = (run / "report.html").read_text()
     assert html.index("NUMA balancing is on") < html.index("<nav>")
     with_settings(run, numa_balancing="0")
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     assert "NUMA balancing is on" not in (run / "report.md").read_text()
     assert "NUMA balancing 0 · THP x" in (run / "report.md").read_text()    # the environment row
     assert "cpuidle x: x · irqbalance" in (run / "report.md").read_text()   # "x" is no poll time
     with_settings(run, guest_halt_poll_ns="0")
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     assert "cpuidle x: x, guest poll 0 ns · irqbalance" in (run / "report.md").read_text()
 
 
@@ -74,5 +74,5 @@ def test_compare_flags_runs_that_differ_in_these_settings(tmp_path):
     assert "differ in what moves memory or time behind the lab's back (env/memory-time.txt): " \
            "thp_enabled 'always' vs 'never'" in p.stderr
     with_settings(b, thp_enabled="always")
-    p = in_process("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md"))
+    p = in_process("lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md"))
     assert "memory-time" not in p.stderr

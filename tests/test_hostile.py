@@ -326,7 +326,7 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
     os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
     out, err = p.communicate(timeout=60)
     assert p.returncode == 2 and "Traceback" not in err, err
-    assert "interrupted: the repeats measured so far are in" in err and "resume them with: scripts/lab/cli/sweep.py" in err
+    assert "interrupted: the repeats measured so far are in" in err and "resume them with: ./lab sweep" in err
     new = next(d for d in (tmp_path / "results").iterdir() if "-replay-" in d.name)
     assert (new / "sweep" / "state").read_text() == "incomplete\n"
 

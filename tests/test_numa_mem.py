@@ -52,7 +52,7 @@ def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
 
 def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
     run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # remote latency: the 6 repeats of the two remote cells, median 155 (150 and 160 with ±1%);
     # local 100; bandwidth local 60 over remote 30 = ×2
@@ -75,7 +75,7 @@ def test_one_node_host_says_so(tmp_path):
     run = make_run(tmp_path, {(0, 0): (120, 20)}, [[10]])
     sh("python3", "-m", "lab.cli.charts", str(run))
     assert (run / "plots" / "numa-mem-heatmap-latency_ns.png").stat().st_size > 2000   # one cell, drawn
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     assert "this host has one NUMA node (node 0): one cell" in text
     assert "Remote memory costs" not in text and "| 0 | 10 |" in text

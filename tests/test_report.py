@@ -35,7 +35,7 @@ LINEAR = {("per-thread", 1): [4e6, 4.1e6, 3.9e6], ("per-thread", 2): [8e6, 7.9e6
 
 def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
     run = make_run(tmp_path, LINEAR)
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # seed 000's Xeon: per-thread 2 threads = 2.65M; measured 8M → ratio 3.02; 3 repeats, CI ±3.9%
     # (t(2) 4.303 · sqrt(pi/2) · s 0.1M / sqrt(3) = 0.311M of 8M).
@@ -54,7 +54,7 @@ def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
     # both scaling alike: the gap does not grow → no, whatever each series' own shape
     both = make_run(tmp_path, {("per-thread", 1): [4e6] * 3, ("per-thread", 2): [8e6, 8.01e6, 7.99e6],
                                ("shared-arc", 1): [4e6] * 3, ("shared-arc", 2): [8e6] * 3}, "both")
-    in_process("python3", "-m", "lab.cli.report", str(both))
+    in_process("lab.cli.report", str(both))
     line = next(ln for ln in (both / "report.md").read_text().splitlines() if ln.startswith("| seed-000 Shared"))
     assert "grows ×1.00 | **no** (95% CI ×" in line and "vs ×1.10: not above" in line
     assert (run / "report.html").exists()
@@ -62,17 +62,17 @@ def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
 
 def test_inconclusive_when_few_repeats_wide_ci_or_suspect(tmp_path):
     few = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6], ("per-thread", 2): [8e6, 8e6]}, "few")
-    in_process("python3", "-m", "lab.cli.report", str(few))
+    in_process("lab.cli.report", str(few))
     assert "| near-linear) | inconclusive | 2 threads: n=2 < 3 repeats; 1 threads: n=2 < 3 repeats |" in \
         (few / "report.md").read_text().replace("×2.00 (", "")
     # growth 1.3 (sublinear) but the 2-thread CI reaches below ×1.15 (flat): the CI straddles the threshold
     wide = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6, 4e6], ("per-thread", 2): [4e6, 5.2e6, 6e6]}, "wide")
-    in_process("python3", "-m", "lab.cli.report", str(wide))
+    in_process("lab.cli.report", str(wide))
     line = next(ln for ln in (wide / "report.md").read_text().splitlines() if ln.startswith("| seed-000 |")
                 and "| per-thread | 1 → 2 |" in ln)
     assert "| inconclusive | 95% CI ×" in line and "spans flat or falling and near-linear" in line
     sus = make_run(tmp_path, LINEAR, "sus", suspect={("per-thread", 2, 2): "steal 31% > 10%"})
-    in_process("python3", "-m", "lab.cli.report", str(sus))
+    in_process("lab.cli.report", str(sus))
     text = (sus / "report.md").read_text()
     assert "| ×2.00 (near-linear) | inconclusive | 2 threads: suspect (r2: steal 31% > 10%) |" in text
     assert "- suspect: per-thread compact t2 (calls_per_s): r2: steal 31% > 10%" in text
@@ -88,7 +88,7 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
             lines.append(f"r,channel,{variant},same-l3,2,\"0,1\",{i},ns_per_msg,{x},ns")
     (run / "data" / "channel.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "channel.spec").write_text("experiment = channel\nchart = bars ns_per_msg\n")
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # seed 004: padded same-ccx 630 us / unpadded same-ccx 818 us = 0.77 (lower); here 2.00 (higher), no spread.
     assert ("| padded same-ccx (0->1) ÷ unpadded same-ccx (0->1) | 2 | ×0.77 (lower) | ×2.00 (higher) | no | "
@@ -115,7 +115,7 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
     ]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     (run / "raw" / "runner-empty" / "shared-arc_compact_t2_r1").mkdir(parents=True)
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     assert "- skipped: cross-package threads=2: this host has 1 package" in text
     assert "- re-measured: shared-arc compact t2 r1 attempt 1: steal 25% > 10%" in text
@@ -151,7 +151,7 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     (new / "sweep" / "specs" / "runner-empty.spec").write_text("experiment = runner-empty\nthreads = 1 2\n"
                                                                "chart = scaling calls_per_s\n")
     out = tmp_path / "cmp.md"
-    p = in_process("python3", "-m", "lab.cli.compare", str(old), str(new), str(out))
+    p = in_process("lab.cli.compare", str(old), str(new), str(out))
     text = out.read_text()
     assert "build not recorded in A and B" in text
     assert "spec runner-empty.spec differs: A has [], B has ['threads = 1 2']" in text
@@ -163,7 +163,7 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     assert (tmp_path / "cmp.html").exists() and "warning: spec runner-empty.spec differs" in p.stderr
     (old / "env" / "build.txt").write_text("runner: rustc 1.88 -C opt-level=3\n")
     (new / "env" / "build.txt").write_text("runner: rustc 1.91 -C opt-level=3\n")
-    in_process("python3", "-m", "lab.cli.compare", str(old), str(new), str(out))
+    in_process("lab.cli.compare", str(old), str(new), str(out))
     assert "differently built code (env/build.txt differs): -runner: rustc 1.88" in out.read_text()
 
 
@@ -199,7 +199,7 @@ def test_html_heatmap_cells_link_their_rows(tmp_path):
                           for a in range(4) for b in range(4) if a != b]      # test input
     (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     html = (run / "report.html").read_text()
     assert html.count('class="cell"') == 12
     assert 'href="#pt-hm-0"' in html and 'id="pt-hm-0"' in html
@@ -212,7 +212,7 @@ def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
             "reason": "no SMT here"}
     journal = run / "sweep" / "journal.jsonl"
     journal.write_text(json.dumps(skip) + "\n" + '{"ts": "t", "event": "sta')      # kill -9 mid-write
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     assert "- skipped: smt threads=2: no SMT here" in (run / "report.md").read_text()
     journal.write_text('{"ts": "t", "event": \n' + json.dumps(skip) + "\n")
     p = sh("python3", "-m", "lab.cli.report", str(run), check=False)
@@ -226,7 +226,7 @@ def cache_run(tmp_path, lines, spec):
         (run / d).mkdir(parents=True)
     (run / "data" / "cache-get.csv").write_text("\n".join([HEADER10] + lines) + "\n")
     (run / "sweep" / "specs" / "cache-get.spec").write_text(spec)
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     return (run / "report.md").read_text(), (run / "report.html").read_text()
 
 

@@ -35,7 +35,7 @@ def c2c_run(tmp_path):
              for rel, pairs in PAIRS.items() for pair, xs in pairs.items() for i, x in enumerate(xs, 1)]
     run = run_folder(tmp_path, "c2c", lines, "chart = bars one_way_ns\n")
     sh("python3", "-m", "lab.cli.charts", str(run))
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     return run
 
 
@@ -107,7 +107,7 @@ def test_a_section_shows_the_same_rows_in_report_md_and_report_html(tmp_path):
             lines.append(f"r,sp,a,compact,{t},0,{i},ops_per_s,{x},1/s,")
             lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,{steal},%,")
     run = run_folder(tmp_path, "sp", lines, "chart = scaling ops_per_s\n")
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     md, page = (run / "report.md").read_text(), (run / "report.html").read_text()
     noise_md = md_rows(md, "<summary>noise per point")
     noise_html = html_rows(page, "<summary>noise per point")
@@ -227,7 +227,7 @@ def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_
              for i, x in enumerate(xs, 1)]
     run = run_folder(tmp_path, "hm", lines, "chart = heatmap one_way_ns\n")
     sh("python3", "-m", "lab.cli.charts", str(run))
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     dat = [ln.split() for ln in (run / "plots" / "hm-heatmap-one_way_ns.dat").read_text().splitlines() if ln]
     cells = {(int(r[0]), int(r[1])): r[2] for r in dat}
     assert cells[(0, 1)] == "21" and cells[(1, 0)] == "21" and cells[(1, 2)] == "6" and cells[(0, 0)] == "NaN"

@@ -56,7 +56,7 @@ def test_without_evidence_the_section_says_how_to_get_it_and_fits_the_curve(tmp_
     # four thread counts of a curve that levels off: the USL model is fitted (test input, see above)
     walls = {1: (8.0, 8.1, 7.9), 2: (4.4, 4.5, 4.3), 4: (2.9, 3.0, 2.8), 8: (2.4, 2.5, 2.3)}
     run = run_with(tmp_path, "cv", walls)
-    in_process("python3", "-m", "lab.cli.report", str(run))
+    in_process("lab.cli.report", str(run))
     md = (run / "report.md").read_text()
     part = md[md.index("#### Why it stops scaling"):]
     assert "no evidence at" in part and "run with why=1" in part

@@ -221,7 +221,7 @@ def replay(archive):
         rc = outcome.code
         if rc == 130:
             die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
-                f"python3 -m lab.cli.sweep {' '.join(shlex.quote(a) for a in argv)} "
+                f"./lab sweep {' '.join(shlex.quote(a) for a in argv)} "
                 + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
         if rc == 2:
             return 2

@@ -10,7 +10,7 @@
 
 check: reach every host, read its topology (lstopo XML), lscpu, kernel, VM or bare metal: one row per
 host; and its history summary (scripts/lab/cli/history.py run there: what its own earlier runs took). plan: the
-dry run of the sweep (scripts/lab/cli/sweep.py dry=1) on each host's fetched topology, priced from that host's
+dry run of the sweep (./lab sweep dry=1) on each host's fetched topology, priced from that host's
 history (a summary that is not one is refused by the host's name: that host is priced from the specs'
 cost), and the fleet's ETA (the hosts measure at once: the slowest host's). sweep: ship this checkout (git archive of
 the commit with the uncommitted diff) to every host, start `./lab sweep` on all of them at once, print

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The sweep engine: experiments over placements × threads × variants × repeats into one run folder.
 
-  scripts/lab/cli/sweep.py [KEY=VALUE…] [experiments/NAME.spec…]
+  ./lab sweep [KEY=VALUE…] [experiments/NAME.spec…]
 
 With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep's own keys:
   profile=NAME      use the spec lines `key[NAME] = …` (default: default)

@@ -213,7 +213,7 @@ def run(req, shown=None, out=sys.stderr, quiet=False):
     except RunFolderError as e:
         raise EngineError(str(e)) from None
     try:
-        return measure(req, rf, note, signature, ident, perf, shown or "python3 -m lab.cli.sweep " + " ".join(argv), out,
+        return measure(req, rf, note, signature, ident, perf, shown or "./lab sweep " + " ".join(argv), out,
                        quiet)
     finally:
         lock.close()

@@ -74,7 +74,7 @@ def start_reaper(token, scripts_dir):
     r, w = os.pipe()
     env = {k: v for k, v in os.environ.items() if k != VAR}
     env["PYTHONPATH"] = scripts_dir
-    p = subprocess.Popen([sys.executable, "-c", "from engine import orphans; orphans.reap()", token],
+    p = subprocess.Popen([sys.executable, "-c", "from lab.engine import orphans; orphans.reap()", token],
                          stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                          start_new_session=True, close_fds=True)
     os.close(r)
