@@ -140,7 +140,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
     out = io.StringIO()
     price = api.dry_run(req, out)
     text, cpus, n = dry(results, topo, "repeats=auto", "min_repeats=2", "max_repeats=5", SPEC)
-    assert out.getvalue() == text and n == price.points and text.rstrip().endswith(price.summary())
+    assert out.getvalue() == text and n == price.points and text.rstrip().endswith(price.line())
     (spin,) = price.experiments
     assert spin.repeats == (2, 2, 5) and spin.source == "spec's cost"
     assert price.fewest == price.expected < price.most < price.worst

@@ -570,7 +570,7 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     assert note == "" and fleet.prices("hostB", price, note) == "history of hostB"
     assert price.points > 0 and {pp.seconds for x in price.experiments for pp in x.points} == {0.25}
     assert price.expected > 0 and price.fewest <= price.expected <= price.most <= price.worst
-    assert open(tmp_path / "good.txt").read().rstrip().endswith(price.summary())
+    assert open(tmp_path / "good.txt").read().rstrip().endswith(price.line())
     hostile = {"not an object": "[1, 2, 3]", "a string": '"fast"', "huge float": doc(seconds_per_run=1e308),
                "huge integer": doc().replace('"repeats": 4', '"repeats": ' + "9" * 500),
                "wrong type": doc(seconds_per_run="0.25"), "entries not a list": doc().replace("[{", "{").replace("}]", "}"),

@@ -29,12 +29,12 @@ def plan(topology, policy, n):
     return p.stdout.strip()
 
 
-def summary(topology):
+def shape(topology):
     return dict(line.split("=", 1) for line in topo(topology, "summary").stdout.split())
 
 
 def test_haswell_summary_and_interleaved_numbering():
-    s = summary(HASWELL)
+    s = shape(HASWELL)
     assert (s["packages"], s["l3_domains"], s["cores"], s["pus"], s["smt_per_core"]) == ("2", "4", "24", "24", "1")
     # Package 0 holds the even PUs: compact stays on it, in its first L3 (cluster-on-die) first.
     assert plan(HASWELL, "compact", 6) == "0,2,4,6,8,10"
@@ -55,7 +55,7 @@ def test_haswell_relations_and_impossible_smt():
 
 
 def test_epyc_numa_and_ccx():
-    s = summary(EPYC)
+    s = shape(EPYC)
     assert (s["packages"], s["numa_nodes"], s["l3_domains"], s["cores"]) == ("2", "2", "16", "128")
     assert plan(EPYC, "same-l3", 2) == "0,1"
     assert plan(EPYC, "cross-l3", 2) == "0,8"
@@ -67,7 +67,7 @@ def test_epyc_numa_and_ccx():
 
 
 def test_threadripper_ccx_pairs_stay_inside_cores_0_to_2():
-    s = summary(THREADRIPPER)
+    s = shape(THREADRIPPER)
     assert (s["dies"], s["l3_domains"], s["cores"], s["pus"], s["smt_per_core"]) == ("4", "8", "24", "48", "2")
     assert plan(THREADRIPPER, "same-l3", 2) == "0,1"
     pairs = [tuple(map(int, ln.split(","))) for ln in topo(THREADRIPPER, "pairs", "same-l3").stdout.split()]
@@ -133,7 +133,7 @@ def relation(topology, a, b, *opts):
 
 
 def test_numa_nodes_inside_a_package_are_a_level():
-    s = summary(NAPLES)
+    s = shape(NAPLES)
     assert (s["packages"], s["numa_nodes"], s["numa_per_package"], s["dies"]) == ("2", "8", "4", "0")
     # PUs 0-3 (cores 0-3) are node 0's first L3, 4-7 its second, 8-11 node 1's first L3.
     assert relation(NAPLES, 0, 4) == "cross-l3"
@@ -164,7 +164,7 @@ def test_cross_die_without_dies_points_to_cross_numa():
 
 
 def test_snc_nodes_below_one_l3():
-    s = summary(SNC4)
+    s = shape(SNC4)
     assert (s["numa_per_package"], s["l3_domains"]) == ("4", "2")
     # Same L3 but different SNC nodes: the node boundary wins (its latency and memory are what differ).
     assert relation(SNC4, 0, 1) == "same-l3"
@@ -172,19 +172,19 @@ def test_snc_nodes_below_one_l3():
     assert relation(SNC4, 0, 32) == "smt"
     assert plan(SNC4, "scatter", 4) == "0,16,4,20"
     assert topo(SNC4, "plan", "cross-l3", "2").returncode == 2
-    assert summary(OPTERON)["numa_per_package"] == "2"
+    assert shape(OPTERON)["numa_per_package"] == "2"
     assert plan(OPTERON, "scatter", 4) == "0,16,8,24"
 
 
 def test_one_node_per_package_fixtures_unchanged():
-    assert summary(EPYC)["numa_per_package"] == "1"
-    assert summary(HASWELL)["numa_per_package"] == "1"
+    assert shape(EPYC)["numa_per_package"] == "1"
+    assert shape(HASWELL)["numa_per_package"] == "1"
     assert topo(EPYC, "plan", "cross-numa", "2").returncode == 2
     assert relation(EPYC, 0, 64) == "cross-package"
 
 
 def test_hybrid_summary_and_relations():
-    s = summary(HYBRID)
+    s = shape(HYBRID)
     assert s["cpu_kinds"] == "IntelCore:0-11;IntelAtom:12-19"
     assert (s["cores"], s["pus"], s["shared_l2"]) == ("14", "20", "2")
     assert relation(HYBRID, 0, 1) == "smt"
@@ -234,6 +234,6 @@ def test_api_used_in_process():
     assert h.plan("compact", 2) == [0, 1] and h.relation(12, 13) == "same-l2"
     assert t.Topology(HYBRID, kind="e").plan("cores", 2) == [12, 13]
     n = t.Topology(NAPLES)
-    assert n.summary()["numa_per_package"] == "4" and n.pairs("cross-numa")[0] == (0, 8)
+    assert n.shape()["numa_per_package"] == "4" and n.pairs("cross-numa")[0] == (0, 8)
     with pytest.raises(t.PlacementError, match="cross-numa crosses them"):
         n.plan("cross-die", 2)

@@ -206,7 +206,7 @@ def replay(archive):
         try:
             price = api.dry_run(api.request([*asked, "dry=1", *specs]), sys.stdout)
             if price.expected > MAX_HOURS * 3600:
-                die(f"the archive asks for {price.summary()}: more than {MAX_HOURS} h; replay its experiments "
+                die(f"the archive asks for {price.line()}: more than {MAX_HOURS} h; replay its experiments "
                     "yourself with fewer repeats (./lab sweep …)")
             if price.worst > MAX_HOURS * 3600:
                 die(f"the archive's settings could take {price.worst / 3600:.3g} h at worst (every run to its "

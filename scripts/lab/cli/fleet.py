@@ -164,7 +164,7 @@ def read_hosts(keys, hosts, env, out):
                 xml = os.path.join(out, h, "lstopo.xml")
                 write_atomic_text(xml, str(f["lstopo_xml"]), out)
                 try:
-                    s = Topology(xml).summary()
+                    s = Topology(xml).shape()
                     shape = (f"{s['packages']} pkg, {s['numa_nodes']} NUMA, {s['l3_domains']} L3, "
                              f"{s['cores']} cores, {s['pus']} PUs")
                     row["xml"] = xml

@@ -30,7 +30,8 @@ def engine_alive(rf):
         return False
 
 
-def summary(run):
+def progress(run):
+    """What fleet-sweep polls: the run's state, whether its engine lives, event counts, the last point started."""
     rf = RunFolder(run)
     state = rf.state() or "not started"
     try:
@@ -55,7 +56,7 @@ def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    print(json.dumps(summary(argv[0])))
+    print(json.dumps(progress(argv[0])))
     return 0
 
 

@@ -71,7 +71,7 @@ def split(argv):
 
 
 def default_placements(topo):
-    smt = topo.summary()["smt_per_core"] > 1
+    smt = topo.shape()["smt_per_core"] > 1
     return "compact scatter unpinned" + (" cores" if smt else "")
 
 

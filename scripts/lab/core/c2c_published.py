@@ -180,7 +180,7 @@ def _fill(run, run_id, matrix_path, n, cells, topo, xml, relations, topology_spe
     write_atomic(rf.data_csv(EXPERIMENT), rows)
     shutil.copyfile(matrix_path, os.path.join(raw, "matrix.csv"))
     rf.write_text("env/lstopo.xml", xml)
-    rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.summary().items()))
+    rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.shape().items()))
     home = topo.pu(0).package
     record = {
         "cpu": name, "source": source, "file": os.path.basename(matrix_path), "sha256": sha256(matrix_path),

@@ -109,7 +109,7 @@ class Price:
     most = property(lambda self: self.total("most"))
     worst = property(lambda self: self.total("worst"))
 
-    def summary(self):
+    def line(self):
         """The dry run's last line."""
         rng = f" (range {hms(self.fewest)} – {hms(self.most)})" if self.fewest != self.most else ""
         return f"{self.points} points, ETA {hms(self.expected)}{rng}"
@@ -174,4 +174,4 @@ def write(price, specs, out):
             out.write(f"impossible: {x.name} {s}\n")
     for name, tool in price.missing:
         out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
-    out.write(price.summary() + "\n")
+    out.write(price.line() + "\n")

@@ -97,7 +97,7 @@ def _fill(rf, run_id, imp, path, topology, topo_xml, shown):
     if topo_xml:
         topo, xml = topo_xml
         rf.write_text("env/lstopo.xml", xml)
-        rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.summary().items()))
+        rf.write_text("env/topology.txt", "".join(f"{k}={v}\n" for k, v in topo.shape().items()))
     rf.write_text(IMPORT_RECORD, json.dumps(rec, indent=1) + "\n")
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     event = {"ts": ts, "event": "imported", "experiment": first, "experiments": list(imp.rows),

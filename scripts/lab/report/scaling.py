@@ -201,7 +201,7 @@ def crossings(series, cpus, topo, better):
     """[sentence] on what crossing each level costs, or why it cannot be said here."""
     if topo is None:
         return ["the run has no topology (env/lstopo.xml): crossings are not judged."]
-    shape = topo.summary()
+    shape = topo.shape()
     if shape["packages"] <= 1 and shape["numa_nodes"] <= 1 and shape["l3_domains"] <= 1:
         return ["this host has one package, one NUMA node and one L3: there is no crossing to measure here."]
     out = []

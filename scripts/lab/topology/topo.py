@@ -203,7 +203,8 @@ class Topology:
             per.setdefault(p.package, set()).update(p.nodes)
         return [max(len(n), 1) for _, n in sorted(per.items())]
 
-    def summary(self):
+    def shape(self):
+        """The host's shape as env/topology.txt records it (packages, cores, SMT, caches, NUMA, kinds)."""
         cores = len({p.core for p in self.pus})
         smt = max(p.smt for p in self.pus) + 1
         npp = sorted(set(self.numa_per_package()))
@@ -422,7 +423,7 @@ class Topology:
                 same_package - smt - same_kind)
 
     def why_not(self, policy):
-        s = self.summary()
+        s = self.shape()
         npp = s["numa_per_package"]
         if self.kind_asked and self.kind is not None and len(self.kinds) > 1:
             if policy == "cross-kind":
@@ -545,7 +546,7 @@ def main(argv):
     t = Topology(topology, kind)
     cmd, args = argv[0], argv[1:]
     if cmd == "summary":
-        for k, v in t.summary().items():
+        for k, v in t.shape().items():
             print(f"{k}={v}")
     elif cmd == "plan" and len(args) == 2:
         try:
