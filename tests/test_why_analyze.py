@@ -7,6 +7,7 @@ the edge cases of the rules (0→1 sample, empty, missing kinds, one run)."""
 import math
 import os
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -371,3 +372,20 @@ def test_a_lock_spread_over_thin_stacks_is_one_class():
     assert not diff.findings(d)
     c = C.classify(d)
     assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == pytest.approx(1.0, rel=0.05), c
+
+
+def test_a_demangled_function_is_disassembled_by_its_address(tmp_path):
+    """perf names C++ and Rust functions demangled (the runner's `rune::runtime::vm::Vm::run`), which
+    objdump's --disassemble= does not match: the hot instructions of such a function come from its address
+    and size in the demangled symbol table. A C++ function with a lock-prefixed add stands in."""
+    from lab.why import collect
+    src = tmp_path / "hot.cc"
+    src.write_text("#include <atomic>\nnamespace lab { std::atomic<long> n;\n"
+                   "__attribute__((noinline)) void bump(int k) { for (int i = 0; i < k; i++) n.fetch_add(1); } }\n"
+                   "int main(int c, char **) { lab::bump(c); return 0; }\n")
+    exe = tmp_path / "hot"
+    subprocess.run(["g++", "-O2", "-o", str(exe), str(src)], check=True)
+    code = collect.disassemble(str(exe), "lab::bump(int)", dict(os.environ))
+    assert code and code[0][0] == 0, code
+    assert any(text.startswith("lock ") for _, text in code), code
+    assert collect.disassemble(str(exe), "lab::absent(int)", dict(os.environ)) == []

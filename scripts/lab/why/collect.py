@@ -171,11 +171,25 @@ START = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 
 
 def disassemble(dso, symbol, env):
-    """[(offset from the symbol's start, instruction text)] of one symbol, or []."""
+    """[(offset from the symbol's start, instruction text)] of one symbol, or []. perf names C++ and Rust
+    functions demangled (`rune::runtime::vm::Vm::run`), which objdump's --disassemble= does not match:
+    those are found by their address and size in the demangled symbol table instead."""
     if not os.path.isfile(dso):
         return []
+    code = objdump(["--disassemble=" + symbol], dso, env, symbol)
+    if code:
+        return code
+    start, size = demangled_symbols(dso, env).get(symbol, (None, 0))
+    if start is None or size <= 0:
+        return []
+    return objdump([f"--start-address=0x{start:x}", f"--stop-address=0x{start + size:x}"], dso, env, None)
+
+
+def objdump(select, dso, env, symbol):
+    """objdump's instructions of one selection as [(offset from the function's start, text)]; `symbol` the
+    label to keep (None: the selection is one function, its first label is the start)."""
     try:
-        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", dso],
+        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", *select, dso],
                            capture_output=True, text=True, errors="replace", timeout=60, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return []
@@ -183,12 +197,36 @@ def disassemble(dso, symbol, env):
     for line in p.stdout.splitlines():
         m = START.match(line)
         if m:
-            start = int(m.group(1), 16) if m.group(2) == symbol else None
+            if symbol is not None:
+                start = int(m.group(1), 16) if m.group(2) == symbol else None
+            elif start is None:
+                start = int(m.group(1), 16)
             continue
         m = INS.match(line)
         if m and start is not None:
             out.append((int(m.group(1), 16) - start, re.sub(r"\s+", " ", m.group(2).split("#")[0]).strip()))
     return out
+
+
+_SYMBOLS = {}
+
+
+def demangled_symbols(dso, env):
+    """{demangled name: (address, size)} of a binary's defined functions (nm -C -S), read once per binary;
+    a name defined twice keeps its first (nm's order: by address)."""
+    if dso not in _SYMBOLS:
+        table = {}
+        try:
+            p = subprocess.run(["nm", "-C", "-S", "--defined-only", dso], capture_output=True, text=True,
+                               errors="replace", timeout=120, env=env)
+            for line in p.stdout.splitlines():
+                parts = line.split(" ", 3)
+                if len(parts) == 4 and parts[2] in ("t", "T", "w", "W"):
+                    table.setdefault(parts[3], (int(parts[0], 16), int(parts[1], 16)))
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            pass
+        _SYMBOLS[dso] = table
+    return _SYMBOLS[dso]
 
 
 def hot_instructions(folder, env):
