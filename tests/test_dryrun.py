@@ -165,3 +165,13 @@ def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
         assert p0.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * p0.seconds)
         assert p8.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * max(p8.seconds, 8.0)) > p0.why
     assert got["8"].expected > got["0"].expected
+
+
+def test_cache_gets_cause_profile_is_the_seed_001_why_run(results):
+    """experiments/cache-get.spec profile=cause: global and striped at 1 and 2 server threads, compact,
+    short pipelined windows (a 3 s run's lock events fill perf's limit), priced with its evidence runs."""
+    p = sh("python3", "-m", "lab.cli.sweep", "dry=1", "why=1", "profile=cause", "topology=pack:1 l3:1 core:4 pu:1",
+           "experiments/cache-get.spec", env=results)
+    points = {(f[1], f[2], int(f[3])) for f in (ln.split() for ln in p.stdout.splitlines()) if f and f[0] == "cache-get"}
+    assert points == {(v, "compact", t) for v in ("global", "striped") for t in (1, 2)}, p.stdout
+    assert "why=1: 5" not in p.stdout and "why=1: 3 evidence runs" in p.stdout

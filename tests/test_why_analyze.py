@@ -374,6 +374,19 @@ def test_a_lock_spread_over_thin_stacks_is_one_class():
     assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == pytest.approx(1.0, rel=0.05), c
 
 
+def test_a_class_never_explains_more_than_all_of_the_added_cost():
+    """A lock that grows while the work's own stacks get cheaper grows more than the net added cost; its
+    share is all of it, not 200% (a quiet-host runner run, 2026-11-28, said 'shared data (134%)')."""
+    def off(us, r):
+        return {f"[futex];p;worker;path{i};__lll_lock_wait": us + 50 * r for i in range(30)}
+    d = diff.differential(ev([{"p;worker;work": 40 + r} for r in range(3)], [off(1000, r) for r in range(3)]),
+                          ev([{"p;worker;work": 10 + r} for r in range(3)], [off(3000, r) for r in range(3)]),
+                          "compact", 1, 2)
+    c = C.classify(d)
+    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == 1.0, c
+    assert "Cause: lock (100% of the added cost" in verdict.words(d, c), verdict.words(d, c)
+
+
 def test_a_demangled_function_is_disassembled_by_its_address(tmp_path):
     """perf names C++ and Rust functions demangled (the runner's `rune::runtime::vm::Vm::run`), which
     objdump's --disassemble= does not match: the hot instructions of such a function come from its address

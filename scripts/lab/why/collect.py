@@ -429,7 +429,9 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
             if "size limit reached" in open(err, errors="replace").read():
                 why = (f"evidence run {r}: perf reached its size limit ({MAX_BYTES}) and ended the command: too "
-                       "many scheduler and futex events for a recording with stacks")
+                       "many scheduler and futex events for a recording with stacks" +
+                       ("" if seconds > 0 else "; a run of set duration cannot stop between repetitions: give "
+                        "the spec a profile with a shorter run for why=1 (as cache-get's `cause`)"))
             remove(data, server_data, counted)
             break
         got, span = evidence_run(folder, r, data if what == "tree" else server_data, env, log, status, comms)
