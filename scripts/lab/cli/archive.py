@@ -19,12 +19,12 @@ import tarfile
 import tempfile
 import zlib
 
+from lab import ROOT
 from lab.engine import api
 from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir
 from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
                        output_of, results_dir, run_name, stamp_now)
 from lab.core.term import visible
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def die(msg):

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 
+from lab import ROOT
 from lab.fleet import clients as cl
 from lab.fleet import code, folder, play
 from lab.fleet import nix
@@ -53,7 +54,7 @@ from lab.fleet.nixenv import NixEnvError, digest, shell
 from lab.core.runfolder import RunFolder, RunFolderError, is_run, read_json, results_dir, stamp_now, write_atomic_text, writing
 from lab.core.term import visible
 from lab.topology.topo import PlacementError, Topology
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 FLEET_KEYS = {"inventory": None, "hosts": "all", "known_hosts": None, "poll": "30", "timeout": "172800",
               "clients": None, "client_identity": None}
 NOT_HERE = {"run": "each host's run folder is chosen by fleet-sweep (one per fleet sweep, resumed by a rerun)",

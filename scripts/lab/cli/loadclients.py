@@ -22,11 +22,12 @@ import tempfile
 import threading
 import time
 
+from lab import ROOT
 from lab.engine.guard import Window
 from lab.fleet import clients as cl
 from lab.core.runfolder import of_raw, write_atomic_text
 from lab.core.term import visible
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 LOG_MOST = 1 << 20          # a client's stderr kept in raw/, at most
 METRIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 UNIT = re.compile(r"[A-Za-z0-9%/_.µ-]{0,16}")

@@ -34,6 +34,7 @@ import shutil
 import sys
 import tempfile
 
+from lab import ROOT
 from lab.engine import api
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
@@ -43,7 +44,7 @@ from lab.why import usl
 from lab.report.journal import JournalError
 from lab.core.runfolder import RunFolder
 from lab.topology.topo import PlacementError, Topology
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 OWN = ("metric", "save")
 MAX_THREAD_COUNTS, MAX_THREADS, MAX_METRICS = 64, 4096, 32
 

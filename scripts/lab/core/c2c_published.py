@@ -19,12 +19,12 @@ import os
 import shutil
 import time
 
+from lab import ROOT
 from lab.core.runfolder import IMPORT_RECORD, RunFolder
 from lab.core.stats import percentile
 from lab.core.tidy import write_atomic
 from lab.topology.topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CATALOGUE = os.path.join(ROOT, "reference", "c2c", "catalogue.csv")
 EXPERIMENT = "c2c-matrix"
 VARIANT = "cas"            # the tool's CAS ping-pong, what the lab's c2c calls --mode cas

@@ -24,8 +24,8 @@ import stat
 import sys
 import tempfile
 import time
+from lab import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 STATE_COMPLETE, STATE_RUNNING, STATE_INCOMPLETE = "complete", "running", "incomplete"
 # The kinds of run folder (RunFolder.kind(), the one place that tells them apart): a sweep measured here;
 # another tool's result file (scripts/lab/imports/); a published core-to-core matrix (c2c_published.py).

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from lab import ROOT
 from lab.core.runfolder import KIND_PUBLISHED, KIND_SWEEP, RunFolderError, choose, hostname, kind, results_dir
 from lab.core.term import visible
 from lab.topology.topo import PlacementError, Topology
@@ -31,8 +32,6 @@ from .plan import plan
 from .point import check_program, check_quoting, expand_args
 from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, load, overrides_from, profiles
 from .rounds import Sweep, identity
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 class EngineError(Exception):

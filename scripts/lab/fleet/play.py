@@ -7,8 +7,8 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from lab import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FLEET = os.path.join(ROOT, "fleet")
 
 

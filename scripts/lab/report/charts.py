@@ -11,13 +11,13 @@ import os
 import subprocess
 import sys
 
+from lab import ROOT
 from lab.engine.spec import spec_charts
 from lab.core.runfolder import RunFolder, RunFolderError, output_of, writing
 from lab.core.term import visible
 from lab.report import chartmodel, model
 from lab.report.chartmodel import KINDS, ideal, whisker
 from lab.report.journal import JournalError
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def quoted(label):
