@@ -1,7 +1,7 @@
 /* The load generator's own CPU use over the measured window: per thread (its CPU clock read by the
  * main thread at the window's start and end, so the workers' loops are untouched), per request, and
  * as a share of the CPUs it could use. When that share is near 100% the client, not the server, may
- * have set the rate: the report calls such a point client-bound (scripts/reporting/client.py). */
+ * have set the rate: the report calls such a point client-bound (scripts/lab/report/client.py). */
 #include "lg.h"
 
 #include <pthread.h>
