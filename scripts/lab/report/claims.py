@@ -222,7 +222,7 @@ def part(d, match, added=None):
     g = diff.together(rows)
     added = d["added"] if added is None else added
     g["beyond"] = g["lo"] is not None and g["lo"] > 0
-    g["share"] = min(1.0, g["growth"] / added) if g["beyond"] and added > 0 else 0.0    # other stacks may shrink
+    g["share"] = diff.share(g["growth"], added) if g["beyond"] else 0.0
     g["classes"] = sorted({r.get("class", "other") for r in diff.findings(d) if r in rows})
     return g
 

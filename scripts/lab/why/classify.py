@@ -180,8 +180,7 @@ def classify(d):
     for c, rows in members.items():
         g = diff.together(rows)
         if g["lo"] is not None and g["lo"] > 0 and d.get("added", 0) > 0:
-            # at most all of it: a class can grow more than the net added cost when other stacks got cheaper
-            out["classes"].setdefault(c, {"share": 0.0, "rows": []})["share"] = min(1.0, g["growth"] / d["added"])
+            out["classes"].setdefault(c, {"share": 0.0, "rows": []})["share"] = diff.share(g["growth"], d["added"])
     pmu = [d["evidence"].get(k, "not said") for k in ("c2c", "topdown")]
     memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(("c2c", "topdown"), pmu)) + ")" \
         if any(p != "ok" for p in pmu) else "memory: counters present but not analysed by this version"

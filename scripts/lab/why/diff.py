@@ -302,6 +302,12 @@ def added_cost(stacks):
     return {"added": added, "found": found, "spread": added - found}
 
 
+def share(growth, added):
+    """The part of the added cost a growth explains: 0 without added cost, and at most all of it (a group
+    of stacks can grow more than the net added cost when other stacks got cheaper)."""
+    return min(1.0, growth / added) if added > 0 else 0.0
+
+
 def together(rows):
     """{"base", "knee", "growth", "lo", "hi", "stacks"}: a set of stack rows taken as one (their costs per
     unit of work summed per evidence run, the growth's 95% interval over the runs as interval() gives it).
