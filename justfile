@@ -18,6 +18,11 @@ import? 'fleet/lab.just'
 default:
     @just --list --unsorted
 
+# Prepare this host for why=1's evidence: mount tracefs where it is missing (as root), name the perf settings that cut evidence (never changed); ./lab and a why=1 sweep do it themselves
+[group('lab')]
+prepare:
+    python3 -m lab.cli.prepare
+
 # Sweep every instrument over this host's placements into results/<run>/ (args: profile=smoke perf=1 threads="1 2" repeats=N|auto ci=5 run=DIR dry=1 topology=FILE|STRING, or experiments/X.spec)
 [group('lab')]
 [positional-arguments]

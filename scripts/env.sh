@@ -286,6 +286,9 @@ else
   echo "unavailable: not in a Nix shell (the non-Nix path; pinned versions in versions.env)" > "$dir/nix.txt"
 fi
 capture perf-paranoid.txt cat /proc/sys/kernel/perf_event_paranoid
+# Whether the kernel's tracepoints were mounted and the perf settings that cut why=1's evidence: a received
+# run that lacks evidence says why (lab/engine/hostprep.py owns the rule).
+capture tracing.txt python3 -m lab.cli.prepare record
 # Service versions and configs (the instruments that start them add their configs under raw/).
 capture memcached-version.txt memcached -V
 if [[ -f $root/cassandra/jars.lock ]]; then cp "$root/cassandra/jars.lock" "$dir/cassandra-jars.lock"

@@ -275,6 +275,21 @@ def in_process(module, *args, check=True):
     return p
 
 
+TRACEPOINT_PARTS = ("offcpu", "futex", "sched")
+
+
+def evidence_of(folder, needs=TRACEPOINT_PARTS):
+    """(meta, [run]) of one point's why folder; a part in `needs` this host did not give fails the test in
+    one line naming what is missing and how to get it (the meta's own reason), never a KeyError later."""
+    from lab.why import evidence as ev
+    meta = ev.read_meta(folder)
+    for part in needs:
+        state = meta["evidence"].get(part, "not recorded")
+        if state != ev.OK:
+            pytest.fail(f"{folder}: this host gave no {part} evidence: {state}", pytrace=False)
+    return meta, [ev.read_run(folder, r) for r in range(1, meta["runs"] + 1)]
+
+
 def rows(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

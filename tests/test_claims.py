@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, sh
+from conftest import ROOT, evidence_of, sh
 
 from lab.report import claims, model
 from lab.report import verdict as V
@@ -276,10 +276,9 @@ def test_cache_server_global_lock_at_2_server_threads_end_to_end(tmp_path):
     lock_waits = {}
     for t in (1, 2):
         folder = os.path.join(run, "raw", "cache-get", f"global_compact_t{t}_why")
-        meta = EV.read_meta(folder)
+        meta, runs = evidence_of(folder)
         assert meta["runs"] == 3, f"{folder}: {meta['runs']} evidence runs"
-        lock_waits[t] = sum(r["waits"] for i in range(1, 4) for r in EV.read_run(folder, i)["futex"]
-                            if "__GI___lll_lock_wait" in r["stack"])
+        lock_waits[t] = sum(r["waits"] for run_ in runs for r in run_["futex"] if "__GI___lll_lock_wait" in r["stack"])
     assert lock_waits[1] == 0 and lock_waits[2] > 0, lock_waits
     s = story(run, "seed-001")
     assert s["cause"] in ("found", "not found"), s["cause_why"]

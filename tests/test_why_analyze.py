@@ -156,7 +156,8 @@ def test_missing_off_cpu_is_said():
     d = diff.differential(ev([{"p;a": 100}] * 3), ev([{"p;a": 300}] * 3), "compact", 1, 2)
     v = verdict.verdict(d)
     assert "off" in d["missing"] and "all" not in d["total"]
-    assert "Off-CPU evidence missing: not available here: no bpftrace." in v["text"]
+    assert "off-CPU evidence missing: not available here: no bpftrace" in v["missing"]
+    assert "bpftrace" not in v["text"]     # said once above every curve's words (report.view.why), not in each
 
 
 def test_one_run_off_cpu_has_no_interval():

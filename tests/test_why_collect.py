@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT, sh
+from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 
 from lab.engine import orphans
 from lab.why import classify as C
@@ -49,10 +49,10 @@ def run_folder(results_dir):
     return run
 
 
-def evidence(run, threads):
+def evidence(run, threads, needs=TRACEPOINT_PARTS):
     (folder,) = glob.glob(os.path.join(run, "raw", "*", f"-_compact_t{threads}_why"))
-    meta = ev.read_meta(folder)
-    return folder, meta, [ev.read_run(folder, r) for r in range(1, meta["runs"] + 1)]
+    meta, runs = evidence_of(folder, needs)
+    return folder, meta, runs
 
 
 def journal(run, kind):
@@ -371,7 +371,7 @@ def test_a_host_without_perf_says_so_and_the_sweep_succeeds(build, tmp_path):
     p = scale(res, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock", "{threads}", env=env)
     assert p.returncode == 0
     run = run_folder(res)
-    _f, meta, _runs = evidence(run, 2)
+    _f, meta, _runs = evidence(run, 2, needs=())
     # nothing to record with: the command is not run again for nothing
     assert meta["runs"] == 0 and meta["evidence"]["oncpu"] == "not available here: perf is not on PATH"
     (missing,) = journal(run, "evidence_missing")

@@ -217,6 +217,8 @@ def say_why(w, rf):
     if not w:
         return
     print(f"Why it stops scaling (evidence, flame graphs: {rf.report_html}):")
+    for m in dict.fromkeys(m for c in w["curves"] if c["diff"] is not None for m in c["verdict"].get("missing") or []):
+        print("  - " + visible(f"{m[0].upper()}{m[1:]}."))
     for c in w["curves"]:
         print("  - " + visible(c["verdict"]["text"]))
     for (variant, placement), f in sorted(w["usl"].items()):

@@ -21,7 +21,7 @@ from lab.core.stats import ci_method, ci_pct
 from lab.core.term import visible
 from lab.topology.topo import cpu_list
 
-from . import capacity, cgroup, child
+from . import capacity, cgroup, child, hostprep
 from . import journal as jr
 from . import orphans
 from . import point as pt
@@ -218,6 +218,8 @@ class Sweep:
                     if self.why_runs and not why_ev.complete(self.rf.evidence_dir(spec.name, p.stem), self.why_runs):
                         self.unexplained.add((spec.name, p.stem))
         self.baseline([s for s in self.specs if s.name in plans])
+        for line in hostprep.prepare() if self.why_runs else ():
+            self.journal.event("evidence_host", line, reason=line)
         why = capacity.build(self.root, self.rf.sweep_file("setup.log"), child.LAUNCHER)
         if why:
             self.journal.event("launcher_unavailable", f"max_rss_kib includes the engine's own RSS: {why}", reason=why)

@@ -399,12 +399,22 @@ def why(e):
     if not w:
         return None
     blocks = []
+    # What this host could not give comes first, once (a host without tracepoints: one line, with the
+    # command that gives them), so a verdict below is read knowing what it rests on.
+    missing = {}
+    for c in w["curves"]:
+        if c["diff"] is not None:
+            for m in c["verdict"].get("missing") or []:
+                missing.setdefault(m, []).append(c)
+    for m, curves in missing.items():
+        where = "" if len(curves) == len([c for c in w["curves"] if c["diff"] is not None]) else \
+            " (" + ", ".join(f"{c['variant']}, {c['verdict']['placement']}" if w["several"] else c["verdict"]["placement"]
+                             for c in curves) + ")"
+        blocks.append(Paragraph(f"{m[0].upper()}{m[1:]}{where}.", flag="mute"))
     for c in w["curves"]:
         v = c["verdict"]
         label = f"{c['variant']}, {v['placement']}" if w["several"] else v["placement"]
         blocks.append(Paragraph(v["text"]))
-        if v.get("missing") and c["diff"] is not None:
-            blocks.append(Paragraph("Evidence missing: " + "; ".join(v["missing"]) + ".", flag="mute"))
         unit = "op" if v.get("unit") == "op" else "run"
         rows = [Row([Cell(r["name"], code=True), Cell(r["kind"]),
                      num(r["cost_base"], f"{r['cost_base']:.3g}"), num(r["cost_knee"], f"{r['cost_knee']:.3g}"),

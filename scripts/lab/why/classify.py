@@ -156,17 +156,34 @@ def kernel_detail(rows):
     return sorted(set(what))
 
 
+NAMES = {"futex": "futex waits", "sched": "scheduler (run queue, switches)", "hotins": "hot instructions"}
+
+
+def missing_lines(d):
+    """One line per reason, naming every kind of evidence it cost ("off-CPU, futex waits and scheduler
+    evidence missing: not available here: … `mount …`"): a host without tracepoints is one line, not three."""
+    from lab.why import diff
+    by_reason = {}
+    for kind, why in sorted(d["missing"].items()):
+        by_reason.setdefault(why, []).append(diff.KINDS[kind][1])
+    for key in ("futex", "sched", "hotins"):
+        state = d["evidence"].get(key)
+        if state not in (None, "ok"):
+            by_reason.setdefault(state, []).append(NAMES[key])
+    return [f"{listed(kinds)} evidence missing: {why}" for why, kinds in by_reason.items()]
+
+
+def listed(words):
+    """"a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def classify(d):
     """{"cause", "classes": {name: {"share", "rows"}}, "notes": [str], "missing": [str]} of one
     differential (diff.differential)."""
     from lab.why import diff
     out = {"cause": None, "classes": {}, "notes": [], "missing": []}
-    for kind, why in sorted(d["missing"].items()):
-        out["missing"].append(f"{diff.KINDS[kind][1]} evidence missing: {why}")
-    for key in ("futex", "sched", "hotins"):
-        state = d["evidence"].get(key)
-        if state not in (None, "ok"):
-            out["missing"].append(f"{key} evidence missing: {state}")
+    out["missing"] = missing_lines(d)
     for r in diff.findings(d):
         c = rule(d, r)
         r["class"] = c

@@ -26,7 +26,7 @@ import threading
 from lab.core import stats
 from lab.core import tidy
 from lab.engine import execmetric as av
-from lab.engine import child, guard
+from lab.engine import child, guard, hostprep
 from lab.engine import point as pt
 from lab.engine import prefix
 
@@ -65,11 +65,8 @@ ATTACH_GRACE = 60           # seconds a server's recording may take to write its
 
 
 def paranoid():
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return 2
+    level = hostprep.setting("perf_event_paranoid")
+    return 2 if level is None else level
 
 
 def availability(event):
@@ -85,10 +82,11 @@ def availability(event):
     level = paranoid()
     out["oncpu"] = ev.OK if root or level <= 2 else ev.NA + f"perf_event_paranoid is {level} (> 2) and not root"
     if root or level <= -1:
-        tracefs = any(os.path.isdir(d + "/events/sched") for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"))
-        trace = ev.OK if tracefs else ev.NA + "the kernel's tracepoints (tracefs) are not mounted"
+        problem = hostprep.tracefs_problem()
+        trace = ev.NA + problem if problem else ev.OK
     else:
-        trace = ev.NA + f"scheduler and futex tracepoints need root or perf_event_paranoid -1 (it is {level})"
+        trace = ev.NA + (f"scheduler and futex tracepoints need root or perf_event_paranoid -1 (it is {level}; "
+                         "`sysctl kernel.perf_event_paranoid=-1` gives them, the lab never changes it)")
     out["offcpu"] = out["futex"] = out["sched"] = trace
     out["hotins"] = ev.OK if shutil.which("objdump") else ev.NA + "objdump is not on PATH"
     out["symbols"] = ev.OK

@@ -119,7 +119,7 @@ def words(d, c):
                       if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
             text += f" Cause: {c['cause']} ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
                     (f"; also {', '.join(others)}" if others else "") + ")."
-    for note in c["notes"] + c["missing"]:
+    for note in c["notes"]:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
     nb, nk = d["runs"]
     if min(nb, nk) < 3:
