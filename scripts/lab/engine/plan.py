@@ -13,13 +13,19 @@ from lab.topology.topo import PAIRS, PlacementError
 
 
 def stem(variant, placement, threads):
-    """A point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
-    of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
-    and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
-    v = variant or "-"
-    if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
-        v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
-    return f"{v}_{placement}_t{threads}"
+    """A point's name in file names, one per point and the one owner of it (the engine writes by it, the
+    report and the stories read by it); a repeat's files are `<stem>_r<N>`. A variant or placement of
+    letters, digits, '.' and '-' (not starting with '.') is its own name; any other (a received cell:
+    `../x`, `a+b`) gets its other characters replaced and a short hash of its exact text (`a+b` and `a_b`
+    must not share a file), so a stem is always one file name of runfolder.EVENT_KEY's shape. `threads`
+    is a whole number."""
+    return f"{name_part(variant or '-')}_{name_part(placement)}_t{int(threads)}"
+
+
+def name_part(text):
+    if re.fullmatch(r"[A-Za-z0-9-][A-Za-z0-9.-]{0,47}", text):
+        return text
+    return re.sub(r"[^A-Za-z0-9.-]", "_", text)[:48].lstrip(".") + "~" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 @dataclass

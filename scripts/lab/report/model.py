@@ -10,6 +10,7 @@ import os
 from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from lab.engine.perfsummary import METRICS as PERF_METRICS
 from lab.engine.memplace import memory_nodes
+from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
 from lab.core.stats import summary
@@ -221,7 +222,7 @@ def points(run, exp, rows, journal):
         for r in sorted(rs, key=lambda r: tint(r["repeat"])):
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
-            raw_key = ev.get("key") or f"{variant}_{placement}_t{threads}_r{r['repeat']}"
+            raw_key = ev.get("key") or f"{plan.stem(variant, placement, threads)}_r{r['repeat']}"
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
