@@ -4,6 +4,7 @@ runs), noise rows kept out of the results; compare.py on old and new runs; `just
 
 Every CSV value and journal event below is test input written by hand, not a measurement."""
 import json
+import re
 
 from conftest import ROOT, in_process, sh
 
@@ -94,7 +95,9 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
     assert ("| padded same-ccx (0->1) ÷ unpadded same-ccx (0->1) | 2 | ×0.77 (lower) | ×2.00 (higher) | no | "
             "95% CI ×2.00–×2.00 |" in text)
     assert "| ×3.47 (higher) | not measured here (unpadded cross-l3) | – |" in text
-    assert "![" not in text     # the spec's chart has no PNG here: no image named that does not exist
+    # ./lab report draws the charts too (lab/report/front.py): every image it names exists
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert images and all((run / i).is_file() for i in images), images
 
 
 def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path):

@@ -21,6 +21,7 @@ import zlib
 
 from lab import ROOT
 from lab.engine import api
+from lab.report import front
 from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir
 from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
                        output_of, results_dir, run_name, stamp_now)
@@ -166,7 +167,8 @@ def replay(archive):
                     f"timeout and retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
                     f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or "
                     "retry_pause (./lab sweep …)")
-            outcome = api.run(api.request(argv + specs))    # a Ctrl-C stops it cleanly (teardown, state): 130
+            # a Ctrl-C stops it cleanly (teardown, state): 130
+            outcome, _run = front.after_sweep(api.run(api.request(argv + specs)))
         except api.EngineError as e:
             die(str(e))
         for line in outcome.lines():

@@ -435,6 +435,12 @@ def charted(run):
     return {"run": rf.path, "experiments": exps}
 
 
+def chart_files(rf, exp, charts):
+    """[(kind, metric, path of the chart without its extension, relative to the run)] of the charts drawn."""
+    return [(k, m, os.path.relpath(rf.chart(exp, k, m), rf.path)) for k, m in charts
+            if os.path.exists(rf.chart(exp, k, m, "png"))]
+
+
 def experiment(run, exp, journal, pub, vmap, rec):
     rf = RunFolder(run)
     spec = rf.spec_path(exp)
@@ -451,8 +457,7 @@ def experiment(run, exp, journal, pub, vmap, rec):
         "name": exp,
         "spec": [ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
         "charts": charts,
-        "chart_files": [(k, m, os.path.relpath(rf.chart(exp, k, m), run)) for k, m in charts
-                        if os.path.exists(rf.chart(exp, k, m, "png"))],
+        "chart_files": chart_files(rf, exp, charts),
         "missing_charts": missing_charts(charts, pts),
         "skipped": journal.skipped(exp),
         "points": pts,
