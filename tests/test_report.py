@@ -295,3 +295,22 @@ def test_a_cache_point_where_neither_side_saturated_is_latency_bound_and_a_goal_
     assert len(other) == 1 and ": met (" in other[0] and "not server-bound: memcached compact t1" in other[0], other
     assert "striped compact t1: latency-bound: neither side was saturated" in html
     assert "not server-bound: memcached compact t1 latency-bound, the server at 55%" in html
+
+
+def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_way(tmp_path):
+    """Every point suspect (reasons written by hand, not measured): the story's verdict cell says how many
+    points, how many repeats and the worst value per kind once, not each repeat's reason; report.md shows
+    the tally and the busy-host warning report.html shows (they were the HTML page's alone)."""
+    from lab.report import verdict as V
+    pts = [(f"{t} threads", {"n": 5, "suspect": "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
+                                                           for i in range(1, 6))}) for t in (1, 2, 4)]
+    said = V.doubt_of(pts)
+    assert said == "3 of 3 points suspect: 15 repeats, foreign up to 54%, steal up to 12%", said
+    assert V.doubt_of(pts[:1]).startswith("1 threads suspect: 5 repeats, foreign up to 51%")
+    run = make_run(tmp_path, LINEAR, suspect={(v, t, r): "foreign 40% > 20%" for v in ("shared-arc", "per-thread")
+                                              for t in (1, 2) for r in (1, 2, 3)})
+    in_process("lab.cli.report", str(run))
+    md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+    for text in (md, html):
+        assert "points have suspect repeats: the interference guard saw steal" in text
+        assert " suspect · " in text and " re-measured · " in text
