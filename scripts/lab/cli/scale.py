@@ -188,6 +188,11 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
     for line in outcome.lines():
         print(line, file=sys.stderr)
+    if run is None and not outcome.error:      # draw=0: no report, the words all the same (one read)
+        try:
+            run = front.read(outcome.run)
+        except front.Unreadable as err:
+            print(f"scale: no words: {visible(err)}", file=sys.stderr)
     e = run and run.experiment(name)
     e = e if e and e.get("scaling") else None
     for line in (front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html)) if e else ():

@@ -236,8 +236,20 @@ def points(run, exp, rows, journal):
         mem = sorted({n for x in reps for n in x["mem_nodes"]})
         out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
                     "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False,
-                    "mem_node": ",".join(map(str, mem))})
+                    "mem_node": ",".join(map(str, mem)), "shared": ""})
+    out += shared_points(out, journal.shared(exp))
     out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
+    return out
+
+
+def shared_points(pts, shared):
+    """The points measured once for several placements (plan.shared), drawn and judged in each placement's
+    curve, marked `shared` with the placement they were measured as; only where that point was measured."""
+    out = []
+    for p in pts:
+        for (variant, placement, threads), owner in shared.items():
+            if (p["variant"], p["placement"], p["threads"]) == (variant, owner, threads):
+                out.append(dict(p, placement=placement, shared=owner))
     return out
 
 

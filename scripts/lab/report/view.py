@@ -322,7 +322,8 @@ def medians(e):
         s = p["s"]
         bad = sum(1 for r in p["repeats"] if r["suspect"])
         mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s["suspect"], tip=s["suspect"]) if bad else Cell("")
-        rows.append(Row([Cell(p["variant"]), Cell(p["placement"]), tnum(p["threads"]), Cell(p["cpus"])]
+        place = Cell(p["placement"], note=f"measured once, as {p['shared']}" if p.get("shared") else "")
+        rows.append(Row([Cell(p["variant"]), place, tnum(p["threads"]), Cell(p["cpus"])]
                         + ([Cell(p["mem_node"] or "–")] if mem else [])
                         + [Cell(p["metric"]), num(s["median"]), Cell(f"{fmt(s['min'])} – {fmt(s['max'])}"),
                            num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)),
