@@ -84,3 +84,6 @@ def test_command_lines():
     assert pmu.topdown_stat("t.txt", ["./p"], "intel") == ["perf", "stat", "-o", "t.txt", "--topdown", "--", "./p"]
     assert pmu.topdown_stat("t.txt", ["./p"], "amd", cpus="0,1") == \
         ["perf", "stat", "-o", "t.txt", "-M", "PipelineL1,PipelineL2", "-C", "0,1", "--", "./p"]
+    assert pmu.mem_record("m.data", ["./p"], "amd", cpus="4-7") == \
+        ["perf", "mem", "record", "-o", "m.data", "-C", "4-7", "--", "./p"]
+    assert pmu.mem_report("m.data") == ["perf", "mem", "report", "-i", "m.data", "--stdio", "-F", "mem,sample,snoop"]

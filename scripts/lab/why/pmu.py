@@ -221,3 +221,16 @@ def topdown_stat(out, command, vendor, cpus=None):
     argv += ["-M", "PipelineL1,PipelineL2"] if vendor == "amd" else ["--topdown"]
     argv += ["-C", cpus] if cpus else []
     return argv + ["--"] + list(command)
+
+
+def mem_record(data, command, vendor, cpus=None):
+    """`perf mem record` of `command` (AMD IBS, like c2c, records whole CPUs: the point's, or all)."""
+    argv = ["perf", "mem", "record", "-o", data]
+    if vendor == "amd":
+        argv += ["-C", cpus] if cpus else ["-a"]
+    return argv + ["--"] + list(command)
+
+
+def mem_report(data):
+    """`perf mem report` of `data` in the layout perfmem.parse() reads: data source, samples, snoop."""
+    return ["perf", "mem", "report", "-i", data, "--stdio", "-F", "mem,sample,snoop"]
