@@ -94,6 +94,61 @@ AMD_PIPELINE_L2 = """\
        8.278323506 seconds time elapsed
 """
 
+# Source: Arm Learning Paths, "Performance analysis code example" (learn.arm.com, a learningpathall page):
+# `taskset -c 1 perf stat -C 1 --topdown ./test 1000000000` on x86, perf's per-core column layout.
+PER_CORE = """\
+Performing 1000000000 dependent floating-point divisions...
+Done. Final result: 0.000056
+
+ Performance counter stats for 'CPU(s) 1':
+
+                                    retiring      bad speculation       frontend bound        backend bound 
+S0-D0-C1           1                 8.5%                 0.0%                 0.1%                91.4% 
+
+       6.052117775 seconds time elapsed
+"""
+
+# Source: a Rust input-event benchmark's README ("process/dualsense-chaos-evabs-evkey"; the search index kept
+# the file without its repository's name), "topdown Zen 4": `perf stat -D 1000 -M PipelineL1 …`, the
+# "Branchless" block as published (a newer perf's default metrics, then PipelineL1 with smt_contention).
+ZEN4_PIPELINE_L1 = """\
+               757      context-switches                 #     89.3 cs/sec  cs_per_second
+                 1      cpu-migrations                   #      0.1 migrations/sec  migrations_per_second
+                 5      page-faults                      #      0.6 faults/sec  page_faults_per_second
+          8,476.62 msec task-clock                       #      0.9 CPUs  CPUs_utilized
+       910,366,687      L1-dcache-load-misses            #      2.2 %  l1d_miss_rate            (42.89%)
+           395,636      branch-misses                    #      0.0 %  branch_miss_rate         (42.88%)
+     6,502,542,568      branches                         #    767.1 M/sec  branch_frequency     (42.92%)
+    44,012,225,260      cpu-cycles                       #      5.2 GHz  cycles_frequency       (42.84%)
+   206,755,645,125      instructions                     #      4.7 instructions  insn_per_cycle  (42.83%)
+       640,297,974      stalled-cycles-frontend          #     0.01 frontend_cycles_idle        (42.82%)
+       
+PipelineL1:
+
+   219,730,483,625      de_src_op_disp.all               #      2.0 %  bad_speculation          (49.98%)
+    44,116,386,583      ls_not_halted_cyc                                                       (49.98%)
+   214,351,198,437      ex_ret_ops                       #     81.0 %  retiring                 (49.98%)
+                 0      de_no_dispatch_per_slot.smt_contention #      0.0 %  smt_contention           (50.02%)
+    44,115,576,995      ls_not_halted_cyc                                                       (50.02%)
+     5,543,991,665      de_no_dispatch_per_slot.no_ops_from_frontend #      2.1 %  frontend_bound           (50.02%)
+    44,116,420,605      ls_not_halted_cyc                                                       (50.02%)
+    39,403,115,284      de_no_dispatch_per_slot.backend_stalls #     14.9 %  backend_bound            (49.98%)
+    44,117,209,499      ls_not_halted_cyc                                                       (49.98%)
+"""
+
+
+def test_per_core_columns():
+    t = T.parse(PER_CORE)
+    assert (t.retiring, t.bad_speculation, t.frontend_bound, t.backend_bound, t.rows, t.layout) == \
+        (8.5, 0.0, 0.1, 91.4, 1, "columns")
+
+
+def test_amd_pipeline_level1_with_smt_contention():
+    t = T.parse(ZEN4_PIPELINE_L1)
+    assert (t.bad_speculation, t.retiring, t.smt_contention, t.frontend_bound, t.backend_bound) == \
+        (2.0, 81.0, 0.0, 2.1, 14.9)
+    assert t.memory_bound is None and t.sane
+
 
 def test_old_column_layout_averages_the_intervals():
     t = T.parse(OLD_ICELAKE)
@@ -147,7 +202,8 @@ def test_words_shared_data_and_memory_split():
     memory = T.Topdown(15.0, 5.0, 20.0, 60.0, 35.0, 25.0, "metrics", 1)
     r = T.compare(few, memory, 1, 16)
     assert r.supports == "memory" and r.words.startswith("memory-bound growth supports memory")
-    assert T.compare(few, few, 1, 2).supports is None
+    r = T.compare(few, few, 1, 2)
+    assert r.supports is None and r.words.startswith("top-down points at neither memory nor shared data (1 → 2")
 
 
 def test_words_refuse_inconsistent_counts():
@@ -157,11 +213,14 @@ def test_words_refuse_inconsistent_counts():
     assert r.supports is None and "at 4 threads is not a share of 100%" in r.words
 
 
-@pytest.mark.parametrize("sample", [OLD_ICELAKE, TMA_INTERVALS, SPR_METRIC_LINES, AMD_PIPELINE_L2])
+@pytest.mark.parametrize("sample", [OLD_ICELAKE, TMA_INTERVALS, SPR_METRIC_LINES, AMD_PIPELINE_L2, PER_CORE,
+                                    ZEN4_PIPELINE_L1])
 def test_truncated_and_garbled(sample):
     body = sample.rstrip("\n.").rstrip()
-    end = body.rfind("\n", 0, body.index("seconds time elapsed")) if "time elapsed" in body else len(body) - 12
-    for cut in (body.index("\n", body.index("retiring")) + 1, end):
+    cuts = [body.index("\n", body.index("retiring")) + 1]      # a header without rows, or level 1 half printed
+    if T.parse(sample).layout != "metrics":
+        cuts.append(body.index("%", body.rindex("\n", 0, body.rindex("%"))) + 1)   # the last row cut short
+    for cut in cuts:
         with pytest.raises(PerfTextError) as e:
             T.parse(body[:cut])
         assert "\n" not in str(e.value) and str(e.value).startswith("perf stat --topdown:")
