@@ -28,6 +28,9 @@ def test_every_kind_says_why_not_on_this_host():
 def test_status_is_ok_or_one_na_line():
     for words in pmu.status().values():
         assert words == ev.OK or (words.startswith(ev.NA) and "\n" not in words)
+    parts = pmu.evidence_parts()
+    assert set(parts) == {"c2c", "topdown"} <= set(ev.PARTS)
+    assert parts == {k: pmu.status()[k] for k in parts}
 
 
 INTEL = pmu.Host(perf=True, open_cycles="ok", stat_cycles="ok", vendor="intel", family=6, model=0x8f,

@@ -16,7 +16,7 @@ cache line whose rows are missing (the text ended), a number that is not one.
 import re
 from dataclasses import dataclass
 
-from .perftext import PerfTextError, hexnum, integer, lines, percent, short
+from .perftext import PerfTextError, hexnum, integer, lines, percent
 
 WHAT = "perf c2c report"
 TRACE = "Trace Event Information"

@@ -193,6 +193,13 @@ def status():
     return kinds(probe())
 
 
+def evidence_parts():
+    """The parts of the evidence format (evidence.PARTS) this tier answers: {"c2c": …, "topdown": …},
+    each "ok" or "not available here: <reason>", for collect.availability()."""
+    s = status()
+    return {"c2c": s["c2c"], "topdown": s["topdown"]}
+
+
 # --- the command lines (never run here: no PMU) ----------------------------------------------------
 def c2c_record(data, command, vendor, cpus=None):
     """`perf c2c record` of `command` into `data`. AMD's IBS is a per-CPU PMU (perf c2c's documentation;
