@@ -157,7 +157,7 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     p = in_process("lab.cli.compare", str(old), str(new), str(out))
     text = out.read_text()
     assert "build not recorded in A and B" in text
-    assert "spec runner-empty.spec differs: A has [], B has ['threads = 1 2']" in text
+    assert "spec runner-empty.spec differs (0 line(s) only in A, 1 only in B): A has [], B has ['threads = 1 2']" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("| runner-empty | per-thread | compact | 2 | calls_per_s |"))
     assert "| 1.500 |" in line and "(1 suspect repeats left out)" in line
     # noise is shown apart, never as a ratio row
@@ -167,7 +167,8 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     (old / "env" / "build.txt").write_text("runner: rustc 1.88 -C opt-level=3\n")
     (new / "env" / "build.txt").write_text("runner: rustc 1.91 -C opt-level=3\n")
     in_process("lab.cli.compare", str(old), str(new), str(out))
-    assert "differently built code (env/build.txt differs): -runner: rustc 1.88" in out.read_text()
+    assert "differently built code (env/build.txt differs in 1 line(s) of A and 1 of B): -runner: rustc 1.88" in \
+        out.read_text()
 
 
 def test_open_prints_the_newest_report(tmp_path):
@@ -314,3 +315,22 @@ def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_wa
     for text in (md, html):
         assert "points have suspect repeats: the interference guard saw steal" in text
         assert " suspect · " in text and " re-measured · " in text
+
+
+def test_compare_of_two_runs_with_huge_differing_env_and_specs_is_linear(tmp_path):
+    """80,000 differing lines of env/build.txt and 40,000 of a same-named spec (a received run: CMPQUAD, issue 55)
+    took 32 s and 61 s by difflib and list membership; by sets it is one pass. Bounded by what it does,
+    not timed: the warning counts every differing line and shows three of each side."""
+    import time
+    a = make_run(tmp_path, LINEAR, name="a")
+    b = make_run(tmp_path, LINEAR, name="b")
+    for run, tag in ((a, "a"), (b, "b")):
+        (run / "env" / "build.txt").write_text("".join(f"{tag} line {i}\n" for i in range(80_000)))
+        (run / "sweep" / "specs" / "runner-empty.spec").write_text(
+            "experiment = runner-empty\n" + "".join(f"variants = {tag}{i}\n" for i in range(40_000)))
+    start = time.process_time()
+    p = in_process("lab.cli.compare", str(a), str(b))
+    text = p.stdout + p.stderr + "".join(f.read_text() for f in tmp_path.glob("**/compare-*.md"))
+    assert "differs in 80000 line(s) of A and 80000 of B" in text
+    assert "40000 line(s) only in A, 40000 only in B" in text
+    assert time.process_time() - start < 60     # a bound far above the linear cost, far below the quadratic
