@@ -19,6 +19,9 @@ from lab.report import chartmodel
 from lab.report.chartmodel import KINDS, ideal, whisker
 
 
+GNUPLOT_TIMEOUT = 120      # seconds for one chart; a chart draws at most chartmodel.MAX_SERIES series
+
+
 def quoted(label):
     """A label as one quoted gnuplot data field: gnuplot's data files have no escape for a quote or a
     line break, so a name from a run folder that holds one is shown with them replaced."""
@@ -122,6 +125,7 @@ def render(run, e, kind, metric, topo):
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
     if kind == "speedup":
         title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
+    title += chartmodel.left_out_words(chart)
     width = 1280 if info.get("panels") else 960
     script = os.path.join(ROOT, "plots", f"{'scaling' if kind == 'speedup' else kind}.gp")   # speedup: ratios
     # Every value goes to gnuplot as a `-c` argument, a string the scripts only use as a value: a
@@ -137,7 +141,8 @@ def render(run, e, kind, metric, topo):
         args = [title, ylabel, f"{info['n']} {info['axes']}", info["cpus"], info["bounds"]]
     for ext in ("png", "svg"):
         with output_of(f"{base}.{ext}") as out:     # gnuplot writes a fresh name, renamed into place
-            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True)
+            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True,
+                           timeout=GNUPLOT_TIMEOUT)
     return f"{base}.png", None
 
 

@@ -130,6 +130,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
     charts = [c for c in charts if c[3] is not None]
     if not charts:
         return ""
+    title += chartmodel.left_out_words(charts[0][3])
     if kind in ("scaling", "speedup"):
         series, palette = [], {}
         for prefix, e, dash, ch in charts:
