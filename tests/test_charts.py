@@ -198,3 +198,24 @@ def test_a_chart_draws_at_most_its_series_cap_and_says_how_many_it_left_out(tmp_
     assert note in (run / "plots" / "many-scaling-ops.svg").read_text()
     html = (run / "report.html").read_text()
     assert note in html and "v199" in html           # the table keeps every variant
+
+
+def test_open_redraws_a_received_runs_heatmap_png_before_the_page_inlines_it(tmp_path, results):
+    """report.html inlines the heatmap's PNG above 64 CPUs: `./lab open` of a received run draws that PNG
+    again from the run's data (lab/report/front.py draws charts with the report), never inlining the
+    sender's picture (OPENPNG, issue 55). The matrix's values are test input, not measurements."""
+    import base64
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    lines += [f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,{20 + (a + b) % 7},ns'
+              for a in range(70) for b in range(70) if a != b]
+    (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    sender = b"\x89PNG\r\n\x1a\n the sender's own picture"
+    (run / "plots" / "hm-heatmap-one_way_ns.png").write_bytes(sender)
+    sh("scripts/open.sh", str(run), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""))
+    png = (run / "plots" / "hm-heatmap-one_way_ns.png").read_bytes()
+    assert png != sender and png.startswith(b"\x89PNG")
+    assert base64.b64encode(sender).decode() not in (run / "report.html").read_text()
