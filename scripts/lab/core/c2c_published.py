@@ -20,7 +20,7 @@ import shutil
 import time
 
 from lab import ROOT
-from lab.core.runfolder import IMPORT_RECORD, RunFolder
+from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError
 from lab.core.stats import percentile
 from lab.core.tidy import write_atomic
 from lab.topology.topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
@@ -163,6 +163,8 @@ def write_run(dest, matrix_path, topology_spec, name, source, entry=None):
         _fill(tmp, os.path.basename(dest), matrix_path, n, cells, topo, xml, relations,
               topology_spec, name, source, entry)
         os.rename(tmp, dest)
+    except RunFolderError as e:         # e.g. more rows than the readers accept: nothing is left behind
+        raise C2CError(str(e)) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summarize(by_relation(cells, relations))

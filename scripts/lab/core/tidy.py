@@ -11,7 +11,7 @@ import math
 import os
 import sys
 
-from lab.core.runfolder import read_csv, write_atomic_text
+from lab.core.runfolder import LIMITS, RunFolderError, read_csv, write_atomic_text
 
 # `suspect` is empty for a clean repeat, else why the interference guard distrusts it ("steal 31% >
 # 10%"). Runs made before it existed have ten columns: read() gives them an empty one.
@@ -58,13 +58,18 @@ def read(path):
 
 
 def write_atomic(path, rows, header=True):
-    """Write rows (dicts) so that a reader never sees half a file (runfolder's one atomic writer)."""
+    """Write rows (dicts) so that a reader never sees half a file (runfolder's one atomic writer); never
+    more than the readers accept (runfolder.LIMITS["csv"]): an import that would is refused (RunFolderError)."""
     out = io.StringIO()
     w = csv.DictWriter(out, COLUMNS, lineterminator="\n")
     if header:
         w.writeheader()
     w.writerows(rows)
-    write_atomic_text(path, out.getvalue())
+    text = out.getvalue()
+    if len(text) > LIMITS["csv"]:
+        raise RunFolderError(f"{path}: {len(text) >> 20} MiB of rows, more than the lab's readers accept "
+                             f"({LIMITS['csv'] >> 20} MiB): not written")
+    write_atomic_text(path, text)
 
 
 def fill(point, text):

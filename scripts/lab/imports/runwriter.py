@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 
-from lab.core.runfolder import IMPORT_RECORD, RunFolder, results_dir, run_name, stamp_now
+from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError, results_dir, run_name, stamp_now
 from lab.core.term import visible
 from lab.core.tidy import write_atomic
 from lab.topology.topo import PlacementError, Topology, xml_text
@@ -76,6 +76,8 @@ def write_run(dest, imp, path, topology=None, shown=""):
     try:
         _fill(RunFolder(tmp), os.path.basename(dest), imp, path, topology, topo_xml, shown)
         os.rename(tmp, dest)
+    except RunFolderError as e:         # e.g. more rows than the readers accept: nothing is left behind
+        raise BadInput(str(e)) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
