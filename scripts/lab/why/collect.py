@@ -147,7 +147,7 @@ def script(data, env, log, into=None, comms=()):
     """(a Folder of the recording, folded into `into` when given, None) or (None, why)."""
     # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
     argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
-            "--show-switch-events"]
+            "--show-switch-events", "--show-task-events"]
     with open(log, "a") as err:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, env=env,
                              text=True, errors="replace", start_new_session=True)
@@ -275,7 +275,8 @@ def evidence_run(folder, run, data, env, log, status, comms=()):
         status["hotins"] = ev.NA + "no user-space symbol with samples could be disassembled"
         hot = None
     ev.write_run(folder, run, oncpu=f.oncpu, offcpu=f.offcpu if traced else None,
-                 futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot)
+                 futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot,
+                 parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None)
     stripped = f.stripped()
     if stripped:
         status["symbols"] = "missing: " + " ".join(stripped)

@@ -29,6 +29,7 @@ PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "symbo
 FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
 THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations")
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
+PARALLEL_COLUMNS = ("running", "seconds")
 OK = "ok"
 NA = "not available here: "
 
@@ -38,7 +39,7 @@ class EvidenceError(Exception):
 
 
 def path(folder, kind, run):
-    ext = "folded" if kind in ("oncpu", "offcpu") else "csv"
+    ext = "folded" if kind in ("oncpu", "offcpu", "alone") else "csv"
     return os.path.join(folder, f"{kind}_r{int(run)}.{ext}")
 
 
@@ -79,8 +80,14 @@ def csv_text(columns, rows):
     return f.getvalue()
 
 
-def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None):
+def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None, parallel=None,
+              alone=None):
     """Write what one evidence run gave; None leaves that file out (meta.json says why)."""
+    if parallel is not None:
+        write_atomic_text(path(folder, "parallel", run), csv_text(PARALLEL_COLUMNS, [
+            {"running": int(r["running"]), "seconds": f"{r['seconds']:.6f}"} for r in parallel[:MAX_STACKS]]))
+    if alone is not None:
+        write_atomic_text(path(folder, "alone", run), folded_text(alone))
     if oncpu is not None:
         write_atomic_text(path(folder, "oncpu", run), folded_text(oncpu))
     if offcpu is not None:
@@ -227,11 +234,24 @@ def read_meta(folder):
     return meta
 
 
+def read_parallel(p):
+    """{threads running: seconds} of parallel_r<N>.csv (the parallelism timeline, fold.Folder.running)."""
+    return {r["running"]: r["seconds"] for r in _rows(p, PARALLEL_COLUMNS, (count, seconds))}
+
+
+def seconds(v):
+    x = float(v)
+    if not (math.isfinite(x) and 0 <= x <= 1e7):
+        raise ValueError(v)
+    return x
+
+
 def read_run(folder, run):
     """Every file one evidence run left, as {kind: parsed} (a missing file is left out)."""
     out = {}
     for kind, reader in (("oncpu", read_folded), ("offcpu", read_folded), ("futex", read_futex),
-                         ("threads", read_threads), ("hotins", read_hotins)):
+                         ("threads", read_threads), ("hotins", read_hotins), ("alone", read_folded),
+                         ("parallel", read_parallel)):
         p = path(folder, kind, run)
         if os.path.exists(p):
             out[kind] = reader(p)

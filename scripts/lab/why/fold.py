@@ -75,6 +75,10 @@ def events(lines):
             if rest.startswith("PERF_RECORD_SWITCH"):
                 kind, trace = ("switch_out_preempt" if "preempt" in rest else "switch_out") if " OUT" in rest \
                     else "switch_in", ""
+            elif rest.startswith("PERF_RECORD_"):
+                # --show-task-events: a thread's exit (an exiting thread gets no SWITCH OUT); fork, comm
+                # and mmap records say nothing the samples and switches do not
+                kind, trace = ("exit" if rest.startswith("PERF_RECORD_EXIT") else "task"), ""
             else:
                 kind, _, trace = rest.partition(": ")
                 # `cpu-clock/freq=999/:`, `sched:sched_switch:` → cpu-clock, sched_switch
@@ -136,6 +140,13 @@ class Folder:
         self.unknown = {}         # dso → [frames, unknown frames]
         self.leaves = {}          # (symbol, dso, symoff) → samples, user-space leaves of on-CPU samples
         self.first = self.last = None   # the tree's first and last recorded event (seconds)
+        # The parallelism timeline (what perf --latency gives on Linux >= 6.15; this host's perf is 6.1):
+        # which counted threads are on a CPU, seconds spent with k of them running, and the on-CPU stacks
+        # sampled while their thread ran alone (a serial phase's code, while the others wait).
+        self.on = set()           # tids on a CPU now (a sampled thread is on one, whatever was seen before)
+        self.since = None         # time of the last change of `on`
+        self.parallel = {}        # threads running → seconds
+        self.alone = {}           # stack → samples taken while no other counted thread ran
 
     def comm_of(self, e):
         return self.leader.get(e.pid, e.comm)
@@ -160,10 +171,17 @@ class Folder:
         t = self.thread(e)
         if t is None:
             return
+        if e.kind in ("cpu-clock", "cycles", "switch_in", "switch_out", "switch_out_preempt", "exit"):
+            self.running(e)
+        if e.kind == "exit" and t.on_at is not None:       # it ran until it exited
+            t.oncpu += e.time - t.on_at
+            t.on_at = None
         if e.kind == "cpu-clock" or e.kind == "cycles":
             self.samples += 1
             stack = (self.comm_of(e),) + tuple(profiler_cut(all_frames(e.frames)))
             bump(self.oncpu, stack, 1)
+            if len(self.on) == 1:
+                bump(self.alone, stack, 1)
             code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
             for s, d in code:
                 if not d.startswith("[kernel"):
@@ -222,6 +240,21 @@ class Folder:
                 f["wait_us"] += us
                 if len(f["stacks"]) < 256 or stack in f["stacks"]:
                     f["stacks"][stack] = f["stacks"].get(stack, 0.0) + us
+
+    def running(self, e):
+        """Advance the parallelism timeline to e.time, then apply e: a switch moves its thread on or off a
+        CPU; a sample says its thread is on one (a thread that ran before the first switch was seen)."""
+        if self.since is not None and e.time > self.since:
+            k = len(self.on)
+            self.parallel[k] = self.parallel.get(k, 0.0) + (e.time - self.since)
+        self.since = e.time if self.since is None else max(self.since, e.time)
+        if e.kind in ("switch_out", "switch_out_preempt", "exit"):
+            self.on.discard(e.tid)
+        else:
+            self.on.add(e.tid)
+
+    def parallel_rows(self):
+        return [{"running": k, "seconds": s} for k, s in sorted(self.parallel.items())]
 
     def woken(self, e):
         pid = trace_field(e.trace, "pid")
