@@ -193,8 +193,8 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     assert sorted(f for f in os.listdir(folder) if os.path.isdir(os.path.join(folder, f))) == [
         f"raw_r{r}" for r in range(1, SWEPT_RUNS + 1)]
     assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r")) == sorted(
-        [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu') else 'csv'}" for r in range(1, SWEPT_RUNS + 1)
-         for k in ("oncpu", "offcpu", "futex", "threads", "hotins")] + ["meta.json"])
+        [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, SWEPT_RUNS + 1)
+         for k in ("oncpu", "offcpu", "futex", "threads", "hotins", "parallel", "alone")] + ["meta.json"])
     assert meta["sample"] == {"event": "cpu-clock", "hz": 999}
     # nothing the evidence runs started (perf record, perf script, the command) outlived the sweep
     token = json.load(open(os.path.join(run, "sweep", "engine.json")))["token"]
