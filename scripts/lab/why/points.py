@@ -1,0 +1,88 @@
+"""Where why=1's evidence runs are made (the spec key `why_points`): the one rule the engine schedules them
+by (lab/engine/rounds.py) and the dry run prices them by (lab/engine/price.py).
+
+`all`: every point. `differential` (the default): only the points the differential compares (lab/why/diff.py,
+report/causes.py): per curve (variant × placement) of an experiment with scaling words, the fewest threads
+measured and the knee, so that why=1 costs O(curves), not O(points). A curve of one thread count gets its
+one point. An experiment without scaling words (no `speedup` or `scaling` chart) gets none: its report has
+no why section to use them. The knee is known only from the curve's timed repeats, read with the report's
+own rules (scaling.curve_metric, scaling.better_of, diff.knees), so the engine asks once they are done.
+"""
+from lab.core.stats import summary
+from lab.report import scaling
+
+ALL, DIFFERENTIAL = "all", "differential"
+
+
+def mode(spec):
+    return spec.get("why_points") or DIFFERENTIAL
+
+
+def metric(spec):
+    """The metric of the experiment's scaling words with evidence, or None (no differential here)."""
+    return scaling.curve_metric(spec.charts(), True)
+
+
+def curves(points):
+    """{(variant, placement): [point]} in plan order."""
+    out = {}
+    for p in points:
+        out.setdefault((p.variant, p.placement), []).append(p)
+    return out
+
+
+def compared(spec, rows):
+    """{(variant, placement): (base threads, knee threads, why)} the differential will compare, from the
+    experiment's timed tidy rows (every repeat kept so far): what the report computes from the same rows."""
+    from lab.why import diff     # here: numpy, which a dry run (priced() only) does not need
+    name = metric(spec)
+    by = {}
+    for r in rows:
+        if r["metric"] == name and str(r["threads"]).isdigit():
+            by.setdefault(r["variant"], {}).setdefault(r["placement"], {}).setdefault(int(r["threads"]), []).append(r)
+    if not by:
+        return {}
+    unit = next(r["unit"] for r in rows if r["metric"] == name)
+    better = scaling.better_of(spec.path, name, unit)
+    out = {}
+    for variant, by_p in by.items():
+        series = {pl: {t: summarised(rs) for t, rs in by_t.items()} for pl, by_t in by_p.items()}
+        knees = diff.knees(series, better)
+        for pl, by_t in by_p.items():
+            out[(variant, pl)] = knees.get(pl) or (min(by_t), min(by_t), "the only thread count measured")
+    return out
+
+
+def summarised(rows):
+    """A point's summary as the report's model makes it (lab/report/model.py points): its suspect repeats
+    count, since the knee rule calls a point with one inconclusive."""
+    s = summary([float(r["value"]) for r in rows])
+    s["suspect"] = "; ".join(f"r{r['repeat']}: {r['suspect']}" for r in rows if r.get("suspect"))
+    return s
+
+
+def chosen(spec, points, rows):
+    """The points of one experiment that get evidence runs, in plan order, once its timed repeats are done:
+    every point (all), or each curve's base and knee (differential) from `rows`."""
+    if mode(spec) == ALL:
+        return list(points)
+    if metric(spec) is None:
+        return []
+    pairs = compared(spec, rows)
+    return [p for p in points if p.threads in pairs.get((p.variant, p.placement), ())[:2]]
+
+
+def priced(spec, points, cost):
+    """The points the dry run prices evidence runs at, before anything is measured: every point (all), or
+    per curve its fewest threads and, for the knee (unknown until the curve is measured), its dearest
+    other point by cost(point) (the most threads among equals): at most 2 a curve, and the price errs long."""
+    if mode(spec) == ALL:
+        return list(points)
+    if metric(spec) is None:
+        return []
+    out = []
+    for ps in curves(points).values():
+        first = min(ps, key=lambda p: p.threads)
+        rest = [p for p in ps if p is not first]
+        out += [first] + ([max(rest, key=lambda p: (cost(p), p.threads))] if rest else [])
+    return out

@@ -1,0 +1,96 @@
+"""why_points (lab/why/points.py): where why=1's evidence runs go, from a curve's timed rows, by the report's
+own knee rule; and what the dry run prices before the knee is known. Nothing is measured here."""
+import os
+
+import pytest
+
+from lab.engine.plan import Point
+from lab.engine.spec import Spec
+from lab.why import points as W
+
+SPEC = "experiment = t\ncommand = true {threads}\nplacements = compact unpinned\nthreads = 1 2 4 8\n"
+
+
+def spec(tmp_path, extra="chart = scaling wall_s\n", **keys):
+    path = tmp_path / "t.spec"
+    path.write_text(SPEC + extra)
+    return Spec(str(path)).resolve("default", keys)
+
+
+def pts(placements=("compact",), threads=(1, 2, 4, 8)):
+    return [Point("t", "", pl, t, [0]) for pl in placements for t in threads]
+
+
+def rows(walls, placement="compact", suspect=()):
+    """Tidy rows of wall_s (lower is better), three repeats a count: {threads: (r1, r2, r3)}."""
+    return [{"metric": "wall_s", "unit": "s", "variant": "", "placement": placement, "threads": str(t),
+             "value": str(v), "repeat": str(i + 1), "suspect": "foreign 80% > 10%" if (t, i) in suspect else ""}
+            for t, vs in walls.items() for i, v in enumerate(vs)]
+
+
+# a curve that stops at 4 threads: 2 is linear (efficiency 100%), 4 and 8 are not faster than 2
+KNEE4 = {1: (1.0, 1.01, 0.99), 2: (0.5, 0.505, 0.495), 4: (0.5, 0.505, 0.495), 8: (0.5, 0.51, 0.49)}
+LINEAR = {t: tuple(v / t for v in (1.0, 1.01, 0.99)) for t in (1, 2, 4, 8)}
+
+
+def chosen(s, points, rs):
+    return [(p.placement, p.threads) for p in W.chosen(s, points, rs)]
+
+
+def test_the_fewest_threads_and_the_knee_only(tmp_path):
+    assert chosen(spec(tmp_path), pts(), rows(KNEE4)) == [("compact", 1), ("compact", 4)]
+
+
+def test_no_knee_means_the_most_threads_as_the_differential_compares(tmp_path):
+    assert chosen(spec(tmp_path), pts(), rows(LINEAR)) == [("compact", 1), ("compact", 8)]
+
+
+def test_a_suspect_point_cannot_be_the_knee_as_in_the_report(tmp_path):
+    # the report's rule: a suspect repeat makes its point inconclusive, never "below": the knee moves on
+    got = chosen(spec(tmp_path), pts(), rows(KNEE4, suspect={(4, 0)}))
+    assert got == [("compact", 1), ("compact", 8)]
+
+
+def test_every_curve_gets_its_own_two_and_a_one_count_curve_its_one(tmp_path):
+    rs = rows(KNEE4) + rows({1: (1.0, 1.01, 0.99)}, placement="unpinned")
+    got = chosen(spec(tmp_path), pts(("compact", "unpinned")), rs)
+    assert got == [("compact", 1), ("compact", 4), ("unpinned", 1)]
+
+
+def test_the_base_is_the_fewest_threads_measured(tmp_path):
+    # the 1-thread point failed (no rows): the report compares from 2 threads, and so do the evidence runs
+    rs = [r for r in rows(LINEAR) if r["threads"] != "1"]
+    assert chosen(spec(tmp_path), pts(), rs) == [("compact", 2), ("compact", 8)]
+
+
+def test_all_is_every_point_and_no_scaling_chart_is_none(tmp_path):
+    assert len(W.chosen(spec(tmp_path, why_points="all"), pts(), rows(KNEE4))) == 4
+    assert W.chosen(spec(tmp_path, "chart = bars wall_s\n"), pts(), rows(KNEE4)) == []
+    # a speedup chart is the scaling words' metric before any scaling chart (report/scaling.curve_metric)
+    s = spec(tmp_path, "chart = scaling other\nchart = speedup wall_s\n")
+    assert chosen(s, pts(), rows(KNEE4)) == [("compact", 1), ("compact", 4)]
+
+
+def test_the_price_takes_the_fewest_and_the_dearest_candidate(tmp_path):
+    points = pts(("compact", "unpinned"))
+    cost = {1: 1.0, 2: 3.0, 4: 2.0, 8: 3.0}
+    got = [(p.placement, p.threads) for p in W.priced(spec(tmp_path), points, lambda p: cost[p.threads])]
+    assert got == [("compact", 1), ("compact", 8), ("unpinned", 1), ("unpinned", 8)]     # ties: the most threads
+    assert len(W.priced(spec(tmp_path, why_points="all"), points, lambda p: 1.0)) == 8
+    assert W.priced(spec(tmp_path, "chart = heatmap wall_s\n"), points, lambda p: 1.0) == []
+
+
+@pytest.mark.parametrize("value", ["some", "", "ALL"])
+def test_a_bad_why_points_is_one_line(tmp_path, value):
+    from lab.engine.spec import SpecError, check
+    with pytest.raises(SpecError) as e:
+        check("why_points", value, "command line")
+    assert "why_points" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_bad_why_points_on_the_command_line_exits_2_in_one_line(results):
+    from conftest import sh
+    p = sh("python3", "-m", "lab.cli.sweep", "why=1", "why_points=some", "tests/fixtures/spin.spec", env=results,
+           check=False)
+    assert p.returncode == 2 and "why_points must be one of: differential all" in p.stderr, p.stderr
+    assert p.stderr.strip().count("\n") == 0 and p.stdout == "" and not os.listdir(results["LAB_RESULTS"])
