@@ -1,8 +1,11 @@
 """why_points (lab/why/points.py): where why=1's evidence runs go, from a curve's timed rows, by the report's
 own knee rule; and what the dry run prices before the knee is known. Nothing is measured here."""
+import glob
 import os
+import shutil
 
 import pytest
+from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F401 (build: a fixture)
 
 from lab.engine.plan import Point
 from lab.engine.spec import Spec
@@ -94,3 +97,45 @@ def test_a_bad_why_points_on_the_command_line_exits_2_in_one_line(results):
            check=False)
     assert p.returncode == 2 and "why_points must be one of: differential all" in p.stderr, p.stderr
     assert p.stderr.strip().count("\n") == 0 and p.stdout == "" and not os.listdir(results["LAB_RESULTS"])
+
+
+# --- the engine, measuring: root and perf (tests/test_why_collect.py's fixtures and helpers) -------------
+needs_perf = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("perf") is None,
+                                reason="the evidence runs' tracepoints need root and perf")
+# oversubscribed (4 threads on 2 vCPUs is fine here) and loose guards: a busy host's suspect repeats only
+# move the knee, which the test reads back from the report rather than guessing
+CURVE = ("threads=1 2 4", "placements=unpinned", "why_runs=1", "max_foreign=100", "max_neighbour=100")
+
+
+def evidence_at(run):
+    """The thread counts whose evidence is whole (its meta.json is written last)."""
+    return sorted(int(m.split(os.sep)[-2][:-4].rsplit("_t", 1)[1])
+                  for m in glob.glob(os.path.join(run, "raw", "*", "*_why", "meta.json")))
+
+
+@needs_perf
+def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes_what_is_missing(build, tmp_path):
+    from lab.report import model
+    scale(tmp_path, *BASE, *CURVE, "repeats=3", "--", "tests/fixtures/why/build/lock", "{threads}")
+    run = run_folder(tmp_path)
+    (c,) = model.build(run)["experiments"][0]["why"]["curves"]
+    base, knee = c["verdict"]["base_threads"], c["verdict"]["knee_threads"]
+    assert c["diff"] is not None and evidence_at(run) == sorted({base, knee}) and base == 1
+    (said,) = journal(run, "evidence_points")
+    assert [(x["base"], x["knee"]) for x in said["curves"]] == [(base, knee)]
+    assert [e["threads"] for e in journal(run, "evidence_started")] == [base, knee]
+    # killed before the knee's evidence was whole: the same command again makes only that
+    (meta,) = glob.glob(os.path.join(run, "raw", "*", f"-_unpinned_t{knee}_why", "meta.json"))
+    os.remove(meta)
+    timed = len(journal(run, "started"))
+    scale(tmp_path, *BASE, *CURVE, "repeats=3", f"run={run}", "--", "tests/fixtures/why/build/lock", "{threads}")
+    assert len(journal(run, "started")) == timed
+    assert [e["threads"] for e in journal(run, "evidence_started")] == [base, knee, knee]
+    assert evidence_at(run) == sorted({base, knee})
+
+
+@needs_perf
+def test_why_points_all_makes_evidence_at_every_point(build, tmp_path):
+    scale(tmp_path, *BASE, *CURVE, "why_points=all", "--", "tests/fixtures/why/build/scales", "{threads}")
+    run = run_folder(tmp_path)
+    assert evidence_at(run) == [1, 2, 4] and journal(run, "evidence_points") == []
