@@ -74,13 +74,27 @@ def test_all_is_every_point_and_no_scaling_chart_is_none(tmp_path):
     assert chosen(s, pts(), rows(KNEE4)) == [("compact", 1), ("compact", 4)]
 
 
+def test_a_placements_variants_get_each_others_counts(tmp_path):
+    # the stories contrast variants at one variant's base and knee (report/claims.py): a stops at 4, b scales
+    rs = [dict(r, variant="a") for r in rows(KNEE4)] + [dict(r, variant="b") for r in rows(LINEAR)]
+    points = [Point("t", v, "compact", t, [0]) for t in (1, 2, 4, 8) for v in ("a", "b")]
+    got = [(p.variant, p.threads) for p in W.chosen(spec(tmp_path), points, rs)]
+    assert got == [("a", 1), ("b", 1), ("a", 4), ("b", 4), ("a", 8), ("b", 8)]
+
+
 def test_the_price_takes_the_fewest_and_the_dearest_candidate(tmp_path):
     points = pts(("compact", "unpinned"))
     cost = {1: 1.0, 2: 3.0, 4: 2.0, 8: 3.0}
-    got = [(p.placement, p.threads) for p in W.priced(spec(tmp_path), points, lambda p: cost[p.threads])]
+    expected, most = W.priced(spec(tmp_path), points, lambda p: cost[p.threads])
+    got = [(p.placement, p.threads) for p in expected]
     assert got == [("compact", 1), ("compact", 8), ("unpinned", 1), ("unpinned", 8)]     # ties: the most threads
-    assert len(W.priced(spec(tmp_path, why_points="all"), points, lambda p: 1.0)) == 8
-    assert W.priced(spec(tmp_path, "chart = heatmap wall_s\n"), points, lambda p: 1.0) == []
+    assert most == expected            # one variant: one knee a placement
+    two = [Point("t", v, "compact", t, [0]) for t in (1, 2, 4, 8) for v in ("a", "b")]
+    expected, most = W.priced(spec(tmp_path), two, lambda p: cost[p.threads])
+    assert len(expected) == 4 and sorted((p.variant, p.threads) for p in most) == [
+        (v, t) for v in "ab" for t in (1, 2, 8)]                   # each variant's knee elsewhere: 2 more
+    assert [len(x) for x in W.priced(spec(tmp_path, why_points="all"), points, lambda p: 1.0)] == [8, 8]
+    assert W.priced(spec(tmp_path, "chart = heatmap wall_s\n"), points, lambda p: 1.0) == ([], [])
 
 
 @pytest.mark.parametrize("value", ["some", "", "ALL"])

@@ -127,15 +127,16 @@ def experiment_price(spec, plan, profile, history, why_runs):
         first = per_run(spec, live[0], measured) * int(spec["warmup"])
         expect, fewest, most = (setup + first,) * 3
     points = []
-    # why=1: evidence runs only where why_points makes them (per curve the fewest threads and the dearest
-    # candidate for the knee, by default)
-    explained = {id(p) for p in why_points.priced(spec, live, lambda p: per_run(spec, p, measured))} \
-        if why_runs else set()
+    # why=1: evidence runs only where why_points makes them (by default per curve the fewest threads and
+    # the dearest candidate for the knee; the range's top: a knee per variant)
+    priced = why_points.priced(spec, live, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
+    explained, at_most = ({id(p) for p in ps} for ps in priced)
     for p in live:
         s = per_run(spec, p, measured)
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
         why = why_runs * why_run(spec, s) if id(p) in explained else 0.0
-        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why
+        why_most = why_runs * why_run(spec, s) if id(p) in at_most else 0.0
+        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why_most
         points.append(PointPrice(p, e, s, kept, why))
     timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
     worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
@@ -161,8 +162,9 @@ def why_where(spec, x, runs):
     if not n:
         return "no evidence runs: no scaling curve here for the differential to compare (why_points=all: every point)"
     where = f"at every point ({n})" if why_points.mode(spec) == why_points.ALL else \
-        (f"at {n} of {len(x.points)} points (per curve the fewest threads and the knee; the knee is unknown until "
-         "the curve is measured, so it is priced at the curve's dearest other point)")
+        (f"at {n} of {len(x.points)} points (per curve the fewest threads and the knee, a placement's variants "
+         "at each other's too; the knee is unknown until the curve is measured, so it is priced at the curve's "
+         "dearest other point, and in the range's top at as many as the placement has variants)")
     return (f"{runs} evidence runs per point {where}, each ~{WHY_RUN_FIXED:g} s + {WHY_RUN_FACTOR} runs, a short "
             "command's run filled to why_seconds")
 

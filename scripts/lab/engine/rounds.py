@@ -430,7 +430,8 @@ class Sweep:
                   for (v, pl), (b, k, why) in sorted(pairs.items())]
         said = "; ".join(f"{c['variant'] or '-'} {c['placement']} threads={c['base']}"
                          + (f" and {c['knee']}, {c['why']}" if c["knee"] != c["base"] else "") for c in curves)
-        self.journal.event("evidence_points", f"{exp}: evidence runs at the points the differential compares: "
+        self.journal.event("evidence_points", f"{exp}: evidence runs at the points the differential compares "
+                           "(and a placement's other variants at the same thread counts): "
                            + (said or f"none (no timed repeat of {why_points.metric(spec)})"), experiment=exp, curves=curves)
 
     def warm_up(self, spec, p, count):

@@ -3,9 +3,11 @@ by (lab/engine/rounds.py) and the dry run prices them by (lab/engine/price.py).
 
 `all`: every point. `differential` (the default): only the points the differential compares (lab/why/diff.py,
 report/causes.py): per curve (variant × placement) of an experiment with scaling words, the fewest threads
-measured and the knee, so that why=1 costs O(curves), not O(points). A curve of one thread count gets its
-one point. An experiment without scaling words (no `speedup` or `scaling` chart) gets none: its report has
-no why section to use them. The knee is known only from the curve's timed repeats, read with the report's
+measured and the knee, so that why=1 costs O(curves), not O(points); and, at each placement, the same thread
+counts for its other variants: the stories contrast variants at one variant's base and knee (report/claims.py:
+per-thread at shared-arc's, the other lock modes at global's). A curve of one thread count gets its one
+point. An experiment without scaling words (no `speedup` or `scaling` chart) gets none: its report has no
+why section to use them (a spec whose story reads them anyway says `why_points = all`: channel.spec). The knee is known only from the curve's timed repeats, read with the report's
 own rules (scaling.curve_metric, scaling.better_of, diff.knees), so the engine asks once they are done.
 """
 from lab.core.stats import summary
@@ -63,26 +65,35 @@ def summarised(rows):
 
 def chosen(spec, points, rows):
     """The points of one experiment that get evidence runs, in plan order, once its timed repeats are done:
-    every point (all), or each curve's base and knee (differential) from `rows`."""
+    every point (all), or at each placement every variant at each curve's base and knee (differential)
+    from `rows`."""
     if mode(spec) == ALL:
         return list(points)
     if metric(spec) is None:
         return []
-    pairs = compared(spec, rows)
-    return [p for p in points if p.threads in pairs.get((p.variant, p.placement), ())[:2]]
+    counts = {}
+    for (_v, pl), (b, k, _why) in compared(spec, rows).items():
+        counts.setdefault(pl, set()).update((b, k))
+    return [p for p in points if p.threads in counts.get(p.placement, ())]
 
 
 def priced(spec, points, cost):
-    """The points the dry run prices evidence runs at, before anything is measured: every point (all), or
-    per curve its fewest threads and, for the knee (unknown until the curve is measured), its dearest
-    other point by cost(point) (the most threads among equals): at most 2 a curve, and the price errs long."""
+    """(expected, most): the points the dry run prices evidence runs at, before anything is measured. All:
+    every point, both. Differential: per curve its fewest threads and, for the knee (unknown until the curve
+    is measured), its dearest other point by cost(point) (the most threads among equals): 2 a curve when a
+    placement's variants share their knee; at most, each variant's knee a different count, the fewest and
+    as many dearest others as the placement has variants."""
     if mode(spec) == ALL:
-        return list(points)
+        return list(points), list(points)
     if metric(spec) is None:
-        return []
-    out = []
-    for ps in curves(points).values():
+        return [], []
+    expected, most = [], []
+    variants = {}
+    for (v, pl) in curves(points):
+        variants.setdefault(pl, set()).add(v)
+    for (_v, pl), ps in curves(points).items():
         first = min(ps, key=lambda p: p.threads)
-        rest = [p for p in ps if p is not first]
-        out += [first] + ([max(rest, key=lambda p: (cost(p), p.threads))] if rest else [])
-    return out
+        rest = sorted((p for p in ps if p is not first), key=lambda p: (cost(p), p.threads), reverse=True)
+        expected += [first] + rest[:1]
+        most += [first] + rest[:len(variants[pl])]
+    return expected, most
