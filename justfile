@@ -71,11 +71,10 @@ relation a b topo="":
 env dir="":
     scripts/env.sh ${1:+"$1"}
 
-# Redraw the charts and rewrite report.md of a run folder
+# Redraw the charts and rewrite report.md and report.html of a run folder
 [group('lab')]
 [positional-arguments]
 report run:
-    python3 -m lab.cli.charts "$1"
     python3 -m lab.cli.report "$1"
 
 # Put two runs (two hosts, or before/after) side by side: medians, ratio, Welch's t-test

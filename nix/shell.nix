@@ -22,7 +22,7 @@
     { pkg = pkgs.numactl; commands = [ "numactl" ]; }
     { pkg = pkgs.hwloc; commands = [ "lstopo-no-graphics" "lstopo" "hwloc-ls" ]; }
     { pkg = pkgs.gnuplot; commands = [ "gnuplot" ]; }
-    { pkg = pkgs.util-linux; commands = [ "lscpu" "taskset" "setsid" "setarch" "flock" "prlimit" "mount" "umount" ]; }
+    { pkg = pkgs.util-linux; commands = [ "lscpu" "taskset" "setsid" "setarch" "flock" "prlimit" "mount" "umount" "unshare" "setpriv" "mountpoint" ]; }
     { pkg = pkgs.hostname-debian; commands = [ "hostname" ]; }
     { pkg = pkgs.getconf; commands = [ "getconf" ]; }
     { pkg = pkgs.dmidecode; commands = [ "dmidecode" ]; }

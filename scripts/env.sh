@@ -216,7 +216,7 @@ versions() {
   done
   if command -v dpkg-query >/dev/null; then
     echo "--- Debian packages"
-    dpkg-query -W hwloc numactl gnuplot-nox linux-perf hyperfine memcached openjdk-17-jre-headless 2>/dev/null
+    dpkg-query -W hwloc numactl gnuplot-nox linux-perf hyperfine memcached "openjdk-$(sed -n 's/^JAVA_MAJOR=//p' "$root/versions.env")-jre-headless" 2>/dev/null
   fi
 }
 

@@ -174,3 +174,48 @@ def test_report_md_and_report_html_draw_the_same_chart_model(tmp_path):
     chart = heatmap_of(run, "hm")
     assert svg_axis == [str(c) for c in chart.order] and svg_axis[:2] == ["0", "2"]
     assert chart.variant == "cas" and "(cas)" in hm[:400]
+
+
+def test_a_chart_draws_at_most_its_series_cap_and_says_how_many_it_left_out(tmp_path):
+    """A received file with 200 variants (SERIES, issue 55: 16,000 took one gnuplot call of 149 s): the
+    scaling chart draws the first chartmodel.MAX_SERIES by name, both pictures say how many more there
+    are, and every point stays in the tables and the CSV. Values are test input, not measurements."""
+    from lab.report import chartmodel
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    for v in range(200):
+        for t in (1, 2):
+            lines += [f"r,many,v{v:03d},compact,{t},0,{r},ops,{100 * t + r},1/s" for r in (1, 2, 3)]
+    (run / "data" / "many.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "many.spec").write_text("experiment = many\nchart = scaling ops\n")
+    in_process("lab.cli.report", str(run))
+    dat = (run / "plots" / "many-scaling-ops.dat").read_text()
+    drawn = [ln for ln in dat.splitlines() if ln.startswith('"v')]       # one titled block per series
+    assert len(drawn) == chartmodel.MAX_SERIES, len(drawn)
+    note = f"the first {chartmodel.MAX_SERIES} series; {200 - chartmodel.MAX_SERIES} more in the tables and the CSV"
+    assert note in (run / "plots" / "many-scaling-ops.svg").read_text()
+    html = (run / "report.html").read_text()
+    assert note in html and "v199" in html           # the table keeps every variant
+
+
+def test_open_redraws_a_received_runs_heatmap_png_before_the_page_inlines_it(tmp_path, results):
+    """report.html inlines the heatmap's PNG above 64 CPUs: `./lab open` of a received run draws that PNG
+    again from the run's data (lab/report/front.py draws charts with the report), never inlining the
+    sender's picture (OPENPNG, issue 55). The matrix's values are test input, not measurements."""
+    import base64
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    lines = ["run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"]
+    lines += [f'r,hm,cas,pairs,2,"{a},{b}",1,one_way_ns,{20 + (a + b) % 7},ns'
+              for a in range(70) for b in range(70) if a != b]
+    (run / "data" / "hm.csv").write_text("\n".join(lines) + "\n")
+    (run / "sweep" / "specs" / "hm.spec").write_text("experiment = hm\nchart = heatmap one_way_ns\n")
+    sender = b"\x89PNG\r\n\x1a\n the sender's own picture"
+    (run / "plots" / "hm-heatmap-one_way_ns.png").write_bytes(sender)
+    sh("scripts/open.sh", str(run), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""))
+    png = (run / "plots" / "hm-heatmap-one_way_ns.png").read_bytes()
+    assert png != sender and png.startswith(b"\x89PNG")
+    assert base64.b64encode(sender).decode() not in (run / "report.html").read_text()

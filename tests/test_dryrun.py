@@ -17,17 +17,21 @@ def dry(results, *args):
 
 def test_synthetic_two_package_host(results):
     out, cpus, n = dry(results, "topology=pack:2 l3:1 core:2 pu:2", SPEC)
-    assert n == 13 and out.rstrip().endswith("13 points, ETA 0:03:15")   # 13 × 3 repeats × cost 5 s
+    # 13 points, of which scatter at 1 and 8 threads has compact's CPUs: measured once (plan.shared)
+    assert n == 11 and out.rstrip().endswith("11 points, ETA 0:02:45")   # 11 × 3 repeats × cost 5 s
     assert cpus[("compact", 4)] == "0-3"
     assert cpus[("scatter", 4)] == "0,4,2,6"        # packages alternate, one PU per core first
-    assert cpus[("scatter", 8)] == "0,4,2,6,1,5,3,7"
+    assert "shared: spin scatter threads=8: the same CPUs as compact at 8 threads" in out
+    assert "shared: spin scatter threads=1: the same CPUs as compact at 1 thread" in out
+    out, cpus, n = dry(results, "topology=pack:2 l3:1 core:2 pu:2", "share=0", SPEC)
+    assert n == 13 and cpus[("scatter", 8)] == "0,4,2,6,1,5,3,7"
     assert cpus[("cross-package", 2)] == "0,4"
     assert os.listdir(results["LAB_RESULTS"]) == []  # nothing measured, no run folder
 
 
 def test_haswell_fixture(results):
     out, cpus, n = dry(results, f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", SPEC)
-    assert n == 19                                  # threads 1 2 4 8 16 24 × 3 policies + one pair
+    assert n == 17          # threads 1 2 4 8 16 24 × 3 policies + one pair, scatter at 1 and 24 shared with compact
     assert cpus[("compact", 8)] == "0,2,4,6,8,10,12,14"  # the BIOS interleaves sockets
     assert cpus[("scatter", 4)] == "0-1,12-13"
     assert cpus[("cross-package", 2)] == "0-1"
@@ -146,7 +150,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
     (spin,) = price.experiments
     assert spin.repeats == (2, 2, 5) and spin.source == "spec's cost"
     assert price.fewest == price.expected < price.most < price.worst
-    assert len(spin.skipped) == len([ln for ln in text.splitlines() if ln.startswith("impossible: spin")])
+    assert len(spin.skipped) == len([ln for ln in text.splitlines() if ln.startswith(("impossible: spin", "shared: spin"))])
     for bad, says in ((["nonsense"], "unknown argument"), (["dry=2", SPEC], "dry must be"),
                       (["dry=1", "threads=0", SPEC], "threads"), (["topology=pack:1 pu:1", SPEC], "use it with dry=1")):
         with pytest.raises(api.EngineError) as e:

@@ -90,13 +90,18 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
         with open(stale, "w") as f:
             f.write("999999999\n")
         assert guard.server_pids(ROOT, f"{stem}-1.pid {stem}-*.pid {stem}-stale.pidx") == [one.pid, two.pid]
-        for name, server in (("one", f"{stem}-1.pid"), ("both", f"{stem}-*.pid")):
+        # The foreign share also holds whatever else runs on that CPU (another suite, a build): the pair of
+        # runs is made again, up to three times, until the one difference the test is about stands out.
+        for attempt, name, server in ((a, n, s) for a in range(3) for n, s in (("one", f"{stem}-1.pid"),
+                                                                                 ("both", f"{stem}-*.pid"))):
+            if attempt and name == "one" and foreign["one"] - foreign["both"] > 10:
+                break
             spec = tmp_path / f"{name}.spec"
             spec.write_text(f"experiment = {name}\ncommand = tests/fixtures/spin.sh 1 60000\n"
                             "placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n"
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
                             f"max_foreign = 100\nmax_neighbour = 100\nserver = .work/tests/none.pid {server}\n")
-            run = tmp_path / f"run-{name}"
+            run = tmp_path / f"run-{name}-{attempt}"
             sh("python3", "-m", "lab.cli.sweep", f"run={run}", str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
@@ -137,7 +142,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
                         "max_foreign = 100\nmax_neighbour = 100\n"
                         f"server = .work/tests/single-{os.getpid()}.pid\nnodes_server = {stem}-*.pid\n")
         for name, extra in (("single", []), ("cluster", ["nodes=127.0.0.2:9042"])):
-            run = tmp_path / f"run-{name}"
+            run = tmp_path / f"run-{name}-{attempt}"
             sh("python3", "-m", "lab.cli.sweep", f"run={run}", *extra, str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]

@@ -4,6 +4,7 @@ runs), noise rows kept out of the results; compare.py on old and new runs; `just
 
 Every CSV value and journal event below is test input written by hand, not a measurement."""
 import json
+import re
 
 from conftest import ROOT, in_process, sh
 
@@ -94,7 +95,9 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
     assert ("| padded same-ccx (0->1) ÷ unpadded same-ccx (0->1) | 2 | ×0.77 (lower) | ×2.00 (higher) | no | "
             "95% CI ×2.00–×2.00 |" in text)
     assert "| ×3.47 (higher) | not measured here (unpadded cross-l3) | – |" in text
-    assert "![" not in text     # the spec's chart has no PNG here: no image named that does not exist
+    # ./lab report draws the charts too (lab/report/front.py): every image it names exists
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert images and all((run / i).is_file() for i in images), images
 
 
 def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path):
@@ -154,7 +157,7 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     p = in_process("lab.cli.compare", str(old), str(new), str(out))
     text = out.read_text()
     assert "build not recorded in A and B" in text
-    assert "spec runner-empty.spec differs: A has [], B has ['threads = 1 2']" in text
+    assert "spec runner-empty.spec differs (0 line(s) only in A, 1 only in B): A has [], B has ['threads = 1 2']" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("| runner-empty | per-thread | compact | 2 | calls_per_s |"))
     assert "| 1.500 |" in line and "(1 suspect repeats left out)" in line
     # noise is shown apart, never as a ratio row
@@ -164,7 +167,8 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     (old / "env" / "build.txt").write_text("runner: rustc 1.88 -C opt-level=3\n")
     (new / "env" / "build.txt").write_text("runner: rustc 1.91 -C opt-level=3\n")
     in_process("lab.cli.compare", str(old), str(new), str(out))
-    assert "differently built code (env/build.txt differs): -runner: rustc 1.88" in out.read_text()
+    assert "differently built code (env/build.txt differs in 1 line(s) of A and 1 of B): -runner: rustc 1.88" in \
+        out.read_text()
 
 
 def test_open_prints_the_newest_report(tmp_path):
@@ -292,3 +296,41 @@ def test_a_cache_point_where_neither_side_saturated_is_latency_bound_and_a_goal_
     assert len(other) == 1 and ": met (" in other[0] and "not server-bound: memcached compact t1" in other[0], other
     assert "striped compact t1: latency-bound: neither side was saturated" in html
     assert "not server-bound: memcached compact t1 latency-bound, the server at 55%" in html
+
+
+def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_way(tmp_path):
+    """Every point suspect (reasons written by hand, not measured): the story's verdict cell says how many
+    points, how many repeats and the worst value per kind once, not each repeat's reason; report.md shows
+    the tally and the busy-host warning report.html shows (they were the HTML page's alone)."""
+    from lab.report import verdict as V
+    pts = [(f"{t} threads", {"n": 5, "suspect": "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
+                                                           for i in range(1, 6))}) for t in (1, 2, 4)]
+    said = V.doubt_of(pts)
+    assert said == "3 of 3 points suspect: 15 repeats, foreign up to 54%, steal up to 12%", said
+    assert V.doubt_of(pts[:1]).startswith("1 threads suspect: 5 repeats, foreign up to 51%")
+    run = make_run(tmp_path, LINEAR, suspect={(v, t, r): "foreign 40% > 20%" for v in ("shared-arc", "per-thread")
+                                              for t in (1, 2) for r in (1, 2, 3)})
+    in_process("lab.cli.report", str(run))
+    md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+    for text in (md, html):
+        assert "points have suspect repeats: the interference guard saw steal" in text
+        assert " suspect · " in text and " re-measured · " in text
+
+
+def test_compare_of_two_runs_with_huge_differing_env_and_specs_is_linear(tmp_path):
+    """80,000 differing lines of env/build.txt and 40,000 of a same-named spec (a received run: CMPQUAD, issue 55)
+    took 32 s and 61 s by difflib and list membership; by sets it is one pass. Bounded by what it does,
+    not timed: the warning counts every differing line and shows three of each side."""
+    import time
+    a = make_run(tmp_path, LINEAR, name="a")
+    b = make_run(tmp_path, LINEAR, name="b")
+    for run, tag in ((a, "a"), (b, "b")):
+        (run / "env" / "build.txt").write_text("".join(f"{tag} line {i}\n" for i in range(80_000)))
+        (run / "sweep" / "specs" / "runner-empty.spec").write_text(
+            "experiment = runner-empty\n" + "".join(f"variants = {tag}{i}\n" for i in range(40_000)))
+    start = time.process_time()
+    p = in_process("lab.cli.compare", str(a), str(b))
+    text = p.stdout + p.stderr + "".join(f.read_text() for f in tmp_path.glob("**/compare-*.md"))
+    assert "differs in 80000 line(s) of A and 80000 of B" in text
+    assert "40000 line(s) only in A, 40000 only in B" in text
+    assert time.process_time() - start < 60     # a bound far above the linear cost, far below the quadratic

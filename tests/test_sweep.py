@@ -67,7 +67,7 @@ def point_count(run):
 def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.4")
-    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", SPEC]
+    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", "share=0", SPEC]
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 60

@@ -2,15 +2,13 @@
 the recorded evidence of the lock program (tests/fixtures/why/recorded/, real perf runs)
 placed in a run folder beside hand-written timed rows. Every CSV value below is test input, not a
 measurement; what is asserted is what the lab makes of them and of the real evidence."""
-import contextlib
-import io
 import re
 import shutil
 
 from conftest import ROOT, in_process, sh
 from lab.report import model
 from lab.core.runfolder import RunFolder
-from lab.cli.scale import say_why
+from lab.report import front
 
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 RECORDED = f"{ROOT}/tests/fixtures/why/recorded"
@@ -68,10 +66,7 @@ def test_scale_prints_why_after_how(tmp_path):
     run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
                    evidence={1: "lock_t1", 2: "lock_t2"})
     e = model.build(str(run))["experiments"][0]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        say_why(e["why"], RunFolder(str(run)))
-    lines = out.getvalue().splitlines()
+    lines = front.why_words(e, RunFolder(str(run)).report_html)
     assert lines[0].startswith("Why it stops scaling") and "Cause: lock" in lines[1]
     assert lines[2].startswith("  - USL, compact: no fit")
 

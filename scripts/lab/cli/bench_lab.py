@@ -15,6 +15,7 @@ import os
 import sys
 
 from lab.engine import api
+from lab.report import front
 from lab.engine import journal as jr
 from lab.engine.spec import spec_charts
 from lab.engine.guard import NOISE_METRICS
@@ -61,7 +62,7 @@ def main(argv):
     for run in runs:
         print(f"bench-lab: sweep into {run}", file=sys.stderr)
         try:
-            outcome = api.run(api.request([f"run={run}", *args, *specs]))
+            outcome, _run = front.after_sweep(api.run(api.request([f"run={run}", *args, *specs])))
         except api.EngineError as e:
             print(f"bench-lab: error: {visible(str(e))}", file=sys.stderr)
             return 2

@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from lab.engine import api
+from lab.report import front
 from lab.engine import journal as jr
 from lab.report.verdict import quotient_range
 from lab.core.runfolder import RunFolder
@@ -94,7 +95,8 @@ def main(argv):
             write_spec(rnd_i * runs)
             try:
                 with contextlib.redirect_stderr(said):
-                    outcome = api.run(api.request([f"run={run}", spec]), out=said, quiet=True)
+                    outcome, _run = front.after_sweep(api.run(api.request([f"run={run}", spec]), out=said, quiet=True),
+                                                      out=said, quiet=True)
             except api.EngineError as e:
                 die(f"the lab's sweep refused to run: {e}; the checkout must not change during the benchmark (a "
                     "run is resumed only by the same code)")

@@ -1,4 +1,30 @@
-"""`python3 -m lab.cli.charts`: runs lab/report/charts.py as its program."""
-import runpy
+#!/usr/bin/env python3
+"""Render every chart a run's specs ask for (`chart = KIND METRIC`), as PNG and SVG, with gnuplot; the
+report is drawn by lab.cli.report, which draws the charts too.
 
-runpy.run_module("lab.report.charts", run_name="__main__", alter_sys=True)
+  charts.py RUN
+"""
+import sys
+
+from lab.core.term import visible
+from lab.report import front
+
+
+def main(argv):
+    if len(argv) != 1:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    try:
+        run = front.read(argv[0])
+        made, said = front.draw_charts(run)
+    except front.Unreadable as e:       # a row no chart can show (file:line), a linked folder
+        print(visible(f"charts: {e}"), file=sys.stderr)
+        return 2
+    for line in said:
+        print(visible(line), file=sys.stderr)
+    print(f"charts: {len(made)} chart(s) in {run.folder.plots_dir}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

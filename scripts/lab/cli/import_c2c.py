@@ -10,11 +10,11 @@ relation,pairs,median_ns,p10_ns,p90_ns. Bad input: one line naming file:line, ex
 """
 import os
 import re
-import subprocess
 import sys
 
 from lab.core import c2c_published as C
 from lab.core.term import visible
+from lab.report import front
 from lab.core.runfolder import results_dir, run_name, stamp_now
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "source", "run")
@@ -34,8 +34,10 @@ def new_dest(name):
 def import_one(path, topology, name, source, dest, entry=None):
     dest = os.path.abspath(dest or new_dest(name))
     rows = C.write_run(dest, path, topology, name, source, entry)
-    for prog in ("charts.py", "report.py"):
-        subprocess.run([sys.executable, "-m", "lab.cli." + prog[:-3], dest], check=True, stdout=subprocess.DEVNULL)
+    try:
+        front.draw(front.read(dest))
+    except front.Unreadable as e:
+        raise C.C2CError(f"{dest}: the imported matrix cannot be drawn: {e}") from None
     print(visible(f"import-c2c: {name}: {dest}"), file=sys.stderr)
     return rows
 

@@ -12,13 +12,12 @@ the run folder and how it scales. Bad input: one line `FILE: …`, exit 2, no ru
 """
 import os
 import shlex
-import subprocess
 import sys
 
 from lab import imports
 from lab.imports.runwriter import write_run
 from lab.engine.spec import NAME
-from lab.report import model
+from lab.report import front
 from lab.core.term import visible
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "run", "threads")
@@ -41,18 +40,20 @@ def main(argv):
         imp.rename(name)
     shown = "./lab import " + shlex.join(argv)
     dest = write_run(keys.get("run"), imp, path, keys.get("topology"), shown)
-    for prog in ("charts.py", "report.py"):
-        subprocess.run([sys.executable, "-m", "lab.cli." + prog[:-3], dest], check=True, stdout=subprocess.DEVNULL)
+    try:
+        run = front.read(dest)
+        drawn = front.draw(run)
+    except front.Unreadable as e:
+        raise imports.BadInput(f"{dest}: the imported run cannot be drawn: {e}") from None
     n = sum(len(rs) for rs in imp.rows.values())
     print(visible(f"import: {imp.format} {os.path.basename(path)}: {imp.points()} points, {n} rows: {dest}"),
           file=sys.stderr)
-    for e in model.build(dest)["experiments"]:
-        sc = e.get("scaling")
-        if sc:
-            print(visible(f"How {e['name']} scales ({sc['metric']}, {sc['better']} is better; numbers in "
-                          f"{os.path.join(dest, 'report.md')}):"))
-            for line in sc["sentences"]:
-                print(visible("  - " + line.replace("**", "")))
+    for e in run.experiments:
+        words = front.scaling_words(e, drawn.report_md)
+        if words:
+            print(visible(words[0].replace("How it scales", f"How {e['name']} scales", 1)))
+            for line in words[1:]:
+                print(visible(line))
     return 0
 
 

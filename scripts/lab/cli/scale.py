@@ -37,13 +37,10 @@ import tempfile
 
 from lab import ROOT
 from lab.engine import api
+from lab.report import front
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
-from lab.report import model
 from lab.core.term import visible
-from lab.why import usl
-from lab.report.journal import JournalError
-from lab.core.runfolder import RunFolder
 from lab.topology.topo import PlacementError, Topology
 
 OWN = ("metric", "save")
@@ -184,7 +181,7 @@ def main(argv):
             if req.dry:
                 api.dry_run(req, sys.stdout)
                 return 0
-            outcome = api.run(req, shown="./lab scale " + shlex.join(argv))
+            outcome, run = front.after_sweep(api.run(req, shown="./lab scale " + shlex.join(argv)))
         except api.EngineError as e:
             print(f"error: {visible(str(e))}", file=sys.stderr)
             return 2
@@ -192,38 +189,16 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
     for line in outcome.lines():
         print(line, file=sys.stderr)
-    say_words(name, RunFolder(outcome.run))
+    if run is None and not outcome.error:      # draw=0: no report, the words all the same (one read)
+        try:
+            run = front.read(outcome.run)
+        except front.Unreadable as err:
+            print(f"scale: no words: {visible(err)}", file=sys.stderr)
+    e = run and run.experiment(name)
+    e = e if e and e.get("scaling") else None
+    for line in (front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html)) if e else ():
+        print(visible(line))
     return outcome.code
-
-
-def say_words(name, rf):
-    """The report's words on how the command scales, on the terminal too (report.md has the numbers),
-    from the run folder the sweep wrote."""
-    try:
-        exps = model.build(rf.path)["experiments"]
-    except (model.DataError, JournalError) as e:
-        print(f"scale: no words: {e}", file=sys.stderr)
-        return
-    e = next((e for e in exps if e["name"] == name and e.get("scaling")), None)
-    if e:
-        sc = e["scaling"]
-        print(f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {rf.report_md}):")
-        for line in sc["sentences"]:
-            print("  - " + visible(line.replace("**", "")))
-        say_why(e.get("why"), rf)
-
-
-def say_why(w, rf):
-    """The cause in words (lab/report/causes.py) and each curve's USL model, after the scaling words."""
-    if not w:
-        return
-    print(f"Why it stops scaling (evidence, flame graphs: {rf.report_html}):")
-    for m in dict.fromkeys(m for c in w["curves"] if c["diff"] is not None for m in c["verdict"].get("missing") or []):
-        print("  - " + visible(f"{m[0].upper()}{m[1:]}."))
-    for c in w["curves"]:
-        print("  - " + visible(c["verdict"]["text"]))
-    for (variant, placement), f in sorted(w["usl"].items()):
-        print(f"  - USL, {variant + ', ' if w['several'] else ''}{placement}: " + visible(usl.words(f)))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (
 import sys
 
 from lab.engine import api
+from lab.report import front
 from lab.core.term import visible
 def main(argv):
     """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""
@@ -37,7 +38,7 @@ def main(argv):
         if req.dry:
             api.dry_run(req, sys.stdout)
             return 0
-        outcome = api.run(req)
+        outcome, _run = front.after_sweep(api.run(req))
     except api.EngineError as e:
         print(f"error: {visible(str(e))}", file=sys.stderr)
         return 2

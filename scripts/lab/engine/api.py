@@ -273,14 +273,6 @@ def measure(req, rf, note, signature, ident, perf, shown, out, quiet):
     finally:
         for s, h in handlers.items():     # an in-process caller gets its own Ctrl-C back
             signal.signal(s, h)
-    asked = keys.get("draw", "1") == "1"
-    drawn = asked
-    quiet_io = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if quiet else {}
-    for script in ("charts.py", "report.py") if drawn else ():
-        if subprocess.run([sys.executable, "-m", "lab.cli." + script[:-3], rf.path], **quiet_io).returncode != 0:
-            print(f"{script} failed (see above)", file=out)
-            drawn = drawn and script != "report.py"
-    if not drawn and asked and code == 0:
-        code = 1        # asked for a report and wrote none: not a success
-    return Outcome(rf.path, code, rf.state() or "", sweep.done_now, sweep.failed, rf.report_html if drawn else "",
-                   asked, rf.journal_log)
+    # The engine measures; the reading side draws (lab/report/front.after_sweep, called by the program).
+    return Outcome(rf.path, code, rf.state() or "", sweep.done_now, sweep.failed, "",
+                   keys.get("draw", "1") == "1", rf.journal_log)

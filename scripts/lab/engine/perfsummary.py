@@ -19,11 +19,35 @@ ATOMIC = re.compile(r"atomic|arc.*(clone|drop)|refcount|fetch_add|fetch_sub", re
 LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)(\s+-\s+-)?\s*$")
 
 
-def symbols(raw):
+REPORT_TIMEOUT = 600        # seconds for perf report to read one point's perf.data
+
+
+class PerfError(Exception):
+    """perf report failed or found no samples; str() is one line."""
+
+
+def summarise(raw, event, env=None, n=10):
+    """Write raw/perf-top.txt (the first n symbols) and return the derived rows as tidy CSV text; the
+    engine calls it in process (no program's output is parsed), cli/perf.py is a shim over it."""
+    from lab.core.runfolder import write_atomic_text
+    rows = symbols(raw, env)
+    if not rows:
+        raise PerfError("perf: no samples in perf.data")
+    write_atomic_text(f"{raw}/perf-top.txt", top_table(rows, n, event or "unknown"))
+    return metrics(rows)
+
+
+def symbols(raw, env=None):
     """[(pct, dso, symbol, is_kernel)] of raw/perf.data, self time, most first."""
-    out = subprocess.run(["perf", "report", "-i", f"{raw}/perf.data", "--stdio", "--no-children",
-                          "-g", "none", "--sort", "dso,symbol", "-q"],
-                         check=True, capture_output=True, text=True).stdout
+    try:
+        p = subprocess.run(["perf", "report", "-i", f"{raw}/perf.data", "--stdio", "--no-children",
+                            "-g", "none", "--sort", "dso,symbol", "-q"],
+                           capture_output=True, text=True, errors="replace", env=env, timeout=REPORT_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise PerfError(f"perf report: {e}") from None
+    if p.returncode != 0:
+        raise PerfError(f"perf report exited {p.returncode}: {' '.join(p.stderr.split())[-300:]}")
+    out = p.stdout
     rows = []
     for line in out.splitlines():
         m = LINE.match(line)

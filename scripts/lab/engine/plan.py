@@ -13,13 +13,19 @@ from lab.topology.topo import PAIRS, PlacementError
 
 
 def stem(variant, placement, threads):
-    """A point's name in file names, one per point; a repeat's files are `<stem>_r<N>`. A variant
-    of letters, digits, '.' and '-' is its own name; any other gets its other characters replaced
-    and a short hash of its exact text (`a+b` and `a_b` must not share a file)."""
-    v = variant or "-"
-    if not re.fullmatch(r"[A-Za-z0-9.-]+", v):
-        v = re.sub(r"[^A-Za-z0-9.-]", "_", v)[:48] + "~" + hashlib.sha256(v.encode()).hexdigest()[:10]
-    return f"{v}_{placement}_t{threads}"
+    """A point's name in file names, one per point and the one owner of it (the engine writes by it, the
+    report and the stories read by it); a repeat's files are `<stem>_r<N>`. A variant or placement of
+    letters, digits, '.' and '-' (not starting with '.') is its own name; any other (a received cell:
+    `../x`, `a+b`) gets its other characters replaced and a short hash of its exact text (`a+b` and `a_b`
+    must not share a file), so a stem is always one file name of runfolder.EVENT_KEY's shape. `threads`
+    is a whole number."""
+    return f"{name_part(variant or '-')}_{name_part(placement)}_t{int(threads)}"
+
+
+def name_part(text):
+    if re.fullmatch(r"[A-Za-z0-9-][A-Za-z0-9.-]{0,47}", text):
+        return text
+    return re.sub(r"[^A-Za-z0-9.-]", "_", text)[:48].lstrip(".") + "~" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 @dataclass
@@ -33,7 +39,8 @@ class Point:
     nodes: list = field(default_factory=list)
     pairs: str = ""         # "a:b,c:d": CPU pairs of a pair placement's relation
     smt_pairs: str = ""     # "a:b,c:d": SMT siblings of the point's CPUs (only for a command using them)
-    skip: str = ""          # why the host cannot run it
+    skip: str = ""          # why the host cannot run it, or that it is shared (same_as)
+    same_as: str = ""       # the placement whose point has the same CPUs: measured once there, shared here
 
     @property
     def stem(self):
@@ -99,4 +106,26 @@ def plan(resolved, topo):
             for v in variants:
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
                                  topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt))
-    return out
+    return shared(out, resolved) if resolved.get("share", "1") == "1" else out
+
+
+def shared(points, resolved):
+    """No point twice: a pinned point whose CPUs an earlier placement's point of the same variant and thread
+    count already has is measured once, there, and shared (skip says so, same_as names the owner). The
+    CPUs compare as a set, or as the ordered list when the command reads {cpus} (its threads may be placed
+    by that order). Pair placements, unpinned and pin=none points are never shared: their CPUs are not
+    what the program runs on."""
+    words = (resolved["command"] or "") + (resolved["args"] or "") + (resolved["exec"] or "")
+    ordered = "{cpus}" in words
+    if resolved.get("pin", "taskset") == "none":
+        return points
+    owners = {}
+    for p in points:
+        if p.skip or p.placement in PAIRS or p.placement == "unpinned" or not p.cpus:
+            continue
+        key = (p.variant, p.threads, tuple(p.cpus) if ordered else frozenset(p.cpus))
+        owner = owners.setdefault(key, p.placement)
+        if owner != p.placement:
+            p.same_as = owner
+            p.skip = f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}: measured once there, shared"
+    return points

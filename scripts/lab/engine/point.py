@@ -5,7 +5,6 @@ value never becomes shell text, whatever a variant name or run folder contains. 
 is the project's spec, not user input.
 """
 import os
-import sys
 import re
 import shlex
 import signal
@@ -17,7 +16,7 @@ from lab.core.runfolder import write_atomic_text
 from lab.topology.topo import cpu_list
 
 from . import execmetric as av
-from . import capacity, cgroup, child, guard, perfstat, prefix
+from . import capacity, cgroup, child, guard, perfstat, perfsummary, prefix
 from .spec import PLACEHOLDERS, SpecError
 
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -229,15 +228,15 @@ def metrics_of(spec):
 
 
 def perf_rows(ctx, raw, fields):
-    """perf.py's summary of raw/perf.data as rows; a failed summary is logged, not fatal."""
-    p = subprocess.run([sys.executable, "-m", "lab.cli.perf", raw], capture_output=True, text=True,
-                       env=dict(ctx.env, LAB_PERF_EVENT=ctx.perf_event))
-    with open(os.path.join(raw, "stderr.log"), "a") as f:
-        f.write(p.stderr)
-    if p.returncode != 0:
+    """The summary of raw/perf.data as rows (perfsummary, in process); a failed summary is logged, not fatal."""
+    try:
+        text = perfsummary.summarise(raw, ctx.perf_event, env=ctx.env)
+    except perfsummary.PerfError as e:
+        with open(os.path.join(raw, "stderr.log"), "a") as f:
+            f.write(f"{e}\n")
         return []
-    write_atomic_text(os.path.join(raw, "perf.csv"), p.stdout)
-    return tidy.fill(fields, p.stdout)
+    write_atomic_text(os.path.join(raw, "perf.csv"), text)
+    return tidy.fill(fields, text)
 
 
 def tail(path, n=3):

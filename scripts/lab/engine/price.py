@@ -84,7 +84,8 @@ class ExperimentPrice:
     remeasured: float                 # re-measured attempts per kept repeat, last run
     setup: float
     points: tuple                     # PointPrice, in measuring order
-    skipped: tuple                    # "placement threads=N: why" the host cannot run
+    skipped: tuple                    # "impossible: EXP placement threads=N: why" the host cannot run, or
+                                      # "shared: …" measured once as another placement (plan.shared)
     expected: float
     fewest: float
     most: float
@@ -143,7 +144,8 @@ def experiment_price(spec, plan, profile, history, why_runs):
              + (int(spec["warmup"]) * timeout if live else 0))
     return ExperimentPrice(spec.name, SPEC_COST if found is None else history.source(found), (e, lo, hi), again,
                            setup, tuple(points),
-                           tuple(f"{p.placement} threads={p.threads}: {p.skip}" for p in plan if p.skip),
+                           tuple(f"{'shared' if p.same_as else 'impossible'}: {spec.name} {p.placement} "
+                                 f"threads={p.threads}: {p.skip}" for p in plan if p.skip),
                            expect, fewest, most, worst)
 
 
@@ -188,8 +190,8 @@ def write(price, specs, out):
                   + (f"; why=1: {why_where(spec[x.name], x, price.why_runs)}" if price.why_runs else "")
                   + "\n")
     for x in price.experiments:
-        for s in x.skipped:
-            out.write(f"impossible: {x.name} {s}\n")
+        for s in dict.fromkeys(x.skipped):      # one line per placement and thread count, not per variant
+            out.write(f"{s}\n")
     for name, tool in price.missing:
         out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
     out.write(price.line() + "\n")

@@ -289,7 +289,8 @@ class Sweep:
         for p in points:
             if p.skip:
                 self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
-                                   experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip)
+                                   experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip,
+                                   **({"variant": p.variant, "same_as": p.same_as} if p.same_as else {}))
         live = [p for p in points if not p.skip]
         todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
         unexplained = [p for p in self.evidence_points(spec, live)

@@ -51,7 +51,8 @@ def point(p):
 def experiment(e):
     sc = e.get("scaling")
     return {"name": e["name"], "spec": e["spec"], "charts": [list(c) for c in e["charts"]],
-            "points": [point(p) for p in e["points"] + e["noise"]],
+            # measured points only: one measured once for several placements (plan.shared) is exported once
+            "points": [point(p) for p in e["points"] + e["noise"] if not p.get("shared")],
             "scaling": {"metric": sc["metric"], "unit": sc["unit"], "better": sc["better"],
                         "threshold": sc["threshold"], "words": sc["words"], "sentences": sc["sentences"],
                         "rows": [{k: r[k] for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",

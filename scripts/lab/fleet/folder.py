@@ -6,7 +6,7 @@ import os
 import shutil
 import tarfile
 
-from lab.cli.archive import ArchiveError, members_of
+from lab.core.archive import ArchiveError, members_of
 from lab.core.runfolder import stamp_now, write_atomic_text
 
 STATE = "fleet.json"

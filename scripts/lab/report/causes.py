@@ -23,6 +23,30 @@ def model_of(by_t, better):
     return usl.fit(ts, xs, lower=(better == "lower"))
 
 
+def evidence_of(run, exp, variant, errors=None):
+    """(placement, threads) → that point's loaded evidence (diff.load), None without a why folder; the one
+    loader of a point's evidence (the stories' claims use it too). A folder whose evidence runs all failed
+    raises ValueError (verdict.curve then says so instead of "run with why=1"); an unreadable one is put in
+    `errors` by (placement, threads) and reads as None, or raises EvidenceError without `errors`."""
+    rf = RunFolder(run)
+
+    def get(placement, threads):
+        folder = rf.evidence_dir(exp, plan.stem(variant, placement, threads))
+        if not os.path.isfile(os.path.join(folder, "meta.json")):
+            return None
+        try:
+            ev = diff.load(folder)
+        except (EvidenceError, OSError) as err:
+            if errors is None:
+                raise EvidenceError(str(err)) from None
+            errors[(placement, threads)] = str(err)
+            return None
+        if not ev["runs"]:
+            raise ValueError(f"{os.path.relpath(folder, run)}: no evidence run completed (its stderr_r1.log says why)")
+        return ev
+    return get
+
+
 def section(run, e):
     """{"metric", "better", "usl": {(variant, placement): fit}, "curves": [verdict.curve entries, each with
     its "variant"], "flames": {(variant, placement): path}, "evidence": bool} for an experiment with
@@ -30,23 +54,11 @@ def section(run, e):
     sc = e.get("scaling")
     if not sc:
         return None
-    rf = RunFolder(run)
     variants = scaling.curves(e["points"], sc["metric"])
     curves, models = [], {}
     for variant, by_p in sorted(variants.items()):
         errors = {}
-
-        def evidence_of(placement, threads, variant=variant, errors=errors):
-            folder = rf.evidence_dir(e["name"], plan.stem(variant, placement, threads))
-            if not os.path.isdir(folder):
-                return None
-            try:
-                return diff.load(folder)
-            except (EvidenceError, OSError) as err:
-                errors[(placement, threads)] = str(err)
-                return None
-
-        for c in verdict.curve(scaling.summaries(by_p), sc["better"], evidence_of):
+        for c in verdict.curve(scaling.summaries(by_p), sc["better"], evidence_of(run, e["name"], variant, errors)):
             v = c["verdict"]
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])

@@ -104,6 +104,7 @@ class Series:
     unit: str
     lines: list
     ideal: bool            # draw each line's ideal (linear from its fewest threads)
+    left_out: int = 0      # lines beyond MAX_SERIES, not drawn (the tables and the CSV have them)
 
 
 @dataclass
@@ -115,6 +116,7 @@ class Bars:
     categories: list       # [category name]
     variants: list         # [variant]
     cells: dict            # {(category, variant): pooled point}
+    left_out: int = 0      # variants and categories beyond MAX_SERIES and MAX_CATEGORIES, not drawn
 
 
 @dataclass
@@ -205,7 +207,27 @@ def heatmap_chart(points, metric, topo=None, **_):
 KINDS = {"scaling": scaling_chart, "speedup": speedup_chart, "bars": bars_chart, "heatmap": heatmap_chart}
 
 
+# What one chart draws at most: a received file of 16,000 variants made one gnuplot call of 149 s and a
+# 97 MB page; past these a chart draws the first by name and says how many it left out.
+MAX_SERIES = 48
+MAX_CATEGORIES = 64
+
+
 def build(kind, e, metric, topo=None):
     """The chart object of `chart = KIND METRIC` for an experiment of the run model, or None (no rows)."""
     f = KINDS.get(kind)
-    return f(e["points"], metric, scaling=e.get("scaling"), topo=topo) if f else None
+    chart = f(e["points"], metric, scaling=e.get("scaling"), topo=topo) if f else None
+    if isinstance(chart, Series) and len(chart.lines) > MAX_SERIES:
+        chart.left_out, chart.lines = len(chart.lines) - MAX_SERIES, chart.lines[:MAX_SERIES]
+    if isinstance(chart, Bars) and (len(chart.variants) > MAX_SERIES or len(chart.categories) > MAX_CATEGORIES):
+        chart.left_out = max(0, len(chart.variants) - MAX_SERIES) + max(0, len(chart.categories) - MAX_CATEGORIES)
+        chart.variants, chart.categories = chart.variants[:MAX_SERIES], chart.categories[:MAX_CATEGORIES]
+        kept_v, kept_c = set(chart.variants), set(chart.categories)
+        chart.cells = {(c, v): p for (c, v), p in chart.cells.items() if c in kept_c and v in kept_v}
+    return chart
+
+
+def left_out_words(chart):
+    """The title's note of a chart that draws only part of its series: "" when it draws every one."""
+    n = getattr(chart, "left_out", 0)
+    return f" (the first {MAX_SERIES} series; {n} more in the tables and the CSV)" if n else ""

@@ -15,9 +15,11 @@ from lab import ROOT
 from lab.engine.spec import spec_charts
 from lab.core.runfolder import RunFolder, RunFolderError, output_of, writing
 from lab.core.term import visible
-from lab.report import chartmodel, model
+from lab.report import chartmodel
 from lab.report.chartmodel import KINDS, ideal, whisker
-from lab.report.journal import JournalError
+
+
+GNUPLOT_TIMEOUT = 120      # seconds for one chart; a chart draws at most chartmodel.MAX_SERIES series
 
 
 def quoted(label):
@@ -117,13 +119,13 @@ def render(run, e, kind, metric, topo):
     chart = chartmodel.build(kind, e, metric, topo)
     exp = e["name"]
     if chart is None:
-        print(visible(f"charts: {exp}: no rows for {metric}, no {kind} chart"), file=sys.stderr)
-        return None
+        return None, f"charts: {exp}: no rows for {metric}, no {kind} chart"
     base = RunFolder(run).chart(exp, kind, metric)
     info = WRITERS[kind](chart, base + ".dat")
     title = f"{exp}: {metric}" + (f" ({info['variant']})" if info.get("variant") else "")
     if kind == "speedup":
         title = f"{exp}: speedup of {metric} over the fewest threads (dashed: ideal)"
+    title += chartmodel.left_out_words(chart)
     width = 1280 if info.get("panels") else 960
     script = os.path.join(ROOT, "plots", f"{'scaling' if kind == 'speedup' else kind}.gp")   # speedup: ratios
     # Every value goes to gnuplot as a `-c` argument, a string the scripts only use as a value: a
@@ -139,43 +141,31 @@ def render(run, e, kind, metric, topo):
         args = [title, ylabel, f"{info['n']} {info['axes']}", info["cpus"], info["bounds"]]
     for ext in ("png", "svg"):
         with output_of(f"{base}.{ext}") as out:     # gnuplot writes a fresh name, renamed into place
-            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True)
-    return f"{base}.png"
+            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True,
+                           timeout=GNUPLOT_TIMEOUT)
+    return f"{base}.png", None
 
 
-def main(argv):
-    run = argv[0]
-    rf = RunFolder(run)
-    try:
-        m = model.charted(rf.path)
-    except (model.DataError, JournalError, RunFolderError) as e:   # a row no chart can show, file:line
-        print(visible(f"charts: {e}"), file=sys.stderr)
-        return 2
-    exps = {e["name"]: e for e in m["experiments"]}
-    # the model read each measured experiment's chart lines (an imported matrix: its heatmap,
-    # c2c_published.py); a spec with no data is read only for what it says is wrong with it
-    specs = {os.path.realpath(rf.spec_path(name)) for name in exps}
+def draw_all(rf, exps):
+    """Every chart the experiments' chart lines ask for: ([PNG written], [line said]). A spec with no data
+    is read only for what it says is wrong with it; RunFolderError when a folder of the run is a link."""
+    said = []
+    by_name = {e["name"]: e for e in exps}
+    specs = {os.path.realpath(rf.spec_path(name)) for name in by_name}
     for spec in rf.spec_paths():
         if os.path.realpath(spec) not in specs:
             spec_charts(spec)
     wanted = []
-    for name, e in exps.items():
+    for name, e in by_name.items():
         for kind, metric in e["charts"]:
             if kind in KINDS:
                 wanted.append((name, kind, metric))
             else:
-                print(visible(f"charts: {name}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})"),
-                      file=sys.stderr)
+                said.append(f"charts: {name}: unknown chart kind {kind!r} (known: {', '.join(KINDS)})")
     topo = rf.topology()
-    try:
-        made = [png for exp, kind, metric in dict.fromkeys(wanted)
-                if (png := render(run, exps[exp], kind, metric, topo))]
-    except RunFolderError as e:      # a folder of the run that is not a real folder inside it: nothing written there
-        print(visible(f"charts: {e}"), file=sys.stderr)
-        return 2
-    print(f"charts: {len(made)} chart(s) in {rf.plots_dir}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    made = []
+    for exp, kind, metric in dict.fromkeys(wanted):
+        png, why = render(rf.path, by_name[exp], kind, metric, topo)
+        made += [png] if png else []
+        said += [why] if why else []
+    return made, said

@@ -24,13 +24,12 @@ rules (written out in docs/design.md, "The stories' causes"):
             run of the same messages; the slot handover's findings (frames ring_push / ring_pop, the
             ring's inlined send and receive) explain at least FOUND_SHARE of what unpadded adds.
 """
-import os
 import re
 
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
+from lab.report.causes import evidence_of
 from lab.report import verdict as V
-from lab.core.runfolder import RunFolder
 from lab.why import classify as C
 from lab.why import diff
 from lab.why import evidence
@@ -192,20 +191,6 @@ ARC = re.compile(r"^(?:drop_in_place|drop|clone|drop_slow)<alloc::sync::Arc<"
                  r"|^<alloc::sync::Arc<.*> as core::(?:clone::Clone|ops::drop::Drop)>::(?:clone|drop)$")
 RING = re.compile(r"^ring_(?:push|pop)$")     # c-probes/ring.h: the slot handover, inlined into stage_main
 SERVER = "cache-server"
-
-
-def evidence_of(run, exp, variant):
-    """(placement, threads) → that point's loaded evidence, None without a why folder; a folder whose
-    evidence runs all failed raises ValueError (verdict.curve then says so instead of "run with why=1")."""
-    def get(placement, threads):
-        folder = RunFolder(run).evidence_dir(exp, f"{variant}_{placement}_t{threads}")
-        if not os.path.isfile(os.path.join(folder, "meta.json")):
-            return None
-        ev = diff.load(folder)
-        if not ev["runs"]:
-            raise ValueError(f"{os.path.relpath(folder, run)}: no evidence run completed (its stderr_r1.log says why)")
-        return ev
-    return get
 
 
 def series(pts, metric, variant, merged):

@@ -1,7 +1,6 @@
 """Two run models side by side: per point (experiment, variant, placement, threads, metric) both
 medians, B / A, and Welch's t-test over the repeats that are not suspect; noise rows apart; warnings
 when the runs built different code (env/build.txt) or ran different specs (sweep/specs/)."""
-import difflib
 import os
 
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, RunFolder, read_file
@@ -15,6 +14,8 @@ def by_key(model):
     out = {}
     for e in model["experiments"]:
         for p in e["points"] + e["noise"]:
+            if p.get("shared"):     # measured once, as another placement (plan.shared): compared there
+                continue
             k = (e["name"], p["variant"], p["placement"], p["threads"], p["metric"], p["unit"])
             d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p["noise"]})
             for r in p["repeats"]:
@@ -47,9 +48,9 @@ def warnings(a_run, b_run):
         missing = " and ".join(x for x, t in (("A", ba), ("B", bb)) if t is None)
         out.append(f"build not recorded in {missing} (env/build.txt): cannot tell whether both ran the same code")
     elif ba.strip() != bb.strip():
-        diff = [ln for ln in difflib.unified_diff(ba.splitlines(), bb.splitlines(), "A", "B", lineterm="", n=0)
-                if ln[:1] in "+-" and not ln.startswith(("---", "+++"))]
-        out.append("the two runs measured differently built code (env/build.txt differs): " + "; ".join(diff[:6]))
+        only_a, only_b = differing(ba.splitlines(), bb.splitlines())
+        out.append(f"the two runs measured differently built code (env/build.txt differs in {len(only_a)} line(s) "
+                   f"of A and {len(only_b)} of B): " + "; ".join([f"-{ln}" for ln in only_a[:3]] + [f"+{ln}" for ln in only_b[:3]]))
     out += memory_time_differs(ra, rb)
     sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
@@ -57,10 +58,20 @@ def warnings(a_run, b_run):
         ta = [ln.strip() for ln in read_file(os.path.join(sa, name)).splitlines() if ln.strip() and not ln.startswith("#")]
         tb = [ln.strip() for ln in read_file(os.path.join(sb, name)).splitlines() if ln.strip() and not ln.startswith("#")]
         if ta != tb:
-            only_a = [ln for ln in ta if ln not in tb]
-            only_b = [ln for ln in tb if ln not in ta]
-            out.append(f"spec {name} differs: A has {only_a[:3]}, B has {only_b[:3]}")
+            only_a, only_b = differing(ta, tb)
+            out.append(f"spec {name} differs ({len(only_a)} line(s) only in A, {len(only_b)} only in B): "
+                       f"A has {only_a[:3]}, B has {only_b[:3]}")
     return out
+
+
+SHOWN = 200     # characters of one differing line shown
+
+
+def differing(a, b):
+    """(lines of a not in b, lines of b not in a), each in its own order: linear in the lines (sets; a
+    received file may hold 80,000 of them), each line cut to SHOWN characters."""
+    sa, sb = set(a), set(b)
+    return [ln[:SHOWN] for ln in a if ln not in sb], [ln[:SHOWN] for ln in b if ln not in sa]
 
 
 def settings(path):

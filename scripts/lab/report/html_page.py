@@ -130,6 +130,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
     charts = [c for c in charts if c[3] is not None]
     if not charts:
         return ""
+    title += chartmodel.left_out_words(charts[0][3])
     if kind in ("scaling", "speedup"):
         series, palette = [], {}
         for prefix, e, dash, ch in charts:
@@ -176,20 +177,10 @@ def experiment(m, e):
             "perf": [(href(os.path.relpath(p, m["run"])), os.path.basename(os.path.dirname(p))) for p in e["perf"]]}
 
 
-def disturbed(exps):
-    """(suspect, all) points when much of the run was measured while the host was busy, else None."""
-    total = sum(len(e["points"]) for e in exps)
-    bad = sum(len(e["suspect"]) for e in exps)
-    return (bad, total) if total and bad / total >= 0.25 else None
-
-
 def report(m):
     exps = m["experiments"]
-    tally = (f'{sum(len(e["points"]) for e in exps)} points · {sum(len(e["suspect"]) for e in exps)} suspect · '
-             f'{sum(len(e["remeasured"]) for e in exps)} re-measured · {sum(len(e["skipped"]) for e in exps)} skipped · '
-             f'{sum(len(e["failed"]) for e in exps)} failed · {len(m["not_measured"])} experiments not measured')
     body = TEMPLATES.get_template("report.html.j2").render(
-        m=m, tally=tally, disturbed=disturbed(exps), exps=[experiment(m, e) for e in exps],
+        m=m, frame=view.frame(m), exps=[experiment(m, e) for e in exps],
         stories=view.stories(m).blocks if m["stories"] else [view.Paragraph(view.NO_STORY, flag="mute")],
         env=view.environment(m["host"]).blocks, embed=lambda f: embed(m["run"], f))
     return page(f"Scaling lab run {m['name']}", body)

@@ -19,10 +19,22 @@ class Journal:
         return [e for e in self.events if e.get("event") == kind
                 and (experiment is None or e.get("experiment") == experiment)]
 
+    def shared(self, experiment):
+        """{(variant, placement, threads): the placement it was measured as} of points measured once for
+        several placements (the engine's `skipped` events with `same_as`; plan.shared); text as written,
+        matched against the data's own cells by the model."""
+        out = {}
+        for e in self.of("skipped", experiment):
+            if isinstance(e.get("same_as"), str) and e["same_as"] != e.get("placement"):
+                out[(str(e.get("variant") or ""), str(e.get("placement")), str(e.get("threads")))] = e["same_as"]
+        return out
+
     def skipped(self, experiment):
         """["PLACEMENT threads=N: reason", …] without repeats, in journal order."""
         seen = []
         for e in self.of("skipped", experiment):
+            if e.get("same_as"):        # measured, as another placement: shown as a shared point, not skipped
+                continue
             s = f"{e.get('placement', '?')} threads={e.get('threads', '?')}: {e.get('reason', 'no reason given')}"
             if s not in seen:
                 seen.append(s)

@@ -66,10 +66,11 @@ def perf_tables(run, e, most=8):
 
 
 def render(m):
+    f = view.frame(m)
     lines = [f"# Scaling lab run {m['name']}", "",
-             f"Sweep state: **{m['state']}**. Command: `{m['command']}`", "",
-             f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", ""]
-    lines += [f"**Warning:** {w}.\n" for w in m["host"].get("warnings", [])]
+             f"{f.head} · command `{f.command}`" + (f" · journal: {f.journal}" if f.journal else ""), "",
+             f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", "", f.tally, ""]
+    lines += [f"**Warning:** {w}.\n" for w in f.warnings]
     lines += blocks([view.stories(m)] if m["stories"] else [])
     lines += environment(m)
     for e in m["experiments"]:

@@ -10,6 +10,7 @@ import os
 from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from lab.engine.perfsummary import METRICS as PERF_METRICS
 from lab.engine.memplace import memory_nodes
+from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
 from lab.core.stats import summary
@@ -221,7 +222,7 @@ def points(run, exp, rows, journal):
         for r in sorted(rs, key=lambda r: tint(r["repeat"])):
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
-            raw_key = ev.get("key") or f"{variant}_{placement}_t{threads}_r{r['repeat']}"
+            raw_key = ev.get("key") or f"{plan.stem(variant, placement, threads)}_r{r['repeat']}"
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
@@ -235,8 +236,20 @@ def points(run, exp, rows, journal):
         mem = sorted({n for x in reps for n in x["mem_nodes"]})
         out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
                     "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False,
-                    "mem_node": ",".join(map(str, mem))})
+                    "mem_node": ",".join(map(str, mem)), "shared": ""})
+    out += shared_points(out, journal.shared(exp))
     out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
+    return out
+
+
+def shared_points(pts, shared):
+    """The points measured once for several placements (plan.shared), drawn and judged in each placement's
+    curve, marked `shared` with the placement they were measured as; only where that point was measured."""
+    out = []
+    for p in pts:
+        for (variant, placement, threads), owner in shared.items():
+            if (p["variant"], p["placement"], p["threads"]) == (variant, owner, threads):
+                out.append(dict(p, placement=placement, shared=owner))
     return out
 
 
@@ -434,6 +447,12 @@ def charted(run):
     return {"run": rf.path, "experiments": exps}
 
 
+def chart_files(rf, exp, charts):
+    """[(kind, metric, path of the chart without its extension, relative to the run)] of the charts drawn."""
+    return [(k, m, os.path.relpath(rf.chart(exp, k, m), rf.path)) for k, m in charts
+            if os.path.exists(rf.chart(exp, k, m, "png"))]
+
+
 def experiment(run, exp, journal, pub, vmap, rec):
     rf = RunFolder(run)
     spec = rf.spec_path(exp)
@@ -450,8 +469,7 @@ def experiment(run, exp, journal, pub, vmap, rec):
         "name": exp,
         "spec": [ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
         "charts": charts,
-        "chart_files": [(k, m, os.path.relpath(rf.chart(exp, k, m), run)) for k, m in charts
-                        if os.path.exists(rf.chart(exp, k, m, "png"))],
+        "chart_files": chart_files(rf, exp, charts),
         "missing_charts": missing_charts(charts, pts),
         "skipped": journal.skipped(exp),
         "points": pts,

@@ -4,6 +4,8 @@ A verdict compares a word (near-linear, higher, …) published with the word mea
 word comes from medians; it is trusted only when the 95% confidence interval of every median involved
 gives the same word at both ends, every point has at least MIN_REPEATS repeats and none is suspect.
 Otherwise the verdict is "inconclusive" and the reason names which of these failed."""
+import re
+
 from lab.core.stats import summary
 
 MIN_REPEATS = 3
@@ -24,14 +26,44 @@ def direction(ratio):
 
 
 def doubt_of(points):
-    """Why the points cannot carry a verdict (few repeats, suspect), or ""."""
-    why = []
-    for label, s in points:
-        if s["n"] < MIN_REPEATS:
-            why.append(f"{label}: n={s['n']} < {MIN_REPEATS} repeats")
-        if s.get("suspect"):
-            why.append(f"{label}: suspect ({s['suspect']})")
+    """Why the points cannot carry a verdict (few repeats, suspect), or "": said once, not a wall of
+    per-point reasons ("2 of 2 points suspect: 5 repeats, steal up to 31%, foreign up to 50%"); each
+    point's own reasons are in its experiment's suspect list."""
+    few = [(label, s) for label, s in points if s["n"] < MIN_REPEATS]
+    bad = [(label, s["suspect"]) for label, s in points if s.get("suspect")]
+    why = [f"{label}: n={s['n']} < {MIN_REPEATS} repeats" for label, s in few] if len(few) <= 2 else \
+        [f"{len(few)} of {len(points)} points have fewer than {MIN_REPEATS} repeats"]
+    if len(bad) == 1 and len(REPEAT.findall(bad[0][1])) <= 1:
+        why.append(f"{bad[0][0]}: suspect ({bad[0][1]})")
+    elif bad:
+        who = bad[0][0] if len(bad) == 1 else f"{len(bad)} of {len(points)} points"
+        why.append(f"{who} suspect: {in_brief('; '.join(text for _label, text in bad))}")
     return "; ".join(why)
+
+
+REPEAT = re.compile(r"(?:^|; )r(\d+): ")
+# a guard reason is `KIND VALUE UNIT …` ("steal 31% > 10%", "neighbour 80% on CPU 1 > 20%",
+# "involuntary switches forced by other processes 900/s > 500/s")
+REASON = re.compile(r"^([a-z][a-z ]*?) (\d+(?:\.\d+)?)(%|/s)")
+SHOWN = 3           # distinct reasons of another shape, at most
+
+
+def in_brief(text):
+    """Suspect reasons of many repeats in a few words: how many repeats, and per kind its worst value."""
+    repeats = len(REPEAT.findall(text))
+    worst, other = {}, []
+    for part in REPEAT.sub("; ", text).split("; "):
+        part = part.strip()
+        m = REASON.match(part)
+        if m:
+            kind, value, unit = m.group(1), float(m.group(2)), m.group(3)
+            worst[(kind, unit)] = max(worst.get((kind, unit), value), value)
+        elif part and part not in other:
+            other.append(part)
+    words = [f"{repeats} repeats"] if repeats > 1 else []
+    words += [f"{kind} up to {value:g}{unit}" for (kind, unit), value in sorted(worst.items(), key=lambda kv: -kv[1])]
+    words += other[:SHOWN] + ([f"{len(other) - SHOWN} other reasons"] if len(other) > SHOWN else [])
+    return ", ".join(words)
 
 
 def merged(pts):

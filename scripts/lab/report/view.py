@@ -134,6 +134,43 @@ NO_STORY = ("No seed story's experiment is in this run (runner-empty, cache-get,
 
 
 # --- run sections -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Frame:
+    """What opens both pages (report.md and report.html), one owner: the tally, the warnings (the host's,
+    and a run measured while the host was busy), and the sweep's state: its kind (ok, imported, warn), its
+    words, the command and the journal (None for an import)."""
+    tally: str
+    warnings: tuple
+    state: str
+    head: str
+    command: str
+    journal: object
+
+
+DISTURBED_SHARE = 0.25      # a run with this share of its points suspect is said to have been measured busy
+
+
+def frame(m):
+    exps = m["experiments"]
+    total, bad = sum(len(e["points"]) for e in exps), sum(len(e["suspect"]) for e in exps)
+    tally = (f'{total} points · {bad} suspect · {sum(len(e["remeasured"]) for e in exps)} re-measured · '
+             f'{sum(len(e["skipped"]) for e in exps)} skipped · {sum(len(e["failed"]) for e in exps)} failed · '
+             f'{len(m["not_measured"])} experiments not measured')
+    warnings = list(m["host"].get("warnings", []))
+    if total and bad / total >= DISTURBED_SHARE:
+        warnings.append(f"{bad} of {total} points have suspect repeats: the interference guard saw steal or other "
+                        "processes on their CPUs (reasons per point below). Verdicts that rest on them are "
+                        "inconclusive; measure again on a quiet host for an answer")
+    if m["state"] == "complete":
+        state, head, journal = "ok", "Sweep complete", m["journal"]
+    elif m["state"] == "imported":
+        state, head, journal = "imported", "Imported published matrix, not measured here", None
+    else:
+        state, head, journal = "warn", f"Sweep state: {m['state']} (the numbers below are what was measured so far)", \
+            m["journal"]
+    return Frame(tally, tuple(warnings), state, head, m["command"], journal)
+
+
 def stories(m):
     if not m["stories"]:
         return None
@@ -285,7 +322,8 @@ def medians(e):
         s = p["s"]
         bad = sum(1 for r in p["repeats"] if r["suspect"])
         mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s["suspect"], tip=s["suspect"]) if bad else Cell("")
-        rows.append(Row([Cell(p["variant"]), Cell(p["placement"]), tnum(p["threads"]), Cell(p["cpus"])]
+        place = Cell(p["placement"], note=f"measured once, as {p['shared']}" if p.get("shared") else "")
+        rows.append(Row([Cell(p["variant"]), place, tnum(p["threads"]), Cell(p["cpus"])]
                         + ([Cell(p["mem_node"] or "–")] if mem else [])
                         + [Cell(p["metric"]), num(s["median"]), Cell(f"{fmt(s['min'])} – {fmt(s['max'])}"),
                            num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)),
