@@ -153,3 +153,17 @@ def test_why_points_all_makes_evidence_at_every_point(build, tmp_path):
     scale(tmp_path, *BASE, *CURVE, "why_points=all", "--", "tests/fixtures/why/build/scales", "{threads}")
     run = run_folder(tmp_path)
     assert evidence_at(run) == [1, 2, 4] and journal(run, "evidence_points") == []
+
+
+def test_a_shared_points_evidence_is_its_owners(tmp_path):
+    # plan.shared: scatter's 1-thread point has compact's CPUs, measured once as compact; scatter's curve
+    # still starts there (the report draws it in both), and its evidence is compact's, made once
+    points = pts(("compact", "scatter"), (1, 2, 4))
+    shared = points[3]
+    shared.skip, shared.same_as = "the same CPUs as compact at 1 thread: measured once there, shared", "compact"
+    walls = {1: (1.0, 1.01, 0.99), 2: (0.5, 0.505, 0.495), 4: (0.5, 0.505, 0.495)}
+    rs = rows(walls) + [r for r in rows(walls, placement="scatter") if r["threads"] != "1"]
+    got = chosen(spec(tmp_path), points, rs)
+    assert got == [("compact", 1), ("compact", 4), ("scatter", 4)]
+    expected, _most = W.priced(spec(tmp_path), points, lambda p: 1.0)
+    assert [(p.placement, p.threads) for p in expected] == [("compact", 1), ("compact", 4), ("scatter", 4)]

@@ -130,7 +130,7 @@ def experiment_price(spec, plan, profile, history, why_runs):
     points = []
     # why=1: evidence runs only where why_points makes them (by default per curve the fewest threads and
     # the dearest candidate for the knee; the range's top: a knee per variant)
-    priced = why_points.priced(spec, live, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
+    priced = why_points.priced(spec, plan, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
     explained, at_most = ({id(p) for p in ps} for ps in priced)
     for p in live:
         s = per_run(spec, p, measured)

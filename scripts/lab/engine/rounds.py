@@ -293,13 +293,13 @@ class Sweep:
                                    **({"variant": p.variant, "same_as": p.same_as} if p.same_as else {}))
         live = [p for p in points if not p.skip]
         todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
-        unexplained = [p for p in self.evidence_points(spec, live)
+        unexplained = [p for p in self.evidence_points(spec, points)
                        if not why_ev.complete(self.rf.evidence_dir(exp, p.stem), self.why_runs)]
         if not todo and not unexplained:
             self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
         elif self.prepare(spec, todo):
             self.measure_points(spec, todo)
-            self.explain(spec, live)
+            self.explain(spec, points)
             self.run_teardown()
         rows = []
         for path in self.rf.point_files(exp):
@@ -380,8 +380,9 @@ class Sweep:
                     break
 
     def evidence_points(self, spec, points):
-        """why=1: the points that get evidence runs (lab/why/points.py: why_points), judged from the timed
-        repeats kept so far; final once the experiment's timed rounds are done."""
+        """why=1: the measured points that get evidence runs (lab/why/points.py: why_points), judged from the
+        timed repeats kept so far; final once the experiment's timed rounds are done. points: the plan's
+        (a shared point's curve counts, and its evidence is its owner's)."""
         if not self.why_runs:
             return []
         return why_points.chosen(spec, points, [r for p in points for rs in self.done_repeats(p).values() for r in rs])
@@ -426,7 +427,8 @@ class Sweep:
                                "curve for the differential to compare (why_points=all: every point)",
                                experiment=exp, curves=[])
             return
-        pairs = why_points.compared(spec, [r for p in points for rs in self.done_repeats(p).values() for r in rs])
+        rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
+        pairs = why_points.compared(spec, why_points.with_shared(points, rows))
         curves = [{"variant": v, "placement": pl, "base": b, "knee": k, "why": why}
                   for (v, pl), (b, k, why) in sorted(pairs.items())]
         said = "; ".join(f"{c['variant'] or '-'} {c['placement']} threads={c['base']}"

@@ -63,28 +63,59 @@ def summarised(rows):
     return s
 
 
+def measured(points):
+    """{id(point): the point measured for it}: itself, or for a point measured once as another placement
+    (plan.shared: same_as) that placement's point; None for one the host cannot run."""
+    by = {(p.variant, p.placement, p.threads): p for p in points if not p.skip}
+    return {id(p): by.get((p.variant, p.same_as, p.threads)) if getattr(p, "same_as", "") else
+            (None if p.skip else p) for p in points}
+
+
+def owners(points, picked):
+    """The measured points behind `picked` (a shared point's evidence is its owner's), once each, in plan order."""
+    of = measured(points)
+    want = {id(of[id(p)]) for p in picked if of[id(p)] is not None}
+    return [p for p in points if id(p) in want]
+
+
+def with_shared(points, rows):
+    """rows plus, for each shared point, its owner's rows as its own placement's (as the report draws it in
+    both curves: lab/report/model.py shared_points)."""
+    of = measured(points)
+    extra = []
+    for p in points:
+        o = of[id(p)]
+        if o is not None and o is not p:
+            extra += [dict(r, placement=p.placement) for r in rows
+                      if (r["variant"], r["placement"], str(r["threads"])) == (o.variant, o.placement, str(o.threads))]
+    return rows + extra
+
+
 def chosen(spec, points, rows):
-    """The points of one experiment that get evidence runs, in plan order, once its timed repeats are done:
-    every point (all), or at each placement every variant at each curve's base and knee (differential)
-    from `rows`."""
+    """The measured points of one experiment that get evidence runs, in plan order, once its timed repeats
+    are done: every point (all), or at each placement every variant at each curve's base and knee
+    (differential) from `rows`. points: the plan's, shared ones included (their evidence is their owner's)."""
     if mode(spec) == ALL:
-        return list(points)
+        return owners(points, points)
     if metric(spec) is None:
         return []
     counts = {}
-    for (_v, pl), (b, k, _why) in compared(spec, rows).items():
+    for (_v, pl), (b, k, _why) in compared(spec, with_shared(points, rows)).items():
         counts.setdefault(pl, set()).update((b, k))
-    return [p for p in points if p.threads in counts.get(p.placement, ())]
+    return owners(points, [p for p in points if p.threads in counts.get(p.placement, ())])
 
 
 def priced(spec, points, cost):
-    """(expected, most): the points the dry run prices evidence runs at, before anything is measured. All:
+    """(expected, most): the measured points the dry run prices evidence runs at, before anything is measured
+    (points: the plan's, shared ones included: their evidence is their owner's). All:
     every point, both. Differential: per curve its fewest threads and, for the knee (unknown until the curve
     is measured), its dearest other point by cost(point) (the most threads among equals): 2 a curve when a
     placement's variants share their knee; at most, each variant's knee a different count, the fewest and
     as many dearest others as the placement has variants."""
+    of = measured(points)
+    points = [p for p in points if of[id(p)] is not None]
     if mode(spec) == ALL:
-        return list(points), list(points)
+        return owners(points, points), owners(points, points)
     if metric(spec) is None:
         return [], []
     expected, most = [], []
@@ -96,4 +127,4 @@ def priced(spec, points, cost):
         rest = sorted((p for p in ps if p is not first), key=lambda p: (cost(p), p.threads), reverse=True)
         expected += [first] + rest[:1]
         most += [first] + rest[:len(variants[pl])]
-    return expected, most
+    return owners(points, expected), owners(points, most)
