@@ -7,8 +7,10 @@ measured and the knee, so that why=1 costs O(curves), not O(points); and, at eac
 counts for its other variants: the stories contrast variants at one variant's base and knee (report/claims.py:
 per-thread at shared-arc's, the other lock modes at global's). A curve of one thread count gets its one
 point. An experiment without scaling words (no `speedup` or `scaling` chart) gets none: its report has no
-why section to use them (a spec whose story reads them anyway says `why_points = all`: channel.spec). The knee is known only from the curve's timed repeats, read with the report's
-own rules (scaling.curve_metric, scaling.better_of, diff.knees), so the engine asks once they are done.
+why section to use them (a spec whose story reads them anyway says `why_points = all`: channel.spec). The
+knee is known only from the curve's timed repeats, read with the report's own rules (scaling.curve_metric,
+scaling.better_of, diff.knees), so the engine asks once they are done. A point measured once as another
+placement (plan.shared) counts in its curve with its owner's rows, and its evidence is its owner's.
 """
 from lab.core.stats import summary
 from lab.report import scaling
