@@ -87,3 +87,24 @@ def test_a_received_evidence_file_that_is_a_fifo_or_a_link_is_refused_not_follow
     verdict = part.splitlines()[2]
     assert verdict.startswith("compact: evidence unreadable") and "not a regular file" in verdict, verdict
     assert "Cause: lock" not in part
+
+
+def test_a_point_measured_once_as_another_placement_reads_that_placements_evidence(tmp_path):
+    """plan.shared: scatter's 1-thread point was compact's (the journal's skipped event names same_as), so
+    its curve's differential reads compact's 1-thread evidence, as it reads compact's numbers."""
+    import json
+    run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
+                   evidence={1: "lock_t1", 2: "lock_t2"})
+    csv = run / "data" / "lk.csv"
+    csv.write_text(csv.read_text() + "".join(f"r,lk,,scatter,2,0,{i},wall_s,{x},s,\n"
+                                             for i, x in enumerate((1.40, 1.42, 1.38), 1)))
+    shutil.copytree(f"{RECORDED}/lock_t2", run / "raw" / "lk" / "-_scatter_t2_why")
+    (run / "sweep" / "journal.jsonl").write_text(json.dumps(
+        {"ts": "2026-12-07T10:00:00Z", "event": "skipped", "experiment": "lk", "variant": "", "placement": "scatter",
+         "threads": 1, "reason": "the same CPUs as compact at 1 thread: measured once there, shared",
+         "same_as": "compact"}) + "\n")
+    e = model.build(str(run))["experiments"][0]
+    got = {c["verdict"]["placement"]: c for c in e["why"]["curves"]}
+    assert got["scatter"]["diff"] is not None and got["scatter"]["verdict"]["base_threads"] == 1, \
+        got["scatter"]["verdict"]["text"]
+    assert "Cause: lock" in got["scatter"]["verdict"]["text"]

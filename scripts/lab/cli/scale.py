@@ -16,9 +16,10 @@ Keys (before --):
   perf=stat                                count cycles, instructions, cache and LLC misses, context
                                            switches, migrations (rows perf_*) where the PMU allows; the
                                            report names those this host cannot count
-  why=1  why_runs=3                        after each point's timed repeats, evidence runs under perf
-                                           record: on-CPU, off-CPU per reason, futex waits per address,
-                                           scheduling (raw/<exp>/<point>_why/; docs/design.md)
+  why=1  why_runs=3                        once the timed repeats are done, evidence runs under perf
+                                           record at each curve's fewest threads and knee (why_points=all:
+                                           every point): on-CPU, off-CPU per reason, futex waits per
+                                           address, scheduling (raw/<exp>/<point>_why/; docs/design.md)
   dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/lab/cli/sweep.py)
 Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
 host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.

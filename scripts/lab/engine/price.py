@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from lab.core.term import visible
 from lab.topology.topo import cpu_ranges
 from lab.why import collect as why_collect
+from lab.why import points as why_points
 
 from .plan import Point
 
@@ -127,11 +128,16 @@ def experiment_price(spec, plan, profile, history, why_runs):
         first = per_run(spec, live[0], measured) * int(spec["warmup"])
         expect, fewest, most = (setup + first,) * 3
     points = []
+    # why=1: evidence runs only where why_points makes them (by default per curve the fewest threads and
+    # the dearest candidate for the knee; the range's top: a knee per variant)
+    priced = why_points.priced(spec, plan, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
+    explained, at_most = ({id(p) for p in ps} for ps in priced)
     for p in live:
         s = per_run(spec, p, measured)
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        why = why_runs * why_run(spec, s) if why_runs else 0.0
-        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why
+        why = why_runs * why_run(spec, s) if id(p) in explained else 0.0
+        why_most = why_runs * why_run(spec, s) if id(p) in at_most else 0.0
+        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why_most
         points.append(PointPrice(p, e, s, kept, why))
     timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
     worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
@@ -152,6 +158,19 @@ def compute(specs, plans, profile, history, on_host, why_runs=0):
                        for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
 
 
+def why_where(spec, x, runs):
+    """The dry run's words for an experiment's evidence runs: how many, where (why_points) and their price."""
+    n = sum(1 for pp in x.points if pp.why)
+    if not n:
+        return "no evidence runs: no scaling curve here for the differential to compare (why_points=all: every point)"
+    where = f"at every point ({n})" if why_points.mode(spec) == why_points.ALL else \
+        (f"at {n} of {len(x.points)} points (per curve the fewest threads and the knee, a placement's variants "
+         "at each other's too; the knee is unknown until the curve is measured, so it is priced at the curve's "
+         "dearest other point, and in the range's top at as many as the placement has variants)")
+    return (f"{runs} evidence runs per point {where}, each ~{WHY_RUN_FIXED:g} s + {WHY_RUN_FACTOR} runs, a short "
+            "command's run filled to why_seconds")
+
+
 def write(price, specs, out):
     """Print every point, each experiment's sources, what is impossible, and the ETA."""
     spec = {s.name: s for s in specs}
@@ -168,8 +187,7 @@ def write(price, specs, out):
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
                   + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
                   + f"; build and setup {x.setup:g} s"
-                  + (f"; why=1: {price.why_runs} evidence runs per point at ~{WHY_RUN_FIXED:g} s + "
-                     f"{WHY_RUN_FACTOR} runs each, a short command's run filled to why_seconds" if price.why_runs else "")
+                  + (f"; why=1: {why_where(spec[x.name], x, price.why_runs)}" if price.why_runs else "")
                   + "\n")
     for x in price.experiments:
         for s in dict.fromkeys(x.skipped):      # one line per placement and thread count, not per variant

@@ -32,6 +32,7 @@ from .plan import plan
 from .price import hms
 from lab.why import collect as why_collect
 from lab.why import evidence as why_ev
+from lab.why import points as why_points
 
 
 class Interrupted(Exception):
@@ -67,7 +68,7 @@ class Sweep:
         self.specs = specs                       # resolved specs, in order
         self.run_id = rf.name
         self.perf = opts["perf"]
-        self.why_runs = opts.get("why_runs", 0)   # why=1: evidence runs per point after its timed repeats
+        self.why_runs = opts.get("why_runs", 0)   # why=1: evidence runs per point that gets them (why_points)
         # The variants' order in each round is shuffled from this seed (journaled): drift and periodic
         # noise cannot line up with one variant, and the order can be re-derived (round_order).
         self.seed = opts.get("seed")
@@ -93,7 +94,9 @@ class Sweep:
         self.price = {(pp.point.experiment, pp.point.stem): pp
                       for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
         self.left = {}                       # {(experiment, stem): repeats still expected}
-        self.unexplained = set()             # why=1: (experiment, stem) whose evidence runs are still to come
+        # why=1: (experiment, stem) whose evidence runs may still come: every point until its experiment's
+        # are made (the price counts only those why_points prices, so the ETA stays right before the knee is known)
+        self.unexplained = set()
         self.priced_done = 0.0               # the price of the repeats kept so far in this session
         os.makedirs(rf.sweep_dir, exist_ok=True)
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
@@ -290,13 +293,13 @@ class Sweep:
                                    **({"variant": p.variant, "same_as": p.same_as} if p.same_as else {}))
         live = [p for p in points if not p.skip]
         todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
-        unexplained = [p for p in live if self.why_runs and not why_ev.complete(
-            self.rf.evidence_dir(exp, p.stem), self.why_runs)]
+        unexplained = [p for p in self.evidence_points(spec, points)
+                       if not why_ev.complete(self.rf.evidence_dir(exp, p.stem), self.why_runs)]
         if not todo and not unexplained:
             self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
         elif self.prepare(spec, todo):
             self.measure_points(spec, todo)
-            self.explain(spec, live)
+            self.explain(spec, points)
             self.run_teardown()
         rows = []
         for path in self.rf.point_files(exp):
@@ -376,11 +379,26 @@ class Sweep:
                 if not active:
                     break
 
+    def evidence_points(self, spec, points):
+        """why=1: the measured points that get evidence runs (lab/why/points.py: why_points), judged from the
+        timed repeats kept so far; final once the experiment's timed rounds are done. points: the plan's
+        (a shared point's curve counts, and its evidence is its owner's)."""
+        if not self.why_runs:
+            return []
+        return why_points.chosen(spec, points, [r for p in points for rs in self.done_repeats(p).values() for r in rs])
+
     def explain(self, spec, points):
-        """why=1: the evidence runs of every point whose timed repeats are all done and whose evidence is
-        not, after them and never inside one (scripts/lab/why/collect.py). Missing evidence is one journal
-        line, never a failed point."""
-        for p in points if self.why_runs else ():
+        """why=1: the evidence runs, after the experiment's timed rounds and never inside one
+        (scripts/lab/why/collect.py), at the points why_points chooses: by default each curve's fewest
+        threads and its knee, known only now. Each point whose timed repeats are all done and whose
+        evidence is not gets them (a resumed sweep makes only what is missing). Missing evidence is one
+        journal line, never a failed point."""
+        if not self.why_runs:
+            return
+        chosen = self.evidence_points(spec, points)
+        if why_points.mode(spec) == why_points.DIFFERENTIAL:
+            self.journal_choice(spec, points)
+        for p in chosen:
             folder = self.rf.evidence_dir(p.experiment, p.stem)
             done = self.done_repeats(p)
             if why_ev.complete(folder, self.why_runs) or not done or not self.settled(spec, p, done)[0]:
@@ -399,6 +417,25 @@ class Sweep:
                                    f"threads={p.threads}: evidence missing: {reason}", **self.fields(p), reason=reason)
             self.journal.event("evidence_done", **self.fields(p), runs=runs, seconds=round(time.monotonic() - t0, 3),
                                evidence=status)
+        self.unexplained -= {(p.experiment, p.stem) for p in points}    # the points not chosen get none
+
+    def journal_choice(self, spec, points):
+        """The journal's `evidence_points` line: where the differential's evidence runs go, per curve, and why."""
+        exp = spec.name
+        if why_points.metric(spec) is None:
+            self.journal.event("evidence_points", f"{exp}: no evidence runs: no speedup or scaling chart, so no "
+                               "curve for the differential to compare (why_points=all: every point)",
+                               experiment=exp, curves=[])
+            return
+        rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
+        pairs = why_points.compared(spec, why_points.with_shared(points, rows))
+        curves = [{"variant": v, "placement": pl, "base": b, "knee": k, "why": why}
+                  for (v, pl), (b, k, why) in sorted(pairs.items())]
+        said = "; ".join(f"{c['variant'] or '-'} {c['placement']} threads={c['base']}"
+                         + (f" and {c['knee']}, {c['why']}" if c["knee"] != c["base"] else "") for c in curves)
+        self.journal.event("evidence_points", f"{exp}: evidence runs at the points the differential compares "
+                           "(and a placement's other variants at the same thread counts): "
+                           + (said or f"none (no timed repeat of {why_points.metric(spec)})"), experiment=exp, curves=curves)
 
     def warm_up(self, spec, p, count):
         raw = self.rf.raw(p.experiment, p.key(0))

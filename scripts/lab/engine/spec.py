@@ -65,6 +65,7 @@ KEYS = {
     "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (lab/report/goals.py)"),
     "why_seconds": ("seconds", "2", True, "why=1: an evidence run of a fixed-work command repeats it (in the same recording and pinning) until this many seconds have passed, at most half the timeout; its cost per run divides by the repetitions; 0: one run (a throughput metric's runs are never repeated)"),
     "why_comm": ("comms", "", True, "why=1: the processes (comm names, space-separated) whose evidence counts, e.g. a server the command starts beside its load generator; only their scheduler events are recorded with stacks (empty: the command's whole tree)"),
+    "why_points": ("choice:differential all", "differential", True, "why=1: which points get evidence runs: differential = per curve (variant × placement) of an experiment with scaling words, the fewest threads and the knee, the two points the why's differential compares (chosen once the experiment's timed repeats are done); all = every point"),
     "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")

@@ -11,6 +11,7 @@ from lab.engine import plan
 from lab.report import scaling
 from lab.core.runfolder import RunFolder
 from lab.why import diff, flame, usl, verdict
+from lab.report.journal import Journal, JournalError
 from lab.why.evidence import EvidenceError
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
@@ -27,10 +28,16 @@ def evidence_of(run, exp, variant, errors=None):
     """(placement, threads) → that point's loaded evidence (diff.load), None without a why folder; the one
     loader of a point's evidence (the stories' claims use it too). A folder whose evidence runs all failed
     raises ValueError (verdict.curve then says so instead of "run with why=1"); an unreadable one is put in
-    `errors` by (placement, threads) and reads as None, or raises EvidenceError without `errors`."""
+    `errors` by (placement, threads) and reads as None, or raises EvidenceError without `errors`. A point
+    measured once as another placement (plan.shared) has that placement's evidence, as it has its numbers."""
     rf = RunFolder(run)
+    try:
+        shared = Journal(rf).shared(exp)
+    except (OSError, JournalError):
+        shared = {}
 
     def get(placement, threads):
+        placement = shared.get((variant or "", placement, str(threads)), placement)
         folder = rf.evidence_dir(exp, plan.stem(variant, placement, threads))
         if not os.path.isfile(os.path.join(folder, "meta.json")):
             return None

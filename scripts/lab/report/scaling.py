@@ -286,14 +286,22 @@ def better_of(spec_path, metric, unit):
     return av.better_for(unit)
 
 
+def curve_metric(charts, evidence):
+    """The metric of an experiment's scaling words from its [(kind, metric)] chart lines: its first
+    `speedup` chart's, or with why=1 evidence its first `scaling` chart's; None without either. The
+    engine asks it too (evidence=True), to know which curves the why's differential will compare."""
+    metric = next((m for k, m in charts if k == "speedup"), None)
+    if metric is None and evidence:
+        metric = next((m for k, m in charts if k == "scaling"), None)
+    return metric
+
+
 def section(run, e):
     """The scaling words of an experiment with a `speedup METRIC` chart, or, when it ran with why=1, of its
     first `scaling METRIC` chart (the stories' specs draw curves, not speedups: their "why" needs the
     curve's knee); else None. run: its folder's path."""
     rf = RunFolder(run)
-    metric = next((m for k, m in e["charts"] if k == "speedup"), None)
-    if metric is None and rf.has_evidence(e["name"]):
-        metric = next((m for k, m in e["charts"] if k == "scaling"), None)
+    metric = curve_metric(e["charts"], rf.has_evidence(e["name"]))
     if metric is None:
         return None
     unit = next((p["unit"] for p in e["points"] if p["metric"] == metric), "")
