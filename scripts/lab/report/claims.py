@@ -33,6 +33,7 @@ from lab.report import verdict as V
 from lab.why import classify as C
 from lab.why import diff
 from lab.why import evidence
+from lab.why import gate
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
