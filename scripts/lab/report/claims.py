@@ -230,6 +230,9 @@ def compare(run, exp, variant, placement, b, k):
         return None, str(e)
     if eb is None or ek is None:
         return None, "no evidence"
+    empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek)) if not e["runs"]]
+    if empty:
+        return None, "inconclusive: " + "; ".join(empty)
     try:
         d = diff.differential(eb, ek, placement, b, k)
     except ValueError as e:

@@ -64,20 +64,21 @@ def counted(run):
 
 
 def knee(rows):
-    """(base threads, knee threads, why) of one placement's speedup rows (reporting.scaling.speedups):
+    """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.scaling.speedups):
     the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
-    rule, reused), else the largest count measured."""
+    rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
     base = rows[0]["threads"]
     for r in rows[1:]:
-        if scaling.efficiency_word(r)[0] == "below":
+        word, rng = scaling.efficiency_word(r)
+        if word == "below":
             return base, r["threads"], (f"the first thread count whose efficiency is below "
-                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range")
+                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range ({rng})"), True
     return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
-                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)"
+                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)", False
 
 
 def knees(series, better):
-    """{placement: (base, knee, why)} for series {placement: {threads: summary}} as scaling takes it."""
+    """{placement: (base, knee, why, stops)} for series {placement: {threads: summary}} as scaling takes it."""
     return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
 
 
@@ -265,17 +266,19 @@ def _sched(ev):
     return [{n: sum(float(t[n]) for t in run) for n in ("migrations", "involuntary")} for run in runs]
 
 
-def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why=""):
+def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why="", stops=False):
     """Compare two points' evidence (as load() gives it); everything the verdict and the flame
-    graph need, as plain data."""
+    graph need, as plain data. `stops`: the curve says scaling stops at the knee (knee()), so the
+    verdict may not say it scales."""
     b, k = _side(base_ev), _side(knee_ev)
     unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
     if unit_b != unit_k:
         raise ValueError(f"the two points count work in different units ({unit_b} vs {unit_k})")
     out = {"placement": placement, "base_threads": base_threads, "knee_threads": knee_threads,
-           "knee_why": knee_why, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
+           "knee_why": knee_why, "stops": stops, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
            "stacks": [], "functions_self": [], "functions_incl": [], "sched": [], "total": {},
-           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {}))}
+           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {})),
+           "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"]))}
     for kind in KINDS:
         why = b["missing"].get(kind) or k["missing"].get(kind)
         if why:

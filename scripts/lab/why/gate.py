@@ -48,6 +48,13 @@ def kept_runs(meta):
     return [j["run"] for j in judged if j["verdict"] == KEPT and j.get("run")]
 
 
+def kept_speed(meta):
+    """The median speed (vs the timed repeats) of the kept runs that were judged by it, or None."""
+    kept = set(kept_runs(meta))
+    xs = sorted(j["speed"] for j in meta.get("runs_judged") or [] if j.get("run") in kept and j.get("speed"))
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
+
+
 def none_kept(meta, threads):
     """Why no run of a point is kept, with the numbers: 'the evidence runs at 2 threads ran ×2.05–×2.20
     faster than the timed repeats (budget ±10%); 1 cut (perf's size limit); none kept'."""
