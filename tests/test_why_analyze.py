@@ -463,6 +463,7 @@ def test_load_uses_only_the_kept_runs_each_at_its_own_frequency(tmp_path):
     # 999 samples at 999 Hz and 99 at 99 Hz are the same second of CPU per run
     assert [c["p;a"] for c in side["on"]["cost"]] == pytest.approx([1e6, 1e6])
     assert evidence.complete(str(tmp_path), 4) and not evidence.complete(str(tmp_path), 5)
+    assert gate.summary(got["meta"], 2) == "2 threads: 2 of 4 attempts kept (tier light, lightest; 1 disturbed, 1 cut)"
     # an older folder (no runs_judged) is read as before: every recorded run kept
     meta = evidence.read_meta(str(tmp_path))
     meta.pop("runs_judged")

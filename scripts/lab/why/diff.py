@@ -278,7 +278,9 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
            "knee_why": knee_why, "stops": stops, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
            "stacks": [], "functions_self": [], "functions_incl": [], "sched": [], "total": {},
            "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {})),
-           "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"]))}
+           "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
+           "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
+                                  gate.summary(knee_ev["meta"], knee_threads)) if x]}
     for kind in KINDS:
         why = b["missing"].get(kind) or k["missing"].get(kind)
         if why:

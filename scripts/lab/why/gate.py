@@ -55,6 +55,21 @@ def kept_speed(meta):
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
 
 
+def summary(meta, threads):
+    """'2 threads: 2 of 5 attempts kept (tiers light, lightest; 3 disturbed)', or '' when the gate did not
+    judge (an older folder) or every attempt was kept at the first tier."""
+    judged = meta.get("runs_judged") or []
+    kept = [j for j in judged if j["verdict"] == KEPT]
+    if not judged or (len(kept) == len(judged) and {j["tier"] for j in judged} <= {judged[0]["tier"]}):
+        return ""
+    rejected = [f"{sum(j['verdict'] == v for j in judged)} {v}" for v in (DISTURBED, CUT, LOST)
+                if any(j["verdict"] == v for j in judged)]
+    tiers = ", ".join(dict.fromkeys(j["tier"] for j in kept)) or "none"
+    return (f"{threads} thread" + ("" if threads == 1 else "s") +
+            f": {len(kept)} of {len(judged)} attempts kept (tier {tiers}" +
+            (f"; {', '.join(rejected)}" if rejected else "") + ")")
+
+
 def none_kept(meta, threads):
     """Why no run of a point is kept, with the numbers: 'the evidence runs at 2 threads ran ×2.05–×2.20
     faster than the timed repeats (budget ±10%); 1 cut (perf's size limit); none kept'."""

@@ -132,6 +132,8 @@ def words(d, c):
                     (f"; also {', '.join(others)}" if others else "") + ")."
     for note in c["notes"]:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
+    if d.get("judged"):         # the validity gate rejected runs or recorded lighter: what the words rest on
+        text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d['judged'])}."
     nb, nk = d["runs"]
     if min(nb, nk) < 3:
         text += f" Only {min(nb, nk)} evidence run(s) on a side: the intervals are wide or missing."
