@@ -183,6 +183,7 @@ def global_lock_knee(exps, pub, merged):
 # --- the cause (issue 43, item 6) ------------------------------------------------------------------
 FOUND_SHARE = C.LEAD_SHARE     # the seed's cause explains at least a quarter of the added cost
 NO_EVIDENCE = "no evidence (run with why=1)"
+INCONCLUSIVE = "inconclusive (no evidence run kept)"
 # Rust's Arc reference counts: the clone (strong count +1) and the drop (-1, drop_slow at zero), as perf
 # names them in the runner's release build, inlined frames included (seen here: `drop_in_place<alloc::sync::
 # Arc<rune::…>>`, `drop<alloc::sync::Arc<…>>`, `alloc::sync::Arc<T,A>::drop_slow`). Only the frame's own
@@ -249,6 +250,8 @@ def cause_word(results):
     """The story's word from its placements' (found?, text) pairs: found anywhere → found."""
     if not results:
         return NO_EVIDENCE
+    if not any(f is not None for f, _ in results) and any("inconclusive: " in t for _, t in results):
+        return INCONCLUSIVE          # evidence was recorded, the validity gate kept none (the text says why)
     return "found" if any(f for f, _ in results) else "not found" if any(f is False for f, _ in results) else NO_EVIDENCE
 
 
