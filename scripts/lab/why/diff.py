@@ -82,14 +82,15 @@ def knees(series, better):
     return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
 
 
-def load(folder):
+def load(folder, kept=True):
     """One point's evidence through evidence.py (the format's one reader; EvidenceError names file:line),
     as {"meta", "runs": [{"oncpu", "offcpu", "futex", "threads", "hotins", "hz", "work"}]}: only the runs
-    the validity gate kept (gate.kept_runs), stacks ';'-joined, a file the run did not leave None."""
+    the validity gate kept (gate.kept_runs; kept=False: every recorded run, for what holds of any stack),
+    stacks ';'-joined, a file the run did not leave None."""
     meta = evidence.read_meta(folder)
     hz = {j["run"]: j["hz"] for j in meta.get("runs_judged") or [] if j.get("run") and j.get("hz")}
     runs = []
-    for r in gate.kept_runs(meta):
+    for r in gate.kept_runs(meta) if kept else range(1, meta["runs"] + 1):
         got = evidence.read_run(folder, r)
         run = {k: None for k in ("oncpu", "offcpu", "futex", "threads", "hotins")}
         # each run's own work and sample frequency (a redone run may be recorded at a lighter tier)
