@@ -15,6 +15,8 @@ path is perf; bpftrace is not used.
 
 Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
 and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
+Every run is judged by the validity gate (gate.py: lost, cut, or outside the disturbance budget) and a
+rejected one is redone once at a lighter recording tier (TIERS); meta.json says which were kept.
 """
 import os
 import re
