@@ -492,6 +492,10 @@ def test_no_run_kept_at_the_knee_says_inconclusive_with_the_numbers(tmp_path):
                                 "faster than the timed repeats (budget ±10%, 3 of 4 attempts); 1 cut (perf reached "
                                 "its size limit (1G))"), v["text"]
     assert v["text"].endswith("none kept.") and "it scales" not in v["text"]
+    # timed repeats that were themselves disturbed are said beside the numbers
+    meta = evidence.read_meta(knee)
+    meta["timed_suspect"] = "3 of 3 timed repeats suspect (foreign 55% > 10%)"
+    assert gate.none_kept(meta, 2).endswith("none kept (and 3 of 3 timed repeats suspect (foreign 55% > 10%))")
 
 
 def test_a_curve_that_stops_never_gets_it_scales_from_flat_evidence():

@@ -387,6 +387,14 @@ def timed(rows, name):
     return median(vals)
 
 
+def timed_suspect(rows, name):
+    """'2 of 3 timed repeats suspect (foreign 55% > 10%; …)' of the metric the gate compares with, or '':
+    a gate that rejects every run against disturbed timed repeats says so beside its numbers."""
+    mine = [r for r in rows if r["metric"] == name]
+    bad = [r["suspect"] for r in mine if r.get("suspect")]
+    return f"{len(bad)} of {len(mine)} timed repeats suspect ({bad[0][:200]})" if bad else ""
+
+
 def throughput(spec, name, timed_rows):
     """Is `name` a throughput (work per second, higher is better), judged before the evidence runs as the
     timed repeats judged it: an exec spec's metric= line, else the unit its timed rows carry."""
@@ -537,7 +545,8 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
             "sample": {"event": event, "hz": HZ, "tiers": {t["name"]: {k: v for k, v in t.items() if k != "name"}
                                                              for t in TIERS}},
-            "disturbance": gate.WHY_DISTURBANCE, "runs_judged": judged, "evidence": merged}
+            "disturbance": gate.WHY_DISTURBANCE, "runs_judged": judged,
+            "timed_suspect": timed_suspect(timed_rows, name if higher else "wall_s"), "evidence": merged}
     ev.write_meta(folder, meta)
     kept = len(gate.kept_runs(meta))
     if judged and not kept:

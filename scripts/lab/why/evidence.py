@@ -8,8 +8,9 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
   meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence;
-                      since the validity gate (lab/why/gate.py) also runs_judged and disturbance (format 1
-                      still: a folder without them is read as before, every run kept)
+                      since the validity gate (lab/why/gate.py) also runs_judged, disturbance and
+                      timed_suspect (format 1 still: a folder without them is read as before, every
+                      run kept)
 """
 import csv
 import io
@@ -225,6 +226,8 @@ def read_meta(folder):
             raise EvidenceError(f"{p}:1: {key} must be a number or null")
     if "runs_judged" in meta:
         _judged(meta["runs_judged"], p, runs)
+    if not isinstance(meta.get("timed_suspect", ""), str) or len(meta.get("timed_suspect", "")) > 1024:
+        raise EvidenceError(f"{p}:1: timed_suspect must be a short string")
     ev = meta.get("evidence")
     if not isinstance(ev, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 1024
                                            for k, v in ev.items()):

@@ -93,8 +93,10 @@ def none_kept(meta, threads):
         whys = [j["why"] for j in judged if j["verdict"] == verdict]
         if whys:
             parts.append(f"{len(whys)} {verdict} ({whys[0]})")
-    tiers = sorted({j["tier"] for j in judged if j.get("tier")})
-    return "; ".join(parts) + (f"; recording tiers tried: {', '.join(tiers)}" if tiers else "") + "; none kept"
+    tiers = list(dict.fromkeys(j["tier"] for j in judged if j.get("tier")))
+    suspect = meta.get("timed_suspect")
+    return "; ".join(parts) + (f"; recording tiers tried: {', '.join(tiers)}" if tiers else "") + "; none kept" + \
+        (f" (and {suspect})" if isinstance(suspect, str) and suspect else "")
 
 
 def span(a, b):
