@@ -306,7 +306,9 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
     # the curve's own words, by the rule "How it scales" uses
     series = scaling.summaries(scaling.curves(e["points"], w["metric"])[c["variant"]])
     word, sentence = scaling.stops("compact", scaling.speedups(series, w["better"])["compact"], os.cpu_count())
-    if "scaling stops" not in sentence:
+    # "stops", or "scaling stops at or before" (an inconclusive count first); not "cannot tell where
+    # scaling stops" (suspect timed repeats on a busy host: then nothing here is the curve's claim)
+    if word != "stops" and "scaling stops at or before" not in sentence:
         pytest.skip(f"the curve did not say scaling stops on this run: {sentence}")
     assert "it scales" not in v["text"] and v["cause"] != "scales", v["text"]
     assert (v["cause"] == "lock" and "update_table" in v["text"]) or \
