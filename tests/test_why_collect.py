@@ -546,3 +546,36 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
                        ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
                         "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}
+
+
+def test_the_gate_redoes_a_rejected_run_once_at_the_next_tier(tmp_path, monkeypatch):
+    """run_point's loop with scripted attempts (no perf run; test input, not a measurement): a run outside
+    the budget is redone at the next tier and kept; a cut one is redone lighter; later runs start at the
+    tier reached; meta.json judges every attempt and the differential reads the kept runs only."""
+    from lab.why import collect
+    script = iter([("", 2.0), ("", 1.05), ("cut", None), ("", 0.5), ("", 1.0)])   # wall per run vs 1.0 timed
+    tiers = []
+
+    def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
+        cut, wall = next(script)
+        tiers.append(tier["name"])
+        return {"lost": "perf reached its size limit" if cut else "", "cut": bool(cut), "wall": wall, "reps": 1,
+                "status": {}, "out": "", "scope": "tree", "who": ()}
+    monkeypatch.setattr(collect, "attempt", attempt)
+    monkeypatch.setattr(collect, "availability", lambda event: {"oncpu": ev.OK})
+
+    class Spec(dict):
+        def watched(self):
+            return []
+
+    class Point:
+        threads = 2
+    kept, _status, why = collect.run_point(None, Spec(timeout="60"), Point(), 3, [{"metric": "wall_s", "value": "1.0"}],
+                                           str(tmp_path))
+    assert tiers == ["full", "light", "light", "lightest", "lightest"]
+    meta = ev.read_meta(str(tmp_path))
+    assert [(j["of"], j["run"], j["tier"], j["verdict"]) for j in meta["runs_judged"]] == [
+        (1, 1, "full", "disturbed"), (1, 2, "light", "kept"), (2, None, "light", "cut"),
+        (2, 3, "lightest", "disturbed"), (3, 4, "lightest", "kept")]
+    assert meta["runs"] == 4 and kept == 2 and gate.kept_runs(meta) == [2, 4] and why == "2 of 3 evidence runs kept"
+    assert meta["runs_judged"][0]["why"] == "ran ×2.00 slower than the timed repeats (budget ±10%)"
