@@ -52,12 +52,14 @@ COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup": "comm"}
 # Recording tiers, heaviest first (the validity gate, lab/why/gate.py: a run lost, cut or outside the
 # disturbance budget is redone once at the next tier, and later runs of the point start there). Stacks are
 # what cost, per event: each tier samples less often and copies fewer user-stack bytes for the DWARF
-# unwinder; the last copies none on the tracepoints (a frame-pointer chain: through Debian's libc the
-# waiting function's callers are lost, the wait and its reason are not). On-CPU cost divides by each
-# run's own frequency (diff.py), so tiers compare. What each costs here: docs/measured.md.
+# unwinder. The innermost frames come first in the copy, and they are what the classes read (a join's,
+# a barrier's or a mutex's wait): 256 bytes still unwound the lock fixture's waits to update_table here,
+# where a frame-pointer chain (no copy) kept no frame at all through Debian's libc, and a main thread's
+# join then read as a bare futex wait, a "lock". On-CPU cost divides by each run's own frequency
+# (diff.py), so tiers compare. What each costs here: docs/measured.md.
 TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_BYTES},
          {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 1024},
-         {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 0})
+         {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 256})
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
 # why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
@@ -137,8 +139,9 @@ def repeat_seconds(spec, throughput):
 
 
 def tracepoint(name, wants_stack, tier):
-    """One tracepoint's -e term at `tier`: the full stack copy, a smaller one, or a frame-pointer chain."""
-    if not wants_stack or not tier["trace_stack"]:
+    """One tracepoint's -e term at `tier`: a frame-pointer chain where no stack is wanted, else the tier's
+    stack copy (perf's per-event stack-size where it is smaller than the samples')."""
+    if not wants_stack:
         return f"{name}/call-graph=fp/"
     if tier["trace_stack"] == tier["stack"]:
         return name
