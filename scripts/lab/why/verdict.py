@@ -102,7 +102,7 @@ def words(d, c):
     elif c["cause"] == "inconclusive" and c.get("contradicts"):
         text += f" Inconclusive: {contradiction(d, unit)}."
     elif c["cause"] == "inconclusive":
-        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to say it scales."
+        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to call the totals flat."
     elif c["cause"] is not None:
         found = diff.findings(d)
         said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
