@@ -64,10 +64,9 @@ def summary(meta, threads):
         return ""
     rejected = [f"{sum(j['verdict'] == v for j in judged)} {v}" for v in (DISTURBED, CUT, LOST)
                 if any(j["verdict"] == v for j in judged)]
-    tiers = ", ".join(dict.fromkeys(j["tier"] for j in kept)) or "none"
+    tiers = [f"tier {', '.join(dict.fromkeys(j['tier'] for j in kept))}"] if kept else []
     return (f"{threads} thread" + ("" if threads == 1 else "s") +
-            f": {len(kept)} of {len(judged)} attempts kept (tier {tiers}" +
-            (f"; {', '.join(rejected)}" if rejected else "") + ")")
+            f": {len(kept)} of {len(judged)} attempts kept ({'; '.join(tiers + rejected)})")
 
 
 def none_kept(meta, threads):
