@@ -14,7 +14,7 @@ import pytest
 
 from lab.report import scaling
 from lab.why import classify as C
-from lab.why import diff, evidence, flame, verdict
+from lab.why import diff, evidence, flame, gate, verdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REC = os.path.join(HERE, "fixtures", "why", "recorded")
@@ -190,12 +190,12 @@ def test_knee_reuses_the_labs_scaling_rule():
     def s(m, lo, hi):
         return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
     series = {"compact": {1: s(100, 99, 101), 2: s(190, 188, 192), 4: s(200, 198, 202)}}
-    assert diff.knees(series, "higher") == {"compact": (1, 4, diff.knees(series, "higher")["compact"][2])}
-    assert "below 75%" in diff.knees(series, "higher")["compact"][2]
+    b, k, why, stops = diff.knees(series, "higher")["compact"]
+    assert (b, k, stops) == (1, 4, True) and "below 75%" in why and "efficiency 50%" in why
     assert scaling.THRESHOLD == 0.75
     linear = {"spread": {1: s(100, 99, 101), 2: s(199, 198, 200)}}
     assert diff.knees(linear, "higher")["spread"][:2] == (1, 2)
-    assert "largest" in diff.knees(linear, "higher")["spread"][2]
+    assert "largest" in diff.knees(linear, "higher")["spread"][2] and not diff.knees(linear, "higher")["spread"][3]
 
 
 def test_rows_are_plain_text_for_the_view_layer():
@@ -403,3 +403,111 @@ def test_a_demangled_function_is_disassembled_by_its_address(tmp_path):
     assert code and code[0][0] == 0, code
     assert any(text.startswith("lock ") for _, text in code), code
     assert collect.disassemble(str(exe), "lab::absent(int)", dict(os.environ)) == []
+
+
+# --- the validity gate (issue 53, item 2) and a verdict that never contradicts the curve (item 3) ----------
+def summary(m):
+    return {"median": m, "ci_lo": m * 0.99, "ci_hi": m * 1.01, "n": 5}
+
+
+STOPS = {"compact": {1: summary(100), 2: summary(34)}}          # ×0.34 at 2 threads: efficiency 17%
+FLAT_ON = {("p", "worker", "crunch"): 1000, ("p", "worker", "update_table"): 200}
+
+
+def write_judged(folder, runs, judged, work=1):
+    """A point's why folder written by hand (test input, not a measurement): runs = [{stack: samples}] of
+    the recorded runs, judged = the gate's entries (gate.py's shape)."""
+    os.makedirs(folder, exist_ok=True)
+    for r, on in enumerate(runs, 1):
+        evidence.write_run(folder, r, oncpu=on, offcpu={("[futex]", "p", "main", "pthread_join"): 10},
+                           futex=[], threads=[], hotins=[])
+    evidence.write_meta(folder, {
+        "runs": len(runs), "unit": "run", "metric": None, "work": [work] * len(runs), "wall_s": [1.0] * len(runs),
+        "value": [None] * len(runs), "repetitions": [work] * len(runs), "timed_median": 0.5, "slowdown": None,
+        "sample": {"event": "cpu-clock", "hz": 999}, "disturbance": gate.WHY_DISTURBANCE, "runs_judged": judged,
+        "evidence": {k: "ok" for k in ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")}})
+    return folder
+
+
+def judged_as(verdicts, speeds, tiers=("full", "light", "lightest")):
+    out, run = [], 0
+    for i, (v, s) in enumerate(zip(verdicts, speeds)):
+        recorded = v in (gate.KEPT, gate.DISTURBED)
+        run += recorded
+        out.append({"of": i + 1, "run": run if recorded else None, "tier": tiers[min(i, len(tiers) - 1)],
+                    "hz": 999, "verdict": v, "speed": s,
+                    "why": gate.judge(s, 1.0, True)[1] if s else "perf reached its size limit (1G)"})
+    return out
+
+
+def test_the_gate_keeps_runs_within_the_budget_and_drops_the_others():
+    assert gate.WHY_DISTURBANCE == 0.10
+    # a throughput within ±10% of the timed median is kept; ×2.2 the timed throughput is not
+    assert gate.judge(105, 100, True)[0] == gate.KEPT and gate.judge(91, 100, True)[0] == gate.KEPT
+    verdict_, why, speed = gate.judge(13.5e6, 6.0e6, True)
+    assert verdict_ == gate.DISTURBED and speed == pytest.approx(2.25) and why == \
+        "ran ×2.25 faster than the timed repeats (budget ±10%)"
+    # a fixed-work command's wall time per run: 1.2 s against 1.0 s timed is 20% slower
+    assert gate.judge(1.2, 1.0, False)[:2] == (gate.DISTURBED, "ran ×1.20 slower than the timed repeats (budget ±10%)")
+    assert gate.judge(1.05, 1.0, False)[0] == gate.KEPT
+    assert gate.judge(1.0, None, False)[0] == gate.KEPT          # nothing to judge it by: kept, and said
+
+
+def test_load_uses_only_the_kept_runs_each_at_its_own_frequency(tmp_path):
+    judged = judged_as([gate.DISTURBED, gate.KEPT, gate.CUT, gate.KEPT], [2.2, 1.02, None, 0.97])
+    judged[3]["hz"] = 99                                           # redone at a lighter tier
+    write_judged(str(tmp_path), [{("p", "a"): 999}, {("p", "a"): 999}, {("p", "a"): 99}], judged)
+    got = diff.load(str(tmp_path))
+    assert [r["hz"] for r in got["runs"]] == [999, 99] and gate.kept_runs(got["meta"]) == [2, 3]
+    side = diff._side(got)
+    # 999 samples at 999 Hz and 99 at 99 Hz are the same second of CPU per run
+    assert [c["p;a"] for c in side["on"]["cost"]] == pytest.approx([1e6, 1e6])
+    assert evidence.complete(str(tmp_path), 4) and not evidence.complete(str(tmp_path), 5)
+    assert gate.summary(got["meta"], 2) == "2 threads: 2 of 4 attempts kept (tier light, lightest; 1 disturbed, 1 cut)"
+    # an older folder (no runs_judged) is read as before: every recorded run kept
+    meta = evidence.read_meta(str(tmp_path))
+    meta.pop("runs_judged")
+    assert gate.kept_runs(meta) == [1, 2, 3]
+
+
+def test_meta_reader_refuses_a_bad_judgement(tmp_path):
+    judged = judged_as([gate.KEPT], [1.0])
+    write_judged(str(tmp_path), [{("p", "a"): 5}], judged)
+    for bad in ({"verdict": "fine"}, {"run": 2}, {"speed": "fast"}, {"tier": 3}):
+        write_judged(str(tmp_path), [{("p", "a"): 5}], [dict(judged[0], **bad)])
+        with pytest.raises(evidence.EvidenceError, match="runs_judged"):
+            evidence.read_meta(str(tmp_path))
+
+
+def test_no_run_kept_at_the_knee_says_inconclusive_with_the_numbers(tmp_path):
+    """The knee's evidence runs all ran far outside the budget (×2.2 faster: recording changed the
+    contention it recorded): the verdict rests on none of them and says so, with the numbers."""
+    base = write_judged(str(tmp_path / "t1"), [FLAT_ON] * 3, judged_as([gate.KEPT] * 3, [1.02, 0.99, 1.0]))
+    knee = write_judged(str(tmp_path / "t2"), [FLAT_ON] * 3,
+                        judged_as([gate.DISTURBED, gate.DISTURBED, gate.CUT, gate.DISTURBED], [2.2, 2.05, None, 2.1]))
+    out = verdict.curve(STOPS, "higher", lambda p, t: diff.load(base if t == 1 else knee))
+    v = out[0]["verdict"]
+    assert v["cause"] == "inconclusive" and out[0]["diff"] is None
+    assert v["text"].startswith("compact, 2 threads: inconclusive: the evidence runs at 2 threads ran ×2.05–×2.20 "
+                                "faster than the timed repeats (budget ±10%, 3 of 4 attempts); 1 cut (perf reached "
+                                "its size limit (1G))"), v["text"]
+    assert v["text"].endswith("none kept.") and "it scales" not in v["text"]
+    # timed repeats that were themselves disturbed are said beside the numbers
+    meta = evidence.read_meta(knee)
+    meta["timed_suspect"] = "3 of 3 timed repeats suspect (foreign 55% > 10%)"
+    assert gate.none_kept(meta, 2).endswith("none kept (and 3 of 3 timed repeats suspect (foreign 55% > 10%))")
+
+
+def test_a_curve_that_stops_never_gets_it_scales_from_flat_evidence():
+    """17% efficiency at 2 threads, and evidence in which nothing grows (the issue's mutex, whose
+    evidence run did not look like the timed ones): the words say inconclusive and why, never "it scales".
+    The same evidence under a curve that scales still says it scales."""
+    flat = [{"p;worker;crunch": 1000 + i, "p;worker;update_table": 200} for i in range(3)]
+    def d_of(series):
+        return verdict.curve(series, "higher", lambda p, t: ev(flat))[0]["verdict"]
+    v = d_of(STOPS)
+    assert v["cause"] == "inconclusive" and "it scales" not in v["text"], v["text"]
+    assert "Inconclusive: the curve says scaling stops: 2 threads is the first thread count whose efficiency is " \
+           "below 75% over its whole 95% range (efficiency 17%, 95% CI 17%–17%), yet no cost per run grows beyond " \
+           "noise in the evidence runs" in v["text"], v["text"]
+    assert d_of({"compact": {1: summary(100), 2: summary(199)}})["cause"] == "scales"

@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import shutil
+import statistics
 import subprocess
 
 import pytest
@@ -15,7 +16,8 @@ from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 
 from lab.engine import orphans
 from lab.why import classify as C
-from lab.why import diff, verdict
+from lab.report import model, scaling
+from lab.why import diff, gate, verdict
 from lab.why import evidence as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
@@ -72,6 +74,18 @@ def swept(build, tmp_path_factory):
     return out
 
 
+def judged(meta, runs=SWEPT_RUNS):
+    """Every evidence run was judged by the validity gate (gate.py): the runs 1..runs each attempted."""
+    return {j["of"] for j in meta["runs_judged"]} == set(range(1, runs + 1))
+
+
+def full(meta, runs):
+    """The recorded runs made at the full tier (collect.TIERS[0]: 999 Hz); the first attempt always is, a
+    run redone by the gate may be lighter, and at 99 Hz a short run's few samples may miss a function."""
+    return [r for j, r in zip(sorted((j for j in meta["runs_judged"] if j["run"]), key=lambda j: j["run"]), runs)
+            if j["tier"] == "full"]
+
+
 def futex_us(runs, function):
     """µs of futex waits whose waiting stack names `function`, per run (from the off-CPU stacks)."""
     return [sum(us for s, us in r["offcpu"].items() if s[0] == "[futex]" and function in s) for r in runs]
@@ -85,18 +99,21 @@ def samples_in(runs, function):
 def test_lock_futex_waits_name_update_table_only_when_contended(swept):
     _f, meta1, one = evidence(swept["lock"], 1)
     _f, meta2, two = evidence(swept["lock"], 2)
-    assert meta1["runs"] == meta2["runs"] == SWEPT_RUNS and meta2["unit"] == "run" and meta2["work"] == [1] * SWEPT_RUNS
+    assert judged(meta1) and judged(meta2) and meta2["unit"] == "run" and meta2["work"] == [1] * meta2["runs"]
     assert meta2["evidence"]["offcpu"] == meta2["evidence"]["futex"] == "ok"
-    # one thread never waits for the mutex (nobody else holds it); two do, in update_table
+    # one thread never waits for the mutex (nobody else holds it); two do, in update_table, in most runs
+    # (every tier unwinds a wait's innermost frames; a 0.06 s run whose threads barely overlapped waits none)
+    most = lambda xs: sum(1 for x in xs if x > 0) * 2 > len(xs)  # noqa: E731
     assert not any(futex_us(one, "update_table"))
-    assert all(us > 0 for us in futex_us(two, "update_table")), futex_us(two, "update_table")
+    assert most(futex_us(two, "update_table")), futex_us(two, "update_table")
     # the per-address table: the mutex's word is waited on at 2 threads and not at 1
     waited = lambda runs: [sum(r["waits"] for r in x["futex"] if "worker" in r["stack"]) for x in runs]  # noqa: E731
-    assert not any(waited(one)) and all(w > 0 for w in waited(two))
-    assert all(samples_in(two, "update_table")), "on-CPU samples in update_table"
+    assert not any(waited(one)) and most(waited(two))
+    assert all(samples_in(full(meta2, two), "update_table")), "on-CPU samples in update_table"
     # the per-thread table: the main thread and the two workers, each switched out at least once
     assert all(len(r["threads"]) >= 3 for r in two)
     assert meta2["timed_median"] > 0 and meta2["slowdown"] > 0
+    assert all(j["verdict"] in ev.VERDICTS and j["why"] for j in meta2["runs_judged"])
 
 
 def test_sharedline_samples_in_bump_counter_and_a_lock_prefixed_hot_instruction(swept):
@@ -112,8 +129,9 @@ def test_sharedline_samples_in_bump_counter_and_a_lock_prefixed_hot_instruction(
 
 
 def test_serial_threads_wait_at_the_barrier_while_serial_phase_runs(swept):
-    _f, _m, one = evidence(swept["serial"], 1)
-    _f, _m, two = evidence(swept["serial"], 2)
+    _f, m1, one = evidence(swept["serial"], 1)
+    _f, m2, two = evidence(swept["serial"], 2)
+    one, two = full(m1, one), full(m2, two)
     # a barrier of one never waits; of two, the other thread waits there every round
     assert not any(futex_us(one, "___pthread_barrier_wait"))
     assert all(us > 0 for us in futex_us(two, "___pthread_barrier_wait"))
@@ -135,8 +153,10 @@ RIGHT = {"lock": ("lock", "update_table"), "sharedline": ("shared data", "bump_c
 NAMED = ("lock", "shared data", "serial phase", "kernel")
 
 
-def differential(run):
-    return diff.differential(diff.load(evidence(run, 1)[0]), diff.load(evidence(run, 2)[0]), "compact", 1, 2, "test")
+def differential(run, kept=True):
+    """The two points' differential over the runs the validity gate kept (kept=False: every recorded run)."""
+    return diff.differential(diff.load(evidence(run, 1)[0], kept), diff.load(evidence(run, 2)[0], kept),
+                             "compact", 1, 2, "test")
 
 
 @pytest.mark.parametrize("prog", sorted(RIGHT))
@@ -146,14 +166,22 @@ def test_the_rules_give_each_program_its_own_cause_and_never_another(swept, prog
     widen until nothing is a finding: then the verdict may be inconclusive or no single cause, but it
     never names another program's cause."""
     cause, function = RIGHT[prog]
+    # the verdict rests on the runs the gate kept (none kept at a side: inconclusive, never another cause)
     d = differential(swept[prog])
+    v = verdict.verdict(d)
+    assert v["cause"] not in set(NAMED) - {cause}, v["text"]
+    # the rules hold on any stack: checked on every recorded run, kept or not
+    d = differential(swept[prog], kept=False)
     v = verdict.verdict(d)
     # another program's cause is never named (scheduler may be: the run queue of a host shared with others)
     assert v["cause"] not in set(NAMED) - {cause}, v["text"]
     c = C.classify(d)
     if v["cause"] == cause and cause != "scales":
         assert f"Cause: {cause}" in v["text"], v["text"]
-        names = [r["name"] for r in c["classes"][cause]["rows"]]
+        # the class's findings, else (a class named by its stacks taken together, none a finding alone)
+        # every stack its rule gives that class
+        names = [r["name"] for r in c["classes"][cause]["rows"]] or \
+            [r["name"] for r in d["stacks"] if C.rule(d, r) == cause]
         assert any(function in n for n in names) or function in v["text"], (v["text"], names)
     rows = d["stacks"]
     if prog == "lock":
@@ -171,6 +199,11 @@ def test_the_rules_give_each_program_its_own_cause_and_never_another(swept, prog
         assert waits and all(r["base"] == 0 and r["knee"] > 0 for r in waits)
         assert all(C.rule(d, r) in ("serial phase", "other") for r in waits)    # other: if on-CPU cost grew
         assert any(r["kind"] == "on-CPU" and "serial_phase" in r["name"].split(";") for r in rows)
+        # the code to change: the function that runs while the others wait, not the barrier they wait at
+        lone = d["alone"][1]
+        assert lone is not None and lone.function == "serial_phase", lone
+        if v["cause"] == "serial phase":
+            assert "`serial_phase` runs alone for" in v["text"], v["text"]
     else:
         # whatever grows (the run queue of a shared host, crunch's CPU time under its load) is never one
         # of the named causes; whether the on-CPU total is flat depends on that load, so it is not asserted
@@ -181,7 +214,9 @@ def test_the_rules_give_each_program_its_own_cause_and_never_another(swept, prog
 def test_journal_and_files_and_timed_repeats_apart(swept):
     run = swept["lock"]
     started, done = journal(run, "evidence_started"), journal(run, "evidence_done")
-    assert [(e["threads"]) for e in started] == [1, 2] and [e["runs"] for e in done] == [SWEPT_RUNS] * 2
+    assert [(e["threads"]) for e in started] == [1, 2]
+    # evidence_done counts the runs the gate kept
+    assert [e["runs"] for e in done] == [len(gate.kept_runs(evidence(run, t)[1])) for t in (1, 2)]
     # the PMU-only parts say why they are missing, in one journal line per point
     assert all("c2c: needs a hardware PMU" in e["reason"] for e in journal(run, "evidence_missing"))
     # evidence runs come after the point's timed repeats and are not repeats: no perf in a repeat's folder
@@ -190,12 +225,13 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     assert not glob.glob(os.path.join(run, "raw", "*", "*_r1", "*perf*"))
     folder, meta, _runs = evidence(run, 2)
     # each run's {raw} is its own folder: a command's files never land among the format's
-    assert sorted(f for f in os.listdir(folder) if os.path.isdir(os.path.join(folder, f))) == [
-        f"raw_r{r}" for r in range(1, SWEPT_RUNS + 1)]
+    assert sorted(f for f in os.listdir(folder) if os.path.isdir(os.path.join(folder, f))) == sorted(
+        f"raw_r{r}" for r in range(1, meta["runs"] + 1))
     assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r")) == sorted(
-        [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, SWEPT_RUNS + 1)
+        [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, meta["runs"] + 1)
          for k in ("oncpu", "offcpu", "futex", "threads", "hotins", "parallel", "alone")] + ["meta.json"])
-    assert meta["sample"] == {"event": "cpu-clock", "hz": 999}
+    assert meta["sample"]["event"] == "cpu-clock" and meta["sample"]["hz"] == 999
+    assert list(meta["sample"]["tiers"]) == ["full", "light", "lightest"]
     # nothing the evidence runs started (perf record, perf script, the command) outlived the sweep
     token = json.load(open(os.path.join(run, "sweep", "engine.json")))["token"]
     assert orphans.holders(token) == []
@@ -209,7 +245,7 @@ def test_resume_redoes_only_missing_evidence(swept):
           "{threads}")
     assert len(journal(run, "started")) == before                   # no timed repeat measured again
     assert [e["threads"] for e in journal(run, "evidence_started")] == [1, 2, 1]
-    assert evidence(run, 1)[1]["runs"] == SWEPT_RUNS
+    assert judged(evidence(run, 1)[1])
 
 
 def test_a_throughput_metric_counts_work_in_ops(build, tmp_path):
@@ -218,8 +254,10 @@ def test_a_throughput_metric_counts_work_in_ops(build, tmp_path):
     scale(tmp_path, *BASE[:-1], "why_seconds=5", "threads=1", "why_runs=2", "metric=items:items ([0-9]+):1/s:higher",
           "--", "tests/fixtures/why/build/scales", "{threads}")
     _f, meta, _runs = evidence(run_folder(tmp_path), 1)
-    assert meta["unit"] == "op" and meta["metric"] == "items" and meta["value"] == [200000000.0] * 2
-    assert meta["repetitions"] == [1, 1] and meta["why_seconds"] == 0
+    assert meta["unit"] == "op" and meta["metric"] == "items" and meta["value"] == [200000000.0] * meta["runs"]
+    assert meta["repetitions"] == [1] * meta["runs"] and meta["why_seconds"] == 0
+    # the same throughput as the timed repeats: each run within the disturbance budget, kept
+    assert [j["verdict"] for j in meta["runs_judged"]] == ["kept", "kept"] and judged(meta, 2)
     assert meta["work"] == pytest.approx([v * w for v, w in zip(meta["value"], meta["wall_s"])])
     assert meta["timed_median"] == 200000000.0 and meta["slowdown"] == 1.0
 
@@ -238,11 +276,15 @@ def test_why_seconds_repeats_a_short_command_in_one_recording_and_divides_its_co
     assert all(w >= seconds - 0.05 for w in meta["wall_s"]), meta["wall_s"]     # the recording spans them all
     # one process per repetition, in the same recording (the main thread of each `lock` run)
     assert all(sum(1 for t in r["threads"] if t["comm"] == "lock") >= 2 * n for r, n in zip(runs, meta["repetitions"]))
-    side = diff._side(diff.load(folder))
-    for r, cost, n in zip(runs, side["on"]["cost"], meta["repetitions"]):
-        assert sum(cost.values()) == pytest.approx(sum(r["oncpu"].values()) * 1e6 / meta["sample"]["hz"] / n)
-    per_run = sorted(w / n for w, n in zip(meta["wall_s"], meta["repetitions"]))
-    assert meta["slowdown"] == pytest.approx(sum(per_run) / 2 / meta["timed_median"], rel=1e-3)
+    side = diff._side(diff.load(folder, kept=False))
+    hz = {j["run"]: j["hz"] for j in meta["runs_judged"] if j["run"]}     # a redone run's tier samples less often
+    for i, (r, cost, n) in enumerate(zip(runs, side["on"]["cost"], meta["repetitions"]), 1):
+        assert sum(cost.values()) == pytest.approx(sum(r["oncpu"].values()) * 1e6 / hz[i] / n)
+    per_run = [w / n for w, n in zip(meta["wall_s"], meta["repetitions"])]
+    assert meta["slowdown"] == pytest.approx(statistics.median(per_run) / meta["timed_median"], rel=1e-3)
+    # each recorded run judged by its wall time per run against the timed median (gate.judge)
+    for j, x in zip(sorted((j for j in meta["runs_judged"] if j["run"]), key=lambda j: j["run"]), per_run):
+        assert j["speed"] == pytest.approx(meta["timed_median"] / x, rel=1e-3)
 
 
 def test_why_seconds_stops_repeating_before_perfs_size_limit(build, tmp_path):
@@ -252,10 +294,42 @@ def test_why_seconds_stops_repeating_before_perfs_size_limit(build, tmp_path):
     has written collect.RECORD_BUDGET bytes: every evidence run completes, with whole repetitions."""
     scale(tmp_path, *BASE[:-1], "threads=2", "why_runs=2", "--", "tests/fixtures/why/build/lock", "{threads}")
     _f, meta, runs = evidence(run_folder(tmp_path), 2)
-    assert meta["runs"] == 2 and len(runs) == 2, meta
+    assert judged(meta, 2) and len(runs) == meta["runs"], meta
     assert all(n >= 1 for n in meta["repetitions"]) and meta["work"] == meta["repetitions"], meta
     assert not any("size limit" in str(v) for v in meta["evidence"].values()), meta["evidence"]
-    assert all(us > 0 for us in futex_us(runs, "worker")), "the workers' futex waits are in every run"
+    assert all(us > 0 for us in futex_us(full(meta, runs), "worker")), "the workers' futex waits are in every run"
+
+
+def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp_path):
+    """The issue's mutex, end to end with why=1's defaults (why_seconds=2, 3 evidence runs) and 3 timed
+    repeats: "How it scales" says scaling stops at 1 thread here (the mutex's handover costs more than the
+    second thread gives); the why then names the lock and the function that takes it, or says
+    inconclusive and why (every evidence run outside the disturbance budget: gate.py), never "it scales"."""
+    # the guard's limits off: on a host shared with other sessions every repeat is suspect, and the curve's
+    # words are then "cannot tell" (nothing to contradict); what is checked here is the why against them
+    scale(tmp_path, "why=1", "threads=1 2", "placements=compact", "repeats=3", "retries=0", "warmup=0", "capacity=0",
+          "draw=0", "why_runs=3", "max_foreign=100", "max_neighbour=100", "max_invol_cs=1000000000", "--",
+          "tests/fixtures/why/build/lock", "{threads}")
+    run = run_folder(tmp_path)
+    (e,) = [e for e in model.build(run)["experiments"] if e.get("why")]
+    w = e["why"]
+    (c,) = w["curves"]
+    v = c["verdict"]
+    # the curve's own words, by the rule "How it scales" uses
+    series = scaling.summaries(scaling.curves(e["points"], w["metric"])[c["variant"]])
+    word, sentence = scaling.stops("compact", scaling.speedups(series, w["better"])["compact"], os.cpu_count())
+    # "stops", or "scaling stops at or before" (an inconclusive count first); not "cannot tell where
+    # scaling stops" (suspect timed repeats on a busy host: then nothing here is the curve's claim)
+    if word != "stops" and "scaling stops at or before" not in sentence:
+        pytest.skip(f"the curve did not say scaling stops on this run: {sentence}")
+    assert "it scales" not in v["text"] and v["cause"] != "scales", v["text"]
+    assert (v["cause"] == "lock" and "update_table" in v["text"]) or \
+        (v["cause"] == "inconclusive" and "inconclusive: " in v["text"].lower()), v["text"]
+    # every evidence run was judged, and meta.json says how
+    for t in (1, 2):
+        _f, meta, _runs = evidence(run, t)
+        assert {j["of"] for j in meta["runs_judged"]} == {1, 2, 3} and meta["disturbance"] == gate.WHY_DISTURBANCE
+        assert all(j["tier"] in meta["sample"]["tiers"] for j in meta["runs_judged"])
 
 
 def test_why_comm_counts_the_named_processes_only(build, tmp_path):
@@ -264,7 +338,7 @@ def test_why_comm_counts_the_named_processes_only(build, tmp_path):
     scheduler tracepoints are recorded for them alone, and their futex waits are all there."""
     scale(tmp_path, *BASE, "threads=2", "why_runs=1", "why_comm=lock", "--", "tests/fixtures/why/build/forks",
           "{threads}", "tests/fixtures/why/build/lock", "2")
-    _f, meta, (r,) = evidence(run_folder(tmp_path), 2)
+    _f, meta, (r, *_) = evidence(run_folder(tmp_path), 2)
     assert meta["scope"] == "tree" and meta["counted"] == ["lock"]
     assert {t["comm"] for t in r["threads"]} == {"lock"} and len(r["threads"]) >= 6
     assert {s[0] for s in r["oncpu"]} == {"lock"} and {s[1] for s in r["offcpu"]} == {"lock"}
@@ -304,7 +378,7 @@ def test_stripped_binary_keeps_addresses_and_says_symbols_missing(build, tmp_pat
     subprocess.run(["strip", stripped], check=True)
     scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/lock-stripped", "{threads}")
     run = run_folder(tmp_path)
-    _f, meta, (r,) = evidence(run, 2)
+    _f, meta, (r, *_) = evidence(run, 2)
     assert meta["evidence"]["symbols"] == f"missing: {stripped}"
     frames = {f for s in r["oncpu"] for f in s}
     assert "update_table" not in frames and any(f.startswith("0x") for f in frames)
@@ -315,7 +389,7 @@ def test_a_forked_tree_is_followed_whole(build, tmp_path):
     """forks runs `lock 2` twice as two child processes: both, and each one's threads, are recorded."""
     scale(tmp_path, *BASE, "threads=2", "why_runs=1", "--", "tests/fixtures/why/build/forks", "{threads}",
           "tests/fixtures/why/build/lock", "2")
-    _f, _m, (r,) = evidence(run_folder(tmp_path), 2)
+    _f, _m, (r, *_) = evidence(run_folder(tmp_path), 2)
     locks = [t for t in r["threads"] if t["comm"] == "lock"]
     assert len(locks) >= 6, r["threads"]     # 2 processes × (main + 2 workers)
     assert any(s[0] == "lock" and "update_table" in s for s in r["oncpu"])
@@ -337,7 +411,7 @@ def test_a_server_the_command_did_not_start_is_what_is_recorded(build, tmp_path)
         server.kill()
         server.wait()
         os.remove(pidfile)
-    _f, meta, (r,) = evidence(run_folder(tmp_path), 2)
+    _f, meta, (r, *_) = evidence(run_folder(tmp_path), 2)
     roots = {s[0] for s in r["oncpu"]}
     assert roots == {"python3"}, roots
     assert meta["scope"] == "server" and {t["comm"] for t in r["threads"]} == {"python3"}
@@ -349,7 +423,7 @@ def test_jit_frames_are_counted_not_dropped(build, tmp_path):
     """Code run from anonymous memory (what a JVM's compiled methods are) has no symbol: its samples
     stay, as `[jit]` frames, and it is not reported as a binary without symbols."""
     scale(tmp_path, *BASE, "threads=1", "why_runs=1", "--", "tests/fixtures/why/build/jit", "{threads}")
-    _f, meta, (r,) = evidence(run_folder(tmp_path), 1)
+    _f, meta, (r, *_) = evidence(run_folder(tmp_path), 1)
     jitted = sum(n for s, n in r["oncpu"].items() if s[0] == "jit" and "[jit]" in s)
     assert jitted * 2 > sum(r["oncpu"].values()), r["oncpu"]
     assert meta["evidence"]["symbols"] == "ok"
@@ -481,3 +555,36 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
                        ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
                         "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}
+
+
+def test_the_gate_redoes_a_rejected_run_once_at_the_next_tier(tmp_path, monkeypatch):
+    """run_point's loop with scripted attempts (no perf run; test input, not a measurement): a run outside
+    the budget is redone at the next tier and kept; a cut one is redone lighter; later runs start at the
+    tier reached; meta.json judges every attempt and the differential reads the kept runs only."""
+    from lab.why import collect
+    script = iter([("", 2.0), ("", 1.05), ("cut", None), ("", 0.5), ("", 1.0)])   # wall per run vs 1.0 timed
+    tiers = []
+
+    def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
+        cut, wall = next(script)
+        tiers.append(tier["name"])
+        return {"lost": "perf reached its size limit" if cut else "", "cut": bool(cut), "wall": wall, "reps": 1,
+                "status": {}, "out": "", "scope": "tree", "who": ()}
+    monkeypatch.setattr(collect, "attempt", attempt)
+    monkeypatch.setattr(collect, "availability", lambda event: {"oncpu": ev.OK})
+
+    class Spec(dict):
+        def watched(self):
+            return []
+
+    class Point:
+        threads = 2
+    kept, _status, why = collect.run_point(None, Spec(timeout="60"), Point(), 3, [{"metric": "wall_s", "value": "1.0"}],
+                                           str(tmp_path))
+    assert tiers == ["full", "light", "light", "lightest", "lightest"]
+    meta = ev.read_meta(str(tmp_path))
+    assert [(j["of"], j["run"], j["tier"], j["verdict"]) for j in meta["runs_judged"]] == [
+        (1, 1, "full", "disturbed"), (1, 2, "light", "kept"), (2, None, "light", "cut"),
+        (2, 3, "lightest", "disturbed"), (3, 4, "lightest", "kept")]
+    assert meta["runs"] == 4 and kept == 2 and gate.kept_runs(meta) == [2, 4] and why == "2 of 3 evidence runs kept"
+    assert meta["runs_judged"][0]["why"] == "ran ×2.00 slower than the timed repeats (budget ±10%)"

@@ -48,7 +48,7 @@ def evidence_of(run, exp, variant, errors=None):
                 raise EvidenceError(str(err)) from None
             errors[(placement, threads)] = str(err)
             return None
-        if not ev["runs"]:
+        if not ev["runs"] and "runs_judged" not in ev["meta"]:     # judged: verdict.curve says why none is kept
             raise ValueError(f"{os.path.relpath(folder, run)}: no evidence run completed (its stderr_r1.log says why)")
         return ev
     return get

@@ -33,6 +33,7 @@ from lab.report import verdict as V
 from lab.why import classify as C
 from lab.why import diff
 from lab.why import evidence
+from lab.why import gate
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
@@ -182,6 +183,7 @@ def global_lock_knee(exps, pub, merged):
 # --- the cause (issue 43, item 6) ------------------------------------------------------------------
 FOUND_SHARE = C.LEAD_SHARE     # the seed's cause explains at least a quarter of the added cost
 NO_EVIDENCE = "no evidence (run with why=1)"
+INCONCLUSIVE = "inconclusive (no evidence run kept)"
 # Rust's Arc reference counts: the clone (strong count +1) and the drop (-1, drop_slow at zero), as perf
 # names them in the runner's release build, inlined frames included (seen here: `drop_in_place<alloc::sync::
 # Arc<rune::…>>`, `drop<alloc::sync::Arc<…>>`, `alloc::sync::Arc<T,A>::drop_slow`). Only the frame's own
@@ -229,6 +231,9 @@ def compare(run, exp, variant, placement, b, k):
         return None, str(e)
     if eb is None or ek is None:
         return None, "no evidence"
+    empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek)) if not e["runs"]]
+    if empty:
+        return None, "inconclusive: " + "; ".join(empty)
     try:
         d = diff.differential(eb, ek, placement, b, k)
     except ValueError as e:
@@ -245,6 +250,8 @@ def cause_word(results):
     """The story's word from its placements' (found?, text) pairs: found anywhere → found."""
     if not results:
         return NO_EVIDENCE
+    if not any(f is not None for f, _ in results) and any("inconclusive: " in t for _, t in results):
+        return INCONCLUSIVE          # evidence was recorded, the validity gate kept none (the text says why)
     return "found" if any(f for f, _ in results) else "not found" if any(f is False for f, _ in results) else NO_EVIDENCE
 
 

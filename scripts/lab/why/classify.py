@@ -20,7 +20,8 @@ per evidence run, counted only when that growth's 95% interval lies above zero) 
 (diff.py's rule: the net growth beyond noise, not the sum of every stack's rise, so many noisy stacks do
 not dilute it); a contended lock's cost spread over its waits, wakes and handovers is one class's. The cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
-"inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat; else the
+"inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat, or when the
+curve says scaling stops (d["stops"]) and nothing grew at all (never "scales" then); else the
 class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHARE and twice the next
 named class's; else "no single cause". Memory is never named
 without counters or NUMA statistics.
@@ -128,6 +129,11 @@ def scales(d):
     return False if diff.findings(d) else "inconclusive"
 
 
+def gathers(d):
+    """The functions whose self time per unit of work grew beyond noise (verdict.by_function's rows)."""
+    return [r for r in d["functions_self"] if not r["flag"] and r["growth"] > 0]
+
+
 def futex_detail(d):
     """(address text, named stack) of the futex whose waits per unit of work grew most, or None."""
     fb, fk = d["futex"].get("base") or {}, d["futex"].get("knee")
@@ -182,7 +188,7 @@ def classify(d):
     """{"cause", "classes": {name: {"share", "rows"}}, "notes": [str], "missing": [str]} of one
     differential (diff.differential)."""
     from lab.why import diff
-    out = {"cause": None, "classes": {}, "notes": [], "missing": []}
+    out = {"cause": None, "classes": {}, "notes": [], "missing": [], "contradicts": False}
     out["missing"] = missing_lines(d)
     for r in diff.findings(d):
         c = rule(d, r)
@@ -202,12 +208,18 @@ def classify(d):
     memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(("c2c", "topdown"), pmu)) + ")" \
         if any(p != "ok" for p in pmu) else "memory: counters present but not analysed by this version"
     s = scales(d)
+    if s is True and d.get("stops"):
+        # "How it scales" says scaling stops here (measured without a profiler: what the lab vouches for);
+        # evidence in which nothing grows did not catch why, so it never says "it scales": a cause or no
+        # single cause where something grew, else inconclusive (verdict.words says why, with the numbers)
+        s = False if diff.findings(d) or gathers(d) else "contradicts"
     if s is None:
         out["cause"] = None
         out["notes"].append("the evidence holds no samples and no waits: no cause can be named")
         return out
-    if s is True or s == "inconclusive":
+    if s is True or s in ("inconclusive", "contradicts"):
         out["cause"] = "scales" if s is True else "inconclusive"
+        out["contradicts"] = s == "contradicts"
         return out
     named_ = {c: v for c, v in out["classes"].items() if c != "other"}
     ranked = sorted(named_, key=lambda c: (-named_[c]["share"], c))

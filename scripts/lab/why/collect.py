@@ -15,6 +15,8 @@ path is perf; bpftrace is not used.
 
 Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
 and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
+Every run is judged by the validity gate (gate.py: lost, cut, or outside the disturbance budget) and a
+rejected one is redone once at a lighter recording tier (TIERS); meta.json says which were kept.
 """
 import os
 import re
@@ -32,19 +34,32 @@ from lab.engine import prefix
 
 from . import evidence as ev
 from . import fold
+from . import gate
 
-HZ = 999
-STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder
+HZ = 999                    # the full tier's sample frequency (TIERS[0])
+STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder (TIERS[0])
 MAX_BYTES = "1G"            # perf record --max-size: reached, perf stops and ends the command (the run is lost)
 MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose events with less
 SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
 # The stack is needed where a thread blocks (sched_switch, sys_enter_futex); a wakeup or a futex's return
 # needs only its time: no 8 KiB stack copy for them (a busy server makes hundreds of thousands a second).
 # call-graph=fp, not =no: perf 6.1 then records none of those events at all (seen here).
-TRACEPOINTS = ("sched:sched_switch", "sched:sched_wakeup/call-graph=fp/", "syscalls:sys_enter_futex",
-               "syscalls:sys_exit_futex/call-graph=fp/")
+# (tracepoint, whether its stack is wanted): the tier says how many bytes of it are copied.
+TRACEPOINTS = (("sched:sched_switch", True), ("sched:sched_wakeup", False), ("syscalls:sys_enter_futex", True),
+               ("syscalls:sys_exit_futex", False))
 # Which tracepoint field names the thread an event is about (why_comm filters them in the kernel).
-COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup/call-graph=fp/": "comm"}
+COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup": "comm"}
+# Recording tiers, heaviest first (the validity gate, lab/why/gate.py: a run lost, cut or outside the
+# disturbance budget is redone once at the next tier, and later runs of the point start there). Stacks are
+# what cost, per event: each tier samples less often and copies fewer user-stack bytes for the DWARF
+# unwinder. The innermost frames come first in the copy, and they are what the classes read (a join's,
+# a barrier's or a mutex's wait): 256 bytes still unwound the lock fixture's waits to update_table here,
+# where a frame-pointer chain (no copy) kept no frame at all through Debian's libc, and a main thread's
+# join then read as a bare futex wait, a "lock". On-CPU cost divides by each run's own frequency
+# (diff.py), so tiers compare. What each costs here: docs/measured.md.
+TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_BYTES},
+         {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 1024},
+         {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 256})
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
 # why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
@@ -123,9 +138,19 @@ def repeat_seconds(spec, throughput):
     return 0.0 if throughput else min(float(spec.get("why_seconds", "0") or 0), float(spec["timeout"]) / 2)
 
 
-def record_prefix(data, event, status, comms=()):
-    """perf record's argv (outermost, before pinning) for what `status` says this host allows; with
-    `comms`, the scheduler tracepoints only of threads of those names."""
+def tracepoint(name, wants_stack, tier):
+    """One tracepoint's -e term at `tier`: a frame-pointer chain where no stack is wanted, else the tier's
+    stack copy (perf's per-event stack-size where it is smaller than the samples')."""
+    if not wants_stack:
+        return f"{name}/call-graph=fp/"
+    if tier["trace_stack"] == tier["stack"]:
+        return name
+    return f"{name}/call-graph=dwarf,stack-size={tier['trace_stack']}/"
+
+
+def record_prefix(data, event, status, comms=(), tier=TIERS[0]):
+    """perf record's argv (outermost, before pinning) for what `status` says this host allows, recording
+    at `tier` (TIERS); with `comms`, the scheduler tracepoints only of threads of those names."""
     if status["oncpu"] != ev.OK:
         return []
     root = os.geteuid() == 0
@@ -135,11 +160,12 @@ def record_prefix(data, event, status, comms=()):
     # (perf_event_mlock_kb): perf's default ring buffer then.
     argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
         (["-m", MMAP_PAGES] if root else []) + \
-        ["--call-graph", f"dwarf,{STACK_BYTES}", "--sample-cpu", "-e", f"{event}/freq={HZ}/{user_only}"]
+        ["--call-graph", f"dwarf,{tier['stack']}", "--sample-cpu", "-e", f"{event}/freq={tier['hz']}/{user_only}"]
     if status["offcpu"] == ev.OK:
         argv += ["--switch-events"]
-        for t in TRACEPOINTS:
-            argv += ["-e", t] + (["--filter", comm_filter(COMM_FIELD[t], comms)] if comms and t in COMM_FIELD else [])
+        for t, stack in TRACEPOINTS:
+            argv += ["-e", tracepoint(t, stack, tier)] + \
+                (["--filter", comm_filter(COMM_FIELD[t], comms)] if comms and t in COMM_FIELD else [])
     return argv + ["--"]
 
 
@@ -290,9 +316,9 @@ class ServerRecording:
     command talks to but did not start (the lab's Cassandra) is not in the command's tree. Its threads
     of the moment and those they start are recorded, folded with the command's into the same files."""
 
-    def __init__(self, pids, data, event, status, env, log):
+    def __init__(self, pids, data, event, status, env, log, tier=TIERS[0]):
         self.data, self.proc = data, None
-        argv = record_prefix(data, event, status)
+        argv = record_prefix(data, event, status, tier=tier)
         if not pids or not argv:
             return
         self.log = open(log, "a")
@@ -365,6 +391,14 @@ def timed(rows, name):
     return median(vals)
 
 
+def timed_suspect(rows, name):
+    """'2 of 3 timed repeats suspect (foreign 55% > 10%; …)' of the metric the gate compares with, or '':
+    a gate that rejects every run against disturbed timed repeats says so beside its numbers."""
+    mine = [r for r in rows if r["metric"] == name]
+    bad = [r["suspect"] for r in mine if r.get("suspect")]
+    return f"{len(bad)} of {len(mine)} timed repeats suspect ({bad[0][:200]})" if bad else ""
+
+
 def throughput(spec, name, timed_rows):
     """Is `name` a throughput (work per second, higher is better), judged before the evidence runs as the
     timed repeats judged it: an exec spec's metric= line, else the unit its timed rows carry."""
@@ -386,10 +420,70 @@ def repetitions(path):
         return None
 
 
+def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
+    """One evidence run recorded at `tier` into run number `r`'s files: {"lost": why or "", "cut": bool,
+    "wall", "reps", "status", "out", "scope", "who"}. A lost or cut run leaves no run files (its logs are
+    kept apart, lost_<N>_stderr.log)."""
+    data = os.path.join(folder, f".perf_r{r}.data")
+    server_data = os.path.join(folder, f".perf_server_r{r}.data")
+    counted = os.path.join(folder, f".repeats_r{r}")
+    what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
+    # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
+    # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
+    # sampled, and every stack through libc then loses its callers (seen here one run in three).
+    raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
+    os.makedirs(raw)
+    comms = who if what == "tree" else ()
+    record = record_prefix(data, event, status, comms, tier) if what == "tree" else []
+    inner = record + repeat_prefix(seconds, counted, bool(record))
+    argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
+    out = os.path.join(folder, f"stdout_r{r}.txt")
+    err = os.path.join(folder, f"stderr_r{r}.log")
+    server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err, tier)
+    try:
+        rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                    child.OUTPUT_CAP)
+    finally:
+        server.stop()
+    n = repetitions(counted) if seconds > 0 else 1
+    cut = "size limit reached" in open(err, errors="replace").read()
+    got = {"lost": "", "cut": cut, "wall": None, "reps": n, "status": None, "out": out, "scope": what, "who": who}
+    if rc != 0 or usage is None or n is None or cut:
+        got["lost"] = f"exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
+        if cut:
+            # the recording stopped before the command did: not the whole run, whatever perf's exit
+            got["lost"] = (f"perf reached its size limit ({MAX_BYTES}): too many scheduler and futex events for "
+                           f"a recording with stacks at tier {tier['name']}" +
+                           ("" if seconds > 0 else "; a run of set duration cannot stop between repetitions: give "
+                            "the spec a profile with a shorter run for why=1 (as cache-get's `cause`)"))
+        lost_logs(folder, r)
+        remove(data, server_data, counted)
+        return got
+    got["status"], span = evidence_run(folder, r, data if what == "tree" else server_data, env,
+                                       os.path.join(folder, "evidence.log"), status, comms)
+    # the attached server's recording outlasts the command: the command's own wall time then
+    got["wall"] = (span if what == "tree" else None) or usage.wall_s
+    remove(data, server_data, counted)    # hundreds of MiB: the folded files are what is kept
+    return got
+
+
+def lost_logs(folder, r):
+    """A lost attempt's run files go (the next attempt takes its number); its output is kept apart."""
+    k = 1 + sum(1 for f in os.listdir(folder) if f.startswith("lost_") and f.endswith("_stderr.log"))
+    for name, kept in ((f"stderr_r{r}.log", f"lost_{k}_stderr.log"), (f"stdout_r{r}.txt", f"lost_{k}_stdout.txt")):
+        if os.path.exists(os.path.join(folder, name)):
+            os.replace(os.path.join(folder, name), os.path.join(folder, kept))
+    shutil.rmtree(os.path.join(folder, f"raw_r{r}"), ignore_errors=True)
+    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins"):
+        remove(ev.path(folder, kind, r))
+
+
 def run_point(ctx, spec, point, runs, timed_rows, folder):
-    """`runs` evidence runs of one point into `folder`, meta.json last (its presence: done). Returns
-    (runs kept, evidence statuses, a one-line reason when none was kept). Never raises for lack of
-    evidence: a host without perf still gets meta.json saying so."""
+    """`runs` evidence runs of one point into `folder`, each judged by the validity gate (lab/why/gate.py):
+    one lost, cut or outside the disturbance budget is redone once at the next lighter tier (TIERS), and
+    the point's later runs start there. meta.json last (its presence: done). Returns (runs kept, evidence
+    statuses, a one-line reason when fewer than `runs` were kept). Never raises for lack of evidence: a
+    host without perf still gets meta.json saying so."""
     if os.path.isdir(folder):
         shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
     os.makedirs(folder)
@@ -398,50 +492,39 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     name = primary_metric(spec)
     higher = throughput(spec, name, timed_rows)
     seconds = repeat_seconds(spec, higher)
-    walls, values, reps, statuses, why = [], [], [], [], ""
-    log = os.path.join(folder, "evidence.log")
+    walls, values, reps, statuses, judged, why = [], [], [], [], [], ""
+    what, who = None, ()
+    tier = 0
     # perf cannot record here: running the command would only cost time
     for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
-        data = os.path.join(folder, f".perf_r{r}.data")
-        server_data = os.path.join(folder, f".perf_server_r{r}.data")
-        counted = os.path.join(folder, f".repeats_r{r}")
-        what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
-        # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
-        # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
-        # sampled, and every stack through libc then loses its callers (seen here one run in three).
-        raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
-        os.makedirs(raw)
-        comms = who if what == "tree" else ()
-        record = record_prefix(data, event, status, comms) if what == "tree" else []
-        inner = record + repeat_prefix(seconds, counted, bool(record))
-        argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
-        out = os.path.join(folder, f"stdout_r{r}.txt")
-        err = os.path.join(folder, f"stderr_r{r}.log")
-        server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err)
-        try:
-            rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
-                                        child.OUTPUT_CAP)
-        finally:
-            server.stop()
-        n = repetitions(counted) if seconds > 0 else 1
-        if rc != 0 or usage is None or n is None:
-            why = f"evidence run {r} exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
-            if "size limit reached" in open(err, errors="replace").read():
-                why = (f"evidence run {r}: perf reached its size limit ({MAX_BYTES}) and ended the command: too "
-                       "many scheduler and futex events for a recording with stacks" +
-                       ("" if seconds > 0 else "; a run of set duration cannot stop between repetitions: give "
-                        "the spec a profile with a shorter run for why=1 (as cache-get's `cause`)"))
-            remove(data, server_data, counted)
+        for redo in (False, True):
+            n = len(walls) + 1                  # recorded runs are numbered 1, 2, … (the format's run files)
+            got = attempt(ctx, spec, point, folder, n, event, status, seconds, TIERS[tier])
+            entry = {"of": r, "run": None, "tier": TIERS[tier]["name"], "hz": TIERS[tier]["hz"], "speed": None}
+            if got["lost"]:
+                entry.update(verdict=gate.CUT if got["cut"] else gate.LOST, why=got["lost"])
+            else:
+                what, who = got["scope"], got["who"]
+                value, _up = metric_value(spec, name, got["out"]) if name and higher else (None, False)
+                # judged as the timed repeats are measured: the throughput, else the wall time per run
+                measured, base = (value, timed(timed_rows, name)) if higher else \
+                    (got["wall"] / got["reps"], timed(timed_rows, "wall_s"))
+                verdict_, said, speed = gate.judge(measured, base, higher)
+                entry.update(run=n, verdict=verdict_, why=said, speed=round(speed, 4) if speed else None)
+                statuses.append(got["status"])
+                walls.append(round(got["wall"], 6))
+                values.append(value)
+                reps.append(got["reps"])
+            judged.append(entry)
+            if entry["verdict"] == gate.KEPT:
+                break
+            lighter = tier + 1 < len(TIERS)
+            tier = min(tier + 1, len(TIERS) - 1)
+            if not lighter or redo:
+                break
+        if judged[-1]["verdict"] in (gate.LOST, gate.CUT) and (redo or not lighter):
+            why = f"evidence run {r}: {judged[-1]['why']}"     # lost at the lightest tier: the rest would be too
             break
-        got, span = evidence_run(folder, r, data if what == "tree" else server_data, env, log, status, comms)
-        statuses.append(got)
-        # the attached server's recording outlasts the command: the command's own wall time then
-        wall = (span if what == "tree" else None) or usage.wall_s
-        value, _up = metric_value(spec, name, out) if name and higher else (None, False)
-        walls.append(round(wall, 6))
-        values.append(value)
-        reps.append(n)
-        remove(data, server_data, counted)    # hundreds of MiB: the folded files are what is kept
     done = len(walls)
     merged = dict(status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason
@@ -459,13 +542,22 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     else:
         per_run = [w / n for w, n in zip(walls, reps)]
         slowdown = median(per_run) / base if base and per_run else None
-    ev.write_meta(folder, {"runs": done, "unit": unit, "metric": name if unit == "op" else None, "work": works,
-                           "wall_s": walls, "repetitions": reps, "why_seconds": seconds,
-                           "scope": what if done else None, "counted": list(who) if done and what == "tree" else [],
-                           "value": values if unit == "op" else [None] * done,
-                           "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
-                           "sample": {"event": event, "hz": HZ}, "evidence": merged})
-    return done, merged, why
+    meta = {"runs": done, "unit": unit, "metric": name if unit == "op" else None, "work": works,
+            "wall_s": walls, "repetitions": reps, "why_seconds": seconds,
+            "scope": what if done else None, "counted": list(who) if done and what == "tree" else [],
+            "value": values if unit == "op" else [None] * done,
+            "timed_median": base, "slowdown": round(slowdown, 4) if slowdown else None,
+            "sample": {"event": event, "hz": HZ, "tiers": {t["name"]: {k: v for k, v in t.items() if k != "name"}
+                                                             for t in TIERS}},
+            "disturbance": gate.WHY_DISTURBANCE, "runs_judged": judged,
+            "timed_suspect": timed_suspect(timed_rows, name if higher else "wall_s"), "evidence": merged}
+    ev.write_meta(folder, meta)
+    kept = len(gate.kept_runs(meta))
+    if judged and not kept:
+        why = gate.none_kept(meta, point.threads)
+    elif judged and kept < runs:
+        why = f"{kept} of {runs} evidence runs kept" + (f" ({why})" if why else "")
+    return kept, merged, why
 
 
 def remove(*paths):

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from lab.report import scaling
-from lab.why import evidence
+from lab.why import alone, evidence, gate
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -64,38 +64,45 @@ def counted(run):
 
 
 def knee(rows):
-    """(base threads, knee threads, why) of one placement's speedup rows (reporting.scaling.speedups):
+    """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.scaling.speedups):
     the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
-    rule, reused), else the largest count measured."""
+    rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
     base = rows[0]["threads"]
     for r in rows[1:]:
-        if scaling.efficiency_word(r)[0] == "below":
+        word, rng = scaling.efficiency_word(r)
+        if word == "below":
             return base, r["threads"], (f"the first thread count whose efficiency is below "
-                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range")
+                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range ({rng})"), True
     return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
-                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)"
+                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)", False
 
 
 def knees(series, better):
-    """{placement: (base, knee, why)} for series {placement: {threads: summary}} as scaling takes it."""
+    """{placement: (base, knee, why, stops)} for series {placement: {threads: summary}} as scaling takes it."""
     return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
 
 
-def load(folder):
+def load(folder, kept=True):
     """One point's evidence through evidence.py (the format's one reader; EvidenceError names file:line),
-    as {"meta", "runs": [{"oncpu", "offcpu", "futex", "threads", "hotins"}]}: stacks ';'-joined, a file
-    the run did not leave None."""
+    as {"meta", "runs": [{"oncpu", "offcpu", "futex", "threads", "hotins", "hz", "work"}]}: only the runs
+    the validity gate kept (gate.kept_runs; kept=False: every recorded run, for what holds of any stack),
+    stacks ';'-joined, a file the run did not leave None."""
     meta = evidence.read_meta(folder)
+    hz = {j["run"]: j["hz"] for j in meta.get("runs_judged") or [] if j.get("run") and j.get("hz")}
     runs = []
-    for r in range(1, meta["runs"] + 1):
+    for r in gate.kept_runs(meta) if kept else range(1, meta["runs"] + 1):
         got = evidence.read_run(folder, r)
         run = {k: None for k in ("oncpu", "offcpu", "futex", "threads", "hotins")}
+        # each run's own work and sample frequency (a redone run may be recorded at a lighter tier)
+        run["work"], run["hz"] = meta["work"][r - 1], hz.get(r, (meta.get("sample") or {}).get("hz"))
         for kind in ("oncpu", "offcpu"):
             if kind in got:
                 run[kind] = {";".join(s): v for s, v in got[kind].items()}
         if "futex" in got:
             run["futex"] = [dict(row, stack=";".join(row["stack"])) for row in got["futex"]]
         run["threads"], run["hotins"] = got.get("threads"), got.get("hotins")
+        # the parallelism timeline and the stacks sampled while one thread ran (lab/why/alone.py)
+        run["parallel"], run["alone"] = got.get("parallel"), got.get("alone")
         runs.append(run)
     return {"meta": meta, "runs": runs}
 
@@ -103,12 +110,16 @@ def load(folder):
 def _side(ev):
     """Per kind, the per-run {key: cost per unit of work} and {key: raw amount}, or why it is missing."""
     meta = ev["meta"]
-    work = [float(w) for w in meta["work"]]
+    work = [float(run_work(ev, i)) for i in range(len(ev["runs"]))]
     if any(not w > 0 for w in work):
         raise ValueError("meta.json: every evidence run's work must be > 0")
-    hz = float(meta["sample"]["hz"])
+    hzs = [float(r.get("hz") or meta["sample"]["hz"]) for r in ev["runs"]]
+    # the too-few-samples rule's sampling period: the side's coarsest (a lighter tier samples less often)
+    hz = min(hzs) if hzs else float(meta["sample"]["hz"])
     said = meta.get("evidence", {})
-    out = {"work": work, "hz": hz, "missing": {}, "runs": len(ev["runs"])}
+    # on-CPU samples are drawn at work × frequency: the Poisson test's exposure, so tiers compare
+    out = {"work": work, "hz": hz, "exposure": [w * h for w, h in zip(work, hzs)], "missing": {},
+           "runs": len(ev["runs"])}
     for kind, (key, _) in KINDS.items():
         state = said.get(key, "not said in meta.json")
         files = [r[key] for r in ev["runs"]]
@@ -119,9 +130,15 @@ def _side(ev):
         elif any(f is None for f in files):
             out["missing"][kind] = f"{key}_r<N>.folded missing"
         else:
-            scale = 1e6 / hz if kind == "on" else 1.0
-            out[kind] = {"raw": files, "cost": [{s: v * scale / w for s, v in f.items()} for f, w in zip(files, work)]}
+            scale = [1e6 / h if kind == "on" else 1.0 for h in hzs]
+            out[kind] = {"raw": files, "cost": [{s: v * k / w for s, v in f.items()} for f, w, k in zip(files, work, scale)]}
     return out
+
+
+def run_work(ev, i):
+    """The work of the i-th loaded run: its own (load() keeps only the gate's runs), else meta's i-th
+    (evidence handed in already shaped, as the tests build it)."""
+    return ev["runs"][i].get("work", ev["meta"]["work"][i])
 
 
 def _functions(per_run, kind, inclusive):
@@ -191,7 +208,8 @@ def flag(kind, most, p, ci, hz):
 
 
 def rows(what, kind, b, k, hz):
-    """Compared rows of one kind: b and k are (per-run costs, per-run raw amounts, per-run work)."""
+    """Compared rows of one kind: b and k are (per-run costs, per-run raw amounts, per-run exposure: the
+    work, × the sample frequency for sampled amounts)."""
     (cb, rb, wb), (ck, rk, wk) = b, k
     out = []
     for key in set().union(*cb, *ck):
@@ -216,7 +234,8 @@ def _futex(ev):
     if not runs or any(r is None for r in runs) or ev["meta"].get("evidence", {}).get("futex") != "ok":
         return None
     agg = {}
-    for run, w in zip(runs, ev["meta"]["work"]):
+    for i, run in enumerate(runs):
+        w = run_work(ev, i)
         for row in run:
             a = agg.setdefault(row["stack"], {"waits": 0.0, "wait_us": 0.0, "addrs": []})
             a["waits"] += float(row["waits"]) / w / len(runs)
@@ -250,27 +269,32 @@ def _sched(ev):
     return [{n: sum(float(t[n]) for t in run) for n in ("migrations", "involuntary")} for run in runs]
 
 
-def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why=""):
+def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why="", stops=False):
     """Compare two points' evidence (as load() gives it); everything the verdict and the flame
-    graph need, as plain data."""
+    graph need, as plain data. `stops`: the curve says scaling stops at the knee (knee()), so the
+    verdict may not say it scales."""
     b, k = _side(base_ev), _side(knee_ev)
     unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
     if unit_b != unit_k:
         raise ValueError(f"the two points count work in different units ({unit_b} vs {unit_k})")
     out = {"placement": placement, "base_threads": base_threads, "knee_threads": knee_threads,
-           "knee_why": knee_why, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
+           "knee_why": knee_why, "stops": stops, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
            "stacks": [], "functions_self": [], "functions_incl": [], "sched": [], "total": {},
-           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {}))}
+           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {})),
+           "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
+           "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
+           "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
+                                  gate.summary(knee_ev["meta"], knee_threads)) if x]}
     for kind in KINDS:
         why = b["missing"].get(kind) or k["missing"].get(kind)
         if why:
             out["missing"][kind] = why
             continue
-        side = lambda s, cost: (cost, s[kind]["raw"], s["work"])  # noqa: E731
+        side = lambda s, cost: (cost, s[kind]["raw"], s["exposure"])  # noqa: E731
         out["stacks"] += rows("stack", kind, side(b, b[kind]["cost"]), side(k, k[kind]["cost"]), k["hz"])
         for incl, name in ((False, "functions_self"), (True, "functions_incl")):
-            fb = (_functions(b[kind]["cost"], kind, incl), _functions(b[kind]["raw"], kind, incl), b["work"])
-            fk = (_functions(k[kind]["cost"], kind, incl), _functions(k[kind]["raw"], kind, incl), k["work"])
+            fb = (_functions(b[kind]["cost"], kind, incl), _functions(b[kind]["raw"], kind, incl), b["exposure"])
+            fk = (_functions(k[kind]["cost"], kind, incl), _functions(k[kind]["raw"], kind, incl), k["exposure"])
             out[name] += rows("function", kind, fb, fk, k["hz"])
         out["total"][kind] = ratio([counted(r) for r in b[kind]["cost"]], [counted(r) for r in k[kind]["cost"]])
     if not out["missing"]:

@@ -7,7 +7,10 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   futex_r<N>.csv      addr,waits,wait_us,stack
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
-  meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence
+  meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence;
+                      since the validity gate (lab/why/gate.py) also runs_judged, disturbance and
+                      timed_suspect (format 1 still: a folder without them is read as before, every
+                      run kept)
 """
 import csv
 import io
@@ -22,7 +25,8 @@ FORMAT = 1
 MAX_STACKS = 20000          # distinct stacks per file; the rest is summed into TRUNCATED
 MAX_FRAME = 512             # characters of one frame
 MAX_DEPTH = 64              # frames of one stack (the innermost are kept)
-MAX_RUNS = 10
+MAX_RUNS = 20              # recorded runs: why_runs (at most 10), each redone at most once
+VERDICTS = ("kept", "lost", "cut", "disturbed")   # gate.py's words for a judged run
 TRUNCATED = "[truncated]"
 REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
 PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "symbols")
@@ -227,6 +231,10 @@ def read_meta(folder):
         v = meta.get(key)
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
             raise EvidenceError(f"{p}:1: {key} must be a number or null")
+    if "runs_judged" in meta:
+        _judged(meta["runs_judged"], p, runs)
+    if not isinstance(meta.get("timed_suspect", ""), str) or len(meta.get("timed_suspect", "")) > 1024:
+        raise EvidenceError(f"{p}:1: timed_suspect must be a short string")
     ev = meta.get("evidence")
     if not isinstance(ev, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 1024
                                            for k, v in ev.items()):
@@ -244,6 +252,29 @@ def seconds(v):
     if not (math.isfinite(x) and 0 <= x <= 1e7):
         raise ValueError(v)
     return x
+
+
+def _judged(judged, p, runs):
+    """runs_judged: one entry per attempt, {"of", "run" (its run files, or null when lost or cut), "tier",
+    "hz", "verdict", "why", "speed"}, each recorded run judged once."""
+    number = lambda v, none=False: (v is None and none) or (  # noqa: E731
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
+    if not isinstance(judged, list) or len(judged) > 2 * MAX_RUNS:
+        raise EvidenceError(f"{p}:1: runs_judged must be a list of at most {2 * MAX_RUNS} attempts")
+    seen = []
+    for j in judged:
+        if not isinstance(j, dict) or j.get("verdict") not in VERDICTS or not isinstance(j.get("why"), str) or \
+                len(j["why"]) > 1024 or not isinstance(j.get("tier"), str) or len(j["tier"]) > 64 or \
+                not number(j.get("hz"), True) or not number(j.get("speed"), True) or \
+                not (isinstance(j.get("of"), int) and not isinstance(j.get("of"), bool)) or \
+                not (j.get("run") is None or (isinstance(j["run"], int) and not isinstance(j["run"], bool)
+                                              and 1 <= j["run"] <= runs)):
+            raise EvidenceError(f"{p}:1: runs_judged: each attempt needs of, run (1 to {runs} or null), tier, "
+                                "hz, verdict (" + ", ".join(VERDICTS) + "), why and speed")
+        if j["run"] is not None:
+            seen.append(j["run"])
+    if sorted(seen) != list(range(1, runs + 1)):
+        raise EvidenceError(f"{p}:1: runs_judged must judge each of the {runs} recorded runs once")
 
 
 def read_run(folder, run):
@@ -265,4 +296,7 @@ def complete(folder, runs):
         meta = read_meta(folder)
     except EvidenceError:
         return False
+    if "runs_judged" in meta:       # the gate judged every attempt: done unless it stopped early (lost)
+        return len({j["of"] for j in meta["runs_judged"]}) >= runs or \
+            str(meta["evidence"].get("oncpu", "")).startswith(NA)
     return meta["runs"] >= runs or str(meta["evidence"].get("oncpu", "")).startswith(NA)

@@ -3,7 +3,7 @@ report's "Why it stops scaling" table. Plain text only: names read from evidence
 report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
 from lab.why import classify as C
 from lab.why import diff
-from lab.why import evidence
+from lab.why import alone, evidence, gate
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
@@ -65,11 +65,20 @@ def amount(us, sign=True):
 def by_function(d, unit):
     """' Where the spread growth gathers, by function (self time, beyond noise): …' — many thin stacks of
     one hot loop (the runner's inlined refcounts under `Vm::run`) are one function's growth; '' if none."""
-    rows = [r for r in d["functions_self"] if not r["flag"] and r["growth"] > 0][:TOP]
+    rows = C.gathers(d)[:TOP]
     if not rows:
         return ""
     said = [f"{r['kind']} `{r['name']}` {amount(r['growth'])} per {unit} ({r['share'] * 100:.0f}%)" for r in rows]
     return " Where it gathers, by function (self time, beyond noise): " + "; ".join(said) + "."
+
+
+def contradiction(d, unit):
+    """Why the evidence cannot say what the curve says: scaling stops, and nothing grew."""
+    said = [f"at {threads(t)} they {gate.pace(v)}" for t, v in zip((d["base_threads"], d["knee_threads"]), d["speed"])
+            if v is not None]
+    return (f"the curve says scaling stops: {threads(d['knee_threads'])} is {d['knee_why']}, yet no cost per {unit} "
+            "grows beyond noise in the evidence runs: they did not show what slows the timed runs" +
+            (f" ({'; '.join(said)})" if said else ""))
 
 
 def words(d, c):
@@ -90,8 +99,10 @@ def words(d, c):
     text = head + ("; ".join(parts) if parts else "no evidence to compare") + "."
     if c["cause"] == "scales":
         text += " Nothing grows faster than the work: it scales."
+    elif c["cause"] == "inconclusive" and c.get("contradicts"):
+        text += f" Inconclusive: {contradiction(d, unit)}."
     elif c["cause"] == "inconclusive":
-        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to say it scales."
+        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to call the totals flat."
     elif c["cause"] is not None:
         found = diff.findings(d)
         said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
@@ -119,8 +130,13 @@ def words(d, c):
                       if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
             text += f" Cause: {c['cause']} ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
                     (f"; also {', '.join(others)}" if others else "") + ")."
+            if c["cause"] == "serial phase":     # the code to change: what runs while the others wait
+                said = alone.words(*(d.get("alone") or (None, None)), d["base_threads"], d["knee_threads"])
+                text += f" {said}" if said else ""
     for note in c["notes"]:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
+    if d.get("judged"):         # the validity gate rejected runs or recorded lighter: what the words rest on
+        text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d['judged'])}."
     nb, nk = d["runs"]
     if min(nb, nk) < 3:
         text += f" Only {min(nb, nk)} evidence run(s) on a side: the intervals are wide or missing."
@@ -152,10 +168,11 @@ def verdict(d):
             "totals": d["total"], "missing": c["missing"]}
 
 
-def none(placement, b, k, why, missing, text):
-    """A placement's entry when there is nothing to compare: the same keys, no cause."""
+def none(placement, b, k, why, missing, text, cause=None):
+    """A placement's entry when there is nothing to compare: the same keys, no cause (or "inconclusive":
+    the gate kept no evidence run)."""
     return {"diff": None, "verdict": {"placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why,
-                                      "unit": None, "cause": None, "classes": {}, "stacks": [], "functions": [],
+                                      "unit": None, "cause": cause, "classes": {}, "stacks": [], "functions": [],
                                       "functions_inclusive": [], "totals": {}, "missing": missing, "text": text}}
 
 
@@ -164,7 +181,7 @@ def curve(series, better, evidence_of):
     reporting.scaling takes it; evidence_of(placement, threads) → that point's loaded evidence, or None
     when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
     out = []
-    for placement, (b, k, why) in sorted(diff.knees(series, better).items()):
+    for placement, (b, k, why, stops) in sorted(diff.knees(series, better).items()):
         got, bad = {}, []
         for t in (b, k):
             try:
@@ -179,8 +196,14 @@ def curve(series, better, evidence_of):
             out.append(none(placement, b, k, why, [f"no evidence at {at}"] + bad,
                             f"{placement}, {threads(k)}: no evidence at {at} ({said})."))
             continue
+        # the validity gate kept no run at a side: nothing the verdict may rest on, said with the numbers
+        empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek)) if not e["runs"] and "runs_judged" in e["meta"]]
+        if empty:
+            out.append(none(placement, b, k, why, [f"no evidence run kept: {'; '.join(empty)}"],
+                            f"{placement}, {threads(k)}: inconclusive: {'; '.join(empty)}.", "inconclusive"))
+            continue
         try:
-            d = diff.differential(eb, ek, placement, b, k, why)
+            d = diff.differential(eb, ek, placement, b, k, why, stops)
         except ValueError as e:                     # e.g. the two points count work in different units
             out.append(none(placement, b, k, why, [str(e)],
                             f"{placement}, {threads(k)}: the evidence cannot be compared: {e}."))

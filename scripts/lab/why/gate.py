@@ -1,0 +1,102 @@
+"""The validity gate of evidence runs (issue 53, item 2): the one owner of which evidence run the
+differential may rest on, and of the words when none is left (docs/design.md, "Why it stops scaling:
+evidence", the validity gate).
+
+An evidence run is judged when it ends: *lost* (the command or perf failed), *cut* (perf reached its size
+limit: the recording is not the whole run) or *disturbed* (its throughput, or its wall time per run of a
+fixed-work command, more than WHY_DISTURBANCE away from the timed repeats' median: recording changed what
+it recorded) is rejected, and collect.py redoes it once with a lighter recording tier. meta.json's
+`runs_judged` holds every attempt's judgement; diff.load keeps only the kept runs.
+"""
+WHY_DISTURBANCE = 0.10   # ±10% of the timed repeats' median: beyond it the evidence run is another program
+KEPT, LOST, CUT, DISTURBED = "kept", "lost", "cut", "disturbed"
+
+
+def speed(measured, timed, higher):
+    """How many times as fast the evidence run went as the timed repeats' median (> 1: faster), or None:
+    a throughput compares itself, a wall time per run its inverse."""
+    if not measured or not timed or measured <= 0 or timed <= 0:
+        return None
+    return measured / timed if higher else timed / measured
+
+
+def judge(measured, timed, higher):
+    """(verdict, why, speed) of a run that completed: KEPT within the budget (or with no timed median to
+    compare: nothing to judge it by, said), else DISTURBED, with the numbers."""
+    s = speed(measured, timed, higher)
+    if s is None:
+        return KEPT, "not judged: no timed median to compare with", None
+    # the budget is on the measured quantity itself (throughput or wall per run), as the issue states it
+    off = (s if higher else 1 / s) - 1
+    if abs(off) <= WHY_DISTURBANCE:
+        return KEPT, f"{pace(s)} (budget ±{WHY_DISTURBANCE * 100:.0f}%)", s
+    return DISTURBED, f"{pace(s)} (budget ±{WHY_DISTURBANCE * 100:.0f}%)", s
+
+
+def pace(s):
+    """'ran ×2.20 faster than the timed repeats' / '×1.04 slower'."""
+    return f"ran ×{s:.2f} faster than the timed repeats" if s >= 1 else \
+        f"ran ×{1 / s:.2f} slower than the timed repeats"
+
+
+def kept_runs(meta):
+    """The recorded runs (1-based, meta's `runs`) the differential may use: every one in a folder written
+    before the gate (no `runs_judged`), else those judged KEPT."""
+    judged = meta.get("runs_judged")
+    if judged is None:
+        return list(range(1, meta["runs"] + 1))
+    return [j["run"] for j in judged if j["verdict"] == KEPT and j.get("run")]
+
+
+def kept_speed(meta):
+    """The median speed (vs the timed repeats) of the kept runs that were judged by it, or None."""
+    kept = set(kept_runs(meta))
+    xs = sorted(j["speed"] for j in meta.get("runs_judged") or [] if j.get("run") in kept and j.get("speed"))
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
+
+
+def summary(meta, threads):
+    """'2 threads: 2 of 5 attempts kept (tiers light, lightest; 3 disturbed)', or '' when the gate did not
+    judge (an older folder) or every attempt was kept at the first tier."""
+    judged = meta.get("runs_judged") or []
+    kept = [j for j in judged if j["verdict"] == KEPT]
+    if not judged or (len(kept) == len(judged) and {j["tier"] for j in judged} <= {judged[0]["tier"]}):
+        return ""
+    rejected = [f"{sum(j['verdict'] == v for j in judged)} {v}" for v in (DISTURBED, CUT, LOST)
+                if any(j["verdict"] == v for j in judged)]
+    tiers = [f"tier {', '.join(dict.fromkeys(j['tier'] for j in kept))}"] if kept else []
+    return (f"{threads} thread" + ("" if threads == 1 else "s") +
+            f": {len(kept)} of {len(judged)} attempts kept ({'; '.join(tiers + ([', '.join(rejected)] if rejected else []))})")
+
+
+def none_kept(meta, threads):
+    """Why no run of a point is kept, with the numbers: 'the evidence runs at 2 threads ran ×2.05–×2.20
+    faster than the timed repeats (budget ±10%); 1 cut (perf's size limit); none kept'."""
+    judged = meta.get("runs_judged") or []
+    at = f"{threads} thread" + ("" if threads == 1 else "s")
+    if not judged:
+        return f"no evidence run completed at {at}"
+    parts = []
+    speeds = [j["speed"] for j in judged if j["verdict"] == DISTURBED and j.get("speed")]
+    if speeds:
+        fast = [s for s in speeds if s >= 1]
+        slow = [s for s in speeds if s < 1]
+        said = []
+        if fast:
+            said.append(f"ran {span(min(fast), max(fast))} faster")
+        if slow:
+            said.append(f"ran {span(1 / max(slow), 1 / min(slow))} slower")
+        parts.append(f"the evidence runs at {at} {' or '.join(said)} than the timed repeats "
+                     f"(budget ±{WHY_DISTURBANCE * 100:.0f}%, {len(speeds)} of {len(judged)} attempts)")
+    for verdict in (CUT, LOST):
+        whys = [j["why"] for j in judged if j["verdict"] == verdict]
+        if whys:
+            parts.append(f"{len(whys)} {verdict} ({whys[0]})")
+    tiers = list(dict.fromkeys(j["tier"] for j in judged if j.get("tier")))
+    suspect = meta.get("timed_suspect")
+    return "; ".join(parts) + (f"; recording tiers tried: {', '.join(tiers)}" if tiers else "") + "; none kept" + \
+        (f" (and {suspect})" if isinstance(suspect, str) and suspect else "")
+
+
+def span(a, b):
+    return f"×{a:.2f}" if round(a, 2) == round(b, 2) else f"×{a:.2f}–×{b:.2f}"
