@@ -51,7 +51,7 @@ def compared(spec, rows):
     out = {}
     for variant, by_p in by.items():
         series = {pl: {t: summarised(rs) for t, rs in by_t.items()} for pl, by_t in by_p.items()}
-        knees = diff.knees(series, better)
+        knees = {pl: kn[:3] for pl, kn in diff.knees(series, better).items()}    # (base, knee, why)
         for pl, by_t in by_p.items():
             out[(variant, pl)] = knees.get(pl) or (min(by_t), min(by_t), "the only thread count measured")
     return out
