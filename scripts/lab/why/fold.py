@@ -162,12 +162,15 @@ class Folder:
         return t
 
     def add(self, e):
+        if e.kind == "task":      # a fork, comm or mmap record (perf's own at time 0 too): no event of the tree
+            return
         if self.comms and e.comm not in self.comms:
             if e.kind == "sched_wakeup":       # another process woke a counted thread: its run-queue wait
                 self.woken(e)
             return
-        self.first = e.time if self.first is None else min(self.first, e.time)
-        self.last = e.time if self.last is None else max(self.last, e.time)
+        if e.kind != "exit":      # the tree's span is that of its samples and switches
+            self.first = e.time if self.first is None else min(self.first, e.time)
+            self.last = e.time if self.last is None else max(self.last, e.time)
         t = self.thread(e)
         if t is None:
             return
