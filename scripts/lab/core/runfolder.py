@@ -423,6 +423,32 @@ def read_file(path, kind="text", root=None, default=None):
     return data.decode("utf-8", errors="replace")
 
 
+def open_given(path, what="file"):
+    """A file named on the command line (`./lab import FILE`, `./lab usl FILE`, `./lab import-c2c FILE`),
+    open for reading in binary: the user's own name, so a link is followed, but only to a regular file (a
+    FIFO would never end, a device never stop), opened without blocking; else RunFolderError, one line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise RunFolderError(f"{path}: cannot read: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RunFolderError(f"{path}: not a regular file (a folder, FIFO or device): not a {what}")
+    return os.fdopen(fd, "rb")
+
+
+def read_given(path, cap, what="file"):
+    """The bytes of a file named on the command line (open_given()), at most cap of them."""
+    with open_given(path, what) as f:
+        if os.fstat(f.fileno()).st_size > cap:
+            raise RunFolderError(f"{path}: {os.fstat(f.fileno()).st_size >> 20} MiB, over the {cap >> 20} MiB "
+                                 f"a {what} may have")
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise RunFolderError(f"{path}: over the {cap >> 20} MiB a {what} may have")
+    return data
+
+
 def read_json(path, kind="json", root=None, shape=dict):
     """A run's JSON file parsed and typed: None when absent; RunFolderError unless it is shape."""
     text = read_file(path, kind, root)
