@@ -134,3 +134,22 @@ def test_an_import_whose_drawing_fails_after_writing_removes_its_folder(tmp_path
         import_run.main([str(path)])
     assert "\n" not in str(e.value) and no_runs(results)
 
+
+# --- USL, USLZERO: no fit, with the reason ------------------------------------------------------------------
+def test_usl_of_values_far_apart_is_no_fit_and_a_bom_is_not_part_of_the_header(tmp_path):
+    far = tmp_path / "far.csv"
+    far.write_text("threads,throughput\n1,1e-300\n2,1e18\n4,3.5\n8,6\n")
+    p = in_process("lab.cli.usl", far)
+    assert p.stdout.startswith("no fit: ") and "apart" in p.stdout, p.stdout + p.stderr
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbfthreads,throughput\n1,1\n2,1.9\n4,3.5\n8,6\n")
+    p = in_process("lab.cli.usl", bom)
+    assert p.stdout.startswith("sigma "), p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("wall", ["0", "-1.5"])
+def test_a_curve_with_a_zero_or_negative_wall_time_reports_no_fit(tmp_path, wall):
+    run = lab_run(tmp_path, values={1: [1.0, 1.1, 0.9], 2: [0.6, float(wall), 0.5], 4: [0.3] * 3, 8: [0.2] * 3})
+    p = in_process("lab.cli.report", run, check=False)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "no fit: " in (run / "report.md").read_text()
