@@ -153,3 +153,48 @@ def test_a_curve_with_a_zero_or_negative_wall_time_reports_no_fit(tmp_path, wall
     p = in_process("lab.cli.report", run, check=False)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "no fit: " in (run / "report.md").read_text()
+
+
+# --- SPEC: a run's spec snapshot through the safe reader ---------------------------------------------------
+def hostile_spec(tmp_path, run, how):
+    spec = run / "sweep" / "specs" / "spin.spec"
+    spec.unlink()
+    if how == "fifo":
+        os.mkfifo(spec)
+    elif how == "dev-zero":
+        spec.symlink_to("/dev/zero")
+    elif how == "outside":
+        secret = tmp_path / "secret.txt"
+        secret.write_text("SECRET-FIRST-LINE = x\n")
+        spec.symlink_to(secret)
+    else:
+        with open(spec, "wb") as f:
+            f.truncate(3 << 30)          # 3 GiB of hole: cheap to make, costly to read
+    return spec
+
+
+@pytest.mark.parametrize("how", ["fifo", "dev-zero", "outside", "sparse"])
+def test_a_spec_snapshot_that_is_no_regular_file_of_the_run_is_refused_in_one_line(tmp_path, results, how):
+    other = lab_run(tmp_path, "other")
+    run = lab_run(tmp_path)
+    hostile_spec(tmp_path, run, how)
+    for module, args in (("lab.cli.report", [run]), ("lab.cli.charts", [run]),
+                         ("lab.cli.compare", [other, run, tmp_path / "cmp.md"])):
+        p = program(results, module, *args, timeout=60)
+        refused(p, "spin.spec")
+        assert "SECRET" not in p.stdout + p.stderr
+
+
+# --- DUMP: a foreign spec is shown in part -------------------------------------------------------------------
+def test_a_replay_shows_a_few_kb_of_a_foreign_spec_and_says_what_it_left_out(tmp_path, results):
+    import tarfile
+    run = lab_run(tmp_path, "theirs")
+    (run / "sweep" / "args.json").write_text(json.dumps({"profile": "default", "perf": 0, "overrides": {},
+                                                          "experiments": ["evil"]}))
+    (run / "sweep" / "specs" / "evil.spec").write_text("experiment = evil\n" + "command = true\n" * 50_000)
+    with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
+        t.add(run, arcname="theirs")
+    p = program(dict(results, LAB_SPECS="tests/fixtures"), "lab.cli.archive", "replay", tmp_path / "theirs.tar.gz")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert "    experiment = evil" in p.stderr and "more lines, not shown" in p.stderr
+    assert len(p.stderr) < 16_000, len(p.stderr)
