@@ -169,7 +169,7 @@ def hostile_spec(tmp_path, run, how):
         spec.symlink_to(secret)
     else:
         with open(spec, "wb") as f:
-            f.truncate(3 << 30)          # 3 GiB of hole: cheap to make, costly to read
+            f.truncate(64 << 20)         # 64 MiB of hole, over the cap (a sender used 3 GiB: MemoryError)
     return spec
 
 
@@ -198,3 +198,37 @@ def test_a_replay_shows_a_few_kb_of_a_foreign_spec_and_says_what_it_left_out(tmp
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert "    experiment = evil" in p.stderr and "more lines, not shown" in p.stderr
     assert len(p.stderr) < 16_000, len(p.stderr)
+
+
+# --- PERFTOP: a point's perf summary through the safe reader ---------------------------------------------------
+@pytest.mark.parametrize("how", ["file-link", "folder-link", "sparse"])
+def test_a_perf_top_that_is_a_link_or_huge_is_refused_not_pasted(tmp_path, how):
+    run = lab_run(tmp_path)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("SECRET-KEY-MATERIAL\n")
+    point = run / "raw" / "spin" / "v_compact_t1_r1"
+    if how == "folder-link":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "perf-top.txt").write_text("SECRET-KEY-MATERIAL\n")
+        point.symlink_to(elsewhere)
+    else:
+        point.mkdir()
+        if how == "file-link":
+            (point / "perf-top.txt").symlink_to(secret)
+        else:
+            with open(point / "perf-top.txt", "wb") as f:
+                f.truncate(64 << 20)     # over the cap (a sender used 3 GiB: MemoryError)
+    p = in_process("lab.cli.report", run, check=False)
+    refused(p, "v_compact_t1_r1" if how == "folder-link" else "perf-top.txt")
+    assert "SECRET" not in p.stdout + p.stderr
+    assert not (run / "report.md").exists()
+
+
+def test_a_perf_top_of_the_run_is_still_shown(tmp_path):
+    run = lab_run(tmp_path)
+    (run / "raw" / "spin" / "v_compact_t1_r1").mkdir()
+    (run / "raw" / "spin" / "v_compact_t1_r1" / "perf-top.txt").write_text("overhead symbol\n42.0% spin_loop\n")
+    in_process("lab.cli.report", run)
+    assert "42.0% spin_loop" in (run / "report.md").read_text()
+    assert 'raw/spin/v_compact_t1_r1/perf-top.txt"' in (run / "report.html").read_text()
