@@ -232,3 +232,35 @@ def test_a_perf_top_of_the_run_is_still_shown(tmp_path):
     in_process("lab.cli.report", run)
     assert "42.0% spin_loop" in (run / "report.md").read_text()
     assert 'raw/spin/v_compact_t1_r1/perf-top.txt"' in (run / "report.html").read_text()
+
+
+# --- NUMA: env/numa-nodes.txt through the safe reader, digit-bounded ------------------------------------------
+@pytest.mark.parametrize("how", ["fifo", "dev-zero", "outside"])
+def test_numa_nodes_that_is_no_regular_file_of_the_run_is_refused(tmp_path, results, how):
+    from test_numa_mem import TWO, make_run
+    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    nodes = run / "env" / "numa-nodes.txt"
+    nodes.unlink()
+    (run / "sweep" / "state").write_text("complete\n")
+    if how == "fifo":
+        os.mkfifo(nodes)
+    elif how == "dev-zero":
+        nodes.symlink_to("/dev/zero")
+    else:
+        outside = tmp_path / "theirs.txt"
+        outside.write_text("node0 cpus=0 packages=0 mem_kb=1 distance=77,88\n")
+        nodes.symlink_to(outside)
+    p = program(results, "lab.cli.report", run, timeout=60)
+    refused(p, "numa-nodes.txt")
+    assert not (run / "report.md").exists()
+
+
+def test_a_5000_digit_numa_distance_is_not_read(tmp_path):
+    from test_numa_mem import TWO, make_run
+    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    (run / "sweep" / "state").write_text("complete\n")
+    with open(run / "env" / "numa-nodes.txt", "a") as f:
+        f.write(f"node2 cpus=4 packages=1 mem_kb=1 distance={'9' * 5000},10\n")
+    p = in_process("lab.cli.report", run, check=False)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "9999999" not in (run / "report.md").read_text()
