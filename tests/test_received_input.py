@@ -264,3 +264,52 @@ def test_a_5000_digit_numa_distance_is_not_read(tmp_path):
     p = in_process("lab.cli.report", run, check=False)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "9999999" not in (run / "report.md").read_text()
+
+
+# --- META: a why meta.json the evidence reader checks ---------------------------------------------------------
+def why_point(run, stem, meta_edit):
+    """A point's why folder (tests' own input, as test_claims writes them) with its meta.json edited."""
+    from lab.why import evidence as EV
+    folder = os.path.join(run, "raw", "spin", f"{stem}_why")
+    os.makedirs(folder)
+    EV.write_run(folder, 1, oncpu={("spin", "main", "work"): 100}, offcpu={}, futex=[], hotins=[],
+                 threads=[{"tid": 1, "comm": "spin", "oncpu_us": 1, "offcpu_us": 1, "runq_us": 0, "voluntary": 0,
+                           "involuntary": 0, "migrations": 0}])
+    meta = {"runs": 1, "unit": "run", "metric": None, "work": [1], "wall_s": [1.0], "value": [None],
+            "timed_median": None, "slowdown": None, "sample": {"event": "cpu-clock", "hz": 999},
+            "evidence": {k: "ok" for k in ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")}}
+    EV.write_meta(folder, meta)
+    path = os.path.join(folder, "meta.json")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(meta_edit(text))
+    return folder
+
+
+def drop_sample(text):
+    m = json.loads(text)
+    del m["sample"]
+    return json.dumps(m)
+
+
+def set_hz(hz):
+    return lambda text: text.replace('"hz": 999', f'"hz": {hz}')
+
+
+META_EDITS = {"no-sample": drop_sample, "hz-null": set_hz("null"), "hz-zero": set_hz("0"), "hz-nan": set_hz("NaN"),
+              "hz-negative": set_hz("-999"),
+              "deep": lambda text: text.replace('"hz": 999', '"hz": ' + "[" * 100_000 + "]" * 100_000)}
+
+
+@pytest.mark.parametrize("edit", sorted(META_EDITS))
+def test_a_why_meta_json_of_the_wrong_shape_is_evidence_unreadable(tmp_path, edit):
+    from lab.why import evidence as EV
+    run = lab_run(tmp_path)
+    folders = [why_point(run, f"v_compact_t{t}", META_EDITS[edit]) for t in (1, 2, 4, 8)]
+    with pytest.raises(EV.EvidenceError, match="meta.json:1: "):
+        EV.read_meta(folders[0])
+    p = in_process("lab.cli.report", run, check=False)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    text = (run / "report.md").read_text()
+    assert "evidence unreadable" in text and "0% of the added cost" not in text
