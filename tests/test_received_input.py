@@ -313,3 +313,64 @@ def test_a_why_meta_json_of_the_wrong_shape_is_evidence_unreadable(tmp_path, edi
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     text = (run / "report.md").read_text()
     assert "evidence unreadable" in text and "0% of the added cost" not in text
+
+
+# --- EXPORT: every refusal of ./lab export is one line ------------------------------------------------------
+def test_export_refusals_are_one_line_and_a_users_linked_folder_is_written(tmp_path, results):
+    run = lab_run(tmp_path)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("SECRET\n")
+    (run / "env" / "build.txt").symlink_to(secret)
+    refused(in_process("lab.cli.export", run, check=False), "build.txt")
+    (run / "env" / "build.txt").unlink()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    device = tmp_path / "device"            # a link to a FIFO stands in for /dev/null (never replaced here)
+    device.symlink_to(fifo)
+    for target in (fifo, device):
+        refused(in_process("lab.cli.export", run, f"out={target}", check=False), str(target), "not a regular file")
+    assert os.path.exists(fifo) and not os.path.isfile(fifo) and device.is_symlink()
+    refused(in_process("lab.cli.export", run, f"out={tmp_path / 'missing' / 'x.json'}", check=False), "missing")
+    real = tmp_path / "mine"
+    real.mkdir()
+    (tmp_path / "mylink").symlink_to(real)
+    p = in_process("lab.cli.export", run, f"out={tmp_path / 'mylink' / 'run.json'}")
+    assert json.loads((real / "run.json").read_text())["format"] == "scaling-lab run", p.stderr
+    (run / "plots").rmdir()
+    (run / "plots").symlink_to(real)            # a folder of a run that is a link: refused, nothing written
+    refused(in_process("lab.cli.export", run, f"out={run / 'plots' / 'x.json'}", check=False), "plots")
+    assert not (real / "x.json").exists()
+
+
+# --- COMPARE: a refusal while comparing is one line ----------------------------------------------------------
+def test_compare_with_a_linked_spec_beside_a_same_named_one_is_one_line(tmp_path):
+    a, b = lab_run(tmp_path, "a"), lab_run(tmp_path, "b")
+    (a / "sweep" / "specs" / "other.spec").write_text("experiment = other\ncommand = true\n")
+    (b / "sweep" / "specs" / "other.spec").symlink_to(a / "sweep" / "specs" / "other.spec")
+    p = in_process("lab.cli.compare", a, b, tmp_path / "cmp.md", check=False)
+    refused(p, "other.spec", "link")
+
+
+# --- TERM: a run folder's name on the terminal ------------------------------------------------------------
+def test_a_run_folder_named_with_escape_sequences_is_shown_not_obeyed(tmp_path):
+    name = "run\x1b]0;pwned\x07\x1b[2J"
+    run, other = lab_run(tmp_path, name), lab_run(tmp_path, "other")
+    outputs = [in_process("lab.cli.report", run), in_process("lab.cli.charts", run),
+               in_process("lab.cli.compare", other, run), in_process("lab.cli.report", tmp_path / f"x\x1b[2J", check=False),
+               sh("scripts/open.sh", str(run), env={"DISPLAY": "", "WAYLAND_DISPLAY": ""})]
+    for p in outputs:
+        assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr, p
+    assert "run\\x1b]0;pwned\\x07" in outputs[0].stderr and "run\\x1b]0;pwned" in outputs[-1].stdout
+
+
+# --- NUL: a control character in a cell never reaches gnuplot's argv -------------------------------------------
+def test_a_nul_in_a_placement_cell_is_drawn_not_a_traceback(tmp_path):
+    """Seven variants on two placements: a scaling chart of one panel per placement, whose names travel
+    to gnuplot as `-c` arguments."""
+    run = lab_run(tmp_path)
+    lines = [HEADER] + [f'r,spin,v{v},"{pl}",{t},"0",{i},wall_s,{1.0 / t + 0.01 * i + v},s,'
+                        for v in range(7) for pl in ("compact", "spread\x00\x1bx") for t in (1, 2) for i in (1, 2, 3)]
+    (run / "data" / "spin.csv").write_text("\n".join(lines) + "\n")
+    p = in_process("lab.cli.charts", run, check=False)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert (run / "plots" / "spin-scaling-wall_s.png").stat().st_size > 1000

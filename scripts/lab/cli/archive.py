@@ -42,7 +42,7 @@ def pack(name):
     out = run + ".tar.gz"
     with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
         t.add(run, arcname=os.path.basename(run))
-    print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
+    print(visible(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)"), file=sys.stderr)
 
 
 MAX_HOURS = 24              # a replay priced above this is refused
@@ -200,7 +200,7 @@ def replay(archive):
         out = os.path.join(new, f"compare-with-{name}.md")
         subprocess.run([sys.executable, "-m", "lab.cli.compare", old, new, out],
                        stdout=subprocess.DEVNULL, check=False)
-        print(f"archive: comparison: {out}", file=sys.stderr)
+        print(visible(f"archive: comparison: {out}"), file=sys.stderr)
         return rc
     except (SpecError, RunFolderError) as e:
         die(str(e))
