@@ -374,3 +374,59 @@ def test_a_nul_in_a_placement_cell_is_drawn_not_a_traceback(tmp_path):
     p = in_process("lab.cli.charts", run, check=False)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert (run / "plots" / "spin-scaling-wall_s.png").stat().st_size > 1000
+
+
+# --- one way to read a received run: no reader opens a run's file itself ---------------------------------------
+# open() calls (reading) allowed under the readers of received runs, per file, and why each is not a run's file
+# read through runfolder.read_file()/read_json()/read_csv() (or read_given() for a file named on the command line)
+GUARDED = ("report", "why", "exports", "imports", "cli")
+OPENS_FOR_READING = {
+    "lab/report/model.py": 3,       # reference/published.csv, variants.csv, stories.csv: the checkout's own
+    "lab/report/relations.py": 1,   # reference/published.csv: the checkout's own
+    "lab/report/numa.py": 1,        # reference/numa-mem/catalogue.csv: the checkout's own
+    "lab/report/html_page.py": 1,   # a figure of plots/ inlined as bytes (binary: read_file gives text); it is
+                                    # checked first to be a regular file inside the run, no link, ≤ FIGURE_BYTES
+    "lab/why/collect.py": 3,        # stdout, the repetition count and stderr of the evidence run it is recording
+    "lab/imports/runwriter.py": 1,  # sha256 of the file named on the command line, after jsonfile.load checked it
+    "lab/cli/bench_scale.py": 3,    # /proc/stat, /proc/loadavg, and hyperfine's JSON in its own scratch folder
+    "lab/cli/fleet.py": 5,          # the fleet's work folder (the history reader it built, each host's facts and
+                                    # job status as Ansible fetched them) and the cluster record: not run folders
+    "lab/cli/progress.py": 1,       # /proc/<pid>/cmdline
+    "lab/cli/scale.py": 1,          # save=: the user's own spec file, compared before it is replaced
+}
+
+
+def opens_for_reading():
+    """{file: count} of open() and os.open() calls under GUARDED that do not write (writers: test_atomic_writers)."""
+    import ast
+    scripts = os.path.join(ROOT, "scripts")
+    found = {}
+    for sub in GUARDED:
+        for folder, dirs, files in os.walk(os.path.join(scripts, "lab", sub)):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+            for name in (f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as fh:
+                    tree = ast.parse(fh.read(), path)
+                for n in ast.walk(tree):
+                    f = getattr(n, "func", None)
+                    builtin = isinstance(f, ast.Name) and f.id == "open"
+                    low = isinstance(f, ast.Attribute) and f.attr == "open" and isinstance(f.value, ast.Name) \
+                        and f.value.id == "os"
+                    if not (builtin or low):
+                        continue
+                    mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
+                    if builtin and isinstance(mode, ast.Constant) and isinstance(mode.value, str) and \
+                            set(mode.value) & set("wax+"):
+                        continue
+                    rel = os.path.relpath(path, scripts)
+                    found[rel] = found.get(rel, 0) + 1
+    return found
+
+
+def test_no_reader_of_a_received_run_opens_its_files_itself():
+    found = opens_for_reading()
+    assert found == OPENS_FOR_READING, (
+        "a new open() under scripts/lab/{report,why,exports,imports,cli}: read a run's file through "
+        "runfolder.read_file/read_json/read_csv (a file named on the command line: runfolder.read_given), or "
+        "add it to OPENS_FOR_READING with the reason it is not a run's file")
