@@ -32,11 +32,14 @@ else
   echo "open: $(printf "%q" "$target") is neither a run folder nor a page the lab can redraw" >&2
   exit 2
 fi
+# a run folder's name is shown through the lab's one rule for text on the terminal (lab.core.term.visible):
+# an ESC in it is written \x1b, never obeyed
+visible() { python3 -c 'import sys; from lab.core.term import visible; print(visible(sys.argv[1]))' "$1"; }
 if [[ -d $target ]]; then
-  python3 -m lab.cli.report "$target" || { echo "open: cannot redraw $page from the run's data (above)" >&2; exit 2; }
+  python3 -m lab.cli.report "$target" || { echo "open: cannot redraw $(visible "$page") from the run's data (above)" >&2; exit 2; }
 fi
 page=$(cd "$(dirname "$page")" && pwd)/$(basename "$page")
-echo "$page"
+visible "$page"
 if [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]] && command -v xdg-open >/dev/null; then
   xdg-open "$page" >/dev/null 2>&1 &
 fi

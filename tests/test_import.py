@@ -164,7 +164,7 @@ def test_hyperfine_import_scales_and_compares_with_lab_scale(hyperfine_file, lab
         assert got == sorted(r["times"])
         assert pts[("", r["parameters"]["threads"], "cpu_user_s")]["s"]["median"] == pytest.approx(r["user"])
     rec = json.load(open(os.path.join(run, "env", "imported.json")))
-    assert rec["exit_codes"] == {"t1": [0, 0, 0], "t2": [0, 0, 0]}
+    assert rec["exit_codes"] == {"t1": {"0": 3}, "t2": {"0": 3}}
     rows_ = compare_rows(run, lab_sort, "wall_s")
     assert len(rows_) == 2, rows_           # t1 and t2 of both runs side by side
 

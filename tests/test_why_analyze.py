@@ -209,7 +209,8 @@ def test_rows_are_plain_text_for_the_view_layer():
 
 def test_load_refuses_bad_files_with_file_and_line(tmp_path):
     (tmp_path / "meta.json").write_text('{"format": 1, "runs": 1, "unit": "run", "work": [1], "wall_s": [1],'
-                                        ' "value": [null], "evidence": {"oncpu": "ok"}}')
+                                        ' "value": [null], "sample": {"event": "cpu-clock", "hz": 999},'
+                                        ' "evidence": {"oncpu": "ok"}}')
     (tmp_path / "oncpu_r1.folded").write_text("a;b 3\na;c three\n")
     with pytest.raises(evidence.EvidenceError, match=r"oncpu_r1.folded:2:"):
         diff.load(str(tmp_path))

@@ -24,7 +24,7 @@ from lab.engine import api
 from lab.report import front
 from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir
 from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
-                       output_of, results_dir, run_name, stamp_now)
+                       output_of, read_file, results_dir, run_name, stamp_now)
 from lab.core.archive import MAX_TOP, ArchiveError, members_of
 from lab.core.term import visible
 
@@ -42,7 +42,7 @@ def pack(name):
     out = run + ".tar.gz"
     with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
         t.add(run, arcname=os.path.basename(run))
-    print(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)", file=sys.stderr)
+    print(visible(f"archive: {out} ({os.path.getsize(out) // 1024} KiB)"), file=sys.stderr)
 
 
 MAX_HOURS = 24              # a replay priced above this is refused
@@ -70,11 +70,9 @@ def read_args(path, archive):
     "overrides": {key: text}, "experiments": [name…]}. Its values then pass the engine's own checks
     and bounds (a dry run) before anything is measured."""
     where = f"{archive}: sweep/args.json"
+    text = read_file(path, "json", os.path.dirname(os.path.dirname(path)))   # the safe reader: ≤ 1 MiB, a regular file
     try:
-        if os.path.getsize(path) > 1 << 20:
-            die(f"{where}: more than 1 MiB")
-        with open(path, encoding="utf-8") as f:
-            args = json.load(f)
+        args = json.loads(text)
     except (ValueError, RecursionError) as e:
         die(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})")
     name = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -115,6 +113,26 @@ def local_specs():
     return out
 
 
+SHOWN = 4096        # characters of a foreign spec shown (a 20 KB archive held an 80 MiB spec)
+
+
+def show_spec(path, run):
+    """The first SHOWN characters of an archive's spec (through the safe reader), indented and visible,
+    then how much was left out; a spec it refuses is said in one line."""
+    try:
+        text = read_file(path, "text", run)
+    except RunFolderError as e:
+        print(visible(f"    (not shown: {e})"), file=sys.stderr)
+        return
+    if text is None:
+        return
+    head = text[:SHOWN]
+    sys.stderr.write("".join(f"    {visible(ln, lines=True)}" for ln in head.splitlines(True)))
+    if len(text) > SHOWN:
+        print(f"\n    (… {len(text) - SHOWN} more characters, {text.count(chr(10), SHOWN)} more lines, not shown)",
+              file=sys.stderr)
+
+
 def replay(archive):
     if not os.path.isfile(archive):
         die(f"no such archive: {archive}")
@@ -141,8 +159,7 @@ def replay(archive):
             theirs = old_rf.spec_path(exp)
             if exp not in mine:
                 print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
-                if os.path.exists(theirs):
-                    sys.stderr.write("".join(f"    {visible(ln, lines=True)}" for ln in open(theirs, errors="replace")))
+                show_spec(theirs, old)
                 continue
             specs.append(mine[exp].path)
         if not specs:
@@ -183,7 +200,7 @@ def replay(archive):
         out = os.path.join(new, f"compare-with-{name}.md")
         subprocess.run([sys.executable, "-m", "lab.cli.compare", old, new, out],
                        stdout=subprocess.DEVNULL, check=False)
-        print(f"archive: comparison: {out}", file=sys.stderr)
+        print(visible(f"archive: comparison: {out}"), file=sys.stderr)
         return rc
     except (SpecError, RunFolderError) as e:
         die(str(e))

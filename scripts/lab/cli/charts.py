@@ -22,7 +22,7 @@ def main(argv):
         return 2
     for line in said:
         print(visible(line), file=sys.stderr)
-    print(f"charts: {len(made)} chart(s) in {run.folder.plots_dir}", file=sys.stderr)
+    print(visible(f"charts: {len(made)} chart(s) in {run.folder.plots_dir}"), file=sys.stderr)
     return 0
 
 

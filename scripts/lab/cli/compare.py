@@ -23,15 +23,15 @@ def main(argv):
     a_run, b_run = (os.path.abspath(x.rstrip("/")) for x in argv[:2])
     for r in (a_run, b_run):
         if not os.path.isdir(RunFolder(r).data_dir):
-            print(f"compare: {r} is not a run folder (no data/)", file=sys.stderr)
+            print(visible(f"compare: {r} is not a run folder (no data/)"), file=sys.stderr)
             return 2
     try:
         ma, mb = model.build(a_run), model.build(b_run)
+        cmp = compare(ma, mb)       # reads both runs' env/ and spec snapshots: a refusal is one line too
+        text = markdown.comparison(ma, mb, cmp)
     except (model.DataError, JournalError, RunFolderError) as e:
         print(f"compare: {visible(e)}", file=sys.stderr)
         return 2
-    cmp = compare(ma, mb)
-    text = markdown.comparison(ma, mb, cmp)
     na, nb = ma["name"], mb["name"]
     dest = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(b_run), f"compare-{na}-vs-{nb}.md")
     html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"

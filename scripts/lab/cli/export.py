@@ -16,7 +16,7 @@ import sys
 from lab import exports
 from lab.report import model
 from lab.report.journal import JournalError
-from lab.core.runfolder import RunFolder, is_run, write_atomic_text
+from lab.core.runfolder import RunFolder, RunFolderError, is_run, run_of, write_atomic_text
 from lab.core.term import visible
 def main(argv):
     runs = [a for a in argv if "=" not in a]
@@ -32,15 +32,24 @@ def main(argv):
     if not is_run(run):
         print(visible(f"export: {run} is not a run folder (no sweep/)"), file=sys.stderr)
         return 2
+    out = keys.get("out")
+    folder = os.path.dirname(os.path.abspath(out)) if out else None
+    if out and not os.path.isdir(folder):
+        print(visible(f"export: out={out}: no folder {folder}"), file=sys.stderr)
+        return 2
     try:
         doc = exports.FORMATS[fmt](run)
-    except (model.DataError, JournalError) as e:
+        text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        if out:     # the user's own folder may be a link; one inside a run folder may not (real_folder)
+            write_atomic_text(out, text, run_of(out) or folder)
+    except (model.DataError, JournalError, RunFolderError) as e:   # a refusal of the run, or of out= (a FIFO, a device)
         print(visible(f"export: {e}"), file=sys.stderr)
         return 2
-    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    if keys.get("out"):
-        write_atomic_text(keys["out"], text)
-        print(visible(f"export: {fmt} of {os.path.basename(run)} written to {keys['out']}"), file=sys.stderr)
+    except OSError as e:
+        print(visible(f"export: out={out}: cannot write: {e.strerror}"), file=sys.stderr)
+        return 2
+    if out:
+        print(visible(f"export: {fmt} of {os.path.basename(run)} written to {out}"), file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

@@ -10,6 +10,7 @@ relation,pairs,median_ns,p10_ns,p90_ns. Bad input: one line naming file:line, ex
 """
 import os
 import re
+import shutil
 import sys
 
 from lab.core import c2c_published as C
@@ -36,8 +37,9 @@ def import_one(path, topology, name, source, dest, entry=None):
     rows = C.write_run(dest, path, topology, name, source, entry)
     try:
         front.draw(front.read(dest))
-    except front.Unreadable as e:
-        raise C.C2CError(f"{dest}: the imported matrix cannot be drawn: {e}") from None
+    except front.Unreadable as e:       # an import that fails after writing leaves no run folder
+        shutil.rmtree(dest, ignore_errors=True)
+        raise C.C2CError(f"{path}: the imported matrix cannot be drawn ({e}): no run folder left") from None
     print(visible(f"import-c2c: {name}: {dest}"), file=sys.stderr)
     return rows
 

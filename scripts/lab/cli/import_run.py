@@ -12,6 +12,7 @@ the run folder and how it scales. Bad input: one line `FILE: …`, exit 2, no ru
 """
 import os
 import shlex
+import shutil
 import sys
 
 from lab import imports
@@ -43,8 +44,9 @@ def main(argv):
     try:
         run = front.read(dest)
         drawn = front.draw(run)
-    except front.Unreadable as e:
-        raise imports.BadInput(f"{dest}: the imported run cannot be drawn: {e}") from None
+    except front.Unreadable as e:       # an import that fails after writing leaves no run folder
+        shutil.rmtree(dest, ignore_errors=True)
+        raise imports.BadInput(f"{path}: the imported run cannot be drawn ({e}): no run folder left") from None
     n = sum(len(rs) for rs in imp.rows.values())
     print(visible(f"import: {imp.format} {os.path.basename(path)}: {imp.points()} points, {n} rows: {dest}"),
           file=sys.stderr)

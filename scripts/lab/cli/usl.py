@@ -16,6 +16,7 @@ import csv
 import re
 import sys
 
+from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
 from lab.why import usl
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
@@ -39,10 +40,10 @@ def number(path, line, column, text):
 
 def read(path):
     """(threads, values, metric name) from FILE.csv; InputError on the first bad line."""
-    try:
-        f = open(path, "rb")     # bytes: a line is decoded alone, so a bad byte is named on its own line
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    try:    # bytes: a line is decoded alone, so a bad byte is named on its own line; a regular file only
+        f = open_given(path, "CSV file")
+    except RunFolderError as e:
+        raise InputError(str(e)) from None
     threads, values, header, no = [], [], None, 0
     with f:
         while True:
@@ -52,6 +53,8 @@ def read(path):
                 break
             if len(raw) > MAX_LINE:
                 raise InputError(f"{path}:{no}: line longer than {MAX_LINE} bytes")
+            if no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]       # a UTF-8 byte order mark (a spreadsheet's "CSV UTF-8"): not part of the header
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:

@@ -13,16 +13,16 @@ its topology, CPU identity (vendor, family, model as /proc/cpuinfo gives them) a
 """
 import csv
 import hashlib
+import io
 import json
-import math
 import os
 import shutil
 import time
 
 from lab import ROOT
-from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError
+from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError, read_given
 from lab.core.stats import percentile
-from lab.core.tidy import write_atomic
+from lab.core.tidy import value_problem, write_atomic
 from lab.topology.topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
 
 CATALOGUE = os.path.join(ROOT, "reference", "c2c", "catalogue.csv")
@@ -40,13 +40,11 @@ class C2CError(ValueError):
 # --- the matrix -------------------------------------------------------------------------------------
 def read_matrix(path):
     """(n, {(i, j): ns} for j < i) of a lower-triangular matrix; C2CError names file:line otherwise."""
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise C2CError(f"{path}: larger than {MAX_BYTES >> 20} MiB: not a core-to-core matrix")
-        with open(path, newline="", encoding="utf-8") as f:
-            lines = list(csv.reader(f))
-    except OSError as e:
-        raise C2CError(f"{path}: cannot read: {e.strerror}") from None
+    try:        # a regular file (a FIFO never ends), at most MAX_BYTES
+        data = read_given(path, MAX_BYTES, "core-to-core matrix")
+        lines = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    except RunFolderError as e:
+        raise C2CError(str(e)) from None
     except (UnicodeDecodeError, csv.Error) as e:
         raise C2CError(f"{path}: not a CSV text file ({e})") from None
     while lines and not any(c.strip() for c in lines[-1]):
@@ -70,11 +68,11 @@ def read_matrix(path):
                 continue
             if not cell:
                 raise C2CError(f"{path}:{line}: column {j + 1} (CPU {i} with CPU {j}) is empty")
-            try:
-                v = float(cell)
-            except ValueError:
-                raise C2CError(f"{path}:{line}: column {j + 1}: {cell[:20]!r} is not a number") from None
-            if not math.isfinite(v) or v <= 0:
+            why = value_problem(cell)       # the tidy rule for a value: a finite number within ±1e18
+            if why:
+                raise C2CError(f"{path}:{line}: column {j + 1}: {why.removeprefix('value ')[:80]}")
+            v = float(cell)
+            if v <= 0:
                 raise C2CError(f"{path}:{line}: column {j + 1}: {cell[:20]} is not a positive latency in ns")
             cells[(i, j)] = v
     return n, cells

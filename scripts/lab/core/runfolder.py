@@ -379,7 +379,8 @@ def output_of(path, root=None):
 # data CSV (1.45M pair rows) builds its model in 25 s and 3.7 GB here; 256 MiB would ask ~15 GB. Every
 # writer of a data CSV keeps to it too (tidy.write_atomic), so an import never writes what cannot be read.
 LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 64 << 20,
-          "evidence": 64 << 20}     # a why=1 evidence file (scripts/lab/why/evidence.py)
+          "evidence": 64 << 20,     # a why=1 evidence file (scripts/lab/why/evidence.py)
+          "perf": 256 << 10}        # a point's perf-top.txt (lab/cli/perf.py: a table of the top symbols)
 # A journal event's `key` names a repeat's raw folder (lab/engine/plan.py's Point.key): only that shape.
 EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")
 
@@ -421,6 +422,32 @@ def read_file(path, kind="text", root=None, default=None):
     if len(data) > cap:
         raise RunFolderError(f"{path}: more than {cap >> 10} KiB, more than any {kind} file the lab writes: refused")
     return data.decode("utf-8", errors="replace")
+
+
+def open_given(path, what="file"):
+    """A file named on the command line (`./lab import FILE`, `./lab usl FILE`, `./lab import-c2c FILE`),
+    open for reading in binary: the user's own name, so a link is followed, but only to a regular file (a
+    FIFO would never end, a device never stop), opened without blocking; else RunFolderError, one line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise RunFolderError(f"{path}: cannot read: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RunFolderError(f"{path}: not a regular file (a folder, FIFO or device): not a {what}")
+    return os.fdopen(fd, "rb")
+
+
+def read_given(path, cap, what="file"):
+    """The bytes of a file named on the command line (open_given()), at most cap of them."""
+    with open_given(path, what) as f:
+        if os.fstat(f.fileno()).st_size > cap:
+            raise RunFolderError(f"{path}: {os.fstat(f.fileno()).st_size >> 20} MiB, over the {cap >> 20} MiB "
+                                 f"a {what} may have")
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise RunFolderError(f"{path}: over the {cap >> 20} MiB a {what} may have")
+    return data
 
 
 def read_json(path, kind="json", root=None, shape=dict):

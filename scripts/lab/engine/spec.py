@@ -8,6 +8,7 @@ import os
 import re
 import sys
 
+from lab.core.runfolder import LIMITS, RunFolderError, read_file, read_given, run_of
 from lab.core.term import visible
 from lab.topology.topo import POLICIES
 
@@ -219,17 +220,15 @@ def unknown_key(key, where):
 class Spec:
     """One spec file: every line kept with its place, resolved for a profile and overrides."""
 
-    def __init__(self, path):
+    def __init__(self, path, text=None):
+        """Parse the spec at path (text: its text, already read by spec_text())."""
         self.path = path
         self.lines = {}          # (key, profile or None) → [(value, "file:line")]
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise SpecError(f"{path}: cannot read: {e.strerror}")
-        except UnicodeDecodeError as e:
-            line = text_line(path, e.start)
-            raise SpecError(f"{path}:{line}: not UTF-8 (byte 0x{e.object[e.start]:02x}): save the spec as UTF-8")
+        if text is None:
+            try:
+                text = spec_text(path)
+            except RunFolderError as e:     # a run's snapshot the safe reader refuses: one line
+                raise SpecError(str(e)) from None
         for n, raw in enumerate(text.splitlines(), 1):
             where = f"{path}:{n}"
             if not raw.strip() or raw.lstrip().startswith("#"):
@@ -320,10 +319,27 @@ def overrides_from(pairs, engine_keys):
     return out
 
 
-def text_line(path, offset):
-    """The line number of a byte offset in a file."""
-    with open(path, "rb") as f:
-        return f.read(offset).count(b"\n") + 1
+def spec_text(path):
+    """The text of a spec file. A file inside a run folder (its sweep/specs/ snapshot: a received run's,
+    perhaps) only through runfolder.read_file(): a regular file inside the run, no link followed, at most
+    LIMITS["text"], else RunFolderError in one line (a FIFO hung the report, /dev/zero filled memory, a
+    link's first line was shown in the parse error). A spec of the checkout (experiments/, a file named on
+    the command line) through runfolder.read_given(): a regular file, as bounded; else SpecError."""
+    run = run_of(path)
+    if run:
+        text = read_file(path, "text", run)
+        if text is None:
+            raise RunFolderError(f"{path}: missing")
+        return text
+    try:
+        data = read_given(path, LIMITS["text"], "spec")
+    except RunFolderError as e:
+        raise SpecError(str(e)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise SpecError(f"{path}:{line}: not UTF-8 (byte 0x{data[e.start]:02x}): save the spec as UTF-8") from None
 
 
 def profiles(specs):
@@ -353,21 +369,21 @@ def chart_line_ok(words):
 def spec_charts(path):
     """(experiment, [(kind, metric)]) of a spec file, for charts and report. A spec of an old run that
     the parser now rejects (a key renamed since) is still read for its chart lines, with a warning."""
+    text = spec_text(path)      # a run's snapshot the safe reader refuses: RunFolderError, one line
     try:
-        s = Spec(path)
+        s = Spec(path, text)
         return s.lines[("experiment", None)][0][0], [tuple(v.split()) for v, _w in s.lines.get(("chart", None), [])]
     except SpecError as e:
         print(visible(f"{e}; reading only its experiment and chart lines"), file=sys.stderr)
     charts, exp = [], None
-    with open(path, errors="replace") as f:
-        for line in f:
-            k, _, v = line.partition("=")
-            k, v = k.strip(), v.strip()
-            if k == "experiment":
-                exp = v
-            elif k == "chart" and v:
-                kind, _, metric = v.partition(" ")
-                charts.append((kind, metric.strip()))
+    for line in text.splitlines():
+        k, _, v = line.partition("=")
+        k, v = k.strip(), v.strip()
+        if k == "experiment":
+            exp = v
+        elif k == "chart" and v:
+            kind, _, metric = v.partition(" ")
+            charts.append((kind, metric.strip()))
     # names become file names (data/<exp>.csv, plots/<exp>-<kind>-<metric>.png): a received run's
     # `../` must not reach outside its folder
     if exp is None or not NAME.fullmatch(exp):

@@ -6,6 +6,8 @@ variants by their text). `user` and `system` are hyperfine's means over the runs
 (cpu_user_s, cpu_sys_s, repeat 1), not repeats. `memory_usage_byte` (hyperfine ≥ 1.16, one per run)
 gives max_rss_kib per repeat. Exit codes are kept in env/imported.json, and a non-zero one marks its
 repeat suspect (hyperfine -i kept a failed run). hyperfine's export has no version field and no host."""
+from collections import Counter
+
 from .jsonfile import Doc
 from .model import Imported, scaling_charts, slug, thread_of
 
@@ -64,7 +66,9 @@ def parse(doc, path, threads_name):
         for field, metric in (("user", "cpu_user_s"), ("system", "cpu_sys_s")):
             if r.get(field) is not None:
                 imp.add(exp, variant, threads, 1, metric, d.num(r[field], f"{at}.{field}"), "s")
-        exits[f"{variant} t{threads}".lstrip()] = codes
+        # how many runs ended with each exit code ({"0": 20000}), not one code a run: a real 20 × 20,000-run
+        # file's list outgrew what the record's reader takes (runfolder.LIMITS["json"])
+        exits[f"{variant} t{threads}".lstrip()[:200]] = {str(c): n for c, n in Counter(codes).items()}
         imp.extra.setdefault("commands", []).append({"command": command, "parameters": params})
     if threads_name and threads_name not in params_seen:
         raise d.bad("results", f"no parameter named {threads_name!r} (threads={threads_name}); "

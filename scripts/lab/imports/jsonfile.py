@@ -7,6 +7,7 @@ the file and, where there is one, the place in the document (`results[3].times[0
 import json
 import math
 
+from lab.core.runfolder import RunFolderError, read_given
 from lab.core.tidy import MAX_VALUE
 
 MAX_BYTES = 64 << 20        # the largest real export seen is a few MB; a 64 MiB file is not a result file
@@ -32,16 +33,10 @@ def _float(text):
 
 def load(path):
     """The parsed document of a JSON file, or BadInput."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            if size > MAX_BYTES:
-                raise BadInput(f"{path}: {size >> 20} MiB, over the {MAX_BYTES >> 20} MiB a result file may have")
-            f.seek(0)
-            data = f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    try:        # a regular file only (a FIFO never ends, /dev/zero never stops), at most MAX_BYTES
+        data = read_given(path, MAX_BYTES, "result file")
+    except RunFolderError as e:
+        raise BadInput(str(e)) from None
     if data.count(b"{") > MAX_OBJECTS:
         raise BadInput(f"{path}: more than {MAX_OBJECTS} objects (benchmarks, commands, runs): not read")
     if data.count(b",") > MAX_VALUES:
@@ -86,6 +81,8 @@ class Doc:
         rates and sizes never are; the lab's own rows may be: a change in %)."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.bad(where, f"expected a number, found {kind(v)}")
+        if isinstance(v, int) and abs(v) > MAX_VALUE:     # float() of a 400-digit integer overflows
+            raise self.bad(where, f"a whole number of {v.bit_length()} bits is not a measurement (at most {MAX_VALUE:g})")
         v = float(v)
         if not math.isfinite(v) or abs(v) > MAX_VALUE:
             raise self.bad(where, f"{v!r} is not a measurement (finite, at most {MAX_VALUE:g})")

@@ -9,7 +9,8 @@ import os
 import shutil
 import time
 
-from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError, results_dir, run_name, stamp_now
+from lab.core.runfolder import (IMPORT_RECORD, RunFolder, RunFolderError, import_record, results_dir, run_name,
+                                stamp_now)
 from lab.core.term import visible
 from lab.core.tidy import write_atomic
 from lab.topology.topo import PlacementError, Topology, xml_text
@@ -46,8 +47,14 @@ def machine_text(imp, path):
     return head + "".join(f"{k}={visible(str(v))[:1000]}\n" for k, v in imp.machine.items() if v not in (None, ""))
 
 
+def short(text):
+    """A text field of the record as its reader takes it (runfolder.import_record: at most 1000 characters)."""
+    text = str(text)
+    return text if len(text) <= 1000 else text[:990] + " …(cut)"
+
+
 def record(imp, path, topology):
-    return {"format": imp.format, "format_version": imp.version, "file": os.path.basename(path),
+    rec = {"format": imp.format, "format_version": imp.version, "file": os.path.basename(path),
             "sha256": sha256(path), "source": f"{TOOLS.get(imp.format, imp.format)} file {os.path.basename(path)}",
             "cpu": str(imp.machine.get("cpu_model_name") or imp.machine.get("cpu_model_str")
                        or imp.machine.get("cpu") or "CPU not stated by the file"),
@@ -56,6 +63,7 @@ def record(imp, path, topology):
             "machine": {k: str(v) for k, v in imp.machine.items() if v not in (None, "")},
             "charts": [[exp, kind, metric] for exp, cs in imp.charts.items() for kind, metric in cs],
             **imp.extra}
+    return {k: short(v) if isinstance(v, str) else v for k, v in rec.items()}
 
 
 def write_run(dest, imp, path, topology=None, shown=""):
@@ -75,6 +83,10 @@ def write_run(dest, imp, path, topology=None, shown=""):
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         _fill(RunFolder(tmp), os.path.basename(dest), imp, path, topology, topo_xml, shown)
+        try:    # what was written, read back as the lab's readers will: a record they refuse is not left behind
+            import_record(tmp)
+        except RunFolderError as e:
+            raise BadInput(f"{path}: the import's record would not be readable: {e}") from None
         os.rename(tmp, dest)
     except RunFolderError as e:         # e.g. more rows than the readers accept: nothing is left behind
         raise BadInput(str(e)) from None

@@ -22,10 +22,16 @@ from lab.report.chartmodel import KINDS, ideal, whisker
 GNUPLOT_TIMEOUT = 120      # seconds for one chart; a chart draws at most chartmodel.MAX_SERIES series
 
 
+def plain(text):
+    """text with every control character (a line break, a NUL, ESC) as a space: what a run's name or cell
+    may be in gnuplot's data and argv (a NUL in an argument was a ValueError of subprocess)."""
+    return "".join(" " if c < " " or c == "\x7f" else c for c in str(text))
+
+
 def quoted(label):
     """A label as one quoted gnuplot data field: gnuplot's data files have no escape for a quote or a
     line break, so a name from a run folder that holds one is shown with them replaced."""
-    return '"' + "".join("'" if c == '"' else " " if c < " " or c == "\x7f" else c for c in label) + '"'
+    return '"' + plain(label).replace('"', "'") + '"'
 
 
 def suspect(p):
@@ -141,8 +147,8 @@ def render(run, e, kind, metric, topo):
         args = [title, ylabel, f"{info['n']} {info['axes']}", info["cpus"], info["bounds"]]
     for ext in ("png", "svg"):
         with output_of(f"{base}.{ext}") as out:     # gnuplot writes a fresh name, renamed into place
-            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *args], check=True,
-                           timeout=GNUPLOT_TIMEOUT)
+            subprocess.run(["gnuplot", "-c", script, base + ".dat", out, ext, str(width), *map(plain, args)],
+                           check=True, timeout=GNUPLOT_TIMEOUT)
     return f"{base}.png", None
 
 

@@ -16,9 +16,11 @@ A row whose points' server was not saturated (lab/report/client.py: client-bound
 its limit, or latency-bound) keeps its verdict and says so: its ratio is one of round trips or of
 lower bounds, not of what the servers can do.
 """
+import os
 import re
 
 from lab.engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
+from lab.engine.spec import spec_text
 from lab.report import verdict as V
 from lab.report.verdict import merged
 
@@ -77,11 +79,10 @@ def of_experiment(spec_path, pts, doubts=None):
     """[{goal: text, rows: judge(), error: str}] for the goal lines of a run's saved spec. A line this
     parser refuses (a received run's, or one written by a later lab) is shown as such, not judged."""
     out = []
-    try:
-        with open(spec_path, encoding="utf-8", errors="replace") as f:
-            lines = [ln for ln in f if re.match(r"\s*goal\s*=", ln)][:MOST_GOALS]
-    except OSError:
+    if not os.path.lexists(spec_path):
         return out
+    # the run's snapshot through the safe reader (spec.spec_text): a refused one is one line, exit 2
+    lines = [ln for ln in spec_text(spec_path).splitlines() if re.match(r"\s*goal\s*=", ln)][:MOST_GOALS]
     for n, ln in enumerate(lines, 1):
         try:
             g = parse(ln.split("=", 1)[1].strip())

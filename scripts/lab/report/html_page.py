@@ -174,7 +174,7 @@ def experiment(m, e):
     charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m["run"]) for k, mt in dict.fromkeys(e["charts"])]
     return {"e": e, "marks": view.marks(e), "charts": [Markup(c) for c in charts if c],   # svg.py escapes its text
             "imported": (e.get("relations") or {}).get("imported"), "blocks": view.experiment(e),
-            "perf": [(href(os.path.relpath(p, m["run"])), os.path.basename(os.path.dirname(p))) for p in e["perf"]]}
+            "perf": [(href(os.path.relpath(t["path"], m["run"])), t["point"]) for t in e["perf"]]}
 
 
 def report(m):

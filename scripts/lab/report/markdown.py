@@ -1,6 +1,5 @@
 """report.md from the run's view (lab/report/view.py): the same tables as report.html, as text. This
 file says only how a block looks in markdown."""
-import os
 
 from lab.report import view
 from lab.core.term import visible
@@ -56,10 +55,10 @@ def environment(m):
 
 def perf_tables(run, e, most=8):
     out = []
-    for path in e["perf"][:most]:
-        point = os.path.basename(os.path.dirname(path))
-        out += ["", f"<details><summary>perf: top symbols of {point}</summary>", "", "```"]
-        out += [ln.rstrip() for ln in open(path)] + ["```", "</details>"]
+    fence = "`" * 3
+    for top in e["perf"][:most]:     # read by the model through the safe reader (model.perf_tops)
+        out += ["", f"<details><summary>perf: top symbols of {top['point']}</summary>", "", fence]
+        out += [ln.rstrip().replace(fence, "'" * 3) for ln in top["text"].splitlines()] + [fence, "</details>"]
     if len(e["perf"]) > most:
         out.append(f"\n({len(e['perf']) - most} more profiles under raw/{e['name']}/.)")
     return out

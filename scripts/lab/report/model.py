@@ -501,10 +501,18 @@ def experiment(run, exp, journal, pub, vmap, rec):
 
 
 def perf_tops(rf, exp):
-    """The perf summaries of each point's first repeat."""
+    """[{"point", "path", "text"}]: the perf summaries of each point's first repeat, each read through the
+    safe reader (a regular file inside the run, no link on the way, at most LIMITS["perf"]): a link there
+    pasted the file it named into report.md, a sparse one filled memory. A refusal is RunFolderError."""
     d = os.path.join(rf.raw_dir, exp)
-    tops = [os.path.join(d, k, "perf-top.txt") for k in (os.listdir(d) if os.path.isdir(d) else []) if k.endswith("_r1")]
-    return sorted(t for t in tops if os.path.isfile(t))
+    keys = sorted(k for k in (os.listdir(d) if os.path.isdir(d) else []) if k.endswith("_r1"))
+    out = []
+    for k in keys:
+        path = os.path.join(d, k, "perf-top.txt")
+        text = read_file(path, "perf", rf.path)
+        if text is not None:
+            out.append({"point": k, "path": path, "text": text})
+    return out
 
 
 def story_rows(exps, pub, run=None):

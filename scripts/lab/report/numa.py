@@ -10,7 +10,7 @@ import re
 import csv
 
 # scripts/ is on sys.path: the programs that import the reporting package put it there
-from lab.core.runfolder import ROOT, RunFolder
+from lab.core.runfolder import ROOT, RunFolder, read_file
 from lab.core.stats import summary
 
 from lab.report.fmt import fmt
@@ -18,6 +18,10 @@ from lab.report.verdict import quotient_range
 
 CELL = re.compile(r"^cpu(\d+)-mem(\d+)$")
 LATENCY, BANDWIDTH = "latency_ns", "read_gbps"
+# A line of env/numa-nodes.txt (env.sh: the kernel's node list and SLIT row); a node index and a distance
+# have a few digits (the SLIT's are 10..255), and a host has at most MAX_NODES nodes
+MAX_NODES = 1024
+DISTANCES = re.compile(r"node(\d{1,4}) .*distance=(\d{1,4}(?:,\d{1,4}){0,1023})\s*$")
 ONE_NODE = "this host has one NUMA node"
 
 
@@ -47,14 +51,13 @@ def matrix(items, metric):
 def distances(run):
     """{node: [distance to node 0, 1, …]} from env/numa-nodes.txt (the kernel's table, which is the
     firmware's SLIT); {} when not captured."""
-    path = RunFolder(run).env("numa-nodes.txt")
+    rf = RunFolder(run)
+    text = read_file(rf.env("numa-nodes.txt"), "env", rf.path) or ""     # the safe reader: a FIFO, a link, /dev/zero refused
     out = {}
-    if not os.path.exists(path):
-        return out
-    for line in open(path, errors="replace"):
-        m = re.match(r"node(\d+) .*distance=([0-9,]+)", line)
+    for line in text.splitlines()[:MAX_NODES]:
+        m = DISTANCES.match(line)       # digit-bounded: a 5,000-digit distance was a ValueError in int()
         if m:
-            out[int(m.group(1))] = [int(x) for x in m.group(2).split(",") if x]
+            out[int(m.group(1))] = [int(x) for x in m.group(2).split(",")]
     return out
 
 

@@ -16,7 +16,7 @@ import os
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 from lab.core import c2c_published as C
 from lab.core.stats import percentile, summary
-from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of
+from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
 from lab.topology.topo import PAIRS, PlacementError
 
 from lab.report import verdict as V
@@ -94,15 +94,13 @@ def identity(run, rec):
     if rec:
         return rec.get("vendor_id", ""), str(rec.get("cpu_family", "")), str(rec.get("model", ""))
     want = {"vendor_id": "", "cpu family": "", "model": ""}
-    path = RunFolder(run).env("cpuinfo.txt")
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            k, sep, v = line.partition(":")
-            k = k.strip()
-            if sep and k in want and not want[k]:
-                want[k] = v.strip()
-            if all(want.values()):
-                break
+    for line in cpuinfo(run).splitlines():
+        k, sep, v = line.partition(":")
+        k = k.strip()
+        if sep and k in want and not want[k]:
+            want[k] = v.strip()
+        if all(want.values()):
+            break
     return want["vendor_id"], want["cpu family"], want["model"]
 
 
@@ -147,12 +145,16 @@ def beside(run, rows, rec):
 def cpu_name(run, rec):
     if rec:
         return rec.get("cpu", "")
-    path = RunFolder(run).env("cpuinfo.txt")
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
+    for line in cpuinfo(run).splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()[:200]
     return ""
+
+
+def cpuinfo(run):
+    """env/cpuinfo.txt of the run through the safe reader ("" when not captured)."""
+    rf = RunFolder(run)
+    return read_file(rf.env("cpuinfo.txt"), "env", rf.path) or ""
 
 
 def ccx_crossing(groups, cpu=""):

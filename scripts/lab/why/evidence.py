@@ -27,6 +27,7 @@ MAX_FRAME = 512             # characters of one frame
 MAX_DEPTH = 64              # frames of one stack (the innermost are kept)
 MAX_RUNS = 20              # recorded runs: why_runs (at most 10), each redone at most once
 VERDICTS = ("kept", "lost", "cut", "disturbed")   # gate.py's words for a judged run
+MAX_HZ = 1e6                # samples a second (perf's cap, perf_event_max_sample_rate, is far below)
 TRUNCATED = "[truncated]"
 REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
 PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "symbols")
@@ -214,7 +215,7 @@ def read_meta(folder):
     p = os.path.join(folder, "meta.json")
     try:
         meta = json.loads(_text(p))
-    except ValueError:
+    except (ValueError, RecursionError):        # nested 100,000 deep: RecursionError, not a traceback
         raise EvidenceError(f"{p}:1: not JSON") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise EvidenceError(f"{p}:1: not an evidence meta.json of format {FORMAT}")
@@ -235,6 +236,11 @@ def read_meta(folder):
         _judged(meta["runs_judged"], p, runs)
     if not isinstance(meta.get("timed_suspect", ""), str) or len(meta.get("timed_suspect", "")) > 1024:
         raise EvidenceError(f"{p}:1: timed_suspect must be a short string")
+    sample = meta.get("sample")     # the differential divides by hz: a KeyError, ZeroDivisionError or "0%" before
+    hz = sample.get("hz") if isinstance(sample, dict) else None
+    if (not isinstance(hz, (int, float)) or isinstance(hz, bool) or not math.isfinite(hz) or not 0 < hz <= MAX_HZ
+            or not isinstance(sample.get("event"), str) or len(sample["event"]) > 64):
+        raise EvidenceError(f"{p}:1: sample must hold event (a name) and hz (a number above 0, at most {MAX_HZ:g})")
     ev = meta.get("evidence")
     if not isinstance(ev, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 1024
                                            for k, v in ev.items()):

@@ -126,7 +126,7 @@ def _solve(ns, means, weights, start, tol=1e-14):
 
 def _starts(ns, means):
     """A few starting points: the local minimum nearest one start need not be the best."""
-    lam0 = means[0] / ns[0]
+    lam0 = max(means[0] / ns[0], 2e-12)     # inside the solver's bound λ ≥ 1e-12 (a start outside it is refused)
     return [np.array([s, k, lam0]) for s in (0.0, 0.05, 0.5) for k in (0.0, 1e-4, 1e-2)]
 
 
@@ -155,9 +155,29 @@ def fit(threads, values, lower=False):
     return _fit(tuple(float(n) for n in threads), tuple(float(v) for v in values), bool(lower))
 
 
+MAX_SPAN = 1e12        # largest ÷ smallest value: beyond it the data hold no curve a solver can fit
+
+
+def unfit(threads, values):
+    """Why these observations admit no fit (a zero or negative wall time, values twelve orders of
+    magnitude apart), or "" when they do: a received curve gets "no fit" with the reason, never a traceback."""
+    try:
+        _check(threads, values)
+    except ValueError as e:
+        return str(e)
+    lo, hi = min(values), max(values)
+    if hi / lo > MAX_SPAN:
+        return f"the values span {lo:.3g} to {hi:.3g}, more than {MAX_SPAN:.0e} apart: not one curve"
+    return ""
+
+
 @functools.lru_cache(maxsize=256)
 def _fit(threads, values, lower):
-    _check(threads, values)
+    if len(threads) != len(values):
+        raise ValueError(f"{len(threads)} thread counts but {len(values)} values")
+    why = unfit(threads, values)
+    if why:
+        return NoFit(why, (), lower)
     g = _groups(threads, [1 / v for v in values] if lower else values)
     if len(g) < MIN_COUNTS:
         return NoFit(f"{len(g)} distinct thread count{'s' if len(g) != 1 else ''}, {MIN_COUNTS} needed "
@@ -322,6 +342,8 @@ def _peak_value(f, x):
 
 def words(f):
     """One sentence for a person: the shape, its coefficients, where the curve stops growing."""
+    if isinstance(f, NoFit) and not f.efficiency:
+        return f"no fit: {f.reason}"
     if isinstance(f, NoFit):
         at = ", ".join(f"{n:g}" for n, _ in f.efficiency)
         return (f"no fit: {f.reason}; efficiency X(N)/(N·X(1)) at {at} threads: "
