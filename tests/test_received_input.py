@@ -388,6 +388,7 @@ OPENS_FOR_READING = {
                                     # checked first to be a regular file inside the run, no link, ≤ FIGURE_BYTES
     "lab/why/collect.py": 3,        # stdout, the repetition count and stderr of the evidence run it is recording
     "lab/why/pmu.py": 1,            # /proc/cpuinfo: this host's CPU, for what its PMU can count
+    "lab/why/disturb.py": 1,        # the wall times its own measuring loop wrote in its scratch folder
     "lab/imports/runwriter.py": 1,  # sha256 of the file named on the command line, after jsonfile.load checked it
     "lab/cli/bench_scale.py": 3,    # /proc/stat, /proc/loadavg, and hyperfine's JSON in its own scratch folder
     "lab/cli/fleet.py": 5,          # the fleet's work folder (the history reader it built, each host's facts and
