@@ -275,6 +275,43 @@ def in_process(module, *args, check=True):
     return p
 
 
+def source_opens(*subs):
+    """(path relative to scripts/, the call, its mode expression or None) of every open(), os.open() and
+    os.fdopen() call in the lab's Python under scripts/lab/<sub> (every folder when none is named), read
+    from the source with ast: what the writer and reader guards count."""
+    scripts = os.path.join(ROOT, "scripts")
+    for top in [os.path.join(scripts, "lab", s) for s in subs] or [scripts]:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as fh:
+                    tree = ast.parse(fh.read(), path)
+                for n in ast.walk(tree):
+                    f = getattr(n, "func", None)
+                    if isinstance(f, ast.Name) and f.id == "open" or isinstance(f, ast.Attribute) and \
+                            f.attr in ("open", "fdopen") and isinstance(f.value, ast.Name) and f.value.id == "os":
+                        mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"),
+                                                                      None)
+                        yield os.path.relpath(path, scripts), n, mode
+
+
+def assert_garbled_is_one_line(parse, sample, error, alphabet, most, tries=300, seed=56):
+    """A received tool output garbled `tries` times (up to `most` characters replaced by some of
+    `alphabet`, seeded: the same cases every run): `parse` accepts it or raises `error` in one line, never
+    anything else."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(tries):
+        chars = list(sample)
+        for _ in range(rng.randint(1, most)):
+            chars[rng.randrange(len(chars))] = rng.choice(alphabet)
+        try:
+            parse("".join(chars))
+        except error as e:
+            assert "\n" not in str(e), str(e)
+
+
 TRACEPOINT_PARTS = ("offcpu", "futex", "sched")
 
 

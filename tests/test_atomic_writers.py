@@ -9,7 +9,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, source_opens
 
 from lab.core import c2c_published as C
 from lab.core import runfolder
@@ -17,7 +17,6 @@ from lab.core import tidy
 from lab.fleet import code
 from lab.core.runfolder import RunFolderError, output_of, write_atomic_text, writing
 
-SCRIPTS = os.path.join(ROOT, "scripts")
 # open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer
 IN_PLACE = {
     "lab/core/runfolder.py": 1, # the atomic writer itself, on its temp file
@@ -33,19 +32,10 @@ IN_PLACE = {
 
 def opens_for_writing():
     found = {}
-    for folder, dirs, files in os.walk(SCRIPTS):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-        for f in (f for f in files if f.endswith(".py")):
-            path = os.path.join(folder, f)
-            with open(path, encoding="utf-8") as fh:
-                tree = ast.parse(fh.read(), path)
-            for n in ast.walk(tree):
-                f = getattr(n, "func", None)
-                if isinstance(f, ast.Name) and f.id == "open" or isinstance(f, ast.Attribute) and f.attr == "fdopen":
-                    mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
-                    if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and "w" in mode.value:
-                        rel = os.path.relpath(path, SCRIPTS)
-                        found[rel] = found.get(rel, 0) + 1
+    for rel, n, mode in source_opens():
+        in_place = isinstance(n.func, ast.Name) or n.func.attr == "fdopen"     # os.open is the safe reader's
+        if in_place and isinstance(mode, ast.Constant) and isinstance(mode.value, str) and "w" in mode.value:
+            found[rel] = found.get(rel, 0) + 1
     return found
 
 

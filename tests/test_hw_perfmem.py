@@ -1,8 +1,8 @@
 """AMD IBS data source read by why/perfmem.py from the one published `perf mem report` found (quoted below
 with its source), and the lab's cross-CCX words; a truncated or garbled report is one PerfTextError line."""
-import random
 
 import pytest
+from conftest import assert_garbled_is_one_line
 
 from lab.why import perfmem as M
 from lab.why.perftext import PerfTextError
@@ -50,12 +50,4 @@ def test_truncated_and_garbled():
         with pytest.raises(PerfTextError) as e:
             M.parse(text)
         assert "\n" not in str(e.value) and str(e.value).startswith("perf mem report:")
-    rng = random.Random(56)
-    for _ in range(300):
-        chars = list(RAVI_2022)
-        for _ in range(rng.randint(1, 10)):
-            chars[rng.randrange(len(chars))] = rng.choice("0 #'\n\x00(")
-        try:
-            M.parse("".join(chars))
-        except PerfTextError as e:
-            assert "\n" not in str(e)
+    assert_garbled_is_one_line(M.parse, RAVI_2022, PerfTextError, "0 #'\n\x00(", 10)

@@ -1,9 +1,9 @@
 """Top-down level 1 read by why/topdown.py from published `perf stat` outputs (quoted below with their
 sources: no host of the lab has a PMU), in perf's three layouts, Intel and AMD; the words for a pair of
 points; a truncated or garbled output is one PerfTextError line."""
-import random
 
 import pytest
+from conftest import assert_garbled_is_one_line
 
 from lab.why import topdown as T
 from lab.why.perftext import PerfTextError
@@ -224,12 +224,4 @@ def test_truncated_and_garbled(sample):
         with pytest.raises(PerfTextError) as e:
             T.parse(body[:cut])
         assert "\n" not in str(e.value) and str(e.value).startswith("perf stat --topdown:")
-    rng = random.Random(56)
-    for _ in range(300):
-        chars = list(sample)
-        for _ in range(rng.randint(1, 15)):
-            chars[rng.randrange(len(chars))] = rng.choice("0.%#, -\n\x00x")
-        try:
-            T.parse("".join(chars))
-        except PerfTextError as e:
-            assert "\n" not in str(e)
+    assert_garbled_is_one_line(T.parse, sample, PerfTextError, "0.%#, -\n\x00x", 15)

@@ -3,6 +3,7 @@ every reader of a received run goes through runfolder's safe reader, every value
 cells is checked, every refusal is one line and exit 2 with nothing left behind. Each test's set-up is
 the reproduction; none needs a sweep (the run folders are written here, as a sender would), and none
 harms the host: FIFOs and sparse files live in tmp_path, and a /dev/zero link is refused before it is read."""
+import ast
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, in_process, sh
+from conftest import ROOT, in_process, sh, source_opens
 
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 SPEC = "experiment = spin\ncommand = true\nchart = scaling wall_s\nchart = speedup wall_s\n"
@@ -400,29 +401,14 @@ OPENS_FOR_READING = {
 
 def opens_for_reading():
     """{file: count} of open() and os.open() calls under GUARDED that do not write (writers: test_atomic_writers)."""
-    import ast
-    scripts = os.path.join(ROOT, "scripts")
     found = {}
-    for sub in GUARDED:
-        for folder, dirs, files in os.walk(os.path.join(scripts, "lab", sub)):
-            dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-            for name in (f for f in files if f.endswith(".py")):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as fh:
-                    tree = ast.parse(fh.read(), path)
-                for n in ast.walk(tree):
-                    f = getattr(n, "func", None)
-                    builtin = isinstance(f, ast.Name) and f.id == "open"
-                    low = isinstance(f, ast.Attribute) and f.attr == "open" and isinstance(f.value, ast.Name) \
-                        and f.value.id == "os"
-                    if not (builtin or low):
-                        continue
-                    mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
-                    if builtin and isinstance(mode, ast.Constant) and isinstance(mode.value, str) and \
-                            set(mode.value) & set("wax+"):
-                        continue
-                    rel = os.path.relpath(path, scripts)
-                    found[rel] = found.get(rel, 0) + 1
+    for rel, n, mode in source_opens(*GUARDED):
+        if isinstance(n.func, ast.Attribute) and n.func.attr == "fdopen":
+            continue
+        if isinstance(n.func, ast.Name) and isinstance(mode, ast.Constant) and isinstance(mode.value, str) and \
+                set(mode.value) & set("wax+"):
+            continue
+        found[rel] = found.get(rel, 0) + 1
     return found
 
 
