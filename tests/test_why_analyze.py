@@ -512,3 +512,20 @@ def test_a_curve_that_stops_never_gets_it_scales_from_flat_evidence():
            "below 75% over its whole 95% range (efficiency 17%, 95% CI 17%–17%), yet no cost per run grows beyond " \
            "noise in the evidence runs" in v["text"], v["text"]
     assert d_of({"compact": {1: summary(100), 2: summary(199)}})["cause"] == "scales"
+
+
+def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
+    """4,000 distinct stacks per side (a received run within the evidence bounds; WHYCOST, issue 55: 175 s
+    and 648 MB before): the differential compares the costliest diff.MAX_ROWS, the rest summed into one
+    row that is never a finding, and the one stack that grew is still found. Amounts are test input."""
+    import time
+    thin = {f"p;main;f{i};g{i}": 2 for i in range(4000)}
+    base = [dict(thin, **{"p;main;hot": 100}) for _ in range(3)]
+    knee = [dict(thin, **{"p;main;hot": 400 + i}) for i in range(3)]
+    start = time.process_time()
+    d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
+    assert time.process_time() - start < 30          # bounded by the cap, far from the uncapped cost
+    on = [r for r in d["stacks"] if r["kind"] == "on-CPU"]
+    assert len(on) <= diff.MAX_ROWS and any(r["name"] == diff.REST for r in on)
+    assert [r["name"] for r in diff.findings(d)][:1] == ["p;main;hot"]
+    assert all(r["flag"] for r in on if r["name"] == diff.REST)
