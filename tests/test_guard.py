@@ -142,7 +142,7 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
                         "max_foreign = 100\nmax_neighbour = 100\n"
                         f"server = .work/tests/single-{os.getpid()}.pid\nnodes_server = {stem}-*.pid\n")
         for name, extra in (("single", []), ("cluster", ["nodes=127.0.0.2:9042"])):
-            run = tmp_path / f"run-{name}-{attempt}"
+            run = tmp_path / f"run-{name}"
             sh("python3", "-m", "lab.cli.sweep", f"run={run}", *extra, str(spec), env=results)
             done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
