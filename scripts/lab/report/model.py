@@ -245,12 +245,12 @@ def points(run, exp, rows, journal):
 def shared_points(pts, shared):
     """The points measured once for several placements (plan.shared), drawn and judged in each placement's
     curve, marked `shared` with the placement they were measured as; only where that point was measured."""
-    out = []
-    for p in pts:
-        for (variant, placement, threads), owner in shared.items():
-            if (p["variant"], p["placement"], p["threads"]) == (variant, owner, threads):
-                out.append(dict(p, placement=placement, shared=owner))
-    return out
+    by_point = {}
+    for p in pts:       # by point, once: a received journal may name thousands of shared points
+        by_point.setdefault((p["variant"], p["placement"], p["threads"]), []).append(p)
+    return [dict(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
+            if (variant, placement, threads) not in by_point       # measured itself: its own rows win
+            for p in by_point.get((variant, owner, threads), ())]
 
 
 def headline(pts, metrics):
