@@ -78,3 +78,19 @@ def test_a_shared_point_is_measured_once_and_drawn_in_both_curves(tmp_path, monk
     in_process("lab.cli.export", str(run), f"out={out}")
     doc = json.loads(out.read_text())
     assert {p["placement"] for e in doc["experiments"] for p in e["points"]} == {"compact"}
+
+
+def test_a_received_journal_can_share_only_between_the_policies(tmp_path):
+    """A received journal naming 5,000 made-up placements as shared adds no curve (events written by hand)."""
+    from lab.report import model
+    run = tmp_path / "run"
+    for d in ("data", "plots", "env", "sweep/specs"):
+        (run / d).mkdir(parents=True)
+    (run / "data" / "x.csv").write_text("run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit\n"
+                                        + "".join(f"r,x,,compact,1,0,{r},ops,{10 + r},1/s\n" for r in (1, 2, 3)))
+    (run / "sweep" / "specs" / "x.spec").write_text("experiment = x\ncommand = true\nchart = scaling ops\n")
+    events = [{"event": "skipped", "experiment": "x", "variant": "", "placement": p, "threads": 1,
+               "same_as": "compact", "reason": "r"} for p in ["scatter"] + [f"made-up-{i}" for i in range(5000)]]
+    (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (e,) = model.build(str(run))["experiments"]
+    assert sorted({p["placement"] for p in e["points"]}) == ["compact", "scatter"]

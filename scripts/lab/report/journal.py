@@ -3,6 +3,7 @@ engine). The report reads events only from here; no other file parses journal wo
 import os
 
 from lab.engine.journal import JournalError, read as read_jsonl  # noqa: F401  (JournalError: re-exported)
+from lab.topology.topo import POLICIES
 
 
 def point_of(ev):
@@ -25,7 +26,9 @@ class Journal:
         matched against the data's own cells by the model."""
         out = {}
         for e in self.of("skipped", experiment):
-            if isinstance(e.get("same_as"), str) and e["same_as"] != e.get("placement"):
+            # placements are the policies' names: a received journal cannot add curves of its own
+            if isinstance(e.get("same_as"), str) and e["same_as"] != e.get("placement") and \
+                    e["same_as"] in POLICIES and e.get("placement") in POLICIES:
                 out[(str(e.get("variant") or ""), str(e.get("placement")), str(e.get("threads")))] = e["same_as"]
         return out
 
