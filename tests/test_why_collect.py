@@ -227,9 +227,14 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     # each run's {raw} is its own folder: a command's files never land among the format's
     assert sorted(f for f in os.listdir(folder) if os.path.isdir(os.path.join(folder, f))) == sorted(
         f"raw_r{r}" for r in range(1, meta["runs"] + 1))
-    assert sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r")) == sorted(
+    # hot instructions only where a run had user-space samples objdump could read (a light tier's run may
+    # have none: meta.json says so); every other kind for every run
+    files = sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r"))
+    assert [f for f in files if not f.startswith("hotins_")] == sorted(
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, meta["runs"] + 1)
-         for k in ("oncpu", "offcpu", "futex", "threads", "hotins", "parallel", "alone")] + ["meta.json"])
+         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone")] + ["meta.json"])
+    assert {f for f in files if f.startswith("hotins_")} <= {f"hotins_r{r}.csv" for r in range(1, meta["runs"] + 1)}
+    assert any(f.startswith("hotins_") for f in files)
     assert meta["sample"]["event"] == "cpu-clock" and meta["sample"]["hz"] == 999
     assert list(meta["sample"]["tiers"]) == ["full", "light", "lightest"]
     # nothing the evidence runs started (perf record, perf script, the command) outlived the sweep
