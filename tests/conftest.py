@@ -318,7 +318,7 @@ TRACEPOINT_PARTS = ("offcpu", "futex", "sched")
 def evidence_of(folder, needs=TRACEPOINT_PARTS):
     """(meta, [run]) of one point's why folder; a part in `needs` this host did not give fails the test in
     one line naming what is missing and how to get it (the meta's own reason), never a KeyError later."""
-    from lab.why import evidence as ev
+    from lab.engine.evidence import store as ev
     meta = ev.read_meta(folder)
     for part in needs:
         state = meta["evidence"].get(part, "not recorded")

@@ -1,5 +1,5 @@
 """A story's verdict judges the story's claim at the spans the run measured (lab/report/claims.py), and the
-equivalence verdict states its band (lab/report/verdict.py). Every value below is test input written by
+equivalence verdict states its band (lab/core/rules.py). Every value below is test input written by
 hand, not a measurement, except the why=1 evidence recorded here (tests/fixtures/why/stories/).
 """
 import os
@@ -11,9 +11,9 @@ import pytest
 from conftest import ROOT, evidence_of, sh
 
 from lab.report import claims, model
-from lab.report import verdict as V
+from lab.core import rules as V
 from lab.why import diff
-from lab.why import evidence as EV
+from lab.engine.evidence import store as EV
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 
 

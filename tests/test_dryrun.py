@@ -159,7 +159,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
 
 
 def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
-    """A short command's evidence run is repeated until why_seconds have passed (lab/why/collect.py), so the
+    """A short command's evidence run is repeated until why_seconds have passed (lab/engine/evidence/collect.py), so the
     price counts that time, not the command's own run: the dry run does not promise a short sweep."""
     from lab.engine import api, price as pr
     topo = "topology=pack:1 core:2 pu:1"
@@ -200,7 +200,7 @@ def test_why_is_priced_per_curve_not_per_point_on_a_big_host(results):
     knee candidate (the dearest); none where there is no scaling curve (but channel's story asks for every
     point). On the 2 × EPYC 7763 fixture that takes why=1 from ×3.76 the price without it (every point) to
     ×1.52 (shared points measured once, as their owners)."""
-    from lab.why import points as W
+    from lab.engine.evidence import points as W
     got = why_prices()
     plain, why, every = (got[k][0].expected for k in ("plain", "why", "all"))
     specs = {s.name: s for s in got["why"][1].specs}

@@ -52,7 +52,7 @@ def test_without_root_it_names_the_command_and_never_changes_a_setting():
 
 @needs_ns
 def test_evidence_availability_names_the_mount_command_when_tracefs_is_missing():
-    code = ("from lab.why import collect; s = collect.availability('cpu-clock'); "
+    code = ("from lab.engine.evidence import collect; s = collect.availability('cpu-clock'); "
             "print(s['offcpu']); print(s['oncpu'])")
     p = in_namespace(f"{PY} -c \"{code}\"")
     assert p.returncode == 0, p.stderr

@@ -1,4 +1,4 @@
-"""The hardware tier's capability detection (why/pmu.py): on this host (a KVM guest without a PMU) every
+"""The hardware tier's capability detection (engine/evidence/pmu.py): on this host (a KVM guest without a PMU) every
 kind says "not available here: <reason>", found by asking the kernel and perf, not assumed; the rules
 for hosts the lab has not had (Intel with PEBS, AMD Zen 3 and Zen 4) on facts built here; the command
 lines as argv lists."""
@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from lab.why import evidence as ev
-from lab.why import pmu
+from lab.engine.evidence import store as ev
+from lab.engine.evidence import pmu
 
 HERE = pmu.probe()
 NO_PMU = "ok" not in (HERE.open_cycles, HERE.stat_cycles)

@@ -270,7 +270,7 @@ def test_a_5000_digit_numa_distance_is_not_read(tmp_path):
 # --- META: a why meta.json the evidence reader checks ---------------------------------------------------------
 def why_point(run, stem, meta_edit):
     """A point's why folder (tests' own input, as test_claims writes them) with its meta.json edited."""
-    from lab.why import evidence as EV
+    from lab.engine.evidence import store as EV
     folder = os.path.join(run, "raw", "spin", f"{stem}_why")
     os.makedirs(folder)
     EV.write_run(folder, 1, oncpu={("spin", "main", "work"): 100}, offcpu={}, futex=[], hotins=[],
@@ -305,7 +305,7 @@ META_EDITS = {"no-sample": drop_sample, "hz-null": set_hz("null"), "hz-zero": se
 
 @pytest.mark.parametrize("edit", sorted(META_EDITS))
 def test_a_why_meta_json_of_the_wrong_shape_is_evidence_unreadable(tmp_path, edit):
-    from lab.why import evidence as EV
+    from lab.engine.evidence import store as EV
     run = lab_run(tmp_path)
     folders = [why_point(run, f"v_compact_t{t}", META_EDITS[edit]) for t in (1, 2, 4, 8)]
     with pytest.raises(EV.EvidenceError, match="meta.json:1: "):
@@ -387,9 +387,6 @@ OPENS_FOR_READING = {
     "lab/report/numa.py": 1,        # reference/numa-mem/catalogue.csv: the checkout's own
     "lab/report/html_page.py": 1,   # a figure of plots/ inlined as bytes (binary: read_file gives text); it is
                                     # checked first to be a regular file inside the run, no link, ≤ FIGURE_BYTES
-    "lab/why/collect.py": 3,        # stdout, the repetition count and stderr of the evidence run it is recording
-    "lab/why/pmu.py": 1,            # /proc/cpuinfo: this host's CPU, for what its PMU can count
-    "lab/why/disturb.py": 1,        # the wall times its own measuring loop wrote in its scratch folder
     "lab/imports/runwriter.py": 1,  # sha256 of the file named on the command line, after jsonfile.load checked it
     "lab/cli/bench_scale.py": 3,    # /proc/stat, /proc/loadavg, and hyperfine's JSON in its own scratch folder
     "lab/cli/fleet.py": 5,          # the fleet's work folder (the history reader it built, each host's facts and

@@ -302,7 +302,7 @@ def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_wa
     """Every point suspect (reasons written by hand, not measured): the story's verdict cell says how many
     points, how many repeats and the worst value per kind once, not each repeat's reason; report.md shows
     the tally and the busy-host warning report.html shows (they were the HTML page's alone)."""
-    from lab.report import verdict as V
+    from lab.core import rules as V
     pts = [(f"{t} threads", {"n": 5, "suspect": "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
                                                            for i in range(1, 6))}) for t in (1, 2, 4)]
     said = V.doubt_of(pts)

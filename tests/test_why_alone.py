@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, sh
 
 from lab.why import alone
-from lab.why import evidence as ev
+from lab.engine.evidence import store as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 

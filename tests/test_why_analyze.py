@@ -14,7 +14,9 @@ import pytest
 
 from lab.report import scaling
 from lab.why import classify as C
-from lab.why import diff, evidence, flame, gate, verdict
+from lab.core import rules
+from lab.why import diff, flame, verdict
+from lab.engine.evidence import store as evidence, gate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REC = os.path.join(HERE, "fixtures", "why", "recorded")
@@ -190,12 +192,12 @@ def test_knee_reuses_the_labs_scaling_rule():
     def s(m, lo, hi):
         return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
     series = {"compact": {1: s(100, 99, 101), 2: s(190, 188, 192), 4: s(200, 198, 202)}}
-    b, k, why, stops = diff.knees(series, "higher")["compact"]
+    b, k, why, stops = rules.knees(series, "higher")["compact"]
     assert (b, k, stops) == (1, 4, True) and "below 75%" in why and "efficiency 50%" in why
     assert scaling.THRESHOLD == 0.75
     linear = {"spread": {1: s(100, 99, 101), 2: s(199, 198, 200)}}
-    assert diff.knees(linear, "higher")["spread"][:2] == (1, 2)
-    assert "largest" in diff.knees(linear, "higher")["spread"][2] and not diff.knees(linear, "higher")["spread"][3]
+    assert rules.knees(linear, "higher")["spread"][:2] == (1, 2)
+    assert "largest" in rules.knees(linear, "higher")["spread"][2] and not rules.knees(linear, "higher")["spread"][3]
 
 
 def test_rows_are_plain_text_for_the_view_layer():
@@ -393,7 +395,7 @@ def test_a_demangled_function_is_disassembled_by_its_address(tmp_path):
     """perf names C++ and Rust functions demangled (the runner's `rune::runtime::vm::Vm::run`), which
     objdump's --disassemble= does not match: the hot instructions of such a function come from its address
     and size in the demangled symbol table. A C++ function with a lock-prefixed add stands in."""
-    from lab.why import collect
+    from lab.engine.evidence import collect
     src = tmp_path / "hot.cc"
     src.write_text("#include <atomic>\nnamespace lab { std::atomic<long> n;\n"
                    "__attribute__((noinline)) void bump(int k) { for (int i = 0; i < k; i++) n.fetch_add(1); } }\n"

@@ -17,8 +17,9 @@ from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 from lab.engine import orphans
 from lab.why import classify as C
 from lab.report import model, scaling
-from lab.why import diff, gate, verdict
-from lab.why import evidence as ev
+from lab.why import diff, verdict
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as ev
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 BUILD = os.path.join(FIXTURES, "build")
@@ -543,7 +544,7 @@ my prog  10/11 [001]  100.007000: PERF_RECORD_SWITCH IN
 
 
 def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
-    from lab.why import fold
+    from lab.engine.evidence import fold
     f = fold.fold(PERF_SCRIPT.splitlines(keepends=True))
     (t,) = [r for r in f.thread_rows() if r["tid"] == 11]
     # blocked from 100.001020 to the wakeup at 100.003020, then 1 ms in the run queue, then preempted 1 ms
@@ -566,7 +567,7 @@ def test_the_gate_redoes_a_rejected_run_once_at_the_next_tier(tmp_path, monkeypa
     """run_point's loop with scripted attempts (no perf run; test input, not a measurement): a run outside
     the budget is redone at the next tier and kept; a cut one is redone lighter; later runs start at the
     tier reached; meta.json judges every attempt and the differential reads the kept runs only."""
-    from lab.why import collect
+    from lab.engine.evidence import collect
     script = iter([("", 2.0), ("", 1.05), ("cut", None), ("", 0.5), ("", 1.0)])   # wall per run vs 1.0 timed
     tiers = []
 

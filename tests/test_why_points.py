@@ -1,4 +1,4 @@
-"""why_points (lab/why/points.py): where why=1's evidence runs go, from a curve's timed rows, by the report's
+"""why_points (lab/engine/evidence/points.py): where why=1's evidence runs go, from a curve's timed rows, by the report's
 own knee rule; and what the dry run prices before the knee is known. Nothing is measured here."""
 import glob
 import os
@@ -9,7 +9,7 @@ from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F4
 
 from lab.engine.plan import Point
 from lab.engine.spec import Spec
-from lab.why import points as W
+from lab.engine.evidence import points as W
 
 SPEC = "experiment = t\ncommand = true {threads}\nplacements = compact unpinned\nthreads = 1 2 4 8\n"
 
@@ -69,7 +69,7 @@ def test_the_base_is_the_fewest_threads_measured(tmp_path):
 def test_all_is_every_point_and_no_scaling_chart_is_none(tmp_path):
     assert len(W.chosen(spec(tmp_path, why_points="all"), pts(), rows(KNEE4))) == 4
     assert W.chosen(spec(tmp_path, "chart = bars wall_s\n"), pts(), rows(KNEE4)) == []
-    # a speedup chart is the scaling words' metric before any scaling chart (report/scaling.curve_metric)
+    # a speedup chart is the scaling words' metric before any scaling chart (engine/spec.curve_metric)
     s = spec(tmp_path, "chart = scaling other\nchart = speedup wall_s\n")
     assert chosen(s, pts(), rows(KNEE4)) == [("compact", 1), ("compact", 4)]
 
@@ -134,7 +134,7 @@ def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes
     run = run_folder(tmp_path)
     (c,) = model.build(run)["experiments"][0]["why"]["curves"]
     base, knee = c["verdict"]["base_threads"], c["verdict"]["knee_threads"]
-    # where the evidence is made is the subject; whether the validity gate kept it (lab/why/gate.py: the
+    # where the evidence is made is the subject; whether the validity gate kept it (lab/engine/evidence/gate.py: the
     # lock's runs under perf are often ×2–×4 faster than timed here) is test_why_collect's
     assert evidence_at(run) == sorted({base, knee}) and base == 1
     assert c["diff"] is not None or "none kept" in c["verdict"]["text"], c["verdict"]["text"]

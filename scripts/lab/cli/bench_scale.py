@@ -26,7 +26,7 @@ import time
 from lab.engine import api
 from lab.report import front
 from lab.engine import journal as jr
-from lab.report.verdict import quotient_range
+from lab.core.rules import quotient_range
 from lab.core.runfolder import RunFolder
 from lab.core.stats import summary
 from lab.core.tidy import read

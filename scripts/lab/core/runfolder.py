@@ -147,7 +147,7 @@ class RunFolder:
         return os.path.join(self.raw_dir, exp, key)
 
     def evidence_dir(self, exp, stem):
-        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/why/evidence.py owns its files)."""
+        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/engine/evidence/store.py owns its files)."""
         return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
     def has_evidence(self, exp):
@@ -379,7 +379,7 @@ def output_of(path, root=None):
 # data CSV (1.45M pair rows) builds its model in 25 s and 3.7 GB here; 256 MiB would ask ~15 GB. Every
 # writer of a data CSV keeps to it too (tidy.write_atomic), so an import never writes what cannot be read.
 LIMITS = {"env": 4 << 20, "text": 1 << 20, "json": 1 << 20, "journal": 64 << 20, "csv": 64 << 20,
-          "evidence": 64 << 20,     # a why=1 evidence file (scripts/lab/why/evidence.py)
+          "evidence": 64 << 20,     # a why=1 evidence file (scripts/lab/engine/evidence/store.py)
           "perf": 256 << 10}        # a point's perf-top.txt (lab/cli/perf.py: a table of the top symbols)
 # A journal event's `key` names a repeat's raw folder (lab/engine/plan.py's Point.key): only that shape.
 EVENT_KEY = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}_r[0-9]{1,6}")

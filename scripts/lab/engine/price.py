@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from lab.core.term import visible
 from lab.topology.topo import cpu_ranges
-from lab.why import collect as why_collect
-from lab.why import points as why_points
+from lab.engine.evidence import collect as why_collect
+from lab.engine.evidence import points as why_points
 
 from .plan import Point
 
@@ -56,7 +56,7 @@ SPEC_COST = "spec's cost"
 # why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
 # script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
 # (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
-# least why_seconds where the command is repeated to fill them (lab/why/collect.py's rule: an instrument's
+# least why_seconds where the command is repeated to fill them (lab/engine/evidence/collect.py's rule: an instrument's
 # unit is known only from its rows, so it is priced as repeated: the price errs long).
 WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
 

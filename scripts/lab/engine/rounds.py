@@ -30,9 +30,9 @@ from .guard import NOISE_METRICS, corun_short
 from .memplace import misplaced
 from .plan import plan
 from .price import hms
-from lab.why import collect as why_collect
-from lab.why import evidence as why_ev
-from lab.why import points as why_points
+from lab.engine.evidence import collect as why_collect
+from lab.engine.evidence import store as why_ev
+from lab.engine.evidence import points as why_points
 
 
 class Interrupted(Exception):
@@ -380,7 +380,7 @@ class Sweep:
                     break
 
     def evidence_points(self, spec, points):
-        """why=1: the measured points that get evidence runs (lab/why/points.py: why_points), judged from the
+        """why=1: the measured points that get evidence runs (lab/engine/evidence/points.py: why_points), judged from the
         timed repeats kept so far; final once the experiment's timed rounds are done. points: the plan's
         (a shared point's curve counts, and its evidence is its owner's)."""
         if not self.why_runs:
@@ -389,7 +389,7 @@ class Sweep:
 
     def explain(self, spec, points):
         """why=1: the evidence runs, after the experiment's timed rounds and never inside one
-        (scripts/lab/why/collect.py), at the points why_points chooses: by default each curve's fewest
+        (scripts/lab/engine/evidence/collect.py), at the points why_points chooses: by default each curve's fewest
         threads and its knee, known only now. Each point whose timed repeats are all done and whose
         evidence is not gets them (a resumed sweep makes only what is missing). Missing evidence is one
         journal line, never a failed point."""

@@ -13,6 +13,7 @@ from lab.core.term import visible
 from lab.topology.topo import POLICIES
 
 from . import execmetric as av
+from .child import RESOURCE_METRICS
 from .clients import MOST_CLIENTS, ClientError
 from .clients import parse as parse_clients
 from .goals import parse as parse_goal
@@ -413,3 +414,30 @@ def default_specs(root, profile):
             if s.resolve(profile, {})["sweep"] != "no":
                 out.append(s)
     return out
+
+
+
+def better_of(spec_path, metric, unit):
+    """higher | lower for a metric: what its metric= line says, lower for the engine's resource rows
+    (seconds, KiB), else lower for a time unit and higher for anything else (a rate)."""
+    try:
+        lines = Spec(spec_path).lines.get(("metric", None), []) if os.path.exists(spec_path) else []
+    except SpecError:
+        lines = []
+    for value, _where in lines:
+        m = av.parse_metric(value)
+        if m.name == metric:
+            return m.better
+    if metric in dict(RESOURCE_METRICS):
+        return "lower"
+    return av.better_for(unit)
+
+
+def curve_metric(charts, evidence):
+    """The metric of an experiment's scaling words from its [(kind, metric)] chart lines: its first
+    `speedup` chart's, or with why=1 evidence its first `scaling` chart's; None without either. The
+    engine asks it too (evidence=True), to know which curves the why's differential will compare."""
+    metric = next((m for k, m in charts if k == "speedup"), None)
+    if metric is None and evidence:
+        metric = next((m for k, m in charts if k == "scaling"), None)
+    return metric

@@ -12,7 +12,7 @@ from lab.report import scaling
 from lab.core.runfolder import RunFolder
 from lab.why import diff, flame, usl, verdict
 from lab.report.journal import Journal, JournalError
-from lab.why.evidence import EvidenceError
+from lab.engine.evidence.store import EvidenceError
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 

@@ -7,7 +7,7 @@ judges met / not met / inconclusive from the 95% intervals, the way the issues s
 NUM with several variants takes the best of them by METRIC's median at that point (higher for >=, lower
 for <=), and says which. One verdict per placement where both sides were measured at that thread count
 (every thread count when `threads=` is absent). The interval of the ratio is the quotient of the two
-medians' 95% intervals (lab/report/verdict.py), so a goal is met only when all of it is on the goal's
+medians' 95% intervals (lab/core/rules.py), so a goal is met only when all of it is on the goal's
 side, and a suspect point or one with fewer than 3 repeats makes it inconclusive.
 
 The line's grammar is the spec's (lab/engine/goals.py); this module judges and words parsed goals.
@@ -21,8 +21,8 @@ import re
 
 from lab.engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
 from lab.engine.spec import spec_text
-from lab.report import verdict as V
-from lab.report.verdict import merged
+from lab.core import rules as V
+from lab.core.rules import merged
 
 
 def _summaries(pts, metric):

@@ -18,8 +18,8 @@ from lab.core.tidy import COLUMNS, read, row_problem
 
 from lab.core import c2c_published
 from lab.report import causes, claims, client, goals, numa, relations, scaling
-from lab.report import verdict as V
-from lab.report.verdict import merged
+from lab.core import rules as V
+from lab.core.rules import merged
 from lab.report.journal import Journal
 
 # Published names that differ from ours for the same quantity.

@@ -14,7 +14,7 @@ from lab.core.runfolder import ROOT, RunFolder, read_file
 from lab.core.stats import summary
 
 from lab.report.fmt import fmt
-from lab.report.verdict import quotient_range
+from lab.core.rules import quotient_range
 
 CELL = re.compile(r"^cpu(\d+)-mem(\d+)$")
 LATENCY, BANDWIDTH = "latency_ns", "read_gbps"

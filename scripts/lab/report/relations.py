@@ -19,7 +19,7 @@ from lab.core.stats import percentile, summary
 from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
 from lab.topology.topo import PAIRS, PlacementError
 
-from lab.report import verdict as V
+from lab.core import rules as V
 
 EXPERIMENTS = ("c2c", "c2c-matrix")
 # The published figure for seed 004's claim on its own CPU: nviennot/core-to-core-latency's README,

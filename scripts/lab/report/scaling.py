@@ -3,7 +3,7 @@ speedup chart share.
 
 For a placement P and thread count n, with b the smallest thread count measured for P (normally 1):
 - speed ratio of point A over point B: A/B for a metric where higher is better (ops/s), B/A where lower is
-  (seconds); its 95% range takes both medians' CIs at their worst ends (verdict.quotient_range);
+  (seconds); its 95% range takes both medians' CIs at their worst ends (rules.quotient_range);
 - speedup(P, n) = speed ratio of (P, n) over (P, b); ideal = n / b; efficiency = speedup / ideal;
 - "scaling stops at m threads": the first n whose efficiency is below THRESHOLD over its whole 95% range,
   every smaller n having been at or above it over its whole range; m is the count before n;
@@ -15,77 +15,17 @@ For a placement P and thread count n, with b the smallest thread count measured 
 - crossing a package / NUMA node / L3 at n: two placements at the same n, one of which spans more
   domains of that level (and no outer level): cost = 1 − speed ratio (far over near).
 Any point with fewer than 3 repeats or a suspect repeat makes the words that rest on it inconclusive
-(verdict.py's rule for every verdict of the lab).
+(core/rules.py, the rule for every verdict of the lab).
 """
-import os
-import re
 
-from lab.engine import execmetric as av
 from lab.engine import journal as jr
-from lab.engine.child import RESOURCE_METRICS
-from lab.engine.spec import Spec, SpecError
+from lab.engine.spec import better_of, curve_metric
 from lab.core.runfolder import RunFolder
 
-from lab.report import verdict as V
+from lab.core import rules as V
+from lab.core.rules import EQUAL, THRESHOLD, doubt, efficiency_word, pct, ratio, speedups  # noqa: F401 (the rule's names, used here and by scaling's readers)
 
-THRESHOLD = V.LINEAR_EFFICIENCY
-EQUAL = V.EQUAL_WITHIN
 LEVELS = (("package", "a package"), ("numa", "a NUMA node"), ("l3", "an L3"))
-
-
-def doubt(points):
-    """Why these points cannot carry a word, short: verdict.py's rule (n < 3, a suspect repeat)."""
-    why = []
-    for label, s in dict(points).items():
-        if s["n"] < V.MIN_REPEATS:
-            why.append(f"{label}: n={s['n']} < {V.MIN_REPEATS}")
-        if s.get("suspect"):
-            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s["suspect"])
-            why.append(f"{label}: {len(reps)} of {s['n']} repeats suspect ({reps[0] if reps else s['suspect']})")
-    return "; ".join(why)
-
-
-def pct(x):
-    return f"{x * 100:.0f}%"
-
-
-def ratio(a, b, better):
-    """(median ratio, lo, hi): how many times faster summary a is than summary b."""
-    num, den = (a, b) if better == "higher" else (b, a)
-    med = num["median"] / den["median"] if den["median"] else float("nan")
-    lo, hi = V.quotient_range(num, den)
-    return med, lo, hi
-
-
-def speedups(series, better):
-    """series {placement: {threads: summary}} → {placement: [row]} with speedup and efficiency, each
-    with its 95% range, and why a row cannot carry a word ("" when it can)."""
-    out = {}
-    for placement, by_t in series.items():
-        ts = sorted(by_t)
-        b = ts[0]
-        rows = []
-        for t in ts:
-            s, base = by_t[t], by_t[b]
-            sp, lo, hi = ratio(s, base, better)
-            ideal = t / b
-            rows.append({"placement": placement, "threads": t, "base": b, "s": s, "speedup": sp,
-                         "lo": lo, "hi": hi, "ideal": ideal, "eff": sp / ideal, "eff_lo": lo / ideal,
-                         "eff_hi": hi / ideal,
-                         "doubt": doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])})
-        out[placement] = rows
-    return out
-
-
-def efficiency_word(r):
-    if r["doubt"]:
-        return "inconclusive", r["doubt"]
-    rng = f"efficiency {pct(r['eff'])}, 95% CI {pct(r['eff_lo'])}–{pct(r['eff_hi'])}"
-    if r["eff_hi"] < THRESHOLD:
-        return "below", rng
-    if r["eff_lo"] >= THRESHOLD:
-        return "above", rng
-    return "inconclusive", f"{rng} straddles {pct(THRESHOLD)}"
 
 
 def threads_word(n):
@@ -270,32 +210,6 @@ def analyse(points, metric, better, topo, pus):
 
 
 # --- reading a run -----------------------------------------------------------------------------------
-def better_of(spec_path, metric, unit):
-    """higher | lower for a metric: what its metric= line says, lower for the engine's resource rows
-    (seconds, KiB), else lower for a time unit and higher for anything else (a rate)."""
-    try:
-        lines = Spec(spec_path).lines.get(("metric", None), []) if os.path.exists(spec_path) else []
-    except SpecError:
-        lines = []
-    for value, _where in lines:
-        m = av.parse_metric(value)
-        if m.name == metric:
-            return m.better
-    if metric in dict(RESOURCE_METRICS):
-        return "lower"
-    return av.better_for(unit)
-
-
-def curve_metric(charts, evidence):
-    """The metric of an experiment's scaling words from its [(kind, metric)] chart lines: its first
-    `speedup` chart's, or with why=1 evidence its first `scaling` chart's; None without either. The
-    engine asks it too (evidence=True), to know which curves the why's differential will compare."""
-    metric = next((m for k, m in charts if k == "speedup"), None)
-    if metric is None and evidence:
-        metric = next((m for k, m in charts if k == "scaling"), None)
-    return metric
-
-
 def section(run, e):
     """The scaling words of an experiment with a `speedup METRIC` chart, or, when it ran with why=1, of its
     first `scaling METRIC` chart (the stories' specs draw curves, not speedups: their "why" needs the

@@ -28,7 +28,7 @@ without counters or NUMA statistics.
 """
 import re
 
-from lab.report import verdict as V
+from lab.core import rules as V
 
 MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
 LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share

@@ -23,8 +23,8 @@ import warnings
 
 import numpy as np
 
-from lab.report import scaling
-from lab.why import alone, evidence, gate
+from lab.why import alone
+from lab.engine.evidence import store as evidence, gate
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -63,25 +63,6 @@ def left_out(stack):
 def counted(run):
     """A run's total cost per unit of work, joins' waits and the profiler's own time left out."""
     return sum(v for s, v in run.items() if not left_out(s))
-
-
-def knee(rows):
-    """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.scaling.speedups):
-    the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
-    rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
-    base = rows[0]["threads"]
-    for r in rows[1:]:
-        word, rng = scaling.efficiency_word(r)
-        if word == "below":
-            return base, r["threads"], (f"the first thread count whose efficiency is below "
-                                        f"{scaling.pct(scaling.THRESHOLD)} over its whole 95% range ({rng})"), True
-    return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
-                                      f"{scaling.pct(scaling.THRESHOLD)} for sure)", False
-
-
-def knees(series, better):
-    """{placement: (base, knee, why, stops)} for series {placement: {threads: summary}} as scaling takes it."""
-    return {p: knee(rows) for p, rows in scaling.speedups(series, better).items() if len(rows) >= 2}
 
 
 def load(folder, kept=True):

@@ -2,8 +2,10 @@
 report's "Why it stops scaling" table. Plain text only: names read from evidence files are data, and the
 report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
 from lab.why import classify as C
+from lab.core import rules
 from lab.why import diff
-from lab.why import alone, evidence, gate
+from lab.why import alone
+from lab.engine.evidence import store as evidence, gate
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
@@ -181,7 +183,7 @@ def curve(series, better, evidence_of):
     reporting.scaling takes it; evidence_of(placement, threads) → that point's loaded evidence, or None
     when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
     out = []
-    for placement, (b, k, why, stops) in sorted(diff.knees(series, better).items()):
+    for placement, (b, k, why, stops) in sorted(rules.knees(series, better).items()):
         got, bad = {}, []
         for t in (b, k):
             try:

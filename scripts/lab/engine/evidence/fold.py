@@ -9,7 +9,7 @@ by the number of distinct stacks and threads, whatever the length of the recordi
 """
 import re
 
-from . import evidence as ev
+from . import store as ev
 
 HEADER = re.compile(r"^(\S.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(.*)$")
 FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.+?)\s+\((.*)\)\s*$")

@@ -8,12 +8,13 @@ counts for its other variants: the stories contrast variants at one variant's ba
 per-thread at shared-arc's, the other lock modes at global's). A curve of one thread count gets its one
 point. An experiment without scaling words (no `speedup` or `scaling` chart) gets none: its report has no
 why section to use them (a spec whose story reads them anyway says `why_points = all`: channel.spec). The
-knee is known only from the curve's timed repeats, read with the report's own rules (scaling.curve_metric,
-scaling.better_of, diff.knees), so the engine asks once they are done. A point measured once as another
+knee is known only from the curve's timed repeats, read with the report's own rules (spec.curve_metric,
+spec.better_of, rules.knees), so the engine asks once they are done. A point measured once as another
 placement (plan.shared) counts in its curve with its owner's rows, and its evidence is its owner's.
 """
 from lab.core.stats import summary
-from lab.report import scaling
+from lab.core import rules
+from lab.engine.spec import better_of, curve_metric
 
 ALL, DIFFERENTIAL = "all", "differential"
 
@@ -24,7 +25,7 @@ def mode(spec):
 
 def metric(spec):
     """The metric of the experiment's scaling words with evidence, or None (no differential here)."""
-    return scaling.curve_metric(spec.charts(), True)
+    return curve_metric(spec.charts(), True)
 
 
 def curves(points):
@@ -38,7 +39,6 @@ def curves(points):
 def compared(spec, rows):
     """{(variant, placement): (base threads, knee threads, why)} the differential will compare, from the
     experiment's timed tidy rows (every repeat kept so far): what the report computes from the same rows."""
-    from lab.why import diff     # here: numpy, which a dry run (priced() only) does not need
     name = metric(spec)
     by = {}
     for r in rows:
@@ -47,11 +47,11 @@ def compared(spec, rows):
     if not by:
         return {}
     unit = next(r["unit"] for r in rows if r["metric"] == name)
-    better = scaling.better_of(spec.path, name, unit)
+    better = better_of(spec.path, name, unit)
     out = {}
     for variant, by_p in by.items():
         series = {pl: {t: summarised(rs) for t, rs in by_t.items()} for pl, by_t in by_p.items()}
-        knees = {pl: kn[:3] for pl, kn in diff.knees(series, better).items()}    # (base, knee, why)
+        knees = {pl: kn[:3] for pl, kn in rules.knees(series, better).items()}    # (base, knee, why)
         for pl, by_t in by_p.items():
             out[(variant, pl)] = knees.get(pl) or (min(by_t), min(by_t), "the only thread count measured")
     return out

@@ -32,7 +32,7 @@ from lab.engine import child, guard, hostprep
 from lab.engine import point as pt
 from lab.engine import prefix
 
-from . import evidence as ev
+from . import store as ev
 from . import pmu
 from . import fold
 from . import gate
@@ -50,7 +50,7 @@ TRACEPOINTS = (("sched:sched_switch", True), ("sched:sched_wakeup", False), ("sy
                ("syscalls:sys_exit_futex", False))
 # Which tracepoint field names the thread an event is about (why_comm filters them in the kernel).
 COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup": "comm"}
-# Recording tiers, heaviest first (the validity gate, lab/why/gate.py: a run lost, cut or outside the
+# Recording tiers, heaviest first (the validity gate, lab/engine/evidence/gate.py: a run lost, cut or outside the
 # disturbance budget is redone once at the next tier, and later runs of the point start there). Stacks are
 # what cost, per event: each tier samples less often and copies fewer user-stack bytes for the DWARF
 # unwinder. The innermost frames come first in the copy, and they are what the classes read (a join's,
@@ -87,7 +87,7 @@ def paranoid():
 
 def availability(event):
     """{part: "ok" | "not available here: …"} before anything runs: tools, permissions, PMU."""
-    # the hardware tier, detected (why/pmu.py: a counter that opens and counts, the vendor, PEBS/IBS);
+    # the hardware tier, detected (engine/evidence/pmu.py: a counter that opens and counts, the vendor, PEBS/IBS);
     # where the host has one, the evidence run does not record it yet (its parsers are tested on
     # published outputs only: docs/design.md, "The hardware tier")
     out = {k: (ev.NA + "not collected by this lab yet (the host has a PMU)" if v == ev.OK else v)
@@ -481,7 +481,7 @@ def lost_logs(folder, r):
 
 
 def run_point(ctx, spec, point, runs, timed_rows, folder):
-    """`runs` evidence runs of one point into `folder`, each judged by the validity gate (lab/why/gate.py):
+    """`runs` evidence runs of one point into `folder`, each judged by the validity gate (lab/engine/evidence/gate.py):
     one lost, cut or outside the disturbance budget is redone once at the next lighter tier (TIERS), and
     the point's later runs start there. meta.json last (its presence: done). Returns (runs kept, evidence
     statuses, a one-line reason when fewer than `runs` were kept). Never raises for lack of evidence: a

@@ -8,7 +8,7 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
   meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence;
-                      since the validity gate (lab/why/gate.py) also runs_judged, disturbance and
+                      since the validity gate (lab/engine/evidence/gate.py) also runs_judged, disturbance and
                       timed_suspect (format 1 still: a folder without them is read as before, every
                       run kept)
 """

@@ -22,7 +22,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 
-from . import evidence as ev
+from . import store as ev
 
 PROBE_TIMEOUT = 10          # seconds for one perf probe (`perf stat … true`, `perf list`)
 EVENT_SOURCES = "/sys/bus/event_source/devices"

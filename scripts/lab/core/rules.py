@@ -149,3 +149,82 @@ def claim_above(ci_lo, ci_hi, threshold):
     if ci_hi <= threshold:
         return "no", f"{where}: not above"
     return "inconclusive", f"{where}: straddles it"
+
+
+# --- the knee: where a curve stops scaling (report/scaling.py words it, the why compares there) ----------
+THRESHOLD = LINEAR_EFFICIENCY
+EQUAL = EQUAL_WITHIN
+
+
+def doubt(points):
+    """Why these points cannot carry a word, short: this module's rule (n < 3, a suspect repeat)."""
+    why = []
+    for label, s in dict(points).items():
+        if s["n"] < MIN_REPEATS:
+            why.append(f"{label}: n={s['n']} < {MIN_REPEATS}")
+        if s.get("suspect"):
+            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s["suspect"])
+            why.append(f"{label}: {len(reps)} of {s['n']} repeats suspect ({reps[0] if reps else s['suspect']})")
+    return "; ".join(why)
+
+
+def pct(x):
+    return f"{x * 100:.0f}%"
+
+
+def ratio(a, b, better):
+    """(median ratio, lo, hi): how many times faster summary a is than summary b."""
+    num, den = (a, b) if better == "higher" else (b, a)
+    med = num["median"] / den["median"] if den["median"] else float("nan")
+    lo, hi = quotient_range(num, den)
+    return med, lo, hi
+
+
+def speedups(series, better):
+    """series {placement: {threads: summary}} → {placement: [row]} with speedup and efficiency, each
+    with its 95% range, and why a row cannot carry a word ("" when it can)."""
+    out = {}
+    for placement, by_t in series.items():
+        ts = sorted(by_t)
+        b = ts[0]
+        rows = []
+        for t in ts:
+            s, base = by_t[t], by_t[b]
+            sp, lo, hi = ratio(s, base, better)
+            ideal = t / b
+            rows.append({"placement": placement, "threads": t, "base": b, "s": s, "speedup": sp,
+                         "lo": lo, "hi": hi, "ideal": ideal, "eff": sp / ideal, "eff_lo": lo / ideal,
+                         "eff_hi": hi / ideal,
+                         "doubt": doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])})
+        out[placement] = rows
+    return out
+
+
+def efficiency_word(r):
+    if r["doubt"]:
+        return "inconclusive", r["doubt"]
+    rng = f"efficiency {pct(r['eff'])}, 95% CI {pct(r['eff_lo'])}–{pct(r['eff_hi'])}"
+    if r["eff_hi"] < THRESHOLD:
+        return "below", rng
+    if r["eff_lo"] >= THRESHOLD:
+        return "above", rng
+    return "inconclusive", f"{rng} straddles {pct(THRESHOLD)}"
+
+
+def knee(rows):
+    """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.speedups):
+    the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
+    rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
+    base = rows[0]["threads"]
+    for r in rows[1:]:
+        word, rng = efficiency_word(r)
+        if word == "below":
+            return base, r["threads"], (f"the first thread count whose efficiency is below "
+                                        f"{pct(THRESHOLD)} over its whole 95% range ({rng})"), True
+    return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
+                                      f"{pct(THRESHOLD)} for sure)", False
+
+
+def knees(series, better):
+    """{placement: (base, knee, why, stops)} for series {placement: {threads: summary}} as scaling takes it."""
+    return {p: knee(rows) for p, rows in speedups(series, better).items() if len(rows) >= 2}
