@@ -18,12 +18,13 @@ import sys
 
 from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
+from lab.errors import LabError
 from lab.why import usl
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 
 
-class InputError(Exception):
+class InputError(LabError):
     pass
 
 

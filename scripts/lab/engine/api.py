@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from lab import ROOT
 from lab.core.runfolder import KIND_PUBLISHED, KIND_SWEEP, RunFolderError, choose, hostname, kind, results_dir
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.topology.topo import PlacementError, Topology
 
 from . import perfstat
@@ -34,7 +35,7 @@ from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, load, overrid
 from .rounds import Sweep, identity
 
 
-class EngineError(Exception):
+class EngineError(LabError):
     """Bad input: str() is the one line to show; nothing was run."""
 
 

@@ -19,6 +19,8 @@ import os
 import re
 import sys
 
+from lab.errors import LabError
+
 STORE_PATH = re.compile(r"/nix/store/[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+._?=-]+")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Set by the flake's shellHook or mkShell without a store path in them (flake.nix).
@@ -32,7 +34,7 @@ MOST_PATHS = 4096
 MOST_BYTES = 1 << 20
 
 
-class NixEnvError(Exception):
+class NixEnvError(LabError):
     """The shell's variables are too many or too large to ship; str() is the one line to show."""
 
 

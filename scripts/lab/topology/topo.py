@@ -36,12 +36,14 @@ import xml.etree.ElementTree as ET
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from lab.errors import LabError
+
 SPREAD = ("unpinned", "compact", "cores", "scatter")
 PAIRS = ("smt", "same-l2", "same-l3", "cross-l3", "cross-die", "cross-numa", "cross-package", "cross-kind")
 POLICIES = SPREAD + PAIRS
 
 
-class PlacementError(Exception):
+class PlacementError(LabError):
     """A request the topology cannot satisfy; the message says which and why."""
 
 

@@ -1,0 +1,36 @@
+"""The lab's one error type for bad input, and the one way every program ends.
+
+LabError is what a program says in one line and exits 2 for: a spec, a run folder, an archive, an
+inventory, a received file the lab will not use. Its message names `file:line` where there is one; each
+part of the lab raises its own subclass (SpecError, RunFolderError, …) so a caller can catch just that.
+
+Every program's `__main__` is `run(main)`: a LabError is one line on stderr and exit 2, Ctrl-C is exit 130,
+anything else is a bug and keeps its traceback. This module sits at the package's root, below every layer:
+any of them may raise a LabError.
+"""
+import sys
+
+from lab.core.term import visible
+
+
+class LabError(Exception):
+    """Bad input: str() is the one line to show (`file:line: message` where there is a file); exit 2."""
+    code = 2
+
+
+def say(prefix, message):
+    """One line on stderr, `prefix: message`; the text may come from a received file: shown, not obeyed."""
+    print(visible(f"{prefix}: {message}" if prefix else message), file=sys.stderr)
+
+
+def run(main, prefix=None, argv=None):
+    """Run a program's main(argv) and exit with its code: LabError → its line, exit 2; Ctrl-C → 130."""
+    try:
+        code = main(sys.argv[1:] if argv is None else argv)
+    except LabError as e:
+        say(prefix, e)
+        code = e.code
+    except KeyboardInterrupt:
+        say(prefix, "interrupted")
+        code = 130
+    sys.exit(code)
