@@ -20,6 +20,7 @@ from lab.imports.runwriter import write_run
 from lab.engine.spec import NAME
 from lab.report import front
 from lab.core.term import visible
+from lab.errors import run
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "run", "threads")
 
@@ -60,8 +61,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except imports.BadInput as e:
-        print(visible(str(e)), file=sys.stderr)
-        sys.exit(2)
+    run(main)

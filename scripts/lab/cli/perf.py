@@ -10,6 +10,7 @@ import os
 import sys
 
 from lab.engine import perfsummary
+from lab.errors import run
 
 
 def main(argv):
@@ -23,4 +24,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main, "perf")

@@ -9,6 +9,7 @@ Never fails a recipe: only why=1 needs what it prepares, and a why=1 run says wh
 import sys
 
 from lab.engine import hostprep
+from lab.errors import run
 
 
 def main(argv):
@@ -24,4 +25,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main, "prepare")
