@@ -5,9 +5,10 @@ inventory, a received file the lab will not use. Its message names `file:line` w
 part of the lab raises its own subclass (SpecError, RunFolderError, …) so a caller can catch just that.
 
 Every program's `__main__` is `run(main)`: a LabError is one line on stderr and exit 2, Ctrl-C is exit 130,
-anything else is a bug and keeps its traceback. This module sits at the package's root, below every layer:
+a closed pipe (`… | head`) exit 1 and quiet, anything else is a bug and keeps its traceback. This module sits at the package's root, below every layer:
 any of them may raise a LabError.
 """
+import os
 import sys
 
 from lab.core.term import visible
@@ -33,4 +34,7 @@ def run(main, prefix=None, argv=None):
     except KeyboardInterrupt:
         say(prefix, "interrupted")
         code = 130
+    except BrokenPipeError:     # `topo.py pairs … | head`: the reader has what it wanted; no flush error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
     sys.exit(code)

@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-from lab.errors import LabError
+from lab.errors import LabError, run
 
 STORE_PATH = re.compile(r"/nix/store/[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+._?=-]+")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -83,4 +83,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main, "nixenv")
