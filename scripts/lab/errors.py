@@ -4,10 +4,13 @@ LabError is what a program says in one line and exits 2 for: a spec, a run folde
 inventory, a received file the lab will not use. Its message names `file:line` where there is one; each
 part of the lab raises its own subclass (SpecError, RunFolderError, …) so a caller can catch just that.
 
-Every program's `__main__` is `run(main)`: a LabError is one line on stderr and exit 2, Ctrl-C is exit 130,
-a closed pipe (`… | head`) exit 1 and quiet, anything else is a bug and keeps its traceback. This module sits at the package's root, below every layer:
-any of them may raise a LabError.
+Every program's `main(argv)` is decorated `@program("NAME")` and its `__main__` is `run(main)`: a LabError is
+one line on stderr (`NAME: message`) and code 2, Ctrl-C is 130, whether main runs as the program or is called
+in process (a test, another program); a closed pipe (`… | head`) is exit 1 and quiet; anything else is a bug
+and keeps its traceback. This module sits at the package's root, below every layer: any of them may raise a
+LabError.
 """
+import functools
 import os
 import sys
 
@@ -24,16 +27,27 @@ def say(prefix, message):
     print(visible(f"{prefix}: {message}" if prefix else message), file=sys.stderr)
 
 
-def run(main, prefix=None, argv=None):
-    """Run a program's main(argv) and exit with its code: LabError → its line, exit 2; Ctrl-C → 130."""
+def program(prefix=None):
+    """Decorate a program's main(argv): a LabError → its line on stderr, code 2; Ctrl-C → 130."""
+    def wrap(main):
+        @functools.wraps(main)
+        def ended(argv):
+            try:
+                return main(argv)
+            except LabError as e:
+                say(prefix, e)
+                return e.code
+            except KeyboardInterrupt:
+                say(prefix, "interrupted")
+                return 130
+        return ended
+    return wrap
+
+
+def run(main):
+    """The one `__main__`: exit with main(argv)'s code (main decorated by program())."""
     try:
-        code = main(sys.argv[1:] if argv is None else argv)
-    except LabError as e:
-        say(prefix, e)
-        code = e.code
-    except KeyboardInterrupt:
-        say(prefix, "interrupted")
-        code = 130
+        code = main(sys.argv[1:])
     except BrokenPipeError:     # `topo.py pairs … | head`: the reader has what it wanted; no flush error at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1

@@ -27,7 +27,7 @@ from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFol
                        output_of, read_file, results_dir, run_name, stamp_now)
 from lab.core.archive import MAX_TOP, members_of
 from lab.core.term import visible
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 
 
 def pack(name):
@@ -198,6 +198,7 @@ def replay(archive):
         shutil.rmtree(work, ignore_errors=True)
 
 
+@program("archive")
 def main(argv):
     if len(argv) == 2 and argv[0] == "pack":
         pack(argv[1])
@@ -208,4 +209,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "archive")
+    run(main)

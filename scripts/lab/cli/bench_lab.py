@@ -23,7 +23,7 @@ from lab.core.stats import median
 from lab.core.runfolder import RunFolder, hostname, results_dir, run_name, stamp_now
 from lab.core.term import visible
 from lab.core.tidy import read
-from lab.errors import run
+from lab.errors import program, run
 SPEC = "experiments/cache-get.spec"
 
 
@@ -52,6 +52,7 @@ def unsure(events, exp):
     return {k for k, ok in last.items() if not ok}
 
 
+@program("bench-lab")
 def main(argv):
     args = ["placements=compact"] + argv
     specs = [a for a in args if a.endswith(".spec")] or [SPEC]
@@ -136,4 +137,4 @@ def summarise(runs, specs, args):
 
 
 if __name__ == "__main__":
-    run(main, "bench-lab")
+    run(main)

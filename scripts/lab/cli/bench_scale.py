@@ -30,7 +30,7 @@ from lab.core.rules import quotient_range
 from lab.core.runfolder import RunFolder
 from lab.core.stats import summary
 from lab.core.tidy import read
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 LIMITS = {"rounds": 50, "runs": 20, "lines": 5_000_000}
 
 
@@ -51,6 +51,7 @@ def ci_text(s, unit="s"):
     return f"median {s['median']:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s['n']}, min {s['min']:.4f}, max {s['max']:.4f})"
 
 
+@program("bench-scale: error")
 def main(argv):
     opts = {"rounds": "5", "runs": "3", "lines": "400000", "keep": ""}
     for a in argv:
@@ -137,4 +138,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "bench-scale: error")
+    run(main)

@@ -8,9 +8,10 @@ import sys
 
 from lab.core.term import visible
 from lab.report import front
-from lab.errors import run
+from lab.errors import program, run
 
 
+@program("charts")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -24,4 +25,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "charts")
+    run(main)

@@ -15,7 +15,8 @@ from lab.report import html_page, markdown, model
 from lab.report.comparison import compare
 from lab.core.runfolder import RunFolder, write_atomic_text
 from lab.core.term import visible
-from lab.errors import run
+from lab.errors import program, run
+@program("compare")
 def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -41,4 +42,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "compare")
+    run(main)

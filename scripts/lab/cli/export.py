@@ -16,7 +16,8 @@ import sys
 from lab import exports
 from lab.core.runfolder import RunFolder, is_run, run_of, write_atomic_text
 from lab.core.term import visible
-from lab.errors import run
+from lab.errors import program, run
+@program("export")
 def main(argv):
     runs = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)
@@ -52,4 +53,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "export")
+    run(main)

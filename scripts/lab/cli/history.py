@@ -11,7 +11,8 @@ import sys
 
 from lab.engine.pricehistory import summary
 from lab.core.runfolder import hostname
-from lab.errors import run
+from lab.errors import program, run
+@program("history")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -21,4 +22,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "history")
+    run(main)

@@ -17,7 +17,7 @@ from lab.core import c2c_published as C
 from lab.core.term import visible
 from lab.report import front
 from lab.core.runfolder import results_dir, run_name, stamp_now
-from lab.errors import run
+from lab.errors import program, run
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "source", "run")
 
@@ -45,6 +45,7 @@ def import_one(path, topology, name, source, dest, entry=None):
     return rows
 
 
+@program("import-c2c")
 def main(argv):
     if argv[:1] == ["catalogue"]:
         entries = C.catalogue()
@@ -75,4 +76,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "import-c2c")
+    run(main)

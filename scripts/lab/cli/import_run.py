@@ -20,11 +20,12 @@ from lab.imports.runwriter import write_run
 from lab.engine.spec import NAME
 from lab.report import front
 from lab.core.term import visible
-from lab.errors import run
+from lab.errors import program, run
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "run", "threads")
 
 
+@program()
 def main(argv):
     files = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)

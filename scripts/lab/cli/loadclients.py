@@ -27,7 +27,7 @@ from lab.engine.guard import Window
 from lab.fleet import clients as cl
 from lab.core.runfolder import of_raw, write_atomic_text
 from lab.core.term import visible
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 
 LOG_MOST = 1 << 20          # a client's stderr kept in raw/, at most
 METRIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -242,6 +242,7 @@ def cmd_address(argv):
         fail(str(e))
 
 
+@program("loadclients")
 def main(argv):
     cmds = {"address": cmd_address, "run": cmd_run, "client": cmd_client}
     if not argv or argv[0] not in cmds:
@@ -250,4 +251,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "loadclients")
+    run(main)

@@ -11,9 +11,10 @@ import sys
 from lab.core.runfolder import RunFolder, is_run
 from lab.core.term import visible
 from lab.report import front
-from lab.errors import run
+from lab.errors import program, run
 
 
+@program("report")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -30,4 +31,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "report")
+    run(main)

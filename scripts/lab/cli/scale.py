@@ -41,7 +41,7 @@ from lab.report import front
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
 from lab.core.term import visible
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 from lab.topology.topo import PlacementError, Topology
 
 OWN = ("metric", "save")
@@ -82,6 +82,7 @@ def spec_body(words, metrics, keys):
     return "\n".join(lines) + "\n"
 
 
+@program("scale: error")
 def main(argv):
     pairs, words = split(argv)
     if len(words) > av.MAX_WORDS or any(len(w) > av.MAX_WORD for w in words):
@@ -199,4 +200,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "scale: error")
+    run(main)

@@ -30,7 +30,8 @@ import sys
 
 from lab.engine import api
 from lab.report import front
-from lab.errors import run
+from lab.errors import program, run
+@program("error")
 def main(argv):
     """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""
     try:
@@ -49,4 +50,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "error")
+    run(main)

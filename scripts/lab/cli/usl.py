@@ -20,7 +20,7 @@ from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
 from lab.errors import LabError
 from lab.why import usl
-from lab.errors import run
+from lab.errors import program, run
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 
@@ -85,6 +85,7 @@ def read(path):
     return threads, values, header[1 - t_col]
 
 
+@program("usl")
 def main(argv):
     files = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)
@@ -101,4 +102,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "usl")
+    run(main)

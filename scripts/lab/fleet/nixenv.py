@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 
 STORE_PATH = re.compile(r"/nix/store/[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+._?=-]+")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -69,6 +69,7 @@ def digest(paths):
     return f"{len(paths)} paths, sha256 {h[:16]} of their list (env/nix.txt)"
 
 
+@program("nixenv")
 def main(argv):
     if argv not in (["paths"], ["digest"]):
         print(__doc__.strip(), file=sys.stderr)
@@ -83,4 +84,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "nixenv")
+    run(main)

@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ET
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from lab.errors import LabError, run
+from lab.errors import LabError, program, run
 
 SPREAD = ("unpinned", "compact", "cores", "scatter")
 PAIRS = ("smt", "same-l2", "same-l3", "cross-l3", "cross-die", "cross-numa", "cross-package", "cross-kind")
@@ -531,6 +531,7 @@ def parse_cpus(text):
     return out
 
 
+@program("placement")
 def main(argv):
     topology = os.environ.get("LAB_TOPOLOGY") or None
     kind = os.environ.get("LAB_KIND") or None
@@ -574,4 +575,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    run(main, "placement")
+    run(main)
