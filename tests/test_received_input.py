@@ -389,8 +389,9 @@ OPENS_FOR_READING = {
                                     # checked first to be a regular file inside the run, no link, ≤ FIGURE_BYTES
     "lab/imports/runwriter.py": 1,  # sha256 of the file named on the command line, after jsonfile.load checked it
     "lab/cli/bench_scale.py": 3,    # /proc/stat, /proc/loadavg, and hyperfine's JSON in its own scratch folder
-    "lab/cli/fleet.py": 5,          # the fleet's work folder (the history reader it built, each host's facts and
-                                    # job status as Ansible fetched them) and the cluster record: not run folders
+    "lab/cli/fleet/check.py": 2,    # the fleet's work folder (the history reader it built, each host's facts
+    "lab/cli/fleet/sweep.py": 2,    # and job status as Ansible fetched them) and cluster.sh's record, which
+    "lab/cli/fleet/cluster.py": 1,  # cluster-down reads: not run folders
     "lab/cli/progress.py": 1,       # /proc/<pid>/cmdline
     "lab/cli/scale.py": 1,          # save=: the user's own spec file, compared before it is replaced
 }
