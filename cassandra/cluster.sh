@@ -69,6 +69,9 @@ ring_up() {   # how many nodes nodetool status shows Up and Normal
   node 1 "$here/cassandra.sh" nodetool status 2>/dev/null | grep -c '^UN ' || true
 }
 
+# A path as the record keeps it: from / (cluster-down may run from another folder).
+absolute() { if [[ $1 == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$PWD/$1"; fi; }
+
 # A cluster on an inventory's hosts: Ansible starts a node on each (python3 -m lab.cli.fleet cluster-up, which
 # leaves one node= line per node it started in $work/nodes.txt); the record is written here, as for this host's.
 up_inventory() {
@@ -76,7 +79,7 @@ up_inventory() {
   shift
   for a in "$@"; do
     case $a in
-      known_hosts=*) known=$(realpath -m -- "${a#known_hosts=}") ;;
+      known_hosts=*) known=$(absolute "${a#known_hosts=}") ;;
       plan=1) plan=1 ;;
     esac
   done
@@ -88,8 +91,8 @@ up_inventory() {
     # recorded whenever a node runs, also after a failure: cluster-down must find and stop it
     hosts=$(sed -n 's/^node=[0-9]* host=\([^ ]*\) .*/\1/p' "$work/nodes.txt" | paste -sd, - | sed 's/,/, /g')
     { echo "# The lab's Cassandra cluster (cassandra/cluster.sh up inventory=…), started $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-      echo "where=hosts $hosts of $(realpath -- "$inventory")"
-      echo "inventory=$(realpath -- "$inventory")"
+      echo "where=hosts $hosts of $(absolute "$inventory")"
+      echo "inventory=$(absolute "$inventory")"
       echo "known_hosts=$known"
       cat "$work/nodes.txt"
       echo "up_seconds=$((SECONDS - t0))"; } > "$record.tmp"

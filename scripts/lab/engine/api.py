@@ -4,7 +4,7 @@
   api.price(req)  -> price.Price     every point, per experiment and in all: expected, range, worst case
   api.run(req)    -> Outcome         the run folder the sweep wrote, its exit status, repeats done, failed
 
-Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet.py, bench_lab.py,
+Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet/, bench_lab.py,
 bench_scale.py) calls these: none parses another's printed text or guesses the folder a sweep wrote.
 Bad input raises EngineError (one line; nothing run, no run folder made). The sweep's progress line
 counts from the same price (lab/engine/rounds.py).

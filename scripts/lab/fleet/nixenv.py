@@ -4,7 +4,7 @@
   nixenv.py paths     the store paths of this shell, sorted, one a line (nothing outside a Nix shell)
   nixenv.py digest    one line for env/build.txt: how many store paths, and the sha256 of their list
 
-One owner for one rule, read on both sides of a fleet sweep: the controller (scripts/lab/cli/fleet.py, inside
+One owner for one rule, read on both sides of a fleet sweep: the controller (scripts/lab/cli/fleet/, inside
 `nix develop`) copies these store paths to a Nix host (`nix copy`) and starts the host's sweep with these
 variables; the host's env.sh then records the same list (env/nix.txt) and digest (env/build.txt), so the
 two say whether they ran the same store paths.
