@@ -8,7 +8,7 @@ Every program's `main(argv)` is decorated `@program("NAME")` and its `__main__` 
 one line on stderr (`NAME: message`) and code 2, Ctrl-C is 130, whether main runs as the program or is called
 in process (a test, another program); a closed pipe (`… | head`) is exit 1 and quiet; anything else is a bug
 and keeps its traceback. This module sits at the package's root, below every layer: any of them may raise a
-LabError.
+LabError (it imports only lab.core.term, a leaf, to show received text without obeying it).
 """
 import functools
 import os
