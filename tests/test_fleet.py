@@ -413,7 +413,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     # A host's CPU model or error text reaches the terminal through the fleet's one printer.
-    from lab.cli import fleet
+    from lab.cli.fleet import common as fleet     # the fleet's one printer
     fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
@@ -555,7 +555,7 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     """fleet-plan prices every host in-process (lab/engine/api.py) on its fetched topology. What a host sends
     for its prices is its history summary: a hostile one (not an object, numbers beyond any bound, wrong
     types) is one line naming the host, and that host is priced from the specs' cost, never a traceback."""
-    from lab.cli import fleet
+    from lab.cli.fleet import plan as fleet
     xml = os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml")
     args = [os.path.join(ROOT, a) if a.endswith(".spec") else a for a in SWEEP]
     entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 4,

@@ -237,7 +237,7 @@ def test_cluster_sh_does_no_arithmetic_on_record_text_and_checks_the_heap(tmp_pa
 
 
 def test_a_cassandra_hosts_pidfile_with_lines_cannot_rewrite_the_cluster_record(tmp_path):
-    from lab.cli import fleet
+    from lab.cli.fleet import cluster as fleet
     report = tmp_path / "db1.json"
     report.write_text(json.dumps({"host": "db1", "cql": "10.0.0.1:9042", "address": "10.0.0.1", "numa": "0",
                                   "pid": "4242\nnode=9 host=evil cql=203.0.113.9:9042 pid=1", "work": "/srv/lab"}))
@@ -277,13 +277,13 @@ def test_a_400_digit_number_in_a_history_summary_is_refused_not_a_traceback(tmp_
 
 @pytest.mark.parametrize("progress", ["[1, 2]", '"text"', "12", '{"done": 1e999, "last": ["x"]}', "[" * 5000])
 def test_progress_json_that_is_not_an_object_gives_a_line_not_a_traceback(progress):
-    from lab.cli import fleet
+    from lab.cli.fleet import sweep as fleet
     line = fleet.progress_line({"progress": progress})
     assert "\n" not in line and ("starting" in line or "? repeats done" in line), line
 
 
 def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
-    from lab.cli import fleet
+    from lab.cli.fleet import sweep as fleet
     ok = fleet.progress_line({"progress": json.dumps({"done": 3, "left": 7, "eta_s": 125.0, "last": "p"})})
     assert "3 repeats done" in ok and "7 repeats left, ETA 0:02:05" in ok, ok
     for left, eta in ((-1, 5), (7, float("nan")), ("7", 5), (7, 1e300), (True, 5)):
@@ -357,7 +357,7 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
 
 
 def test_vm_or_bare_metal_names_every_layer():
-    from lab.cli import fleet
+    from lab.cli.fleet import check as fleet
     assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
         "VM (kvm), in a container (docker)"
     assert fleet.virt_word({"detect_vm": "none", "detect_container": "none"}) == "bare metal"

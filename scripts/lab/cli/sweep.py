@@ -30,27 +30,24 @@ import sys
 
 from lab.engine import api
 from lab.report import front
-from lab.core.term import visible
+from lab.errors import program, run
+@program("error")
 def main(argv):
     """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""
     try:
-        req = api.request(argv)
+        req = api.request(argv)         # EngineError: bad input, one line, nothing run
         if req.dry:
             api.dry_run(req, sys.stdout)
             return 0
         outcome, _run = front.after_sweep(api.run(req))
-    except api.EngineError as e:
-        print(f"error: {visible(str(e))}", file=sys.stderr)
-        return 2
+    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
+        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
+              "command again to resume", file=sys.stderr)
+        return 1
     for line in outcome.lines():
         print(line, file=sys.stderr)
     return outcome.code
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
-        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
-              "command again to resume", file=sys.stderr)
-        sys.exit(1)
+    run(main)

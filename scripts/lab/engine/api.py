@@ -4,7 +4,7 @@
   api.price(req)  -> price.Price     every point, per experiment and in all: expected, range, worst case
   api.run(req)    -> Outcome         the run folder the sweep wrote, its exit status, repeats done, failed
 
-Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet.py, bench_lab.py,
+Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet/, bench_lab.py,
 bench_scale.py) calls these: none parses another's printed text or guesses the folder a sweep wrote.
 Bad input raises EngineError (one line; nothing run, no run folder made). The sweep's progress line
 counts from the same price (lab/engine/rounds.py).
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from lab import ROOT
 from lab.core.runfolder import KIND_PUBLISHED, KIND_SWEEP, RunFolderError, choose, hostname, kind, results_dir
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.topology.topo import PlacementError, Topology
 
 from . import perfstat
@@ -34,7 +35,7 @@ from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, load, overrid
 from .rounds import Sweep, identity
 
 
-class EngineError(Exception):
+class EngineError(LabError):
     """Bad input: str() is the one line to show; nothing was run."""
 
 

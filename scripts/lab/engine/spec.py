@@ -10,6 +10,7 @@ import sys
 
 from lab.core.runfolder import LIMITS, RunFolderError, read_file, read_given, run_of
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.topology.topo import POLICIES
 
 from . import execmetric as av
@@ -103,7 +104,7 @@ TARGET_KEYS = tuple(k for k, v in KEYS.items() if v[0] in TARGET_KINDS)
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
-class SpecError(Exception):
+class SpecError(LabError):
     """A spec or override the engine will not run; str() is `file:line: message`."""
 
 

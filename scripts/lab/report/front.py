@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lab.core.runfolder import RunFolder, RunFolderError
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.report import causes, charts, goals, html_page, markdown, model
 from lab.report.journal import JournalError
 from lab.why import usl
@@ -23,7 +24,7 @@ UNREADABLE = (model.DataError, JournalError, RunFolderError)
 BUILDS = [0]     # how many times a model was built in this process (a test holds each program to one)
 
 
-class Unreadable(Exception):
+class Unreadable(LabError):
     """A run folder the model cannot be built from; str() is the one line (file:line where there is one)."""
 
 

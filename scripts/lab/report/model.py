@@ -20,6 +20,7 @@ from lab.core import c2c_published
 from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.core import rules as V
 from lab.core.rules import merged
+from lab.errors import LabError
 from lab.report.journal import Journal
 
 # Published names that differ from ours for the same quantity.
@@ -27,7 +28,7 @@ METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
 POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
 
 
-class DataError(ValueError):
+class DataError(LabError, ValueError):
     """A data file the report cannot read; the message names file:line."""
 
 

@@ -20,6 +20,7 @@ import os
 import re
 
 from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
+from lab.errors import LabError
 
 FORMAT = 1
 MAX_STACKS = 20000          # distinct stacks per file; the rest is summed into TRUNCATED
@@ -39,7 +40,7 @@ OK = "ok"
 NA = "not available here: "
 
 
-class EvidenceError(Exception):
+class EvidenceError(LabError):
     """A malformed or oversized evidence file; str() is `file:line: message`."""
 
 
