@@ -88,17 +88,18 @@ def parse(text, what="numa_maps", cut=False):
     return out
 
 
-def read_live(pid):
-    """(mappings, cut: bool, bytes read) of a live process's numa_maps, or None when it is gone or not
-    readable (a process that exited between the listing and the read)."""
+def read_live(pid, text=False):
+    """(mappings, cut: bool, bytes read[, the text]) of a live process's numa_maps, or None when it is
+    gone or not readable (a process that exited between the listing and the read)."""
     try:
         with open(f"/proc/{int(pid)}/numa_maps", "rb") as f:
             raw = f.read(MAX_BYTES + 1)
     except OSError:
         return None
     cut = len(raw) > MAX_BYTES
+    body = raw[:MAX_BYTES].decode("utf-8", "replace")
     try:
-        return parse(raw[:MAX_BYTES].decode("utf-8", "replace"), f"/proc/{pid}/numa_maps", cut), cut, len(raw)
+        return (parse(body, f"/proc/{pid}/numa_maps", cut), cut, len(raw)) + ((body,) if text else ())
     except NumaMapsError:
         return None
 
@@ -193,8 +194,9 @@ class Sampler:
     `pids` fixed (a spec's server), else every process below this one (the command's tree) except perf,
     narrowed to `comms` when given (why_comm)."""
 
-    def __init__(self, pids=(), comms=(), interval=INTERVAL):
+    def __init__(self, pids=(), comms=(), interval=INTERVAL, keep_text=False):
         self.pids, self.comms, self.interval = tuple(pids), frozenset(comms), interval
+        self.keep_text = keep_text     # the peak's numa_maps text too (tests keep real text to read again)
         self.root, self.t0 = os.getpid(), time.monotonic()
         self.best = {}            # pid → {"comm", "seconds", "kb", "mappings", "cut"}
         self.samples = self.reads = self.read_bytes = 0
@@ -213,10 +215,10 @@ class Sampler:
     def sample(self):
         t = time.monotonic()
         for pid, comm in self.targets().items():
-            got = read_live(pid)
+            got = read_live(pid, self.keep_text)
             if got is None:
                 continue
-            mappings, cut, nbytes = got
+            mappings, cut, nbytes = got[:3]
             self.reads += 1
             self.read_bytes += nbytes
             self.cut |= cut
@@ -224,7 +226,8 @@ class Sampler:
             old = self.best.get(pid)
             if old is None or sum(kb.values()) > sum(old["kb"].values()):
                 self.best[pid] = {"comm": comm, "seconds": round(t - self.t0, 3), "kb": kb, "cut": cut,
-                                  "mappings": sorted(mappings, key=lambda m: -sum(m["kb"].values()))[:MAX_MAPPINGS]}
+                                  "mappings": sorted(mappings, key=lambda m: -sum(m["kb"].values()))[:MAX_MAPPINGS],
+                                  "text": got[3] if self.keep_text else None}
         self.samples += 1
         self.read_s += time.monotonic() - t
 
