@@ -23,6 +23,9 @@ from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
 
 FORMAT = 1
 INTERVAL = 0.5          # seconds between samples: a read walks the page tables under the mm's lock
+# A read costs time in proportion to the resident pages (~25-30 ms a GiB here: docs/measured.md): the wait
+# after a sample grows so that sampling takes at most DUTY of one CPU, whatever the program's size.
+DUTY = 0.05
 MAX_BYTES = 4 << 20     # bytes of one numa_maps read (~40,000 mappings); more is cut
 MAX_LINES = 65536
 MAX_PROCS = 64          # processes of the tree sampled at once (the rest are not read)
@@ -233,8 +236,10 @@ class Sampler:
 
     def _run(self):
         while not self._stop.is_set() and self.samples < MAX_SAMPLES:
+            t = time.monotonic()
             self.sample()
-            self._stop.wait(self.interval)
+            spent = time.monotonic() - t
+            self._stop.wait(max(self.interval, spent / DUTY - spent))
 
     def stop(self):
         self._stop.set()
