@@ -117,31 +117,41 @@ def totals(mappings):
 
 
 def _stat(pid):
-    """(comm, ppid) of /proc/PID/stat, or None."""
+    """(comm, ppid, start time in clock ticks since boot) of /proc/PID/stat, or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             s = f.read(4096).decode("utf-8", "replace")
         comm = s[s.index("(") + 1:s.rindex(")")]
-        return comm, int(s[s.rindex(")") + 2:].split()[1])
+        rest = s[s.rindex(")") + 2:].split()
+        return comm, int(rest[1]), int(rest[19])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def descendants(root):
-    """{pid: comm} of the processes below `root` (its whole tree, root left out), at most MAX_PROCS."""
-    parent, comm = {}, {}
+def ticks_now():
+    """Clock ticks since boot, as /proc/PID/stat counts a process's start."""
+    with open("/proc/uptime") as f:
+        return int(float(f.read(64).split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
+def descendants(root, since=0):
+    """{pid: comm} of the processes below `root` (its whole tree, root left out) started at `since` (clock
+    ticks since boot) or later, at most MAX_PROCS: a server the engine started before the run is not the
+    run's program."""
+    parent, comm, start = {}, {}, {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             st = _stat(name)
             if st:
-                comm[int(name)], parent[int(name)] = st
+                comm[int(name)], parent[int(name)], start[int(name)] = st
     children = {}
     for p, pp in parent.items():
         children.setdefault(pp, []).append(p)
     out, todo = {}, list(children.get(root, []))
     while todo and len(out) < MAX_PROCS:
         p = todo.pop()
-        out[p] = comm[p]
+        if start[p] >= since:
+            out[p] = comm[p]
         todo += children.get(p, [])
     return out
 
@@ -201,6 +211,7 @@ class Sampler:
         self.pids, self.comms, self.interval = tuple(pids), frozenset(comms), interval
         self.keep_text = keep_text     # the peak's numa_maps text too (tests keep real text to read again)
         self.root, self.t0 = os.getpid(), time.monotonic()
+        self.since = ticks_now() - 1          # the run's processes start after this (a tick's rounding)
         self.best = {}            # pid → {"comm", "seconds", "kb", "mappings", "cut"}
         self.samples = self.reads = self.read_bytes = 0
         self.read_s = 0.0         # seconds spent reading (the sampler's own cost)
@@ -212,7 +223,7 @@ class Sampler:
     def targets(self):
         if self.pids:
             return {p: (_stat(p) or ("?", 0))[0] for p in self.pids}
-        procs = descendants(self.root)
+        procs = descendants(self.root, self.since)
         return {p: c for p, c in procs.items() if c != "perf" and (not self.comms or c in self.comms)}
 
     def sample(self):
