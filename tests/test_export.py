@@ -40,7 +40,8 @@ def import_(results, path, *args):
 
 @pytest.fixture(scope="module")
 def sort_run(tmp_path_factory):
-    """A real sweep (slow: conftest.SLOW_FIXTURES): sort with --parallel 1 or 2 (the variants) at 1 and 2 threads, 3 repeats, a goal."""
+    """A real sweep (slow: conftest.SLOW_FIXTURES): sort with --parallel 1 or 2 (the variants) at 1 and 2
+    threads, 3 repeats, a goal."""
     d = tmp_path_factory.mktemp("export")
     rnd = subprocess.run(["head", "-c", "800000", "/dev/urandom"], capture_output=True, check=True).stdout
     (d / "input.txt").write_text(base64.b64encode(rnd).decode())

@@ -10,7 +10,7 @@ import tarfile
 import pytest
 
 from conftest import ROOT, rows, sh
-from labtest import set_cells
+from labtest import journal, set_cells
 
 SPEC = "tests/fixtures/spin.spec"
 QUICK = ["retries=0", "repeats=1", "placements=compact", "threads=1"]
@@ -301,8 +301,7 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
                       env={"LAB_SPECS": "tests/fixtures", "SPIN_SLEEP": "30"}, stdout=subprocess.PIPE,
                       stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not any((d / "sweep" / "journal.jsonl").exists() and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
-                  for d in (tmp_path / "results").iterdir()):
+    while not any(started(d) for d in (tmp_path / "results").iterdir()):
         assert time.monotonic() < deadline and p.poll() is None
         time.sleep(0.2)
     os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
@@ -327,8 +326,8 @@ def token_holders(run):
 
 
 def started(run):
-    j = run / "sweep" / "journal.jsonl"
-    return j.exists() and '"started"' in j.read_text()
+    """Whether the sweep writing `run` has started a point (its journal read as it is written)."""
+    return (run / "sweep" / "journal.jsonl").exists() and bool(journal(run, "started", partial=True))
 
 
 def sweep_measuring(lab_run, tmp_path):
@@ -449,7 +448,7 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
     assert "Traceback" not in p.stderr
 
 
-def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, results, lab_run):
+def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, lab_run):
     run = lab_run.quick()
     (run / "sweep" / "state").write_text("incomplete\n")
     p = lab_run.sweep(f"run={run}", *QUICK, "warmup=1", SPEC, check=False)
@@ -481,7 +480,7 @@ def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(
     ({"value": "nan"}, "value nan is not finite"),
     ({"threads": "abc"}, "threads 'abc' is not a whole number"),
 ])
-def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, results, cells, says, lab_run):
+def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, cells, says, lab_run):
     a = lab_run.quick(name="a")
     b = lab_run.quick(name="b")
     set_cells(b / "data" / "spin.csv", **cells)

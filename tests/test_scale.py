@@ -342,7 +342,8 @@ def test_defaults_add_cores_where_the_host_has_smt_and_a_dry_run_measures_nothin
     shared = {ln.split()[2] for ln in plan.splitlines() if ln.startswith("shared: ")}
     assert {r[2] for r in rows_} | shared == {"compact", "scatter", "unpinned", "cores"}
     assert sorted({int(r[3]) for r in rows_}) == [1, 2, 4, 8, 16, 20]
-    plan = LabRun(env=results).scale("dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--", "true").stdout
+    plan = LabRun(env=results).scale("dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", "--",
+                                     "true").stdout
     assert "cores" not in {ln.split()[2] for ln in plan.splitlines() if ln.startswith("true-")}
     assert os.listdir(results["LAB_RESULTS"]) == []
 
