@@ -3,10 +3,10 @@ fixture hands a test), or written by hand as test input (`FakeRun`), and `Run`, 
 folder read the way the tests read it (journal events, tidy rows, report). Also the hand-made run
 folders more than one module uses (a NUMA matrix) and the `fleet` fixture (two sshd "hosts").
 
-`slow` is decided by fixtures (conftest.SLOW_FIXTURES): a test that takes `lab` or `fleet` measures or
-boots and is slow; one that builds a `FakeRun`, or a `LabRun` of its own for a dry run or input the
-engine refuses, is fast. A `LabRun` not from the fixture refuses to measure, so the rule cannot be
-side-stepped by accident."""
+`slow` is decided by fixtures (conftest.SLOW_FIXTURES): a test that takes `lab_run` or `fleet` measures
+or boots and is slow; one that writes a `FakeRun`, or makes a `LabRun` of its own for a dry run or input
+the engine refuses, is fast. A `LabRun` not from the fixture refuses to start a sweep and fails the test
+whose run measured, so that the rule is not side-stepped by accident."""
 import csv
 import dataclasses
 import json
@@ -58,12 +58,6 @@ class Run:
         self.folder = Path(folder) if folder is not None else None
         self.proc = proc
 
-    def __truediv__(self, part):
-        return self.folder / part
-
-    def __fspath__(self):
-        return str(self.folder)
-
     returncode = property(lambda self: self.proc.returncode)
     stdout = property(lambda self: self.proc.stdout)
     stderr = property(lambda self: self.proc.stderr)
@@ -80,9 +74,6 @@ class Run:
 
     def report(self):
         return (self.folder / "report.md").read_text()
-
-    def html(self):
-        return (self.folder / "report.html").read_text()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,15 +100,6 @@ class LabRun:
 
     def args(self, *overrides):
         return dataclasses.replace(self, overrides=self.overrides + tuple(overrides))
-
-    def threads(self, *counts):
-        return self.args("threads=" + " ".join(map(str, counts)))
-
-    def placements(self, *names):
-        return self.args("placements=" + " ".join(names))
-
-    def why(self, runs=1):
-        return self.args("why=1", f"why_runs={runs}")
 
     def argv(self, program, *args):
         """python3 -m lab.cli.PROGRAM [run=FOLDER] OVERRIDES ARGS [SPEC]."""
@@ -174,7 +156,7 @@ class LabRun:
             folder = Path(results) / new.pop() if len(new) == 1 else None
         if not self.measures and folder is not None and (folder / "sweep" / "journal.jsonl").exists() \
                 and journal(folder, "done", partial=True):
-            raise AssertionError(f"{argv} measured: a test that sweeps takes the `lab_run` fixture (it is marked slow)")
+            raise AssertionError(f"{argv} measured: a test that sweeps takes the `lab_run` fixture (marked slow)")
         return Run(folder, p)
 
 
@@ -307,17 +289,6 @@ class FakeRun:
     def env(self, name, text):
         (self.folder / "env" / name).write_text(text)
         return self
-
-    def journal(self, events):
-        (self.folder / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-        return self
-
-    def state(self, state="complete"):
-        (self.folder / "sweep" / "state").write_text(state + "\n")
-        return self
-
-    def run(self):
-        return Run(self.folder)
 
 
 TIDY = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"

@@ -45,7 +45,7 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
              f"teardown = kill $(cat {pidfile})\n")
     with killed_at_exit(pidfile):
         probed = spin_point(lab_run, "probed", lines).sweep()
-    run, events, data = probed.folder, probed.journal(), probed.rows()
+    events, data = probed.journal(), probed.rows()
     base = [e for e in events if e["event"] == "capacity_baseline"]
     assert len(base) == 1 and base[0]["ns"][cpu]["core"] > 0 and base[0]["ns"][cpu]["memory"] > 0
     # Caught: measured again, or kept as suspect, with the probe's core chain named as the reason (the
@@ -59,7 +59,7 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
     # The probe's readings are rows like the other guard readings, and the report lists them.
     assert {"capacity_core_pct", "capacity_memory_pct", "capacity_core_change_pct",
             "capacity_memory_change_pct"} <= {r["metric"] for r in data}
-    report = (run / "report.md").read_text()
+    report = probed.report()
     assert "capacity_core_pct" in report and "| capacity baseline | core " in report
 
 

@@ -50,7 +50,7 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results, engine):
     for chart in ("spin-scaling-iters_per_s", "spin-bars-loop_ns"):
         for ext in ("png", "svg"):
             assert (run / "plots" / f"{chart}.{ext}").stat().st_size > 1000
-    report = (run / "report.md").read_text()
+    report = p.report()
     assert "## Environment" in report and "| loop | compact | 1 |" in report
     # the charted metrics at a glance, a column per variant, before the full table
     assert "#### At a glance" in report and "| iters_per_s | compact | 1 | " in report
