@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from conftest import ROOT, rows, sh
+from labtest import LabRun, journal
 
 from lab.report import model
 
@@ -110,8 +111,8 @@ def lab_sort(work, tmp_path_factory):
     """The lab's own `./lab scale` of the same sort command, experiment `sortp`."""
     res = {"LAB_RESULTS": str(tmp_path_factory.mktemp("lab-sort"))}
     spec = tmp_path_factory.mktemp("spec") / "sortp.spec"
-    sh("python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
-       f"save={spec}", "--", *sort_cmd(work, "{threads}"), env=res)
+    LabRun(env=res, measures=True).scale("threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
+                                         f"save={spec}", "--", *sort_cmd(work, "{threads}"))
     return only_run(res)
 
 
@@ -126,7 +127,7 @@ def check_imported(run, path, fmt, metric, n_repeats):
     assert rec["format"] == fmt
     assert rec["sha256"] == hashlib.sha256(open(path, "rb").read()).hexdigest()
     assert open(os.path.join(run, "sweep", "state")).read().strip() == "imported"
-    (ev,) = [json.loads(ln) for ln in open(os.path.join(run, "sweep", "journal.jsonl"))]
+    (ev,) = journal(run)
     assert ev["event"] == "imported" and ev["sha256"] == rec["sha256"]
     e, pts = points(run)
     for t in ("1", "2"):
@@ -217,6 +218,7 @@ def test_replay_refuses_an_imported_run(hyperfine_file, results, tmp_path):
     assert p.returncode == 2 and "imported from hyperfine JSON file" in p.stderr and "./lab scale" in p.stderr
 
 
+@pytest.mark.slow   # hyperfine measures sort, in the test itself
 def test_threads_key_names_the_parameter(work, results, tmp_path):
     out = tmp_path / "jobs.json"
     subprocess.run(["hyperfine", "-N", "-r", "2", "-L", "w", "1,2", "-L", "size", "4M,8M", "--export-json", str(out),

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import ROOT, in_process, sh, source_opens
+from labtest import TWO_NODES, numa_run
 
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 SPEC = "experiment = spin\ncommand = true\nchart = scaling wall_s\nchart = speedup wall_s\n"
@@ -238,8 +239,7 @@ def test_a_perf_top_of_the_run_is_still_shown(tmp_path):
 # --- NUMA: env/numa-nodes.txt through the safe reader, digit-bounded ------------------------------------------
 @pytest.mark.parametrize("how", ["fifo", "dev-zero", "outside"])
 def test_numa_nodes_that_is_no_regular_file_of_the_run_is_refused(tmp_path, results, how):
-    from test_numa_mem import TWO, make_run
-    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    run = numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]])
     nodes = run / "env" / "numa-nodes.txt"
     nodes.unlink()
     (run / "sweep" / "state").write_text("complete\n")
@@ -257,8 +257,7 @@ def test_numa_nodes_that_is_no_regular_file_of_the_run_is_refused(tmp_path, resu
 
 
 def test_a_5000_digit_numa_distance_is_not_read(tmp_path):
-    from test_numa_mem import TWO, make_run
-    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    run = numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]])
     (run / "sweep" / "state").write_text("complete\n")
     with open(run / "env" / "numa-nodes.txt", "a") as f:
         f.write(f"node2 cpus=4 packages=1 mem_kb=1 distance={'9' * 5000},10\n")

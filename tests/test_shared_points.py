@@ -6,6 +6,7 @@ import os
 
 import pytest
 from conftest import ROOT, in_process, rows
+from labtest import journal
 
 from lab.engine.plan import plan
 from lab.engine.spec import Spec
@@ -68,7 +69,7 @@ def test_a_shared_point_is_measured_once_and_drawn_in_both_curves(tmp_path, monk
                "capacity=0", "--", "true")
     (csv,) = (run / "data").glob("*.csv")
     assert {r["placement"] for r in rows(csv)} == {"compact"}
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    events = journal(run)
     assert {(e["placement"], e["threads"], e["same_as"]) for e in events if e.get("same_as")} == \
         {("scatter", 1, "compact"), ("scatter", 2, "compact")}
     md = (run / "report.md").read_text()
