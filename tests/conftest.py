@@ -60,6 +60,8 @@ SLOW_FIXTURES = {
     "gbench_binary": "builds a Google Benchmark program (test_import)",
     "sort_run": "sweeps sort, to export (test_export)",
     "browsed_runs": "sweeps two runs and opens them in chromium (test_report_html)",
+    "remote_build": "compiles the first-touch program (test_numa_evidence)",
+    "numa_swept": "sweeps it with why=1 (test_numa_evidence)",
 }
 
 

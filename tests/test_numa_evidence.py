@@ -23,7 +23,7 @@ EXE = os.path.join(ROOT, "tests", "fixtures", "why", "build", "remote")
 
 
 @pytest.fixture(scope="module")
-def build():
+def remote_build():
     os.makedirs(os.path.dirname(EXE), exist_ok=True)
     subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", EXE,
                     os.path.join(ROOT, "tests", "fixtures", "why", "remote.c")], check=True)
@@ -31,7 +31,7 @@ def build():
 
 
 @pytest.fixture(scope="module")
-def swept(build, tmp_path_factory):
+def numa_swept(remote_build, tmp_path_factory):
     results = tmp_path_factory.mktemp("numa")
     sh("python3", "-m", "lab.cli.scale", "why=1", "threads=1 2", "placements=compact", "repeats=1", "retries=0",
        "warmup=0", "capacity=0", "draw=0", "why_seconds=0", "why_runs=2", "--", EXE, "main", "{threads}", "32", "1",
@@ -40,9 +40,9 @@ def swept(build, tmp_path_factory):
     return run
 
 
-def test_each_evidence_run_says_where_the_memory_was_and_where_the_threads_ran(swept):
+def test_each_evidence_run_says_where_the_memory_was_and_where_the_threads_ran(numa_swept):
     for threads in (1, 2):
-        (folder,) = glob.glob(os.path.join(swept, "raw", "*", f"-_compact_t{threads}_why"))
+        (folder,) = glob.glob(os.path.join(numa_swept, "raw", "*", f"-_compact_t{threads}_why"))
         meta = store.read_meta(folder)
         assert meta["runs"] >= 1
         for r in range(1, meta["runs"] + 1):
@@ -68,8 +68,8 @@ def test_each_evidence_run_says_where_the_memory_was_and_where_the_threads_ran(s
             assert placed["kind"] == "one node" and "nothing can be remote (not claimed)" in placed["words"]
 
 
-def test_one_node_is_never_claimed_in_the_verdict(swept):
-    folders = {t: glob.glob(os.path.join(swept, "raw", "*", f"-_compact_t{t}_why"))[0] for t in (1, 2)}
+def test_one_node_is_never_claimed_in_the_verdict(numa_swept):
+    folders = {t: glob.glob(os.path.join(numa_swept, "raw", "*", f"-_compact_t{t}_why"))[0] for t in (1, 2)}
     d = diff.differential(diff.load(folders[1]), diff.load(folders[2]), "compact", 1, 2, "test")
     assert d["memory"]["kind"] == "one node"
     c = C.classify(d)
@@ -78,7 +78,7 @@ def test_one_node_is_never_claimed_in_the_verdict(swept):
 
 
 @pytest.mark.slow          # three recorded runs of the program
-def test_the_guest_script_on_this_host_says_one_node_for_every_placement(build, tmp_path):
+def test_the_guest_script_on_this_host_says_one_node_for_every_placement(remote_build, tmp_path):
     out = tmp_path / "numa.json"
     p = subprocess.run(["python3", os.path.join(ROOT, "vm", "numa_evidence.py"), str(out), EXE],
                        env=dict(os.environ, NUMA_EVIDENCE_SECONDS="1", NUMA_EVIDENCE_MIB="16"),
