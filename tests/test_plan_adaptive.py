@@ -146,13 +146,13 @@ def test_budget_none_prices_the_full_grid(results):
 
 
 # --- the real engine, on a simulated program (slow: it measures) --------------------------------------
-def scale(results, shape, plan, *extra):
+def scale(results, shape, plan, *extra, work="0.03"):
     sigma, kappa = SHAPES[shape]
     p = sh("flock", "/tmp/lab-bench.lock", "python3", "-m", "lab.cli.scale", "placements=unpinned",
            f"threads={' '.join(map(str, GRID))}", f"plan={plan}", "repeats=3", "warmup=0", "capacity=0",
            "retries=0", "max_foreign=100", "max_neighbour=100", "max_steal=100", "max_invol_cs=1000000000",
            "draw=0", "metric=ops:throughput. ([0-9.]+):ops/s:higher", *extra, "--",
-           "tests/fixtures/usl-sim.sh", "{threads}", str(sigma), str(kappa), str(NOISE), "0.03",
+           "tests/fixtures/usl-sim.sh", "{threads}", str(sigma), str(kappa), str(NOISE), work,
            env=results, check=False)
     run = re.search(r"run folder: (\S+)", p.stderr)
     assert run, p.stderr[-3000:]
@@ -190,8 +190,10 @@ def test_the_engine_reaches_the_full_grids_words_with_few_points(results, shape)
 
 @pytest.mark.slow
 def test_a_sweep_over_its_price_replans_and_says_so(results):
-    # cost=0.001: the price is a sliver of what the runs take, so the measured pace soon breaks the budget
-    p, run = scale(results, "linear", "grid", "threads=1 2 4 8 16 32 64 128 256", "cost=0.001", "budget=3s")
+    # cost=0.001: the price is a sliver of what the runs take (0.3 s at 1 thread), so the measured pace
+    # soon breaks the budget
+    p, run = scale(results, "linear", "grid", "threads=1 2 4 8 16 32 64 128 256", "cost=0.001", "budget=2s",
+                   work="0.3")
     events = journal(run)
     replans = [e for e in events if e["event"] == "replan"]
     assert replans and "re-planned at" in p.stderr
