@@ -90,7 +90,7 @@ def test_importance_keeps_a_curves_ends():
     ts = [1, 2, 4, 8, 16, 32, 64, 128]
     level = {t: importance(Point("x", "", "compact", t), ts) for t in ts}
     assert level[1] == level[128] == 3 and level[4] == level[16] == level[64] == 2 and level[2] == level[32] == 1
-    assert importance(Point("x", "", "compact", 32, held="refine"), ts) == 0
+    assert importance(Point("x", "", "compact", 16, held="refine"), ts) == 1   # measured only if asked
 
 
 @pytest.mark.parametrize("text,secs", [("45m", 2700), ("1h30m", 5400), ("90s", 90), ("2h", 7200), ("1h0m5s", 3605)])
@@ -176,7 +176,7 @@ def test_the_engine_reaches_the_full_grids_words_with_few_points(results, shape)
     _p, full_run = scale(results, shape, "grid")
     _p, run = scale(results, shape, "adaptive")
     full, _skipped, _e = measured_series(full_run)
-    adaptive, skipped, _e = measured_series(run)
+    adaptive, skipped, e = measured_series(run)
     assert sorted(full) == GRID
     (fs, fp), (as_, ap) = words(full), words(adaptive)
     assert within_a_step(fs, as_) and within_a_step(fp, ap), (fs, as_, fp, ap, sorted(adaptive))
@@ -184,8 +184,11 @@ def test_the_engine_reaches_the_full_grids_words_with_few_points(results, shape)
     # every candidate not measured is a skipped point, said with why, and never drawn
     said = {int(re.match(r"unpinned threads=(\d+): adaptive: ", s).group(1)) for s in skipped}
     assert said == set(GRID) - set(adaptive)
-    refined = [e for e in journal(run) if e["event"] == "refine"]
-    assert {e["threads"] for e in refined} <= set(adaptive)
+    refined = [ev for ev in journal(run) if ev["event"] == "refine"]
+    assert {ev["threads"] for ev in refined} <= set(adaptive)
+    if said:     # the report's words say which thread counts were skipped
+        assert any(s.startswith("unpinned: measured at ") and "skipped (the adaptive plan" in s
+                   and s.rstrip(".").endswith(", ".join(map(str, sorted(said)))) for s in e["scaling"]["sentences"])
 
 
 @pytest.mark.slow

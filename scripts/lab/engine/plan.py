@@ -242,16 +242,16 @@ KEEP = 3     # importance(): a curve's first and last thread count (or its only 
 def importance(point, ts):
     """How much a point may change the answer, 0–3, within its curve's live thread counts ts: 3 the
     first and last (the speedup's base and its reach), 2 the coarse ×4 grid between (the curve's shape),
-    1 the counts between those (they place a knee or a peak one step finer), 0 an adaptive refinement
-    candidate (measured only if the curve asks for it). A budget leaves out the lowest first."""
+    1 the counts between those (they place a knee or a peak one step finer; an adaptive refinement
+    candidate is one of them, measured only where its curve asks). A budget leaves out the lowest first."""
     ts = sorted(set(ts))
     if point.held == "refine":
-        return 0
+        return 1
     if point.threads in (ts[0], ts[-1]):
         return KEEP
     return 2 if point.threads in coarse(ts) else 1
 
 
 def words_of_level(level):
-    return ("an adaptive candidate", "a count between the coarse grid's", "a coarse-grid count",
+    return ("", "a count between the coarse grid's", "a coarse-grid count",
             "a curve's first or last count")[level]

@@ -116,7 +116,10 @@ class Price:
     def line(self):
         """The dry run's last line."""
         rng = f" (range {hms(self.fewest)} – {hms(self.most)})" if self.fewest != self.most else ""
-        return f"{self.points} points, ETA {hms(self.expected)}{rng}"
+        held = [pp for x in self.experiments for pp in x.points if pp.point.held == "refine"]
+        cand = (f" (of which {len(held)} plan=adaptive refinement candidates, ~{sum(pp.chance for pp in held):.0f} "
+                "expected measured)" if held else "")
+        return f"{self.points} points{cand}, ETA {hms(self.expected)}{rng}"
 
 
 def experiment_price(spec, plan, profile, history, why_runs):
