@@ -381,7 +381,15 @@ class Sweep:
         if not held:
             return
         name = why_points.metric(spec)
-        while name:
+        if name is None:      # no curve to refine by: every candidate is measured, as plan=grid would
+            self.journal.event("refine", f"{spec.name}: adaptive: no speedup or scaling chart to choose thread "
+                               "counts by: every candidate measured", experiment=spec.name, reason="no curve metric")
+            for p in held:
+                p.held = ""
+                self.count(spec, p, False, 0)
+            self.measure_points(spec, held)
+            return
+        while True:
             rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
             rows = [r for r in why_points.with_shared(points, rows) if r["metric"] == name]
             if not rows:
@@ -404,14 +412,13 @@ class Sweep:
                                    f"threads={p.threads}: {why}", **self.fields(p), reason=why)
             self.measure_points(spec, [p for p, _why in chosen])
         rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
-        rows = [r for r in why_points.with_shared(points, rows) if r["metric"] == name] if name else []
+        rows = [r for r in why_points.with_shared(points, rows) if r["metric"] == name]
         better = better_of(spec.path, name, rows[0]["unit"]) if rows else "higher"
         for p in points:
             if p.held:
                 p.held = ""
                 p.skip = unneeded(sorted({q.threads for q in points if (q.variant, q.placement) == (p.variant, p.placement)}),
-                                  self.curve(rows, p.variant, p.placement), p.threads, better) if name else \
-                    "adaptive: not measured: the experiment has no speedup or scaling chart to refine by"
+                                  self.curve(rows, p.variant, p.placement), p.threads, better)
                 self.journal.event("skipped", f"{spec.name}: skip {p.placement} threads={p.threads}: {p.skip}",
                                    experiment=spec.name, placement=p.placement, threads=p.threads, reason=p.skip,
                                    variant=p.variant, adaptive=True)
