@@ -104,6 +104,7 @@ class Sweep:
         self.plans = opts.get("plans") or {}    # the request's plans (a budget's fit marked in them), else planned here
         self.budget = opts.get("budget") or 0.0  # seconds; a sweep running over its price re-plans to fit (replan)
         self.said_skipped = set()                # id(point) whose `skipped` event is journaled already
+        self.said_over = False                   # replan said once that nothing more can be left out
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -217,7 +218,7 @@ class Sweep:
                   + ", ".join(dropped) if dropped else "nothing more can be left out (every curve is at its "
                   "first and last thread count): it will run over")
                + ("" if over <= 0 or not dropped else "; still over: it will run over"))
-        if dropped or not getattr(self, "said_over", False):
+        if dropped or not self.said_over:
             self.said_over = not dropped
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
             self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
