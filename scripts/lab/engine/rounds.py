@@ -279,8 +279,9 @@ class Sweep:
         self.plans = plans
         for spec in self.specs:
             for p in plans.get(spec.name, []):
-                if p.held and self.done_repeats(p):
-                    p.held = ""          # chosen by an earlier session of this run: measured as planned
+                if (p.held or p.skip.startswith("budget:")) and self.done_repeats(p):
+                    # chosen, or begun, by an earlier session of this run: its rows are data, never a skipped point
+                    p.held, p.skip = "", ""
                 if not p.skip and not p.held:
                     ok, n, _ci = self.settled(spec, p, self.done_repeats(p))
                     self.count(spec, p, ok, n)
