@@ -20,6 +20,8 @@ Keys (before --):
                                            record at each curve's fewest threads and knee (why_points=all:
                                            every point): on-CPU, off-CPU per reason, futex waits per
                                            address, scheduling (raw/<exp>/<point>_why/; docs/design.md)
+  budget=20m                               fit the plan to a duration (scripts/lab/cli/sweep.py); with
+                                           plan=adaptive the thread counts are chosen per curve
   dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/lab/cli/sweep.py)
 Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
 host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.

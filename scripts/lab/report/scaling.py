@@ -17,6 +17,7 @@ For a placement P and thread count n, with b the smallest thread count measured 
 Any point with fewer than 3 repeats or a suspect repeat makes the words that rest on it inconclusive
 (core/rules.py, the rule for every verdict of the lab).
 """
+import re
 
 from lab.engine import journal as jr
 from lab.engine.spec import better_of, curve_metric
@@ -225,7 +226,24 @@ def section(run, e):
     better = better_of(rf.spec_path(e["name"]), metric, unit)
     out = analyse(e["points"], metric, better, topo, pus)
     if out:
+        out["sentences"] += unmeasured_sentences(out["rows"], e.get("skipped", ()))
         out["sentences"] += perf_stat_sentence(rf)
+    return out
+
+
+def unmeasured_sentences(rows, skipped):
+    """Per placement, the thread counts the plan left unmeasured (plan=adaptive, a budget: the journal's
+    skipped points) beside those measured: the words above rest only on the measured ones."""
+    left = {}
+    for s in skipped:
+        m = re.match(r"(\S+) threads=(\d+): (adaptive|budget):", s)
+        if m:
+            left.setdefault(m.group(1), set()).add(int(m.group(2)))
+    out = []
+    for pl, ts in sorted(left.items()):
+        measured = sorted({r["threads"] for r in rows if r["placement"] == pl})
+        out.append(f"{pl}: measured at {', '.join(map(str, measured)) or 'no'} threads; skipped (the adaptive plan or "
+                   f"the budget; the skipped points say why): {', '.join(map(str, sorted(ts)))}.")
     return out
 
 
