@@ -270,7 +270,7 @@ def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
 # --- the formulas, exactly -----------------------------------------------------------------------------
 def pt(placement, threads, xs, cpus, metric="ops", unit="1/s"):
     return {"variant": "", "placement": placement, "threads": str(threads), "cpus": cpus, "metric": metric,
-            "unit": unit, "s": dict(summary(xs), suspect="")}
+            "unit": unit, "s": summary(xs)}
 
 
 def test_words_from_synthetic_points():
@@ -294,7 +294,7 @@ def test_words_from_synthetic_points():
     times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
     assert scaling.analyse(times, "t", "lower", None, 2)["words"] == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
-    pts[3]["s"]["suspect"] = "r1: foreign 50% > 10%"
+    pts[3]["s"] = pts[3]["s"].marked("r1: foreign 50% > 10%")
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
     assert sc["words"]["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
         "\n".join(sc["sentences"])

@@ -29,9 +29,9 @@ def doubt_of(points):
     """Why the points cannot carry a verdict (few repeats, suspect), or "": said once, not a wall of
     per-point reasons ("2 of 2 points suspect: 5 repeats, steal up to 31%, foreign up to 50%"); each
     point's own reasons are in its experiment's suspect list."""
-    few = [(label, s) for label, s in points if s["n"] < MIN_REPEATS]
-    bad = [(label, s["suspect"]) for label, s in points if s.get("suspect")]
-    why = [f"{label}: n={s['n']} < {MIN_REPEATS} repeats" for label, s in few] if len(few) <= 2 else \
+    few = [(label, s) for label, s in points if s.n < MIN_REPEATS]
+    bad = [(label, s.suspect) for label, s in points if s.suspect]
+    why = [f"{label}: n={s.n} < {MIN_REPEATS} repeats" for label, s in few] if len(few) <= 2 else \
         [f"{len(few)} of {len(points)} points have fewer than {MIN_REPEATS} repeats"]
     if len(bad) == 1 and len(REPEAT.findall(bad[0][1])) <= 1:
         why.append(f"{bad[0][0]}: suspect ({bad[0][1]})")
@@ -69,15 +69,13 @@ def in_brief(text):
 def merged(pts):
     """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
     xs = [x["value"] for p in pts for x in p["repeats"]]
-    s = summary(xs)
-    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
-    return s
+    return summary(xs, "; ".join(p["s"].suspect for p in pts if p["s"].suspect))
 
 
 def ci_bounds(s):
     """A summary's 95% CI as (low, high); its median twice where no CI could be taken."""
-    lo, hi = s["ci_lo"], s["ci_hi"]
-    return (lo, hi) if lo == lo else (s["median"], s["median"])
+    lo, hi = s.ci_lo, s.ci_hi
+    return (lo, hi) if lo == lo else (s.median, s.median)
 
 
 def quotient_range(num, den):
@@ -95,7 +93,7 @@ def judge(published_word, measured_word, word_of, num, den, labels):
     if doubt:
         return "inconclusive", doubt
     if ci_bounds(den)[0] <= 0:
-        return "inconclusive", f"{labels[1]}: 95% CI ±{den['ci_pct']:.0f}% reaches zero"
+        return "inconclusive", f"{labels[1]}: 95% CI ±{den.ci_pct:.0f}% reaches zero"
     lo, hi = quotient_range(num, den)
     wlo, whi = word_of(lo), word_of(hi)
     if wlo != whi:
@@ -104,14 +102,14 @@ def judge(published_word, measured_word, word_of, num, den, labels):
 
 
 def shape_verdict(published_word, lo_summary, hi_summary, span, labels=("low", "high")):
-    measured = lo_summary["median"] and hi_summary["median"] / lo_summary["median"]
+    measured = lo_summary.median and hi_summary.median / lo_summary.median
     word = growth_word(measured, span)
     return (word, *judge(published_word, word, lambda q: growth_word(q, span), hi_summary, lo_summary,
                          labels[::-1]))
 
 
 def ratio_verdict(published_word, other, base, labels=("variant", "base")):
-    ratio = other["median"] / base["median"] if base["median"] else float("nan")
+    ratio = other.median / base.median if base.median else float("nan")
     word = direction(ratio)
     return (ratio, word, *judge(published_word, word, direction, other, base, labels))
 
@@ -160,11 +158,11 @@ def doubt(points):
     """Why these points cannot carry a word, short: this module's rule (n < 3, a suspect repeat)."""
     why = []
     for label, s in dict(points).items():
-        if s["n"] < MIN_REPEATS:
-            why.append(f"{label}: n={s['n']} < {MIN_REPEATS}")
-        if s.get("suspect"):
-            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s["suspect"])
-            why.append(f"{label}: {len(reps)} of {s['n']} repeats suspect ({reps[0] if reps else s['suspect']})")
+        if s.n < MIN_REPEATS:
+            why.append(f"{label}: n={s.n} < {MIN_REPEATS}")
+        if s.suspect:
+            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s.suspect)
+            why.append(f"{label}: {len(reps)} of {s.n} repeats suspect ({reps[0] if reps else s.suspect})")
     return "; ".join(why)
 
 
@@ -175,7 +173,7 @@ def pct(x):
 def ratio(a, b, better):
     """(median ratio, lo, hi): how many times faster summary a is than summary b."""
     num, den = (a, b) if better == "higher" else (b, a)
-    med = num["median"] / den["median"] if den["median"] else float("nan")
+    med = num.median / den.median if den.median else float("nan")
     lo, hi = quotient_range(num, den)
     return med, lo, hi
 

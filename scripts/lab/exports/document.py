@@ -45,7 +45,7 @@ def point(p):
             "cpus": p["cpus"], "metric": p["metric"], "unit": p["unit"], "noise": p["noise"],
             "repeats": [{"repeat": int(r["repeat"]), "value": r["value"], "suspect": r["suspect"],
                          "command": r["command"]} for r in p["repeats"]],
-            "stats": {k: p["s"][k] for k in STATS}, "suspect": p["s"]["suspect"]}
+            "stats": {k: getattr(p["s"], k) for k in STATS}, "suspect": p["s"].suspect}
 
 
 def experiment(e):

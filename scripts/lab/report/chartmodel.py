@@ -3,7 +3,7 @@
 disagree on a whisker, an ideal line, the order of bars or the rows of a heatmap."""
 from dataclasses import dataclass, field
 
-from lab.core.stats import median
+from lab.core.stats import Summary, median
 from lab.topology.topo import POLICIES, borders
 
 from lab.report import numa
@@ -12,9 +12,9 @@ from lab.report.scaling import curves
 
 def whisker(s):
     """(lo, hi, from_ci) of an error bar: the median's 95% CI where it exists (n >= 3), else min..max."""
-    if s["n"] >= 3 and s["ci_lo"] == s["ci_lo"]:
-        return max(s["ci_lo"], 0.0), s["ci_hi"], True
-    return s["min"], s["max"], False
+    if s.n >= 3 and s.ci_lo == s.ci_lo:
+        return max(s.ci_lo, 0.0), s.ci_hi, True
+    return s.min, s.max, False
 
 
 def is_rate(metric, unit):
@@ -78,12 +78,12 @@ def pooled(points):
     The returned point has "members": the points it pools (their rows, raw folders, commands)."""
     if len(points) == 1:
         return dict(points[0], members=points)
-    meds = [p["s"]["median"] for p in points]
+    meds = [p["s"].median for p in points]
     m = median(meds)
-    s = {"median": m, "min": min(meds), "max": max(meds), "n": len(meds),
-         "spread_pct": (max(meds) - min(meds)) / abs(m) * 100 if m else NAN,
-         "ci_lo": NAN, "ci_hi": NAN, "ci_pct": NAN,
-         "suspect": "; ".join(f"CPUs {p['cpus']}: {p['s']['suspect']}" for p in points if p["s"]["suspect"])}
+    s = Summary(median=m, min=min(meds), max=max(meds), n=len(meds),
+                spread_pct=(max(meds) - min(meds)) / abs(m) * 100 if m else NAN,
+                ci_lo=NAN, ci_hi=NAN, ci_pct=NAN, ci_method="none (a median of CPU sets' medians)",
+                suspect="; ".join(f"CPUs {p['cpus']}: {p['s'].suspect}" for p in points if p["s"].suspect))
     sets = " ".join(p["cpus"] for p in points[:8]) + (" …" if len(points) > 8 else "")
     return dict(points[0], s=s, cpus=f"median of {len(points)} CPU sets ({sets})", members=points)
 
@@ -172,10 +172,10 @@ def speedup_chart(points, metric, scaling=None, **_):
     for pl in sorted(dict.fromkeys(r["placement"] for r in scaling["rows"]), key=category_order):
         marks = {}
         for r in (r for r in scaling["rows"] if r["placement"] == pl):
-            bounded = r["s"]["n"] >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
-            s = {"median": r["speedup"], "min": r["speedup"], "max": r["speedup"], "n": r["s"]["n"],
-                 "ci_lo": r["lo"] if bounded else NAN, "ci_hi": r["hi"] if bounded else NAN,
-                 "ci_pct": NAN, "spread_pct": NAN, "suspect": r["s"]["suspect"]}
+            bounded = r["s"].n >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
+            s = Summary(median=r["speedup"], min=r["speedup"], max=r["speedup"], n=r["s"].n,
+                        ci_lo=r["lo"] if bounded else NAN, ci_hi=r["hi"] if bounded else NAN,
+                        ci_pct=NAN, spread_pct=NAN, ci_method="the speedup's 95% range", suspect=r["s"].suspect)
             marks[r["threads"]] = {"variant": "", "placement": pl, "threads": r["threads"], "cpus": "", "s": s,
                                    "metric": f"speedup of {metric}", "unit": "×", "ideal": r["ideal"], "members": [],
                                    "extra": f"efficiency {r['eff'] * 100:.0f}% (95% CI {r['eff_lo'] * 100:.0f}–"

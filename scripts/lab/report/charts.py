@@ -35,7 +35,7 @@ def quoted(label):
 
 
 def suspect(p):
-    return bool(p["s"].get("suspect"))
+    return bool(p["s"].suspect)
 
 
 def series(chart, dat):
@@ -53,15 +53,15 @@ def series(chart, dat):
     with writing(dat) as f:
         for ln in lines:
             f.write(quoted(ln.variant or chart.metric if panels else ln.label) + "\n")
-            line = ideal({t: p["s"]["median"] for t, p in ln.marks.items()}) if chart.ideal else {}
+            line = ideal({t: p["s"].median for t, p in ln.marks.items()}) if chart.ideal else {}
             for t, p in sorted(ln.marks.items()):
                 s = p["s"]
                 best = p.get("ideal", line.get(t, float("nan")))
                 lo, hi, _ci = whisker(s)
                 lo, hi = max(lo, 0) if chart.kind == "speedup" else lo, min(hi, 1e6) if chart.kind == "speedup" else hi
                 ymax = max(ymax, hi, best if chart.ideal else 0)
-                clean, hollow = ("NaN", f"{s['median']:.6g}") if suspect(p) else (f"{s['median']:.6g}", "NaN")
-                f.write(f"{t} {s['median']:.6g} {lo:.6g} {hi:.6g} {best:.6g} {clean} {hollow}\n")
+                clean, hollow = ("NaN", f"{s.median:.6g}") if suspect(p) else (f"{s.median:.6g}", "NaN")
+                f.write(f"{t} {s.median:.6g} {lo:.6g} {hi:.6g} {best:.6g} {clean} {hollow}\n")
             f.write("\n\n")
     info = {"n": len(lines), "unit": chart.unit, "ideal": int(chart.ideal),
             "suspect": int(any(suspect(p) for ln in lines for p in ln.marks.values()))}
@@ -85,7 +85,7 @@ def bars(chart, dat):
                     vals += ["NaN"] * 3 + ["0"]
                     continue
                 lo, hi, _ci = whisker(p["s"])
-                vals += [f"{p['s']['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(suspect(p)))]
+                vals += [f"{p['s'].median:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(suspect(p)))]
             f.write(quoted(cat) + " " + " ".join(vals) + "\n")
     return {"n": len(chart.variants), "unit": chart.unit,
             "suspect": int(any(suspect(p) for p in chart.cells.values()))}
@@ -98,7 +98,7 @@ def heatmap(chart, dat):
         for i, a in enumerate(chart.order):
             for j, b in enumerate(chart.order):
                 p = chart.at(a, b)
-                m = p["s"]["median"] if p else None
+                m = p["s"].median if p else None
                 x, y = (j, i) if chart.nodes else (i, j)
                 label = f"{m:.3g}" if chart.nodes else f"{m:.0f}" if p else ""
                 f.write(f'{x} {y} {m:.6g} "{label}"\n' if p else f'{x} {y} NaN ""\n')

@@ -87,13 +87,13 @@ def arc_gap_grows(exps, pub, merged):
                      f"grows ×{g:.2f} (seed-000, {host})")
     else:
         published = "no published pair of figures at this span"
-    if min(x["median"] for x in s.values()) <= 0:
+    if min(x.median for x in s.values()) <= 0:
         return {"verdict": "inconclusive", "measured": "a median of 0 calls/s", "published": published,
                 "why": "a run measured nothing"}
-    gap_lo = s[("per-thread", lo)]["median"] / s[("shared-arc", lo)]["median"]
-    gap_hi = s[("per-thread", hi)]["median"] / s[("shared-arc", hi)]["median"]
-    measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)]['median'] / s[('per-thread', lo)]['median']:.2f}, "
-                f"shared-arc ×{s[('shared-arc', hi)]['median'] / s[('shared-arc', lo)]['median']:.2f}: gap ×{gap_lo:.2f} → "
+    gap_lo = s[("per-thread", lo)].median / s[("shared-arc", lo)].median
+    gap_hi = s[("per-thread", hi)].median / s[("shared-arc", hi)].median
+    measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)].median / s[('per-thread', lo)].median:.2f}, "
+                f"shared-arc ×{s[('shared-arc', hi)].median / s[('shared-arc', lo)].median:.2f}: gap ×{gap_lo:.2f} → "
                 f"×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
     doubt = V.doubt_of([(f"{v} {t} threads", x) for (v, t), x in s.items()])
     if doubt:
@@ -142,7 +142,7 @@ def global_lock_knee(exps, pub, merged):
     kp = next(iter(knee_pub.values()), None)
     if len(ts) >= 3:
         # a knee: the best thread count is not the last one, its GET/s above the last one's beyond both CIs
-        best = max(ts, key=lambda t: merged(tp[t])["median"])
+        best = max(ts, key=lambda t: merged(tp[t]).median)
         if best == ts[-1]:
             verdict, why = "no", "GET/s highest at the most threads measured"
         else:
@@ -162,12 +162,12 @@ def global_lock_knee(exps, pub, merged):
         doubt = V.doubt_of([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
         if doubt:
             verdicts.append("inconclusive")
-            parts.append(f"mutex share {lo['median']:.1f}% → {hi['median']:.1f}%: inconclusive ({doubt})")
+            parts.append(f"mutex share {lo.median:.1f}% → {hi.median:.1f}%: inconclusive ({doubt})")
         else:
             qlo, qhi = V.quotient_range(hi, lo)
             v, why = V.claim_above(qlo, qhi, GROWS_ABOVE)
             verdicts.append(v)
-            parts.append(f"mutex share {mt[0]}→{mt[-1]} threads {lo['median']:.1f}% → {hi['median']:.1f}%: {v} ({why})")
+            parts.append(f"mutex share {mt[0]}→{mt[-1]} threads {lo.median:.1f}% → {hi.median:.1f}%: {v} ({why})")
     else:
         parts.append("mutex share: not measured (sweep with perf=1)")
     if not verdicts:

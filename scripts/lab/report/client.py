@@ -44,7 +44,7 @@ def _medians(pts):
     for p in pts:
         if p["metric"] in (UTIL, BUSIEST, SERVER):
             k = (p["variant"], p["placement"], p["threads"], p["cpus"])
-            by.setdefault(k, {})[p["metric"]] = p["s"]["median"]
+            by.setdefault(k, {})[p["metric"]] = p["s"].median
     return by
 
 

@@ -104,7 +104,7 @@ def compare(ma, mb):
     rows = []
     for k in sorted(set(a) & set(b), key=order):
         sa, sb = summary(a[k]["all"]), summary(b[k]["all"])
-        row = {"key": k, "a": sa, "b": sb, "ratio": sb["median"] / sa["median"] if sa["median"] else float("nan")}
+        row = {"key": k, "a": sa, "b": sb, "ratio": sb.median / sa.median if sa.median else float("nan")}
         _t, _df, p = welch(a[k]["clean"], b[k]["clean"])
         skipped = a[k]["suspect"] + b[k]["suspect"]
         row.update(p=p, skipped=skipped,

@@ -51,7 +51,7 @@ def judge(goal, pts, doubts=None):
         nums = [(v, s[(v, pl, t)]) for v in goal["num"] if (v, pl, t) in s]
         if den is None or not nums:
             continue
-        picked, num = (max if higher else min)(nums, key=lambda x: x[1]["median"])
+        picked, num = (max if higher else min)(nums, key=lambda x: x[1].median)
         row = {"placement": pl, "threads": t, "picked": picked, "ratio": None, "lo": None, "hi": None,
                "caveat": "; ".join(f"{v} {pl} t{t} {doubts[(v, pl, t)]}" for v in (picked, goal["den"])
                                    if (v, pl, t) in doubts)}
@@ -59,7 +59,7 @@ def judge(goal, pts, doubts=None):
         if V.ci_bounds(den)[0] <= 0:
             row.update(verdict="inconclusive", why=f"{goal['den']} {pl} t{t}: its 95% CI reaches 0")
         else:
-            row["ratio"] = num["median"] / den["median"]
+            row["ratio"] = num.median / den.median
             row["lo"], row["hi"] = V.quotient_range(num, den)
             r, lo, hi = goal["ratio"], row["lo"], row["hi"]
             where, sign = f"95% CI ×{lo:.2f}–×{hi:.2f}", "≥" if higher else "≤"

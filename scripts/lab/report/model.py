@@ -229,9 +229,8 @@ def points(run, exp, rows, journal):
             reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
                          "raw": raw, "mem_nodes": nodes,
                          "command": ev.get("command"), "seconds": ev.get("seconds")})
-        s = summary([x["value"] for x in reps])
         bad = [x for x in reps if x["suspect"]]
-        s["suspect"] = "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad)
+        s = summary([x["value"] for x in reps], "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad))
         # where the instrument said the measured memory was (ran-on.csv), over the repeats; "" if it did not say
         mem = sorted({n for x in reps for n in x["mem_nodes"]})
         out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
@@ -306,7 +305,7 @@ def beside(exp, pts, pub):
         for label, ps in sorted(matching(pts, metric, r["variant"], r["threads"]).items()):
             s = merged(ps)
             rows.append({"pub": r, "label": label, "s": s, "unit": ps[0]["unit"],
-                         "ratio": s["median"] / float(r["value"])})
+                         "ratio": s.median / float(r["value"])})
     return rows
 
 
@@ -332,7 +331,7 @@ def shapes(exp, pts, pub):
         slo, shi = merged(mine[lo]), merged(mine[hi])
         mw, verdict, why = V.shape_verdict(pw, slo, shi, hi / lo, (f"{lo} threads", f"{hi} threads"))
         out.append({"source": src, "host": host_, "variant": variant, "lo": lo, "hi": hi,
-                    "pub_factor": pf, "pub_word": pw, "factor": shi["median"] / slo["median"],
+                    "pub_factor": pf, "pub_word": pw, "factor": shi.median / slo.median,
                     "word": mw, "verdict": verdict, "why": why})
     return out
 
@@ -398,8 +397,8 @@ def suspect_points(pts):
     """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
     out = {}
     for p in pts:
-        if p["s"]["suspect"]:
-            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"]["suspect"])
+        if p["s"].suspect:
+            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"].suspect)
             out.setdefault(k, (p, []))[1].append(p["metric"])
     return list(out.values())
 
@@ -479,7 +478,7 @@ def experiment(run, exp, journal, pub, vmap, rec):
         "pair_rows": len(pair_rows),
         "noise": [p for p in all_pts if p["noise"]],
         "glance": glance if glance["variants"] else None,
-        "suspect": [p for p in pts if p["s"]["suspect"]],
+        "suspect": [p for p in pts if p["s"].suspect],
         # the same repeats are suspect for every metric of a point: listed once per point
         "suspect_points": suspect_points(pts),
         "rate_bound": bounds,

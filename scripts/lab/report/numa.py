@@ -67,9 +67,8 @@ def _pool(points, metric, local):
     chosen = [p for (c, m), p in cells.items() if (c == m) == local]
     if not chosen:
         return None, 0
-    s = summary([r["value"] for p in chosen for r in p["repeats"]])
-    s["suspect"] = "; ".join(p["s"]["suspect"] for p in chosen if p["s"]["suspect"])
-    return s, len(chosen)
+    return summary([r["value"] for p in chosen for r in p["repeats"]],
+                   "; ".join(p["s"].suspect for p in chosen if p["s"].suspect)), len(chosen)
 
 
 CATALOGUE = os.path.join(ROOT, "reference", "numa-mem", "catalogue.csv")
@@ -121,9 +120,9 @@ def published_line(path=CATALOGUE):
 
 
 def _ratio(num, den):
-    q = num["median"] / den["median"] if den["median"] else float("nan")
+    q = num.median / den.median if den.median else float("nan")
     lo, hi = quotient_range(num, den)
-    if num["n"] < 3 or den["n"] < 3:
+    if num.n < 3 or den.n < 3:
         return q, f"×{q:.2f} (no CI: fewer than 3 repeats)"
     return q, f"×{q:.2f} (95% CI ×{lo:.2f}–×{hi:.2f})"
 
@@ -149,10 +148,10 @@ def notes(run, points):
             _q, lat_text = _ratio(lr, ll)
             _q, bw_text = _ratio(bl, br)
             out.append(f"Remote memory costs {lat_text} latency and {bw_text} bandwidth here "
-                       f"(latency: remote ÷ local, {fmt(lr['median'])} vs {fmt(ll['median'])} ns; bandwidth: "
-                       f"local ÷ remote, {fmt(bl['median'])} vs {fmt(br['median'])} GB/s, all CPUs of a node; "
+                       f"(latency: remote ÷ local, {fmt(lr.median)} vs {fmt(ll.median)} ns; bandwidth: "
+                       f"local ÷ remote, {fmt(bl.median)} vs {fmt(br.median)} GB/s, all CPUs of a node; "
                        f"pooled over {nl} local and {nr} remote cells, each cell in the heatmaps).")
-            doubt = "; ".join(x for x in (ll["suspect"], lr["suspect"], bl["suspect"], br["suspect"]) if x)
+            doubt = "; ".join(x for x in (ll.suspect, lr.suspect, bl.suspect, br.suspect) if x)
             if doubt:
                 out.append(f"Some of these repeats are suspect: {doubt}.")
         else:
@@ -164,9 +163,9 @@ def notes(run, points):
     if not dist:
         out.append("Firmware distances: not captured (env/numa-nodes.txt missing).")
     where = [p for p in points if p["metric"] == "mem_on_node_pct" and node_cell(p["variant"])
-             and p["s"]["min"] < 100]
+             and p["s"].min < 100]
     for p in where:
-        out.append(f"Memory of cell {p['variant']} was not all on its node: as little as {fmt(p['s']['min'])}% "
+        out.append(f"Memory of cell {p['variant']} was not all on its node: as little as {fmt(p['s'].min)}% "
                    "of the sampled pages.")
     return {"lines": out, "distances": dist}
 

@@ -27,8 +27,8 @@ def compare(runs):
         cells = [summary(d[k]["all"]) if k in d and d[k]["all"] else None for d in keyed]
         is_noise = any(d[k]["noise"] for d in keyed if k in d)
         suspect = [d[k]["suspect"] if k in d else 0 for d in keyed]
-        ref = cells[0]["median"] if cells[0] else None
-        ratios = [c["median"] / ref if c and ref else None for c in cells]
+        ref = cells[0].median if cells[0] else None
+        ratios = [c.median / ref if c and ref else None for c in cells]
         (noise if is_noise else rows).append({"key": k, "cells": cells, "ratios": ratios, "suspect": suspect})
     warn = []
     first_label, first = runs[0]

@@ -54,7 +54,7 @@ def pairs_of(run, e, topo=None):
             except PlacementError:
                 rel = None
         if rel:
-            out[(min(a, b), max(a, b))] = (rel, p["s"]["median"])
+            out[(min(a, b), max(a, b))] = (rel, p["s"].median)
     return variant, out
 
 
@@ -78,13 +78,13 @@ def home_split(pairs, topo, home):
         h = halves.get(rel)
         if not h or not h["home"] or not h["other"]:
             continue
-        hs, os_ = (summary(h[k]) | {"p10": percentile(h[k], 10), "p90": percentile(h[k], 90)}
-                   for k in ("home", "other"))
-        differ = not (hs["p10"] <= os_["median"] <= hs["p90"]) or not (os_["p10"] <= hs["median"] <= os_["p90"])
-        ratio = os_["median"] / hs["median"]
-        words = (f"the other socket's {rel} pairs {os_['median']:.0f} ns "
-                 f"(p10–p90 {os_['p10']:.0f}–{os_['p90']:.0f}, {os_['n']} pairs) vs {hs['median']:.0f} ns on the "
-                 f"line's home socket (p10–p90 {hs['p10']:.0f}–{hs['p90']:.0f}, {hs['n']} pairs): ×{ratio:.2f}")
+        hs, os_ = (summary(h[k]) for k in ("home", "other"))
+        (h10, h90), (o10, o90) = ((percentile(h[k], 10), percentile(h[k], 90)) for k in ("home", "other"))
+        differ = not (h10 <= os_.median <= h90) or not (o10 <= hs.median <= o90)
+        ratio = os_.median / hs.median
+        words = (f"the other socket's {rel} pairs {os_.median:.0f} ns "
+                 f"(p10–p90 {o10:.0f}–{o90:.0f}, {os_.n} pairs) vs {hs.median:.0f} ns on the "
+                 f"line's home socket (p10–p90 {h10:.0f}–{h90:.0f}, {hs.n} pairs): ×{ratio:.2f}")
         out.append({"relation": rel, "home": hs, "other": os_, "differ": differ, "ratio": ratio, "words": words})
     return out
 
@@ -176,7 +176,7 @@ def ccx_crossing(groups, cpu=""):
         return out
     sn, sd = summary(num), summary(den)
     qlo, qhi = V.quotient_range(sn, sd)
-    ratio = sn["median"] / sd["median"]
+    ratio = sn.median / sd.median
     beats, why_b = V.claim_above(qlo, qhi, 1.0)
     eq, why_e = V.equivalence(qlo, qhi, lo, hi)
     own = CCX_CLAIM["cpu"] in cpu

@@ -73,7 +73,7 @@ def best(series, better):
         here = {p: by_t[t] for p, by_t in series.items() if t in by_t}
         if len(here) < 2:
             continue
-        key = (lambda p: here[p]["median"]) if better == "higher" else (lambda p: -here[p]["median"])
+        key = (lambda p: here[p].median) if better == "higher" else (lambda p: -here[p].median)
         top = max(here, key=key)
         ties = sorted(p for p in here if p != top and overlaps(here[p], here[top]))
         out.append((t, top, ties, bool(doubt([(p, s) for p, s in here.items()]))))

@@ -221,7 +221,7 @@ def marks(e):
     for p, metrics in e["suspect_points"]:
         i = next(i for i, q in enumerate(e["points"]) if q is p)
         out.append(Mark("suspect: ", f"{p['variant'] or '–'} {p['placement']} t{p['threads']}", f"#{pid(e['name'], i)}",
-                        f" ({', '.join(metrics)})", p["s"]["suspect"], "sus"))
+                        f" ({', '.join(metrics)})", p["s"].suspect, "sus"))
     out += [Mark("", f"{b['variant'] or '–'} {b['placement']} t{b['threads']}", reason=b["words"], cls="sus")
             for b in e["rate_bound"]]
     out += [Mark(s, cls="goal") for s in goals.sentences(e["goals"])]
@@ -247,7 +247,7 @@ def scaling(e):
                     f"{sc['threshold'] * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one "
                     "with fewer than 3 repeats are inconclusive.", flag="mute")
     rows = [Row([Cell(r["placement"]), tnum(r["threads"]),
-                 num(r["s"]["median"], f"{fmt(r['s']['median'])} {sc['unit']}"), num(r["s"]["n"], str(r["s"]["n"])),
+                 num(r["s"].median, f"{fmt(r['s'].median)} {sc['unit']}"), num(r["s"].n, str(r["s"].n)),
                  num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
                  num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
                  Cell(r["doubt"])]) for r in sc["rows"]]
@@ -289,10 +289,10 @@ def glance(e):
                 continue
             s = chartmodel.pooled(ms)["s"]
             # one text for both writers: the median, then its 95% CI where n >= 3, else how few repeats
-            t = fmt(s["median"]) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
-                                    f" ({ci(s)})" if s["n"] >= 3 else f" (n={s['n']})")
-            cells.append(num(s["median"], t + (" ⚠" if s["suspect"] else ""),
-                             flag="suspect" if s["suspect"] else None, tip=s["suspect"]))
+            t = fmt(s.median) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
+                                    f" ({ci(s)})" if s.n >= 3 else f" (n={s.n})")
+            cells.append(num(s.median, t + (" ⚠" if s.suspect else ""),
+                             flag="suspect" if s.suspect else None, tip=s.suspect))
         rows.append(Row([Cell(r["metric"]), Cell(r["placement"]), tnum(r["threads"])] + cells + [Cell(r["unit"])]))
     columns = [Column("metric"), Column("placement"), Column("threads", True)] + \
         [Column(v or "–", True) for v in g["variants"]] + [Column("unit")]
@@ -321,12 +321,12 @@ def medians(e):
             continue
         s = p["s"]
         bad = sum(1 for r in p["repeats"] if r["suspect"])
-        mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s["suspect"], tip=s["suspect"]) if bad else Cell("")
+        mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s.suspect, tip=s.suspect) if bad else Cell("")
         place = Cell(p["placement"], note=f"measured once, as {p['shared']}" if p.get("shared") else "")
         rows.append(Row([Cell(p["variant"]), place, tnum(p["threads"]), Cell(p["cpus"])]
                         + ([Cell(p["mem_node"] or "–")] if mem else [])
-                        + [Cell(p["metric"]), num(s["median"]), Cell(f"{fmt(s['min'])} – {fmt(s['max'])}"),
-                           num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)),
+                        + [Cell(p["metric"]), num(s.median), Cell(f"{fmt(s.min)} – {fmt(s.max)}"),
+                           num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
                            Cell(p["unit"]), mark, Cell(items=repeats(p), fold=f"{len(p['repeats'])} repeat"
                                                        + ("s" if len(p["repeats"]) != 1 else ""))], id=pid(e["name"], i)))
     columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
@@ -346,7 +346,7 @@ def noise(e):
         return None
     metrics = sorted({p["metric"] for p in e["noise"]})
     rows = [Row([Cell(k[0]), Cell(k[1]), tnum(k[2]), Cell(k[3])] +
-                [num(ms[m]["s"]["median"], f"{fmt(ms[m]['s']['median'])} (max {fmt(ms[m]['s']['max'])}) {ms[m]['unit']}")
+                [num(ms[m]["s"].median, f"{fmt(ms[m]['s'].median)} (max {fmt(ms[m]['s'].max)}) {ms[m]['unit']}")
                  if m in ms else Cell("") for m in metrics])
             for k, ms in sorted(by.items(), key=lambda kv: numeric_threads(kv[0]))]
     return Table("", cols("variant", "placement", "threads", "cpus", numeric=(2,)) +
@@ -416,8 +416,8 @@ def published(e):
     if e["beside"]:
         rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
                      Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
-                     num(b["s"]["median"], f"{fmt(b['s']['median'])} {b['unit']} ({b['label'] or '-'})"),
-                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"]["n"], str(b["s"]["n"])), num(b["s"]["ci_pct"], ci(b["s"]))])
+                     num(b["s"].median, f"{fmt(b['s'].median)} {b['unit']} ({b['label'] or '-'})"),
+                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)), num(b["s"].ci_pct, ci(b["s"]))])
                 for b in e["beside"]]
         blocks.append(Table("Beside the published figures",
                             cols("source", "host", "variant", "threads", "metric", "published", "measured",
@@ -516,7 +516,7 @@ def host_cell(s, unit, suspect=0):
     """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
     if not s:
         return Cell("–")
-    return num(s["median"], f"{fmt(s['median'])} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else ""))
+    return num(s.median, f"{fmt(s.median)} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else ""))
 
 
 def fleet_hosts(runs, links=()):
@@ -553,7 +553,7 @@ def fleet_points(cmp, name):
 def fleet_noise(cmp, name):
     """The guard's readings per host, never as ratios."""
     rows = [Row([Cell(r["key"][1]), Cell(r["key"][2]), tnum(r["key"][3]), Cell(r["key"][4])] +
-                [num(s["median"], f"{fmt(s['median'])} {r['key'][5]}") if s else Cell("–") for s in r["cells"]])
+                [num(s.median, f"{fmt(s.median)} {r['key'][5]}") if s else Cell("–") for s in r["cells"]])
             for r in cmp["noise"] if r["key"][0] == name]
     if not rows:
         return None
@@ -569,8 +569,8 @@ def compare_points(rows, fold="", open_=False):
     for r in rows:
         k = r["key"]
         out.append(Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]),
-                        num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
-                        num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
+                        num(r["a"].median, f"{fmt(r['a'].median)} {k[5]} ({ci(r['a'])})"),
+                        num(r["b"].median, f"{fmt(r['b'].median)} {k[5]} ({ci(r['b'])})"),
                         num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], "–" if r["p"] != r["p"] else f"{r['p']:.3g}"),
                         Cell(r["sig"], flag="badge",
                              note=f"{r['skipped']} suspect repeats left out" if r["skipped"] else "")]))
@@ -599,7 +599,7 @@ def compare_relations(cmp):
 def compare_noise(rows, fold=""):
     """Noise readings of both runs, side by side, never a ratio."""
     def side(s, unit):
-        return num(s["median"], f"{fmt(s['median'])} {unit}") if s else Cell("–")
+        return num(s.median, f"{fmt(s.median)} {unit}") if s else Cell("–")
     return Table("", cols("experiment", "variant", "placement", "threads", "metric", "A", "B", numeric=(3, 5, 6)),
                  [Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]), side(r["a"], k[5]), side(r["b"], k[5])])
                   for r in rows for k in [r["key"]]], fold=fold)
