@@ -5,6 +5,7 @@ This machine has 2 vCPUs shared with other work, so a measured outcome can flip 
 never assert on the host's timing: a word is asserted exactly only where the points it rests on are
 clean (no suspect repeat, n >= 3) — otherwise the lab must say "inconclusive", which is asserted
 instead — and the words' formulas are checked exactly on synthetic summaries."""
+import dataclasses
 import glob
 import json
 import os
@@ -16,6 +17,7 @@ import pytest
 from conftest import ROOT, TOPO, rows, sh
 
 from lab.report import model, scaling
+from lab.core.run import Point, Repeat
 from lab.core.stats import summary
 from lab.topology.topo import Topology
 
@@ -269,8 +271,8 @@ def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
 
 # --- the formulas, exactly -----------------------------------------------------------------------------
 def pt(placement, threads, xs, cpus, metric="ops", unit="1/s"):
-    return {"variant": "", "placement": placement, "threads": str(threads), "cpus": cpus, "metric": metric,
-            "unit": unit, "s": summary(xs)}
+    return Point("", placement, str(threads), cpus, metric, unit, summary(xs),
+                 tuple(Repeat(str(i), x) for i, x in enumerate(xs, start=1)))
 
 
 def test_words_from_synthetic_points():
@@ -279,8 +281,8 @@ def test_words_from_synthetic_points():
            pt("scatter", 1, tight(100), "0"), pt("scatter", 2, tight(196), "0,24"),         # scales
            pt("unpinned", 1, tight(100), "0-47"), pt("unpinned", 2, tight(150), "0-47")]
     topo = Topology(os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml"))
-    pts[3]["cpus"] = ",".join(map(str, topo.plan("scatter", 2)))
-    pts[1]["cpus"] = ",".join(map(str, topo.plan("compact", 2)))
+    pts[3] = dataclasses.replace(pts[3], cpus=",".join(map(str, topo.plan("scatter", 2))))
+    pts[1] = dataclasses.replace(pts[1], cpus=",".join(map(str, topo.plan("compact", 2))))
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
     assert sc["words"]["compact"] == "stops" and sc["words"]["scatter"] == "scales"
     text = "\n".join(sc["sentences"])
@@ -294,7 +296,7 @@ def test_words_from_synthetic_points():
     times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
     assert scaling.analyse(times, "t", "lower", None, 2)["words"] == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
-    pts[3]["s"] = pts[3]["s"].marked("r1: foreign 50% > 10%")
+    pts[3] = dataclasses.replace(pts[3], summary=pts[3].summary.marked("r1: foreign 50% > 10%"))
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
     assert sc["words"]["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
         "\n".join(sc["sentences"])

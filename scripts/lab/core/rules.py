@@ -68,8 +68,8 @@ def in_brief(text):
 
 def merged(pts):
     """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
-    xs = [x["value"] for p in pts for x in p["repeats"]]
-    return summary(xs, "; ".join(p["s"].suspect for p in pts if p["s"].suspect))
+    xs = [x.value for p in pts for x in p.repeats]
+    return summary(xs, "; ".join(p.summary.suspect for p in pts if p.summary.suspect))
 
 
 def ci_bounds(s):

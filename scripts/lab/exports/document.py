@@ -41,18 +41,18 @@ def machine(rf, m):
 
 
 def point(p):
-    return {"variant": p["variant"], "placement": p["placement"], "threads": int(p["threads"]),
-            "cpus": p["cpus"], "metric": p["metric"], "unit": p["unit"], "noise": p["noise"],
-            "repeats": [{"repeat": int(r["repeat"]), "value": r["value"], "suspect": r["suspect"],
-                         "command": r["command"]} for r in p["repeats"]],
-            "stats": {k: getattr(p["s"], k) for k in STATS}, "suspect": p["s"].suspect}
+    return {"variant": p.variant, "placement": p.placement, "threads": int(p.threads),
+            "cpus": p.cpus, "metric": p.metric, "unit": p.unit, "noise": p.noise,
+            "repeats": [{"repeat": int(r.repeat), "value": r.value, "suspect": r.suspect,
+                         "command": r.command} for r in p.repeats],
+            "stats": {k: getattr(p.summary, k) for k in STATS}, "suspect": p.summary.suspect}
 
 
 def experiment(e):
     sc = e.get("scaling")
     return {"name": e["name"], "spec": e["spec"], "charts": [list(c) for c in e["charts"]],
             # measured points only: one measured once for several placements (plan.shared) is exported once
-            "points": [point(p) for p in e["points"] + e["noise"] if not p.get("shared")],
+            "points": [point(p) for p in e["points"] + e["noise"] if not p.shared],
             "scaling": {"metric": sc["metric"], "unit": sc["unit"], "better": sc["better"],
                         "threshold": sc["threshold"], "words": sc["words"], "sentences": sc["sentences"],
                         "rows": [{k: r[k] for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",

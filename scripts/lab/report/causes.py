@@ -19,8 +19,8 @@ SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 def model_of(by_t, better):
     """usl.Fit | usl.NoFit over every repeat of one placement's curve."""
-    ts = [t for t, p in by_t.items() for _r in p["repeats"]]
-    xs = [r["value"] for _t, p in by_t.items() for r in p["repeats"]]
+    ts = [t for t, p in by_t.items() for _r in p.repeats]
+    xs = [r.value for _t, p in by_t.items() for r in p.repeats]
     return usl.fit(ts, xs, lower=(better == "lower"))
 
 

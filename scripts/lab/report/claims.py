@@ -48,8 +48,8 @@ def _by_threads(pts, metric, variant):
     """{threads: [points]} of one variant's metric (over placements, as the published series has none)."""
     out = {}
     for p in pts:
-        if p["metric"] == metric and p["variant"] == variant and str(p["threads"]).isdigit():
-            out.setdefault(int(p["threads"]), []).append(p)
+        if p.metric == metric and p.variant == variant and str(p.threads).isdigit():
+            out.setdefault(int(p.threads), []).append(p)
     return out
 
 
@@ -120,8 +120,8 @@ def ccx_crossing_dearer(exps, merged):
     e = exps.get("channel")
     if not e:
         return None
-    same = [p for p in e["points"] if p["metric"] == "ns_per_msg" and p["placement"] == "same-l3" and p["variant"] == "unpadded"]
-    cross = [p for p in e["points"] if p["metric"] == "ns_per_msg" and p["placement"] == "cross-l3" and p["variant"] == "unpadded"]
+    same = [p for p in e["points"] if p.metric == "ns_per_msg" and p.placement == "same-l3" and p.variant == "unpadded"]
+    cross = [p for p in e["points"] if p.metric == "ns_per_msg" and p.placement == "cross-l3" and p.variant == "unpadded"]
     if not same or not cross:
         return {"verdict": "not measurable here", "published": "", "measured": "",
                 "why": "no same-l3 and cross-l3 pair measured (one L3 domain: no CCX to cross)"}
@@ -325,7 +325,7 @@ def server_lock(d):
 
 def server_lock_cause(run, e, merged):
     res = []
-    others = sorted({p["variant"] for p in e["points"]} - {"global", "memcached"})
+    others = sorted({p.variant for p in e["points"]} - {"global", "memcached"})
     for placement, b, k, d, text in curves(run, "cache-get", "global", e, "ops_per_s", merged):
         if d is None:
             res.append((None, f"global {text}"))
@@ -353,7 +353,7 @@ def server_lock_cause(run, e, merged):
 def slot_handover_cause(run, e):
     res = []
     handover = lambda r, fs: any(RING.search(f) for f in fs)  # noqa: E731
-    have = {(p["placement"], p["threads"]) for p in e["points"] if p["variant"] == "unpadded"}
+    have = {(p.placement, p.threads) for p in e["points"] if p.variant == "unpadded"}
     for placement, t in sorted(have):
         t = int(t)
         try:

@@ -14,16 +14,16 @@ def by_key(model):
     out = {}
     for e in model["experiments"]:
         for p in e["points"] + e["noise"]:
-            if p.get("shared"):     # measured once, as another placement (plan.shared): compared there
+            if p.shared:     # measured once, as another placement (plan.shared): compared there
                 continue
-            k = (e["name"], p["variant"], p["placement"], p["threads"], p["metric"], p["unit"])
-            d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p["noise"]})
-            for r in p["repeats"]:
-                d["all"].append(r["value"])
-                if r["suspect"]:
+            k = (e["name"], p.variant, p.placement, p.threads, p.metric, p.unit)
+            d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p.noise})
+            for r in p.repeats:
+                d["all"].append(r.value)
+                if r.suspect:
                     d["suspect"] += 1
                 else:
-                    d["clean"].append(r["value"])
+                    d["clean"].append(r.value)
     return out
 
 

@@ -29,8 +29,8 @@ def _summaries(pts, metric):
     """{(variant, placement, threads): summary over that point's repeats (every CPU set merged)}."""
     by = {}
     for p in pts:
-        if p["metric"] == metric:
-            by.setdefault((p["variant"], p["placement"], str(p["threads"])), []).append(p)
+        if p.metric == metric:
+            by.setdefault((p.variant, p.placement, str(p.threads)), []).append(p)
     return {k: merged(v) for k, v in by.items()}
 
 

@@ -102,24 +102,24 @@ def chart_points(e):
         if id(p) in in_table:
             out[id(p)] = f"#{pid(e['name'], i)}"
         else:
-            raw = next((r["raw"] for r in p["repeats"] if r["raw"]), None)
+            raw = next((r.raw for r in p.repeats if r.raw), None)
             out[id(p)] = href(f"{raw}/") if raw else ""
     return out
 
 
 def command_of(p):
-    cmd = next((r["command"] for r in p["repeats"] if r["command"]), None)
+    cmd = next((r.command for r in p.repeats if r.command), None)
     return f"command: {cmd}" if cmd else ""
 
 
 def mark(p, hrefs, prefix):
     """(pooled point, href, tooltip line) of a chart mark: it links the first point it pools."""
-    first = (p.get("members") or [None])[0]
+    first = (p.members or [None])[0]
     if prefix:
         return p, "", f"run {prefix.strip()}"
     if first is None:
-        return p, "", p.get("extra", "")
-    return p, hrefs.get(id(first), ""), p.get("extra") or command_of(first)
+        return p, "", p.extra
+    return p, hrefs.get(id(first), ""), p.extra or command_of(first)
 
 
 def draw(run_label_sets, kind, metric, title, run=None):

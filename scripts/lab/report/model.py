@@ -4,6 +4,7 @@ command of every repeat), the published comparisons with their verdicts, and one
 
 Renderers format this model; they compute no number of their own."""
 import csv
+import dataclasses
 import math
 import os
 
@@ -13,6 +14,7 @@ from lab.engine.memplace import memory_nodes
 from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
+from lab.core.run import Point, Repeat
 from lab.core.stats import summary
 from lab.core.tidy import COLUMNS, read, row_problem
 
@@ -226,18 +228,16 @@ def points(run, exp, rows, journal):
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
-            reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
-                         "raw": raw, "mem_nodes": nodes,
-                         "command": ev.get("command"), "seconds": ev.get("seconds")})
-        bad = [x for x in reps if x["suspect"]]
-        s = summary([x["value"] for x in reps], "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad))
+            reps.append(Repeat(r["repeat"], float(r["value"]), "; ".join(x for x in reasons if x), raw, tuple(nodes),
+                               ev.get("command"), ev.get("seconds")))
+        bad = [x for x in reps if x.suspect]
+        s = summary([x.value for x in reps], "; ".join(f"r{x.repeat}: {x.suspect}" for x in bad))
         # where the instrument said the measured memory was (ran-on.csv), over the repeats; "" if it did not say
-        mem = sorted({n for x in reps for n in x["mem_nodes"]})
-        out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
-                    "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False,
-                    "mem_node": ",".join(map(str, mem)), "shared": ""})
+        mem = sorted({n for x in reps for n in x.mem_nodes})
+        out.append(Point(variant, placement, threads, cpus, metric, unit, s, tuple(reps),
+                         noise=metric in NOISE_METRICS, mem_node=",".join(map(str, mem))))
     out += shared_points(out, journal.shared(exp))
-    out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
+    out.sort(key=lambda p: (p.metric, p.variant, p.placement, tint(p.threads), p.cpus))
     return out
 
 
@@ -246,20 +246,20 @@ def shared_points(pts, shared):
     curve, marked `shared` with the placement they were measured as; only where that point was measured."""
     by_point = {}
     for p in pts:       # by point, once: a received journal may name thousands of shared points
-        by_point.setdefault((p["variant"], p["placement"], p["threads"]), []).append(p)
-    return [dict(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
+        by_point.setdefault((p.variant, p.placement, p.threads), []).append(p)
+    return [dataclasses.replace(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
             if (variant, placement, threads) not in by_point       # measured itself: its own rows win
             for p in by_point.get((variant, owner, threads), ())]
 
 
 def headline(pts, metrics):
     """Charted metrics at a glance: (metric, unit, placement, threads) rows, one cell per variant."""
-    pts = [p for p in pts if p["metric"] in metrics]
-    variants = sorted({p["variant"] for p in pts})
+    pts = [p for p in pts if p.metric in metrics]
+    variants = sorted({p.variant for p in pts})
     cells = {}
     for p in pts:
-        cells.setdefault((p["metric"], p["unit"], p["placement"], p["threads"]), {}).setdefault(
-            p["variant"], []).append(p)
+        cells.setdefault((p.metric, p.unit, p.placement, p.threads), {}).setdefault(
+            p.variant, []).append(p)
     rows = []
     for k in sorted(cells, key=lambda k: (metrics.index(k[0]), k[2], tint(k[3]))):
         rows.append({"metric": k[0], "unit": k[1], "placement": k[2], "threads": k[3],
@@ -291,9 +291,9 @@ def matching(pts, metric, variant, threads=None):
     """{label: [points]} whose variant or placement is the published variant (label: the other one)."""
     found = {}
     for p in pts:
-        if p["metric"] == metric and variant in (p["variant"], p["placement"]) and \
-                (threads is None or str(p["threads"]) == str(threads)):
-            found.setdefault(p["variant"] if variant == p["placement"] else p["placement"], []).append(p)
+        if p.metric == metric and variant in (p.variant, p.placement) and \
+                (threads is None or str(p.threads) == str(threads)):
+            found.setdefault(p.variant if variant == p.placement else p.placement, []).append(p)
     return found
 
 
@@ -304,7 +304,7 @@ def beside(exp, pts, pub):
         metric = METRIC_ALIASES.get(r["metric"], r["metric"])
         for label, ps in sorted(matching(pts, metric, r["variant"], r["threads"]).items()):
             s = merged(ps)
-            rows.append({"pub": r, "label": label, "s": s, "unit": ps[0]["unit"],
+            rows.append({"pub": r, "label": label, "s": s, "unit": ps[0].unit,
                          "ratio": s.median / float(r["value"])})
     return rows
 
@@ -319,9 +319,9 @@ def shapes(exp, pts, pub):
     for (src, host_, variant, metric), pubpts in sorted(series.items()):
         mine = {}
         for p in pts:
-            if p["metric"] == METRIC_ALIASES.get(metric, metric) and variant in (p["variant"], p["placement"]) \
-                    and str(p["threads"]).isdigit():
-                mine.setdefault(int(p["threads"]), []).append(p)
+            if p.metric == METRIC_ALIASES.get(metric, metric) and variant in (p.variant, p.placement) \
+                    and str(p.threads).isdigit():
+                mine.setdefault(int(p.threads), []).append(p)
         common = sorted(set(pubpts) & set(mine))
         if len(common) < 2:
             continue
@@ -339,9 +339,9 @@ def shapes(exp, pts, pub):
 def series_points(pts, lab):
     out = {}
     for p in pts:
-        if (p["variant"], p["placement"], p["metric"]) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
-                and str(p["threads"]).isdigit():
-            out.setdefault(int(p["threads"]), []).append(p)
+        if (p.variant, p.placement, p.metric) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
+                and str(p.threads).isdigit():
+            out.setdefault(int(p.threads), []).append(p)
     return out
 
 
@@ -378,7 +378,7 @@ def ratios(exp, pts, pub, vmap):
 
 # --- an experiment and a run ----------------------------------------------------------------------
 def missing_charts(charts, pts):
-    measured = {p["metric"] for p in pts}
+    measured = {p.metric for p in pts}
     out = []
     for kind, metric in charts:
         if metric not in measured:
@@ -397,9 +397,9 @@ def suspect_points(pts):
     """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
     out = {}
     for p in pts:
-        if p["s"].suspect:
-            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"].suspect)
-            out.setdefault(k, (p, []))[1].append(p["metric"])
+        if p.summary.suspect:
+            k = (p.variant, p.placement, p.threads, p.cpus, p.summary.suspect)
+            out.setdefault(k, (p, []))[1].append(p.metric)
     return list(out.values())
 
 
@@ -425,10 +425,7 @@ def measured(run, exp, journal, rec):
     """(chart lines, every point) of an experiment: what its charts (charts.py) and its report start from."""
     rf = RunFolder(run)
     charts = chart_lines(rf, exp, rec)
-    all_pts = points(run, exp, read_rows(rf.data_csv(exp)), journal)
-    for p in all_pts:
-        p["noise"] = p["metric"] in NOISE_METRICS
-    return charts, all_pts
+    return charts, points(run, exp, read_rows(rf.data_csv(exp)), journal)
 
 
 def charted(run):
@@ -440,7 +437,7 @@ def charted(run):
     exps = []
     for exp in rf.experiments():
         charts, all_pts = measured(rf.path, exp, journal, rec)
-        e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p["noise"]]}
+        e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p.noise]}
         e["scaling"] = scaling.section(rf.path, e)
         exps.append(e)
     return {"run": rf.path, "experiments": exps}
@@ -456,11 +453,11 @@ def experiment(run, exp, journal, pub, vmap, rec):
     rf = RunFolder(run)
     spec = rf.spec_path(exp)
     charts, all_pts = measured(run, exp, journal, rec)
-    pts = [p for p in all_pts if not p["noise"]]
+    pts = [p for p in all_pts if not p.noise]
     heat = {m for k, m in charts if k == "heatmap"}
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
     # A full pair matrix goes to the heatmap and the CSV, not into the table.
-    pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
+    pair_rows = [p for p in pts if p.metric in heat and len(pts) > 60 and p.cpus.count(",") == 1]
     # by identity: `p not in pair_rows` compares dicts, quadratic (100 s for a 192-CPU matrix)
     pair_ids = {id(p) for p in pair_rows}
     bounds = client.bound(pts)
@@ -474,11 +471,11 @@ def experiment(run, exp, journal, pub, vmap, rec):
         "points": pts,
         "table": [p for p in pts if id(p) not in pair_ids],
         # a "memory node" column in the points' tables, when an instrument of this experiment recorded one
-        "mem_column": any(p["mem_node"] for p in pts),
+        "mem_column": any(p.mem_node for p in pts),
         "pair_rows": len(pair_rows),
-        "noise": [p for p in all_pts if p["noise"]],
+        "noise": [p for p in all_pts if p.noise],
         "glance": glance if glance["variants"] else None,
-        "suspect": [p for p in pts if p["s"].suspect],
+        "suspect": [p for p in pts if p.summary.suspect],
         # the same repeats are suspect for every metric of a point: listed once per point
         "suspect_points": suspect_points(pts),
         "rate_bound": bounds,

@@ -63,12 +63,12 @@ def distances(run):
 
 def _pool(points, metric, local):
     """Summary over every repeat of the local (or remote) cells' node figures, with suspect carried."""
-    cells = matrix([(p["variant"], p["threads"], p["metric"], p) for p in points], metric)
+    cells = matrix([(p.variant, p.threads, p.metric, p) for p in points], metric)
     chosen = [p for (c, m), p in cells.items() if (c == m) == local]
     if not chosen:
         return None, 0
-    return summary([r["value"] for p in chosen for r in p["repeats"]],
-                   "; ".join(p["s"].suspect for p in chosen if p["s"].suspect)), len(chosen)
+    return summary([r.value for p in chosen for r in p.repeats],
+                   "; ".join(p.summary.suspect for p in chosen if p.summary.suspect)), len(chosen)
 
 
 CATALOGUE = os.path.join(ROOT, "reference", "numa-mem", "catalogue.csv")
@@ -130,7 +130,7 @@ def _ratio(num, den):
 def notes(run, points):
     """{"lines": sentences, "distances": {node: row}} for an experiment whose points hold a node matrix,
     else None. The sentences are plain text (markdown-safe, escaped by the HTML renderer)."""
-    items = [(p["variant"], p["threads"], p["metric"], p) for p in points]
+    items = [(p.variant, p.threads, p.metric, p) for p in points]
     lat, bw = matrix(items, LATENCY), matrix(items, BANDWIDTH)
     if not lat and not bw:
         return None
@@ -162,10 +162,10 @@ def notes(run, points):
     dist = distances(run)
     if not dist:
         out.append("Firmware distances: not captured (env/numa-nodes.txt missing).")
-    where = [p for p in points if p["metric"] == "mem_on_node_pct" and node_cell(p["variant"])
-             and p["s"].min < 100]
+    where = [p for p in points if p.metric == "mem_on_node_pct" and node_cell(p.variant)
+             and p.summary.min < 100]
     for p in where:
-        out.append(f"Memory of cell {p['variant']} was not all on its node: as little as {fmt(p['s'].min)}% "
+        out.append(f"Memory of cell {p.variant} was not all on its node: as little as {fmt(p.summary.min)}% "
                    "of the sampled pages.")
     return {"lines": out, "distances": dist}
 

@@ -37,24 +37,24 @@ def run_topology(run):
 def pairs_of(run, e, topo=None):
     """(variant, {(a, b): (relation, median ns)}) of an experiment's one_way_ns pair points; the CAS
     mode when the run has it (what the published matrices measured)."""
-    pts = [p for p in e["points"] if p["metric"] == C.METRIC and p["cpus"].count(",") == 1]
-    variants = sorted({p["variant"] for p in pts})
+    pts = [p for p in e["points"] if p.metric == C.METRIC and p.cpus.count(",") == 1]
+    variants = sorted({p.variant for p in pts})
     if not variants:
         return None, {}
     variant = C.VARIANT if C.VARIANT in variants else variants[0]
     out = {}
     for p in pts:
-        if p["variant"] != variant:
+        if p.variant != variant:
             continue
-        a, b = (int(x) for x in p["cpus"].split(","))
-        rel = p["placement"] if p["placement"] in PAIRS else None
+        a, b = (int(x) for x in p.cpus.split(","))
+        rel = p.placement if p.placement in PAIRS else None
         if rel is None and topo is not None:
             try:
                 rel = topo.relation(a, b)
             except PlacementError:
                 rel = None
         if rel:
-            out[(min(a, b), max(a, b))] = (rel, p["s"].median)
+            out[(min(a, b), max(a, b))] = (rel, p.summary.median)
     return variant, out
 
 

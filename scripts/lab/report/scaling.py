@@ -170,28 +170,28 @@ def curves(points, metric, pool=None):
     runs); by default the last of them (a model has one)."""
     out = {}
     for p in points:
-        if p["metric"] == metric and str(p["threads"]).isdigit():
-            out.setdefault(p["variant"], {}).setdefault(p["placement"], {}).setdefault(int(p["threads"]), []).append(p)
+        if p.metric == metric and str(p.threads).isdigit():
+            out.setdefault(p.variant, {}).setdefault(p.placement, {}).setdefault(int(p.threads), []).append(p)
     pool = pool or (lambda ps: ps[-1])
     return {v: {pl: {t: pool(ps) for t, ps in by_t.items()} for pl, by_t in by_p.items()} for v, by_p in out.items()}
 
 
 def summaries(by_p):
     """{placement: {threads: summary}} of one variant's curves (what speedups() and why.verdict take)."""
-    return {pl: {t: p["s"] for t, p in by_t.items()} for pl, by_t in by_p.items()}
+    return {pl: {t: p.summary for t, p in by_t.items()} for pl, by_t in by_p.items()}
 
 
 def analyse(points, metric, better, topo, pus):
     """The scaling section of one experiment (its first variant's curves): rows and sentences.
     points: the model's points."""
-    variant = next((p["variant"] for p in points if p["metric"] == metric), None)
+    variant = next((p.variant for p in points if p.metric == metric), None)
     by_p = curves(points, metric).get(variant)
     if not by_p:
         return None
     series = summaries(by_p)
-    cpus = {(pl, t): [int(c) for c in p["cpus"].split(",") if c.isdigit()]
+    cpus = {(pl, t): [int(c) for c in p.cpus.split(",") if c.isdigit()]
             for pl, by_t in by_p.items() for t, p in by_t.items()}
-    unit = next(p["unit"] for by_t in by_p.values() for p in by_t.values())     # one metric, one unit
+    unit = next(p.unit for by_t in by_p.values() for p in by_t.values())     # one metric, one unit
     sp = speedups(series, better)
     words = [stops(p, rows, pus) for p, rows in sorted(sp.items())]
     pin = pinning(series, better)
@@ -218,9 +218,9 @@ def section(run, e):
     metric = curve_metric(e["charts"], rf.has_evidence(e["name"]))
     if metric is None:
         return None
-    unit = next((p["unit"] for p in e["points"] if p["metric"] == metric), "")
+    unit = next((p.unit for p in e["points"] if p.metric == metric), "")
     topo = rf.topology()
-    pus = len(topo.pus) if topo else max((int(p["threads"]) for p in e["points"] if str(p["threads"]).isdigit()),
+    pus = len(topo.pus) if topo else max((int(p.threads) for p in e["points"] if str(p.threads).isdigit()),
                                          default=1)
     better = better_of(rf.spec_path(e["name"]), metric, unit)
     out = analyse(e["points"], metric, better, topo, pus)

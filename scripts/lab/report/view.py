@@ -220,8 +220,8 @@ def marks(e):
     out = []
     for p, metrics in e["suspect_points"]:
         i = next(i for i, q in enumerate(e["points"]) if q is p)
-        out.append(Mark("suspect: ", f"{p['variant'] or '–'} {p['placement']} t{p['threads']}", f"#{pid(e['name'], i)}",
-                        f" ({', '.join(metrics)})", p["s"].suspect, "sus"))
+        out.append(Mark("suspect: ", f"{p.variant or '–'} {p.placement} t{p.threads}", f"#{pid(e['name'], i)}",
+                        f" ({', '.join(metrics)})", p.summary.suspect, "sus"))
     out += [Mark("", f"{b['variant'] or '–'} {b['placement']} t{b['threads']}", reason=b["words"], cls="sus")
             for b in e["rate_bound"]]
     out += [Mark(s, cls="goal") for s in goals.sentences(e["goals"])]
@@ -278,7 +278,7 @@ def glance(e):
         return None
     members = {}
     for p in e["points"]:
-        members.setdefault((p["metric"], p["unit"], p["placement"], p["threads"], p["variant"]), []).append(p)
+        members.setdefault((p.metric, p.unit, p.placement, p.threads, p.variant), []).append(p)
     rows = []
     for r in g["rows"]:
         cells = []
@@ -287,7 +287,7 @@ def glance(e):
             if not ms:
                 cells.append(Cell(""))
                 continue
-            s = chartmodel.pooled(ms)["s"]
+            s = chartmodel.pooled(ms).summary
             # one text for both writers: the median, then its 95% CI where n >= 3, else how few repeats
             t = fmt(s.median) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
                                     f" ({ci(s)})" if s.n >= 3 else f" (n={s.n})")
@@ -304,9 +304,9 @@ def glance(e):
 
 def repeats(p):
     """The repeats of a point: raw folder, value, suspect reason, command (the page folds them in its row)."""
-    return [Cell(f"r{r['repeat']}", link=href(r["raw"] + "/") if r["raw"] else None, note=fmt(r["value"]),
-                 tip=r["suspect"], flag="suspect" if r["suspect"] else None, command=r["command"] or "")
-            for r in p["repeats"]]
+    return [Cell(f"r{r.repeat}", link=href(r.raw + "/") if r.raw else None, note=fmt(r.value),
+                 tip=r.suspect, flag="suspect" if r.suspect else None, command=r.command or "")
+            for r in p.repeats]
 
 
 def medians(e):
@@ -319,16 +319,16 @@ def medians(e):
     for i, p in enumerate(e["points"]):
         if id(p) not in in_table:
             continue
-        s = p["s"]
-        bad = sum(1 for r in p["repeats"] if r["suspect"])
+        s = p.summary
+        bad = sum(1 for r in p.repeats if r.suspect)
         mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s.suspect, tip=s.suspect) if bad else Cell("")
-        place = Cell(p["placement"], note=f"measured once, as {p['shared']}" if p.get("shared") else "")
-        rows.append(Row([Cell(p["variant"]), place, tnum(p["threads"]), Cell(p["cpus"])]
-                        + ([Cell(p["mem_node"] or "–")] if mem else [])
-                        + [Cell(p["metric"]), num(s.median), Cell(f"{fmt(s.min)} – {fmt(s.max)}"),
+        place = Cell(p.placement, note=f"measured once, as {p.shared}" if p.shared else "")
+        rows.append(Row([Cell(p.variant), place, tnum(p.threads), Cell(p.cpus)]
+                        + ([Cell(p.mem_node or "–")] if mem else [])
+                        + [Cell(p.metric), num(s.median), Cell(f"{fmt(s.min)} – {fmt(s.max)}"),
                            num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
-                           Cell(p["unit"]), mark, Cell(items=repeats(p), fold=f"{len(p['repeats'])} repeat"
-                                                       + ("s" if len(p["repeats"]) != 1 else ""))], id=pid(e["name"], i)))
+                           Cell(p.unit), mark, Cell(items=repeats(p), fold=f"{len(p.repeats)} repeat"
+                                                       + ("s" if len(p.repeats) != 1 else ""))], id=pid(e["name"], i)))
     columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
         [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
          Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
@@ -341,12 +341,12 @@ def noise(e):
     """The guard's readings per point (steal, foreign CPU time, …): not results, folded."""
     by = {}
     for p in e["noise"]:
-        by.setdefault((p["variant"], p["placement"], p["threads"], p["cpus"]), {})[p["metric"]] = p
+        by.setdefault((p.variant, p.placement, p.threads, p.cpus), {})[p.metric] = p
     if not by:
         return None
-    metrics = sorted({p["metric"] for p in e["noise"]})
+    metrics = sorted({p.metric for p in e["noise"]})
     rows = [Row([Cell(k[0]), Cell(k[1]), tnum(k[2]), Cell(k[3])] +
-                [num(ms[m]["s"].median, f"{fmt(ms[m]['s'].median)} (max {fmt(ms[m]['s'].max)}) {ms[m]['unit']}")
+                [num(ms[m].summary.median, f"{fmt(ms[m].summary.median)} (max {fmt(ms[m].summary.max)}) {ms[m].unit}")
                  if m in ms else Cell("") for m in metrics])
             for k, ms in sorted(by.items(), key=lambda kv: numeric_threads(kv[0]))]
     return Table("", cols("variant", "placement", "threads", "cpus", numeric=(2,)) +
