@@ -174,8 +174,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
 def test_seed004_verdict_on_its_own_cpu(tmp_path):
     run = imported(tmp_path, "threadripper-3960x")
     m = model.build(run)
-    story = next(s for s in m["stories"] if s["source"] == "seed-004")
-    assert story["verdict"] == "yes", story
+    story = next(s for s in m["stories"] if s.source == "seed-004")
+    assert story.verdict == "yes", story
     _n, _cells, by = expected(next(x for x in entries() if x["name"] == "threadripper-3960x"))
     ratio = statistics.median(by["cross-l3"]) / statistics.median(by["same-l3"])
     claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]

@@ -35,3 +35,35 @@ class Point:
     noise: bool = False         # a guard or instrument noise reading (engine.guard.NOISE_METRICS), not a result
     mem_node: str = ""          # "0" or "0,1": where the repeats' memory was, "" when no instrument said
     shared: str = ""            # measured once as this placement and drawn in this one too (plan.shared)
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine a run was measured on (or, for an import, what its file says of it): a one-line summary,
+    the report's rows (label, value) and the warnings its header states before any number."""
+    one_line: str
+    kind: str                   # bare-metal, vm, … (env/virt.txt), or runfolder.KIND_IMPORTED / KIND_PUBLISHED
+    rows: tuple = ()            # ((label, value), …)
+    warnings: tuple = ()        # what moves memory or time behind the lab's back (env/memory-time.txt)
+    build: str | None = None    # env/build.txt: how the instruments were built
+    imported: dict | None = None    # an import's record (env/imported.json): the file's own words
+
+
+@dataclass(frozen=True)
+class Story:
+    """A seed story (reference/stories.csv) with an experiment in the run: its claim, the published figure
+    of that claim, what was measured here, the verdict and whether the why=1 evidence names its cause.
+    checks: the per-point comparisons with published figures ((text, verdict, why), …); they do not
+    decide the verdict."""
+    source: str
+    title: str
+    effect: str
+    experiments: tuple          # the story's experiments present in the run
+    checks: tuple
+    claim: str
+    published: str
+    measured: str
+    verdict: str                # yes / no / inconclusive / not measurable here
+    why: str
+    cause: str                  # found / not found / no evidence (claims.py)
+    cause_why: str

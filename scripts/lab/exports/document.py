@@ -31,10 +31,10 @@ def clean(v):
 
 def machine(rf, m):
     h = m["host"]
-    rows = dict(h["rows"])
-    out = {"summary": h["one_line"], "kind": h["kind"], "cpu": rows.get("CPU", ""),
-           "kernel": rows.get("kernel", ""), "rows": [[k, v] for k, v in h["rows"]],
-           "imported": h.get("imported")}
+    rows = dict(h.rows)
+    out = {"summary": h.one_line, "kind": h.kind, "cpu": rows.get("CPU", ""),
+           "kernel": rows.get("kernel", ""), "rows": [[k, v] for k, v in h.rows],
+           "imported": h.imported}
     for key, name in SETTINGS.items():
         out[key] = model.kv(rf.env(name))
     return out
@@ -74,6 +74,6 @@ def document(run):
            "run": {"name": m["name"], "state": m["state"], "command": m["command"]},
            "machine": machine(rf, m), "code": code if isinstance(code, dict) else None,
            "experiments": [experiment(e) for e in m["experiments"]],
-           "stories": [{k: s[k] for k in ("source", "title", "claim", "published", "measured", "verdict", "why")}
+           "stories": [{k: getattr(s, k) for k in ("source", "title", "claim", "published", "measured", "verdict", "why")}
                        for s in m["stories"]]}
     return clean(doc)

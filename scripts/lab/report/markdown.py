@@ -68,7 +68,7 @@ def render(m):
     f = view.frame(m)
     lines = [f"# Scaling lab run {m['name']}", "",
              f"{f.head} · command `{f.command}`" + (f" · journal: {f.journal}" if f.journal else ""), "",
-             f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", "", f.tally, ""]
+             f"Host: {m['host'].one_line}. An HTML version of this report: `report.html`.", "", f.tally, ""]
     lines += [f"**Warning:** {w}.\n" for w in f.warnings]
     lines += blocks([view.stories(m)] if m["stories"] else [])
     lines += environment(m)

@@ -14,7 +14,7 @@ from lab.engine.memplace import memory_nodes
 from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
-from lab.core.run import Point, Repeat
+from lab.core.run import Host, Point, Repeat, Story
 from lab.core.stats import summary
 from lab.core.tidy import COLUMNS, read, row_problem
 
@@ -97,26 +97,24 @@ def host(run, rec=None):
     if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/lab/imports/): what the file says
         src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
         said = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
-        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
-                "kind": KIND_IMPORTED, "imported": rec, "build": None,
-                "rows": [("host kind", f"imported ({src}; the machine as the file states it)"),
-                         ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
-                + [(f"file: {k}", str(v)) for k, v in list(said.items())[:32]]}
+        return Host(f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)", KIND_IMPORTED,
+                    (("host kind", f"imported ({src}; the machine as the file states it)"),
+                     ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}"))
+                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec)
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
-        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
-                "kind": KIND_PUBLISHED, "imported": rec, "build": None,
-                "rows": [("host kind", f"published (imported by import-c2c; {src})"),
-                         ("CPU", rec.get("cpu", "?")),
-                         ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
-                                                   if rec.get(k)) or "not catalogued"),
-                         ("topology", f"{rec.get('topology', '?')}: {shape}"),
-                         ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
-                                    f"{str(rec.get('sha256', '?'))[:16]}…")]}
-    return {
-        "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
-        "kind": kind,
-        "rows": [
+        return Host(f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)", KIND_PUBLISHED,
+                    (("host kind", f"published (imported by import-c2c; {src})"),
+                     ("CPU", rec.get("cpu", "?")),
+                     ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
+                                               if rec.get(k)) or "not catalogued"),
+                     ("topology", f"{rec.get('topology', '?')}: {shape}"),
+                     ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
+                                f"{str(rec.get('sha256', '?'))[:16]}…")), imported=rec)
+    return Host(
+        f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
+        kind,
+        (
             ("host kind", f"{kind} (vm: {virt.get('vm', '?')}, container: {virt.get('container', '?')})"),
             ("CPU", model),
             ("topology", f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA node(s) "
@@ -131,13 +129,13 @@ def host(run, rec=None):
             ("commit", first_line(f"{env}/git.txt")),
             ("path", path),
             ("memory and time", memory_time_row(mt)),
-        ] + ([("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt"))]
+        ) + ((("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt")),)
              if os.path.exists(f"{env}/cassandra-cluster.txt")
-             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else [])
-        + ([("load generators", network_row(f"{env}/network.txt"))] if os.path.exists(f"{env}/network.txt") else []),
-        "warnings": memory_time_warnings(mt),
-        "build": (read_file(build, "env") or "").strip() or None,
-    }
+             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else ())
+        + ((("load generators", network_row(f"{env}/network.txt")),) if os.path.exists(f"{env}/network.txt") else ()),
+        warnings=tuple(memory_time_warnings(mt)),
+        build=(read_file(build, "env") or "").strip() or None,
+    )
 
 
 def cluster_row(path):
@@ -535,9 +533,8 @@ def story_rows(exps, pub, run=None):
             {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
              "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it",
              "cause": claims.NO_EVIDENCE, "cause_why": ""}
-        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
-                    "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
-                    "verdict": c["verdict"], "why": c["why"], "cause": c["cause"], "cause_why": c["cause_why"]})
+        out.append(Story(st["source"], st["title"], st["effect"], tuple(names), tuple(checks), c["claim"],
+                         c["published"], c["measured"], c["verdict"], c["why"], c["cause"], c["cause_why"]))
     return out
 
 
@@ -554,9 +551,9 @@ def with_baseline(h, journal):
                     cells.setdefault(kind, []).append(float(v))
     if cells.get("core") and cells.get("memory"):
         span = {k: f"{min(v):.3g}" + (f"–{max(v):.3g}" if max(v) != min(v) else "") for k, v in cells.items()}
-        h["rows"] = list(h["rows"]) + [("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
-                                        f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
-                                        "runs at the sweep's start; docs/design.md)")]
+        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
+                                                   f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
+                                                   "runs at the sweep's start; docs/design.md)"),))
     return h
 
 

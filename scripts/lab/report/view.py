@@ -156,7 +156,7 @@ def frame(m):
     tally = (f'{total} points · {bad} suspect · {sum(len(e["remeasured"]) for e in exps)} re-measured · '
              f'{sum(len(e["skipped"]) for e in exps)} skipped · {sum(len(e["failed"]) for e in exps)} failed · '
              f'{len(m["not_measured"])} experiments not measured')
-    warnings = list(m["host"].get("warnings", []))
+    warnings = list(m["host"].warnings)
     if total and bad / total >= DISTURBED_SHARE:
         warnings.append(f"{bad} of {total} points have suspect repeats: the interference guard saw steal or other "
                         "processes on their CPUs (reasons per point below). Verdicts that rest on them are "
@@ -177,13 +177,13 @@ def stories(m):
     rows = []
     for s in m["stories"]:
         rows.append(Row([
-            Cell(f"{s['source']} {s['title']}", items=[Cell(x, link=f"#exp-{x}") for x in s["experiments"]]),
-            Cell(s["claim"]), Cell(s["published"] or "–"), Cell(s["measured"] or "–"),
-            Cell(s["verdict"], flag="badge", note=s["why"], tip=s["why"], strong=True),
-            Cell(s["cause"], note=s["cause_why"], tip=s["cause_why"]),
+            Cell(f"{s.source} {s.title}", items=[Cell(x, link=f"#exp-{x}") for x in s.experiments]),
+            Cell(s.claim), Cell(s.published or "–"), Cell(s.measured or "–"),
+            Cell(s.verdict, flag="badge", note=s.why, tip=s.why, strong=True),
+            Cell(s.cause, note=s.cause_why, tip=s.cause_why),
         ]))
-    details = [f"{s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
-               for s in m["stories"] if s["checks"]]
+    details = [f"{s.source}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s.checks)
+               for s in m["stories"] if s.checks]
     table = Table("", cols("story", "claim", "published", "measured here", "verdict", "cause"),
                   rows, id="verdicts", sortable=False,
                   note="yes / no judge the story's claim at the spans measured here, from the 95% CIs of the "
@@ -199,13 +199,13 @@ def stories(m):
 def environment(h):
     """The host's rows, then one row per instrument's build (env/build.txt)."""
     rows = []
-    for k, v in h["rows"]:
+    for k, v in h.rows:
         if k == "host kind":       # the first word (vm, bare-metal, container) is what a reader must not miss
             kind, _, rest = v.partition(" ")
             rows.append(Row([Cell(k), Cell(kind, strong=True, note=rest.removeprefix("(").removesuffix(")"))]))
         else:
             rows.append(Row([Cell(k), Cell(v)]))
-    builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    builds = [ln.split(": ", 1) for ln in (h.build or "").splitlines() if ": " in ln]
     # every line of env/build.txt but the compiler wrapper's and the compiler's defaults is an instrument
     rows += [Row([Cell("build"), Cell(f"{name}: {how}", code=True)]) for name, how in builds
              if name != "wrapper" and not name.endswith(" defaults")] or [Row([Cell("build"), Cell("not recorded")])]
@@ -522,12 +522,12 @@ def host_cell(s, unit, suspect=0):
 def fleet_hosts(runs, links=()):
     """The hosts' environments side by side; a row where they differ is flagged (what the comparison is about)."""
     href_of = dict(links)
-    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"]["rows"]))
-    envs = [dict(m["host"]["rows"]) for _l, m in runs]
+    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"].rows))
+    envs = [dict(m["host"].rows) for _l, m in runs]
     rows = [Row([Cell(k, strong=True)] + [Cell(e.get(k, "")) for e in envs],
                 flag="differs" if len({e.get(k) for e in envs}) > 1 else None) for k in keys]
     rows.append(Row([Cell("sweep", strong=True)] + [Cell(m["state"], note=m["command"]) for _l, m in runs]))
-    rows.append(Row([Cell("build", strong=True)] + [Cell(m["host"]["build"] or "not recorded", code=bool(m["host"]["build"]))
+    rows.append(Row([Cell("build", strong=True)] + [Cell(m["host"].build or "not recorded", code=bool(m["host"].build))
                                                    for _l, m in runs]))
     return Table("", [Column("")] + [Column(lab, link=href_of.get(lab)) for lab, _m in runs], rows, sortable=False)
 
