@@ -67,3 +67,19 @@ class Story:
     why: str
     cause: str                  # found / not found / no evidence (claims.py)
     cause_why: str
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """How an experiment's first variant scales over threads, per placement (lab/report/scaling.py): the
+    speedup rows (core/rules.speedups: placement, threads, base, speedup and efficiency with their 95%
+    ranges, doubt), a word per placement (stops / scales / inconclusive / one thread count), the pinning
+    comparisons and the sentences the report and the terminal say."""
+    metric: str
+    unit: str
+    better: str                 # higher / lower
+    threshold: float            # the efficiency below which scaling stops (rules.THRESHOLD)
+    rows: tuple
+    words: dict                 # {placement: word}
+    pinning: tuple
+    sentences: tuple

@@ -53,10 +53,10 @@ def experiment(e):
     return {"name": e["name"], "spec": e["spec"], "charts": [list(c) for c in e["charts"]],
             # measured points only: one measured once for several placements (plan.shared) is exported once
             "points": [point(p) for p in e["points"] + e["noise"] if not p.shared],
-            "scaling": {"metric": sc["metric"], "unit": sc["unit"], "better": sc["better"],
-                        "threshold": sc["threshold"], "words": sc["words"], "sentences": sc["sentences"],
+            "scaling": {"metric": sc.metric, "unit": sc.unit, "better": sc.better,
+                        "threshold": sc.threshold, "words": sc.words, "sentences": sc.sentences,
                         "rows": [{k: r[k] for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
-                                                    "eff", "eff_lo", "eff_hi", "doubt")} for r in sc["rows"]]}
+                                                    "eff", "eff_lo", "eff_hi", "doubt")} for r in sc.rows]}
             if sc else None,
             "goals": e["goals"], "skipped": e["skipped"], "failed": e["failed"], "remeasured": e["remeasured"]}
 

@@ -61,11 +61,11 @@ def section(run, e):
     sc = e.get("scaling")
     if not sc:
         return None
-    variants = scaling.curves(e["points"], sc["metric"])
+    variants = scaling.curves(e["points"], sc.metric)
     curves, models = [], {}
     for variant, by_p in sorted(variants.items()):
         errors = {}
-        for c in verdict.curve(scaling.summaries(by_p), sc["better"], evidence_of(run, e["name"], variant, errors)):
+        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e["name"], variant, errors)):
             v = c["verdict"]
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])
@@ -78,8 +78,8 @@ def section(run, e):
                 v["text"] = f"{variant}: {v['text']}"
             curves.append(c)
         for pl, by_t in sorted(by_p.items()):
-            models[(variant, pl)] = model_of(by_t, sc["better"])
-    return {"metric": sc["metric"], "better": sc["better"], "several": len(variants) > 1, "usl": models,
+            models[(variant, pl)] = model_of(by_t, sc.better)
+    return {"metric": sc.metric, "better": sc.better, "several": len(variants) > 1, "usl": models,
             "curves": curves, "flames": {}, "evidence": any(c["diff"] for c in curves)}
 
 

@@ -114,8 +114,8 @@ def scaling_words(e, report_md):
     sc = e.get("scaling")
     if not sc:
         return []
-    return [f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {report_md}):"] + \
-        ["  - " + line.replace("**", "") for line in sc["sentences"]]
+    return [f"How it scales ({sc.metric}, {sc.better} is better; numbers in {report_md}):"] + \
+        ["  - " + line.replace("**", "") for line in sc.sentences]
 
 
 def why_words(e, report_html):

@@ -18,6 +18,9 @@ Any point with fewer than 3 repeats or a suspect repeat makes the words that res
 (core/rules.py, the rule for every verdict of the lab).
 """
 
+import dataclasses
+
+from lab.core.run import Scaling
 from lab.engine import journal as jr
 from lab.engine.spec import better_of, curve_metric
 from lab.core.runfolder import RunFolder
@@ -204,9 +207,8 @@ def analyse(points, metric, better, topo, pus):
         for t, top, ties, doubtful in best(series, better)) + "."] if best(series, better) else []
     sentences += pinning_sentences(pin)
     sentences += crossings(series, cpus, topo, better)
-    return {"metric": metric, "unit": unit, "better": better, "threshold": THRESHOLD,
-            "rows": [r for p in sorted(sp) for r in sp[p]], "words": dict(zip(sorted(sp), (w for w, _s in words))),
-            "pinning": pin, "sentences": sentences}
+    return Scaling(metric, unit, better, THRESHOLD, tuple(r for p in sorted(sp) for r in sp[p]),
+                   dict(zip(sorted(sp), (w for w, _s in words))), tuple(pin), tuple(sentences))
 
 
 # --- reading a run -----------------------------------------------------------------------------------
@@ -224,9 +226,7 @@ def section(run, e):
                                          default=1)
     better = better_of(rf.spec_path(e["name"]), metric, unit)
     out = analyse(e["points"], metric, better, topo, pus)
-    if out:
-        out["sentences"] += perf_stat_sentence(rf)
-    return out
+    return dataclasses.replace(out, sentences=out.sentences + tuple(perf_stat_sentence(rf))) if out else None
 
 
 def perf_stat_sentence(rf):
