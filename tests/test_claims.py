@@ -31,7 +31,7 @@ def run_with(tmp_path, exp, rows, name="run"):
 
 
 def story(run, source):
-    return next(s for s in model.build(run)["stories"] if s.source == source)
+    return next(s for s in model.build(run).stories if s.source == source)
 
 
 def test_seed001_knee_and_mutex_share(tmp_path):

@@ -71,7 +71,7 @@ def test_json_is_valid_and_holds_the_run(lab_run):
     assert doc["format"] == "scaling-lab run" and doc["format_version"] == 1
     m = model.build(lab_run)
     pts = by_point(doc)
-    (e,) = m["experiments"]
+    (e,) = m.experiments
     for p in e["points"] + e["noise"]:
         q = pts[(e["name"], p.variant, p.placement, int(p.threads), p.cpus, p.metric, p.unit)]
         assert [r["value"] for r in q["repeats"]] == [r.value for r in p.repeats]

@@ -116,7 +116,7 @@ def lab_sort(work, tmp_path_factory):
 
 
 def points(run):
-    (e,) = model.build(run)["experiments"]
+    (e,) = model.build(run).experiments
     return e, {(p.variant, p.threads, p.metric): p for p in e["points"]}
 
 

@@ -41,7 +41,7 @@ def events(run, kind=None):
 
 
 def scaling_of(run):
-    (e,) = model.build(run)["experiments"]
+    (e,) = model.build(run).experiments
     return e["scaling"]
 
 

@@ -317,7 +317,7 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
           "draw=0", "why_runs=3", "max_foreign=100", "max_neighbour=100", "max_invol_cs=1000000000", "--",
           "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
-    (e,) = [e for e in model.build(run)["experiments"] if e.get("why")]
+    (e,) = [e for e in model.build(run).experiments if e.get("why")]
     w = e["why"]
     (c,) = w["curves"]
     v = c["verdict"]

@@ -32,7 +32,7 @@ def main(argv):
     except (model.DataError, JournalError, RunFolderError) as e:
         print(f"compare: {visible(e)}", file=sys.stderr)
         return 2
-    na, nb = ma["name"], mb["name"]
+    na, nb = ma.name, mb.name
     dest = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(b_run), f"compare-{na}-vs-{nb}.md")
     html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"
     write_atomic_text(dest, text)

@@ -38,7 +38,7 @@ def main(argv):
         print(visible(f"export: out={out}: no folder {folder}"), file=sys.stderr)
         return 2
     try:
-        doc = exports.FORMATS[fmt](run)
+        doc = exports.FORMATS[fmt](model.build(run))
         text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
         if out:     # the user's own folder may be a link; one inside a run folder may not (real_folder)
             write_atomic_text(out, text, run_of(out) or folder)

@@ -3,8 +3,10 @@
 by lab/report/model.py from the run's tidy rows and journal; read by attribute by the report, the why
 side, the charts and the exports. Frozen: a reader that needs another view of a point makes a new one
 (dataclasses.replace), it never edits the model another reader draws from."""
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 
+from lab.core.runfolder import RunFolder
 from lab.core.stats import Summary
 
 
@@ -47,6 +49,7 @@ class Host:
     warnings: tuple = ()        # what moves memory or time behind the lab's back (env/memory-time.txt)
     build: str | None = None    # env/build.txt: how the instruments were built
     imported: dict | None = None    # an import's record (env/imported.json): the file's own words
+    settings: dict = field(default_factory=dict)    # {"topology": {key: value}, …}: env/'s key=value files
 
 
 @dataclass(frozen=True)
@@ -83,3 +86,29 @@ class Scaling:
     words: dict                 # {placement: word}
     pinning: tuple
     sentences: tuple
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run folder read once (lab/report/model.py build; lab/report/front.py read): what every renderer,
+    the exports and the terminal's words draw from. experiments: each experiment's part of the model
+    (lab/report/model.py experiment), in the folder's order."""
+    path: str                   # the run folder
+    name: str
+    kind: str                   # runfolder.KIND_SWEEP / KIND_IMPORTED / KIND_PUBLISHED
+    state: str                  # complete, interrupted, imported, … (runfolder.state), "unknown"
+    command: str                # the sweep's command line (sweep/command)
+    host: Host
+    journal: str                # "journal.jsonl", or "none" for a run without a structured journal
+    experiments: tuple
+    not_measured: dict          # {experiment: why} the sweep skipped
+    stories: tuple              # (Story, …)
+    code: dict | None = None    # the code's identity (sweep/identity.json), None when absent or not an object
+
+    @functools.cached_property
+    def folder(self):
+        """Its RunFolder (the safe reader and writer of the folder's files)."""
+        return RunFolder(self.path)
+
+    def experiment(self, name):
+        return next((e for e in self.experiments if e["name"] == name), None)

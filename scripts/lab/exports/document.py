@@ -1,19 +1,15 @@
-"""The run as one JSON document (format "scaling-lab run", version VERSION; docs/run-format.md).
-
-Everything comes from lab/report/model.py (statistics from stats.summary, verdicts and goals as the
-report states them) and the run's env/ and sweep/ files; NaN (an interval below 3 repeats) is null."""
-import json
+"""A Run (lab/core/run.py, read once by lab/report/model.py) as one JSON document (format "scaling-lab
+run", version VERSION; docs/run-format.md, docs/run-format.schema.json). Nothing is read here: every
+field is the Run's (statistics from stats.summary, verdicts and goals as the report states them, the
+machine's settings and the code's identity as the model read them); NaN (an interval below 3 repeats)
+is null."""
 import math
 
-from lab.report import model
-from lab.core.runfolder import RunFolder
+from lab.report.model import SETTINGS  # noqa: F401 (imports/labrun.py writes the settings back to these files)
 
 FORMAT = "scaling-lab run"
 VERSION = 1
 STATS = ("n", "median", "min", "max", "ci_lo", "ci_hi", "ci_pct", "spread_pct", "ci_method")
-# env/ files of key=value lines that say what moves results (scripts/env.sh writes them)
-SETTINGS = {"topology": "topology.txt", "virt": "virt.txt", "cpu_state": "cpu-state.txt",
-            "memory_time": "memory-time.txt"}
 
 
 def clean(v):
@@ -29,15 +25,10 @@ def clean(v):
     return str(v)
 
 
-def machine(rf, m):
-    h = m["host"]
+def machine(h):
     rows = dict(h.rows)
-    out = {"summary": h.one_line, "kind": h.kind, "cpu": rows.get("CPU", ""),
-           "kernel": rows.get("kernel", ""), "rows": [[k, v] for k, v in h.rows],
-           "imported": h.imported}
-    for key, name in SETTINGS.items():
-        out[key] = model.kv(rf.env(name))
-    return out
+    return {"summary": h.one_line, "kind": h.kind, "cpu": rows.get("CPU", ""), "kernel": rows.get("kernel", ""),
+            "rows": [[k, v] for k, v in h.rows], "imported": h.imported, **h.settings}
 
 
 def point(p):
@@ -61,19 +52,12 @@ def experiment(e):
             "goals": e["goals"], "skipped": e["skipped"], "failed": e["failed"], "remeasured": e["remeasured"]}
 
 
-def document(run):
-    """The whole run: raises model.DataError / JournalError as the report does on a bad run."""
-    rf = RunFolder(run)
-    m = model.build(rf.path)
-    ident = rf.read("sweep/identity.json")
-    try:
-        code = json.loads(ident) if ident else None
-    except ValueError:
-        code = None
+def document(m):
+    """The Run m as the run format's JSON document (a dict of JSON values)."""
     doc = {"format": FORMAT, "format_version": VERSION,
-           "run": {"name": m["name"], "state": m["state"], "command": m["command"]},
-           "machine": machine(rf, m), "code": code if isinstance(code, dict) else None,
-           "experiments": [experiment(e) for e in m["experiments"]],
+           "run": {"name": m.name, "state": m.state, "command": m.command},
+           "machine": machine(m.host), "code": m.code,
+           "experiments": [experiment(e) for e in m.experiments],
            "stories": [{k: getattr(s, k) for k in ("source", "title", "claim", "published", "measured", "verdict", "why")}
-                       for s in m["stories"]]}
+                       for s in m.stories]}
     return clean(doc)

@@ -86,7 +86,7 @@ def section(run, e):
 def draw(rf, m):
     """Write each placement's differential flame graph to plots/<exp>-why-<placement>.svg (report.py,
     before it renders), and note its path in the model; a graph inferno cannot draw is said, not fatal."""
-    for e in m["experiments"]:
+    for e in m.experiments:
         w = e.get("why")
         for c in (w or {}).get("curves", []):
             v = c["verdict"]

@@ -12,7 +12,7 @@ from lab.report import relations
 def by_key(model):
     """{(experiment, variant, placement, threads, metric, unit): {"all": [v], "clean": [v], "noise": bool}}."""
     out = {}
-    for e in model["experiments"]:
+    for e in model.experiments:
         for p in e["points"] + e["noise"]:
             if p.shared:     # measured once, as another placement (plan.shared): compared there
                 continue
@@ -111,4 +111,4 @@ def compare(ma, mb):
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
     return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
-            "warnings": warnings(ma["run"], mb["run"])}
+            "warnings": warnings(ma.path, mb.path)}

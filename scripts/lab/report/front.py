@@ -28,21 +28,6 @@ class Unreadable(Exception):
 
 
 @dataclass(frozen=True)
-class Run:
-    """A run folder read once: its folder and the model every renderer draws from (lab/report/model.py)."""
-    path: str
-    folder: RunFolder
-    model: dict
-
-    @property
-    def experiments(self):
-        return self.model["experiments"]
-
-    def experiment(self, name):
-        return next((e for e in self.experiments if e["name"] == name), None)
-
-
-@dataclass(frozen=True)
 class Drawn:
     """What draw() wrote and said: chart PNGs, report.md and report.html, the lines it said on the way
     (charts that could not be drawn, the goals' words), and per experiment the words of how it scales."""
@@ -54,13 +39,12 @@ class Drawn:
 
 def read(path):
     """The Run of a run folder; Unreadable (one line) for a folder no model can be built from."""
-    rf = RunFolder(path)
     try:
-        m = model.build(rf.path)
+        run = model.build(RunFolder(path).path)
     except UNREADABLE as e:
         raise Unreadable(str(e)) from None
     BUILDS[0] += 1
-    return Run(rf.path, rf, m)
+    return run
 
 
 def draw_charts(run):
@@ -82,9 +66,9 @@ def draw(run, charts_too=True):
     folder of the run is not a real folder inside it (nothing is written there)."""
     made, said = draw_charts(run) if charts_too else ([], [])
     try:
-        causes.draw(run.folder, run.model)      # the flame graphs of why=1 evidence, by inferno into plots/
-        run.folder.write_text("report.md", markdown.render(run.model))
-        run.folder.write_text("report.html", html_page.report(run.model))
+        causes.draw(run.folder, run)      # the flame graphs of why=1 evidence, by inferno into plots/
+        run.folder.write_text("report.md", markdown.render(run))
+        run.folder.write_text("report.html", html_page.report(run))
     except RunFolderError as e:
         raise Unreadable(str(e)) from None
     for e in run.experiments:      # the goals a spec states, judged: the benchmark's last words

@@ -171,28 +171,28 @@ def draw(run_label_sets, kind, metric, title, run=None):
 # --- report.html ------------------------------------------------------------------------------------
 def experiment(m, e):
     """What templates/report.html.j2 shows of one experiment: its marks, charts and view blocks."""
-    charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m["run"]) for k, mt in dict.fromkeys(e["charts"])]
+    charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m.path) for k, mt in dict.fromkeys(e["charts"])]
     return {"e": e, "marks": view.marks(e), "charts": [Markup(c) for c in charts if c],   # svg.py escapes its text
             "imported": (e.get("relations") or {}).get("imported"), "blocks": view.experiment(e),
-            "perf": [(href(os.path.relpath(t["path"], m["run"])), t["point"]) for t in e["perf"]]}
+            "perf": [(href(os.path.relpath(t["path"], m.path)), t["point"]) for t in e["perf"]]}
 
 
 def report(m):
-    exps = m["experiments"]
+    exps = m.experiments
     body = TEMPLATES.get_template("report.html.j2").render(
         m=m, frame=view.frame(m), exps=[experiment(m, e) for e in exps],
-        stories=view.stories(m).blocks if m["stories"] else [view.Paragraph(view.NO_STORY, flag="mute")],
-        env=view.environment(m["host"]).blocks, embed=lambda f: embed(m["run"], f))
-    return page(f"Scaling lab run {m['name']}", body)
+        stories=view.stories(m).blocks if m.stories else [view.Paragraph(view.NO_STORY, flag="mute")],
+        env=view.environment(m.host).blocks, embed=lambda f: embed(m.path, f))
+    return page(f"Scaling lab run {m.name}", body)
 
 
 # --- compare.html -----------------------------------------------------------------------------------
 def compare(ma, mb, cmp):
-    na, nb = ma["name"], mb["name"]
+    na, nb = ma.name, mb.name
     labels = [(f"A: {na}", ma), (f"B: {nb}", mb)]
-    exps_b = {e["name"]: e for e in mb["experiments"]}
+    exps_b = {e["name"]: e for e in mb.experiments}
     exps = []
-    for ea in ma["experiments"]:
+    for ea in ma.experiments:
         eb = exps_b.get(ea["name"])
         if not eb:
             continue
@@ -212,5 +212,5 @@ def compare(ma, mb, cmp):
     # the hosts' rows where they differ stand out: that is what the comparison is about
     body = TEMPLATES.get_template("compare.html.j2").render(
         na=na, nb=nb, ma=ma, mb=mb, cmp=cmp, exps=exps, relations=view.compare_relations(cmp),
-        hosts=view.fleet_hosts(labels, [(lab, m["run"] + "/report.html") for lab, m in labels]), embed=None)
+        hosts=view.fleet_hosts(labels, [(lab, m.path + "/report.html") for lab, m in labels]), embed=None)
     return page(f"{na} vs {nb}", body)

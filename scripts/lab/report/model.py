@@ -5,6 +5,7 @@ command of every repeat), the published comparisons with their verdicts, and one
 Renderers format this model; they compute no number of their own."""
 import csv
 import dataclasses
+import json
 import math
 import os
 
@@ -14,7 +15,7 @@ from lab.engine.memplace import memory_nodes
 from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
-from lab.core.run import Host, Point, Repeat, Story
+from lab.core.run import Host, Point, Repeat, Run, Story
 from lab.core.stats import summary
 from lab.core.tidy import COLUMNS, read, row_problem
 
@@ -27,6 +28,9 @@ from lab.report.journal import Journal
 # Published names that differ from ours for the same quantity.
 METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
 POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
+# env/ files of key=value lines that say what moves results (scripts/env.sh writes them): the Host's settings
+SETTINGS = {"topology": "topology.txt", "virt": "virt.txt", "cpu_state": "cpu-state.txt",
+            "memory_time": "memory-time.txt"}
 
 
 class DataError(ValueError):
@@ -76,9 +80,10 @@ def read_rows(path):
 
 # --- host -----------------------------------------------------------------------------------------
 def host(run, rec=None):
-    """The host's rows; rec: the run's import record (runfolder.import_record(), None for a sweep)."""
+    """The run's Host; rec: the run's import record (runfolder.import_record(), None for a sweep)."""
     env = RunFolder(run).env_dir
-    topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
+    settings = {key: kv(f"{env}/{name}") for key, name in SETTINGS.items()}
+    topo, virt, cpu = settings["topology"], settings["virt"], settings["cpu_state"]
     model = first_line(f"{env}/cpuinfo.txt", "model name").lstrip(": \t") or "unknown CPU"
     kind = virt.get("kind", "unknown")
     kind_text = {"vm": f"VM ({virt.get('vm', '?')})", "bare-metal": "bare metal"}.get(kind, kind)
@@ -92,7 +97,7 @@ def host(run, rec=None):
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = f"{env}/build.txt"
-    mt = kv(f"{env}/memory-time.txt")
+    mt = settings["memory_time"]
     kind_of_run = kind_of(rec)
     if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/lab/imports/): what the file says
         src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
@@ -100,7 +105,7 @@ def host(run, rec=None):
         return Host(f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)", KIND_IMPORTED,
                     (("host kind", f"imported ({src}; the machine as the file states it)"),
                      ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}"))
-                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec)
+                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec, settings=settings)
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
         return Host(f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)", KIND_PUBLISHED,
@@ -110,7 +115,7 @@ def host(run, rec=None):
                                                if rec.get(k)) or "not catalogued"),
                      ("topology", f"{rec.get('topology', '?')}: {shape}"),
                      ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
-                                f"{str(rec.get('sha256', '?'))[:16]}…")), imported=rec)
+                                f"{str(rec.get('sha256', '?'))[:16]}…")), imported=rec, settings=settings)
     return Host(
         f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
         kind,
@@ -135,6 +140,7 @@ def host(run, rec=None):
         + ((("load generators", network_row(f"{env}/network.txt")),) if os.path.exists(f"{env}/network.txt") else ()),
         warnings=tuple(memory_time_warnings(mt)),
         build=(read_file(build, "env") or "").strip() or None,
+        settings=settings,
     )
 
 
@@ -427,8 +433,9 @@ def measured(run, exp, journal, rec):
 
 
 def charted(run):
-    """The part of the model the charts draw from (lab/report/chartmodel.py): per experiment its chart lines,
-    measured points and scaling rows, without the published comparisons a report adds. Raises as build()."""
+    """The part of the model the charts draw from (lab/report/chartmodel.py): [experiment] with its chart
+    lines, measured points and scaling rows, without the published comparisons a report adds. Raises as
+    build()."""
     rf = RunFolder(run)
     journal = Journal(rf)
     rec = rf.import_record()
@@ -438,7 +445,7 @@ def charted(run):
         e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p.noise]}
         e["scaling"] = scaling.section(rf.path, e)
         exps.append(e)
-    return {"run": rf.path, "experiments": exps}
+    return exps
 
 
 def chart_files(rf, exp, charts):
@@ -557,8 +564,18 @@ def with_baseline(h, journal):
     return h
 
 
+def code_identity(rf):
+    """sweep/identity.json (what code measured: engine/api.py writes it) as a dict, else None."""
+    ident = rf.read("sweep/identity.json")
+    try:
+        code = json.loads(ident) if ident else None
+    except ValueError:
+        code = None
+    return code if isinstance(code, dict) else None
+
+
 def build(run):
-    """The whole model of a run folder. Raises DataError / JournalError on unreadable input."""
+    """The whole model of a run folder: a Run. Raises DataError / JournalError on unreadable input."""
     rf = RunFolder(run)
     run = rf.path
     journal = Journal(rf)
@@ -568,15 +585,8 @@ def build(run):
     for e in exps:      # how a command scales, in words (an experiment with a speedup chart), and why
         e["scaling"] = scaling.section(run, e)
         e["why"] = causes.section(run, e)
-    return {
-        "run": run,
-        "name": rf.name,
-        "kind": kind_of(rec),
-        "state": rf.state() or "unknown",
-        "command": first_line(rf.sweep_file("command")),
-        "host": with_baseline(host(run, rec), journal),
-        "journal": "journal.jsonl" if journal.structured else "none",
-        "experiments": exps,
-        "not_measured": journal.experiments_skipped(),
-        "stories": story_rows(exps, pub, run),
-    }
+    return Run(path=run, name=rf.name, kind=kind_of(rec), state=rf.state() or "unknown",
+               command=first_line(rf.sweep_file("command")), host=with_baseline(host(run, rec), journal),
+               journal="journal.jsonl" if journal.structured else "none", experiments=tuple(exps),
+               not_measured=journal.experiments_skipped(), stories=tuple(story_rows(exps, pub, run)),
+               code=code_identity(rf))

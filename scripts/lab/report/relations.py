@@ -221,7 +221,7 @@ def of_experiment(run, e, rec):
 
 def of_model(m):
     """(experiment name, relations) of a run model's fullest c2c experiment: the matrix, else c2c."""
-    found = {e["name"]: e["relations"] for e in m["experiments"] if e.get("relations")}
+    found = {e["name"]: e["relations"] for e in m.experiments if e.get("relations")}
     for name in ("c2c-matrix", "c2c"):
         if name in found:
             return name, found[name]

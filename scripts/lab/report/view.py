@@ -151,31 +151,31 @@ DISTURBED_SHARE = 0.25      # a run with this share of its points suspect is sai
 
 
 def frame(m):
-    exps = m["experiments"]
+    exps = m.experiments
     total, bad = sum(len(e["points"]) for e in exps), sum(len(e["suspect"]) for e in exps)
     tally = (f'{total} points · {bad} suspect · {sum(len(e["remeasured"]) for e in exps)} re-measured · '
              f'{sum(len(e["skipped"]) for e in exps)} skipped · {sum(len(e["failed"]) for e in exps)} failed · '
-             f'{len(m["not_measured"])} experiments not measured')
-    warnings = list(m["host"].warnings)
+             f'{len(m.not_measured)} experiments not measured')
+    warnings = list(m.host.warnings)
     if total and bad / total >= DISTURBED_SHARE:
         warnings.append(f"{bad} of {total} points have suspect repeats: the interference guard saw steal or other "
                         "processes on their CPUs (reasons per point below). Verdicts that rest on them are "
                         "inconclusive; measure again on a quiet host for an answer")
-    if m["state"] == "complete":
-        state, head, journal = "ok", "Sweep complete", m["journal"]
-    elif m["state"] == "imported":
+    if m.state == "complete":
+        state, head, journal = "ok", "Sweep complete", m.journal
+    elif m.state == "imported":
         state, head, journal = "imported", "Imported published matrix, not measured here", None
     else:
-        state, head, journal = "warn", f"Sweep state: {m['state']} (the numbers below are what was measured so far)", \
-            m["journal"]
-    return Frame(tally, tuple(warnings), state, head, m["command"], journal)
+        state, head, journal = "warn", f"Sweep state: {m.state} (the numbers below are what was measured so far)", \
+            m.journal
+    return Frame(tally, tuple(warnings), state, head, m.command, journal)
 
 
 def stories(m):
-    if not m["stories"]:
+    if not m.stories:
         return None
     rows = []
-    for s in m["stories"]:
+    for s in m.stories:
         rows.append(Row([
             Cell(f"{s.source} {s.title}", items=[Cell(x, link=f"#exp-{x}") for x in s.experiments]),
             Cell(s.claim), Cell(s.published or "–"), Cell(s.measured or "–"),
@@ -183,7 +183,7 @@ def stories(m):
             Cell(s.cause, note=s.cause_why, tip=s.cause_why),
         ]))
     details = [f"{s.source}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s.checks)
-               for s in m["stories"] if s.checks]
+               for s in m.stories if s.checks]
     table = Table("", cols("story", "claim", "published", "measured here", "verdict", "cause"),
                   rows, id="verdicts", sortable=False,
                   note="yes / no judge the story's claim at the spans measured here, from the 95% CIs of the "
@@ -522,12 +522,12 @@ def host_cell(s, unit, suspect=0):
 def fleet_hosts(runs, links=()):
     """The hosts' environments side by side; a row where they differ is flagged (what the comparison is about)."""
     href_of = dict(links)
-    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"].rows))
-    envs = [dict(m["host"].rows) for _l, m in runs]
+    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m.host.rows))
+    envs = [dict(m.host.rows) for _l, m in runs]
     rows = [Row([Cell(k, strong=True)] + [Cell(e.get(k, "")) for e in envs],
                 flag="differs" if len({e.get(k) for e in envs}) > 1 else None) for k in keys]
-    rows.append(Row([Cell("sweep", strong=True)] + [Cell(m["state"], note=m["command"]) for _l, m in runs]))
-    rows.append(Row([Cell("build", strong=True)] + [Cell(m["host"].build or "not recorded", code=bool(m["host"].build))
+    rows.append(Row([Cell("sweep", strong=True)] + [Cell(m.state, note=m.command) for _l, m in runs]))
+    rows.append(Row([Cell("build", strong=True)] + [Cell(m.host.build or "not recorded", code=bool(m.host.build))
                                                    for _l, m in runs]))
     return Table("", [Column("")] + [Column(lab, link=href_of.get(lab)) for lab, _m in runs], rows, sortable=False)
 
