@@ -72,8 +72,8 @@ def test_json_is_valid_and_holds_the_run(lab_run):
     m = model.build(lab_run)
     pts = by_point(doc)
     (e,) = m.experiments
-    for p in e["points"] + e["noise"]:
-        q = pts[(e["name"], p.variant, p.placement, int(p.threads), p.cpus, p.metric, p.unit)]
+    for p in e.points + e.noise:
+        q = pts[(e.name, p.variant, p.placement, int(p.threads), p.cpus, p.metric, p.unit)]
         assert [r["value"] for r in q["repeats"]] == [r.value for r in p.repeats]
         assert q["suspect"] == p.summary.suspect and q["noise"] == p.noise
         for k, v in q["stats"].items():      # the lab's own statistics, NaN as null

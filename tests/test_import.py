@@ -117,7 +117,7 @@ def lab_sort(work, tmp_path_factory):
 
 def points(run):
     (e,) = model.build(run).experiments
-    return e, {(p.variant, p.threads, p.metric): p for p in e["points"]}
+    return e, {(p.variant, p.threads, p.metric): p for p in e.points}
 
 
 def check_imported(run, path, fmt, metric, n_repeats):
@@ -131,7 +131,7 @@ def check_imported(run, path, fmt, metric, n_repeats):
     e, pts = points(run)
     for t in ("1", "2"):
         assert pts[("", t, metric)].summary.n == n_repeats
-    sc = e["scaling"]
+    sc = e.scaling
     assert sc and sc.metric == metric and {r["threads"] for r in sc.rows} == {1, 2}
     two = next(r for r in sc.rows if r["threads"] == 2)
     # the speedup is the lab's formula over the imported medians
@@ -139,7 +139,7 @@ def check_imported(run, path, fmt, metric, n_repeats):
     assert two["speedup"] == pytest.approx(s1 / s2 if sc.better == "lower" else s2 / s1)
     report = open(os.path.join(run, "report.md")).read()
     assert "How it scales" in report and "efficiency" in report
-    assert os.path.exists(os.path.join(run, "plots", f"{e['name']}-speedup-{metric}.png"))
+    assert os.path.exists(os.path.join(run, "plots", f"{e.name}-speedup-{metric}.png"))
     return e, pts
 
 

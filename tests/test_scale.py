@@ -42,7 +42,7 @@ def events(run, kind=None):
 
 def scaling_of(run):
     (e,) = model.build(run).experiments
-    return e["scaling"]
+    return e.scaling
 
 
 @pytest.fixture(scope="module")

@@ -197,7 +197,7 @@ def test_a_new_section_is_one_builder_and_both_reports_show_it(tmp_path, monkeyp
 
     def why(e):
         return view.Section("Why it stops scaling", [
-            view.Paragraph(f"compact: **stops at {e['points'][-1].threads} threads** <b>not bold</b>"),
+            view.Paragraph(f"compact: **stops at {e.points[-1].threads} threads** <b>not bold</b>"),
             view.Table("Stacks whose cost grew", view.cols("stack", "share at 1", "share at 2", numeric=(1, 2)),
                        [view.Row([view.Cell("lock_wait"), view.num(0.1, "10%"), view.num(0.4, "40%")])]),
             view.Figure("plots/sp-flame.svg", "flame graph of compact t2", ours=True)])

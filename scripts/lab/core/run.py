@@ -89,6 +89,42 @@ class Scaling:
 
 
 @dataclass(frozen=True)
+class Experiment:
+    """One experiment of a run (lab/report/model.py experiment): its spec, charts, points (results and
+    noise readings), what the journal says of it (skipped, failed, re-measured, not confident), the
+    published comparisons, goals, and how it scales and why. The lists are the model's, built once;
+    readers do not edit them."""
+    name: str
+    spec: list                  # the spec snapshot's lines
+    charts: list                # [(kind, metric)] the experiment draws
+    chart_files: list           # [(kind, metric, path without extension)] of the charts on disk
+    missing_charts: list        # why a chart asked for is not drawn
+    skipped: list               # the journal's skipped points, in words
+    points: list                # [Point] results (noise readings left out)
+    table: list                 # the points its table lists (a full pair matrix goes to the heatmap)
+    mem_column: bool            # an instrument recorded the measured memory's node
+    pair_rows: int              # points of a pair matrix left out of the table
+    noise: list                 # [Point] noise readings (engine.guard.NOISE_METRICS)
+    glance: dict | None         # the at-a-glance table of charted metrics
+    suspect: list               # [Point] with a suspect repeat
+    suspect_points: list        # [(first Point, [metrics])] per point with suspect repeats
+    rate_bound: list            # client.bound: which side bounded a cache point's rate
+    goals: list                 # goals.of_experiment: each goal a spec states, judged
+    remeasured: list            # re-measured repeats, in words
+    remeasured_raw: list        # their discarded attempts' raw folders (None where absent)
+    failed: list                # failed points, in words
+    unconfident: list           # the journal's confidence events that were not confident
+    perf: list                  # perf summaries of each point's first repeat
+    beside: list                # published figures beside the measured medians
+    shapes: list                # published series' growth beside the measured
+    ratios: list                # published ratios between variants beside the measured
+    numa: dict | None           # a node x node memory matrix's notes
+    relations: dict | None = None   # c2c, c2c-matrix: per CPU-pair relation, beside published machines
+    scaling: Scaling | None = None
+    why: dict | None = None     # why it stops scaling (lab/report/causes.py), for a why=1 run
+
+
+@dataclass(frozen=True)
 class Run:
     """A run folder read once (lab/report/model.py build; lab/report/front.py read): what every renderer,
     the exports and the terminal's words draw from. experiments: each experiment's part of the model

@@ -40,16 +40,16 @@ def point(p):
 
 
 def experiment(e):
-    sc = e.get("scaling")
-    return {"name": e["name"], "spec": e["spec"], "charts": [list(c) for c in e["charts"]],
+    sc = e.scaling
+    return {"name": e.name, "spec": e.spec, "charts": [list(c) for c in e.charts],
             # measured points only: one measured once for several placements (plan.shared) is exported once
-            "points": [point(p) for p in e["points"] + e["noise"] if not p.shared],
+            "points": [point(p) for p in e.points + e.noise if not p.shared],
             "scaling": {"metric": sc.metric, "unit": sc.unit, "better": sc.better,
                         "threshold": sc.threshold, "words": sc.words, "sentences": sc.sentences,
                         "rows": [{k: r[k] for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
                                                     "eff", "eff_lo", "eff_hi", "doubt")} for r in sc.rows]}
             if sc else None,
-            "goals": e["goals"], "skipped": e["skipped"], "failed": e["failed"], "remeasured": e["remeasured"]}
+            "goals": e.goals, "skipped": e.skipped, "failed": e.failed, "remeasured": e.remeasured}
 
 
 def document(m):

@@ -58,14 +58,14 @@ def section(run, e):
     """{"metric", "better", "usl": {(variant, placement): fit}, "curves": [verdict.curve entries, each with
     its "variant"], "flames": {(variant, placement): path}, "evidence": bool} for an experiment with
     scaling words, else None. Every variant gets its own curves (seed 000 compares two)."""
-    sc = e.get("scaling")
+    sc = e.scaling
     if not sc:
         return None
-    variants = scaling.curves(e["points"], sc.metric)
+    variants = scaling.curves(e.points, sc.metric)
     curves, models = [], {}
     for variant, by_p in sorted(variants.items()):
         errors = {}
-        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e["name"], variant, errors)):
+        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e.name, variant, errors)):
             v = c["verdict"]
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])
@@ -87,7 +87,7 @@ def draw(rf, m):
     """Write each placement's differential flame graph to plots/<exp>-why-<placement>.svg (report.py,
     before it renders), and note its path in the model; a graph inferno cannot draw is said, not fatal."""
     for e in m.experiments:
-        w = e.get("why")
+        w = e.why
         for c in (w or {}).get("curves", []):
             v = c["verdict"]
             name = f"{c['variant']}-{v['placement']}" if w["several"] else v["placement"]
@@ -98,6 +98,6 @@ def draw(rf, m):
             except flame.FlameError as err:
                 v["missing"] = list(v.get("missing") or []) + [f"no flame graph: {err}"]
                 continue
-            rel = os.path.relpath(rf.chart(e["name"], "why", name, "svg"), rf.path)
+            rel = os.path.relpath(rf.chart(e.name, "why", name, "svg"), rf.path)
             rf.write_text(rel, text)
             w["flames"][(c["variant"], v["placement"])] = rel

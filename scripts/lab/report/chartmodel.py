@@ -231,7 +231,7 @@ MAX_CATEGORIES = 64
 def build(kind, e, metric, topo=None):
     """The chart object of `chart = KIND METRIC` for an experiment of the run model, or None (no rows)."""
     f = KINDS.get(kind)
-    chart = f(e["points"], metric, scaling=e.get("scaling"), topo=topo) if f else None
+    chart = f(e.points, metric, scaling=e.scaling, topo=topo) if f else None
     if isinstance(chart, Series) and len(chart.lines) > MAX_SERIES:
         chart.left_out, chart.lines = len(chart.lines) - MAX_SERIES, chart.lines[:MAX_SERIES]
     if isinstance(chart, Bars) and (len(chart.variants) > MAX_SERIES or len(chart.categories) > MAX_CATEGORIES):

@@ -123,7 +123,7 @@ def xrange_of(chart):
 
 def render(run, e, kind, metric, topo):
     chart = chartmodel.build(kind, e, metric, topo)
-    exp = e["name"]
+    exp = e.name
     if chart is None:
         return None, f"charts: {exp}: no rows for {metric}, no {kind} chart"
     base = RunFolder(run).chart(exp, kind, metric)
@@ -156,14 +156,14 @@ def draw_all(rf, exps):
     """Every chart the experiments' chart lines ask for: ([PNG written], [line said]). A spec with no data
     is read only for what it says is wrong with it; RunFolderError when a folder of the run is a link."""
     said = []
-    by_name = {e["name"]: e for e in exps}
+    by_name = {e.name: e for e in exps}
     specs = {os.path.realpath(rf.spec_path(name)) for name in by_name}
     for spec in rf.spec_paths():
         if os.path.realpath(spec) not in specs:
             spec_charts(spec)
     wanted = []
     for name, e in by_name.items():
-        for kind, metric in e["charts"]:
+        for kind, metric in e.charts:
             if kind in KINDS:
                 wanted.append((name, kind, metric))
             else:

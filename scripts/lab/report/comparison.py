@@ -13,10 +13,10 @@ def by_key(model):
     """{(experiment, variant, placement, threads, metric, unit): {"all": [v], "clean": [v], "noise": bool}}."""
     out = {}
     for e in model.experiments:
-        for p in e["points"] + e["noise"]:
+        for p in e.points + e.noise:
             if p.shared:     # measured once, as another placement (plan.shared): compared there
                 continue
-            k = (e["name"], p.variant, p.placement, p.threads, p.metric, p.unit)
+            k = (e.name, p.variant, p.placement, p.threads, p.metric, p.unit)
             d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p.noise})
             for r in p.repeats:
                 d["all"].append(r.value)

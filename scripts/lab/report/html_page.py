@@ -97,10 +97,10 @@ HEATMAP_SVG_CPUS = 64    # above this many CPUs a heatmap is inlined as the gnup
 def chart_points(e):
     """{id(point): href} for chart markers: the point's row in the table (or its raw folder)."""
     out = {}
-    in_table = {id(p) for p in e["table"]}     # by identity: `p in list` of dicts is quadratic
-    for i, p in enumerate(e["points"]):
+    in_table = {id(p) for p in e.table}     # by identity: `p in list` of dicts is quadratic
+    for i, p in enumerate(e.points):
         if id(p) in in_table:
-            out[id(p)] = f"#{pid(e['name'], i)}"
+            out[id(p)] = f"#{pid(e.name, i)}"
         else:
             raw = next((r.raw for r in p.repeats if r.raw), None)
             out[id(p)] = href(f"{raw}/") if raw else ""
@@ -160,7 +160,7 @@ def draw(run_label_sets, kind, metric, title, run=None):
         cells = {k: mark(p, hrefs, "")[:2] for k, p in ch.cells.items()}
         if ch.nodes:
             return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order, mirror=False)
-        png = RunFolder(run).chart(e["name"], "heatmap", metric, "png") if run else ""
+        png = RunFolder(run).chart(e.name, "heatmap", metric, "png") if run else ""
         if len(ch.order) > HEATMAP_SVG_CPUS and os.path.exists(png):
             # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.
             return embed(run, view.Figure(os.path.relpath(png, run), f"{title} heatmap, {len(ch.order)} CPUs"))
@@ -171,10 +171,10 @@ def draw(run_label_sets, kind, metric, title, run=None):
 # --- report.html ------------------------------------------------------------------------------------
 def experiment(m, e):
     """What templates/report.html.j2 shows of one experiment: its marks, charts and view blocks."""
-    charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m.path) for k, mt in dict.fromkeys(e["charts"])]
+    charts = [draw([("", e, False)], k, mt, f"{e.name}: {mt}", m.path) for k, mt in dict.fromkeys(e.charts)]
     return {"e": e, "marks": view.marks(e), "charts": [Markup(c) for c in charts if c],   # svg.py escapes its text
-            "imported": (e.get("relations") or {}).get("imported"), "blocks": view.experiment(e),
-            "perf": [(href(os.path.relpath(t["path"], m.path)), t["point"]) for t in e["perf"]]}
+            "imported": (e.relations or {}).get("imported"), "blocks": view.experiment(e),
+            "perf": [(href(os.path.relpath(t["path"], m.path)), t["point"]) for t in e.perf]}
 
 
 def report(m):
@@ -190,20 +190,20 @@ def report(m):
 def compare(ma, mb, cmp):
     na, nb = ma.name, mb.name
     labels = [(f"A: {na}", ma), (f"B: {nb}", mb)]
-    exps_b = {e["name"]: e for e in mb.experiments}
+    exps_b = {e.name: e for e in mb.experiments}
     exps = []
     for ea in ma.experiments:
-        eb = exps_b.get(ea["name"])
+        eb = exps_b.get(ea.name)
         if not eb:
             continue
-        charts = [draw([("A ", ea, False), ("B ", eb, True)], k, mt, f"{ea['name']}: {mt} (A solid, B dashed/light)")
-                  for k, mt in dict.fromkeys(ea["charts"]) if k != "heatmap"]
-        charted = {mt for _k, mt in ea["charts"]}
-        mine = [r for r in cmp["rows"] if r["key"][0] == ea["name"]]
+        charts = [draw([("A ", ea, False), ("B ", eb, True)], k, mt, f"{ea.name}: {mt} (A solid, B dashed/light)")
+                  for k, mt in dict.fromkeys(ea.charts) if k != "heatmap"]
+        charted = {mt for _k, mt in ea.charts}
+        mine = [r for r in cmp["rows"] if r["key"][0] == ea.name]
         shown = [r for r in mine if r["key"][4] in charted]
         rest = [r for r in mine if r["key"][4] not in charted]
-        noise = [r for r in cmp["noise"] if r["key"][0] == ea["name"]]
-        exps.append({"name": ea["name"], "charts": [Markup(c) for c in charts if c],
+        noise = [r for r in cmp["noise"] if r["key"][0] == ea.name]
+        exps.append({"name": ea.name, "charts": [Markup(c) for c in charts if c],
                      "blocks": ([view.compare_points(shown)] if shown else []) +
                      ([view.compare_points(rest, f"{'other metrics' if shown else 'every metric'} ({len(rest)} rows)",
                                            open_=not shown)] if rest else []) +

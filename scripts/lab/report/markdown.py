@@ -56,11 +56,11 @@ def environment(m):
 def perf_tables(run, e, most=8):
     out = []
     fence = "`" * 3
-    for top in e["perf"][:most]:     # read by the model through the safe reader (model.perf_tops)
+    for top in e.perf[:most]:     # read by the model through the safe reader (model.perf_tops)
         out += ["", f"<details><summary>perf: top symbols of {top['point']}</summary>", "", fence]
         out += [ln.rstrip().replace(fence, "'" * 3) for ln in top["text"].splitlines()] + [fence, "</details>"]
-    if len(e["perf"]) > most:
-        out.append(f"\n({len(e['perf']) - most} more profiles under raw/{e['name']}/.)")
+    if len(e.perf) > most:
+        out.append(f"\n({len(e.perf) - most} more profiles under raw/{e.name}/.)")
     return out
 
 
@@ -73,17 +73,17 @@ def render(m):
     lines += blocks([view.stories(m)] if m.stories else [])
     lines += environment(m)
     for e in m.experiments:
-        lines += [f"## {e['name']}", ""]
-        if e["spec"]:
-            lines += ["```"] + e["spec"] + ["```", ""]
+        lines += [f"## {e.name}", ""]
+        if e.spec:
+            lines += ["```"] + e.spec + ["```", ""]
         lines += [f"- {k.head}{k.label}{k.tail}" + (f": {k.reason}" if k.reason else "") for k in view.marks(e)]
         lines.append("")
         lines += blocks(view.figures(m.path, e))
-        rec = (e.get("relations") or {}).get("imported")
+        rec = (e.relations or {}).get("imported")
         if rec:     # every published number shown names where it was published
             lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
         lines += blocks(view.experiment(e))
-        if not e["points"]:
+        if not e.points:
             lines += ["No measured rows.", ""]
         lines += perf_tables(m.path, e)
         lines.append("")

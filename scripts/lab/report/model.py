@@ -15,7 +15,7 @@ from lab.engine.memplace import memory_nodes
 from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
-from lab.core.run import Host, Point, Repeat, Run, Story
+from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
 from lab.core.stats import summary
 from lab.core.tidy import COLUMNS, read, row_problem
 
@@ -432,22 +432,6 @@ def measured(run, exp, journal, rec):
     return charts, points(run, exp, read_rows(rf.data_csv(exp)), journal)
 
 
-def charted(run):
-    """The part of the model the charts draw from (lab/report/chartmodel.py): [experiment] with its chart
-    lines, measured points and scaling rows, without the published comparisons a report adds. Raises as
-    build()."""
-    rf = RunFolder(run)
-    journal = Journal(rf)
-    rec = rf.import_record()
-    exps = []
-    for exp in rf.experiments():
-        charts, all_pts = measured(rf.path, exp, journal, rec)
-        e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p.noise]}
-        e["scaling"] = scaling.section(rf.path, e)
-        exps.append(e)
-    return exps
-
-
 def chart_files(rf, exp, charts):
     """[(kind, metric, path of the chart without its extension, relative to the run)] of the charts drawn."""
     return [(k, m, os.path.relpath(rf.chart(exp, k, m), rf.path)) for k, m in charts
@@ -466,39 +450,39 @@ def experiment(run, exp, journal, pub, vmap, rec):
     # by identity: `p not in pair_rows` compares dicts, quadratic (100 s for a 192-CPU matrix)
     pair_ids = {id(p) for p in pair_rows}
     bounds = client.bound(pts)
-    e = {
-        "name": exp,
-        "spec": [ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
-        "charts": charts,
-        "chart_files": chart_files(rf, exp, charts),
-        "missing_charts": missing_charts(charts, pts),
-        "skipped": journal.skipped(exp),
-        "points": pts,
-        "table": [p for p in pts if id(p) not in pair_ids],
+    e = Experiment(
+        name=exp,
+        spec=[ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
+        charts=charts,
+        chart_files=chart_files(rf, exp, charts),
+        missing_charts=missing_charts(charts, pts),
+        skipped=journal.skipped(exp),
+        points=pts,
+        table=[p for p in pts if id(p) not in pair_ids],
         # a "memory node" column in the points' tables, when an instrument of this experiment recorded one
-        "mem_column": any(p.mem_node for p in pts),
-        "pair_rows": len(pair_rows),
-        "noise": [p for p in all_pts if p.noise],
-        "glance": glance if glance["variants"] else None,
-        "suspect": [p for p in pts if p.summary.suspect],
+        mem_column=any(p.mem_node for p in pts),
+        pair_rows=len(pair_rows),
+        noise=[p for p in all_pts if p.noise],
+        glance=glance if glance["variants"] else None,
+        suspect=[p for p in pts if p.summary.suspect],
         # the same repeats are suspect for every metric of a point: listed once per point
-        "suspect_points": suspect_points(pts),
-        "rate_bound": bounds,
-        "goals": goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
-        "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
+        suspect_points=suspect_points(pts),
+        rate_bound=bounds,
+        goals=goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
+        remeasured=[event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
-        "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
-        "failed": [event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
-                   for e in journal.of("failed", exp)],
-        "unconfident": [e for e in journal.of("confidence", exp) if e.get("confident") is False],
-        "perf": perf_tops(rf, exp),
-        "beside": beside(exp, pts, pub),
-        "shapes": shapes(exp, pts, pub),
-        "ratios": ratios(exp, pts, pub, vmap),
-        "numa": numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
-    }
-    e["relations"] = relations.of_experiment(run, e, rec)    # c2c, c2c-matrix: per relation, beside published
-    return e
+        remeasured_raw=[tried(run, exp, e) for e in journal.of("remeasured", exp)],
+        failed=[event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
+               for e in journal.of("failed", exp)],
+        unconfident=[e for e in journal.of("confidence", exp) if e.get("confident") is False],
+        perf=perf_tops(rf, exp),
+        beside=beside(exp, pts, pub),
+        shapes=shapes(exp, pts, pub),
+        ratios=ratios(exp, pts, pub, vmap),
+        numa=numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
+    )
+    # c2c, c2c-matrix: per relation, beside published
+    return dataclasses.replace(e, relations=relations.of_experiment(run, e, rec))
 
 
 def perf_tops(rf, exp):
@@ -520,7 +504,7 @@ def story_rows(exps, pub, run=None):
     """One row per seed story with an experiment in this run: its claim, the published figure of that
     claim, what was measured, and the verdict on the claim (lab/report/claims.py). The per-point checks
     (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
-    present = {e["name"]: e for e in exps}
+    present = {e.name: e for e in exps}
     out = []
     for st in stories():
         names = [x for x in st["experiments"].split() if x in present]
@@ -529,11 +513,11 @@ def story_rows(exps, pub, run=None):
         checks = []
         for name in names:
             e = present[name]
-            for r in e["shapes"]:
+            for r in e.shapes:
                 if r["source"] == st["source"]:
                     checks.append((f"{r['variant']} {r['lo']}→{r['hi']} threads: ×{r['factor']:.2f} ({r['word']})",
                                    r["verdict"], r["why"]))
-            for r in e["ratios"]:
+            for r in e.ratios:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
         c = claims.judge(st["source"], present, pub, merged, run) or \
@@ -581,10 +565,11 @@ def build(run):
     journal = Journal(rf)
     rec = rf.import_record()      # what kind of run this is, read once (runfolder.kind_of)
     pub, vmap = published(), variant_map()
-    exps = [experiment(run, exp, journal, pub, vmap, rec) for exp in rf.experiments()]
-    for e in exps:      # how a command scales, in words (an experiment with a speedup chart), and why
-        e["scaling"] = scaling.section(run, e)
-        e["why"] = causes.section(run, e)
+    exps = []
+    for exp in rf.experiments():    # how a command scales, in words (an experiment with a speedup chart), and why
+        e = experiment(run, exp, journal, pub, vmap, rec)
+        e = dataclasses.replace(e, scaling=scaling.section(run, e))
+        exps.append(dataclasses.replace(e, why=causes.section(run, e)))
     return Run(path=run, name=rf.name, kind=kind_of(rec), state=rf.state() or "unknown",
                command=first_line(rf.sweep_file("command")), host=with_baseline(host(run, rec), journal),
                journal="journal.jsonl" if journal.structured else "none", experiments=tuple(exps),

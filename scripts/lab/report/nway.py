@@ -53,18 +53,18 @@ def markdown(runs, cmp, title, missing=()):
 
 
 def names(runs):
-    return list(dict.fromkeys(e["name"] for _l, m in runs for e in m.experiments))
+    return list(dict.fromkeys(e.name for _l, m in runs for e in m.experiments))
 
 
 def html(runs, cmp, title, missing=(), links=()):
     """links: [(label, relative href of that host's report.html)]."""
     labels = cmp["labels"]
-    first = {e["name"]: e for e in runs[0][1].experiments}
+    first = {e.name: e for e in runs[0][1].experiments}
     exps = []
     for name in names(runs):
-        per = [(lab, next((e for e in m.experiments if e["name"] == name), None)) for lab, m in runs]
+        per = [(lab, next((e for e in m.experiments if e.name == name), None)) for lab, m in runs]
         present = [(f"{lab} ", e, i > 0) for i, (lab, e) in enumerate(per) if e]
-        charts_of = (first.get(name) or present[0][1])["charts"]
+        charts_of = (first.get(name) or present[0][1]).charts
         charts = [hp.draw(present, k, mt, f"{name}: {mt} ({labels[0]} solid, others dashed)")
                   for k, mt in dict.fromkeys(charts_of) if k != "heatmap"]
         exps.append({"name": name, "charts": [Markup(c) for c in charts if c],     # svg.py escapes its text

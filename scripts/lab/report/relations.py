@@ -37,7 +37,7 @@ def run_topology(run):
 def pairs_of(run, e, topo=None):
     """(variant, {(a, b): (relation, median ns)}) of an experiment's one_way_ns pair points; the CAS
     mode when the run has it (what the published matrices measured)."""
-    pts = [p for p in e["points"] if p.metric == C.METRIC and p.cpus.count(",") == 1]
+    pts = [p for p in e.points if p.metric == C.METRIC and p.cpus.count(",") == 1]
     variants = sorted({p.variant for p in pts})
     if not variants:
         return None, {}
@@ -198,7 +198,7 @@ def published_rows():
 def of_experiment(run, e, rec):
     """Everything above for one experiment of a run model, or None when it is not a c2c experiment; rec:
     the run's import record (runfolder.import_record(), None for a sweep)."""
-    if e["name"] not in EXPERIMENTS:
+    if e.name not in EXPERIMENTS:
         return None
     topo = run_topology(run)
     variant, pairs = pairs_of(run, e, topo)
@@ -221,7 +221,7 @@ def of_experiment(run, e, rec):
 
 def of_model(m):
     """(experiment name, relations) of a run model's fullest c2c experiment: the matrix, else c2c."""
-    found = {e["name"]: e["relations"] for e in m.experiments if e.get("relations")}
+    found = {e.name: e.relations for e in m.experiments if e.relations}
     for name in ("c2c-matrix", "c2c"):
         if name in found:
             return name, found[name]

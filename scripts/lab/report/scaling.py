@@ -217,15 +217,15 @@ def section(run, e):
     first `scaling METRIC` chart (the stories' specs draw curves, not speedups: their "why" needs the
     curve's knee); else None. run: its folder's path."""
     rf = RunFolder(run)
-    metric = curve_metric(e["charts"], rf.has_evidence(e["name"]))
+    metric = curve_metric(e.charts, rf.has_evidence(e.name))
     if metric is None:
         return None
-    unit = next((p.unit for p in e["points"] if p.metric == metric), "")
+    unit = next((p.unit for p in e.points if p.metric == metric), "")
     topo = rf.topology()
-    pus = len(topo.pus) if topo else max((int(p.threads) for p in e["points"] if str(p.threads).isdigit()),
+    pus = len(topo.pus) if topo else max((int(p.threads) for p in e.points if str(p.threads).isdigit()),
                                          default=1)
-    better = better_of(rf.spec_path(e["name"]), metric, unit)
-    out = analyse(e["points"], metric, better, topo, pus)
+    better = better_of(rf.spec_path(e.name), metric, unit)
+    out = analyse(e.points, metric, better, topo, pus)
     return dataclasses.replace(out, sentences=out.sentences + tuple(perf_stat_sentence(rf))) if out else None
 
 

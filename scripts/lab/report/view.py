@@ -152,9 +152,9 @@ DISTURBED_SHARE = 0.25      # a run with this share of its points suspect is sai
 
 def frame(m):
     exps = m.experiments
-    total, bad = sum(len(e["points"]) for e in exps), sum(len(e["suspect"]) for e in exps)
-    tally = (f'{total} points · {bad} suspect · {sum(len(e["remeasured"]) for e in exps)} re-measured · '
-             f'{sum(len(e["skipped"]) for e in exps)} skipped · {sum(len(e["failed"]) for e in exps)} failed · '
+    total, bad = sum(len(e.points) for e in exps), sum(len(e.suspect) for e in exps)
+    tally = (f'{total} points · {bad} suspect · {sum(len(e.remeasured) for e in exps)} re-measured · '
+             f'{sum(len(e.skipped) for e in exps)} skipped · {sum(len(e.failed) for e in exps)} failed · '
              f'{len(m.not_measured)} experiments not measured')
     warnings = list(m.host.warnings)
     if total and bad / total >= DISTURBED_SHARE:
@@ -218,27 +218,27 @@ def marks(e):
     """What the reader must know before the numbers: suspect points, rate-bound points, goals,
     re-measured, failed, skipped and not-confident points, charts that could not be drawn."""
     out = []
-    for p, metrics in e["suspect_points"]:
-        i = next(i for i, q in enumerate(e["points"]) if q is p)
-        out.append(Mark("suspect: ", f"{p.variant or '–'} {p.placement} t{p.threads}", f"#{pid(e['name'], i)}",
+    for p, metrics in e.suspect_points:
+        i = next(i for i, q in enumerate(e.points) if q is p)
+        out.append(Mark("suspect: ", f"{p.variant or '–'} {p.placement} t{p.threads}", f"#{pid(e.name, i)}",
                         f" ({', '.join(metrics)})", p.summary.suspect, "sus"))
     out += [Mark("", f"{b['variant'] or '–'} {b['placement']} t{b['threads']}", reason=b["words"], cls="sus")
-            for b in e["rate_bound"]]
-    out += [Mark(s, cls="goal") for s in goals.sentences(e["goals"])]
+            for b in e.rate_bound]
+    out += [Mark(s, cls="goal") for s in goals.sentences(e.goals)]
     out += [Mark(f"re-measured: {s}", attach=("discarded attempt", href(raw + "/")) if raw else None)
-            for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
-    out += [Mark(f"failed: {s}") for s in e["failed"]]
-    out += [Mark(f"skipped: {s}") for s in e["skipped"]]
+            for s, raw in zip(e.remeasured, e.remeasured_raw)]
+    out += [Mark(f"failed: {s}") for s in e.failed]
+    out += [Mark(f"skipped: {s}") for s in e.skipped]
     out += [Mark(f"not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
-                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e["unconfident"]]
-    out += [Mark(s, cls="mute") for s in e["missing_charts"]]
+                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e.unconfident]
+    out += [Mark(s, cls="mute") for s in e.missing_charts]
     return out
 
 
 # --- experiment sections ----------------------------------------------------------------------------
 def scaling(e):
     """How the command scales, in words, then the numbers the words rest on (lab/report/scaling.py)."""
-    sc = e.get("scaling")
+    sc = e.scaling
     if not sc:
         return None
     words = Paragraph(items=list(sc.sentences))
@@ -258,7 +258,7 @@ def scaling(e):
 
 def numa_notes(e):
     """A node x node memory matrix's verdict and the firmware's distance table (lab/report/numa.py)."""
-    n = e.get("numa")
+    n = e.numa
     if not n:
         return None
     blocks = [Paragraph(line) for line in n["lines"]]
@@ -273,11 +273,11 @@ def numa_notes(e):
 def glance(e):
     """The charted metrics at a glance, a cell per variant, pooled as the charts pool (chartmodel.pooled:
     several CPU sets of one row are the median of their medians), so the table and the bars agree."""
-    g = e["glance"]
-    if not g or not e["points"]:
+    g = e.glance
+    if not g or not e.points:
         return None
     members = {}
-    for p in e["points"]:
+    for p in e.points:
         members.setdefault((p.metric, p.unit, p.placement, p.threads, p.variant), []).append(p)
     rows = []
     for r in g["rows"]:
@@ -311,12 +311,12 @@ def repeats(p):
 
 def medians(e):
     """Every point (a matrix's pairs are in the heatmap): median, min–max, spread, n, 95% CI, repeats."""
-    if not e["table"] or not e["points"]:
+    if not e.table or not e.points:
         return None
-    mem = e.get("mem_column")       # the node(s) the instrument said the memory was on
-    in_table = {id(p) for p in e["table"]}      # by identity: `p in list` of dicts is quadratic
+    mem = e.mem_column       # the node(s) the instrument said the memory was on
+    in_table = {id(p) for p in e.table}      # by identity: `p in list` of dicts is quadratic
     rows = []
-    for i, p in enumerate(e["points"]):
+    for i, p in enumerate(e.points):
         if id(p) not in in_table:
             continue
         s = p.summary
@@ -328,23 +328,23 @@ def medians(e):
                         + [Cell(p.metric), num(s.median), Cell(f"{fmt(s.min)} – {fmt(s.max)}"),
                            num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
                            Cell(p.unit), mark, Cell(items=repeats(p), fold=f"{len(p.repeats)} repeat"
-                                                       + ("s" if len(p.repeats) != 1 else ""))], id=pid(e["name"], i)))
+                                                       + ("s" if len(p.repeats) != 1 else ""))], id=pid(e.name, i)))
     columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
         [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
          Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
     fold = f"every point: median, min–max, n, 95% CI, raw folders and commands ({len(rows)} rows)"
-    note = f"({e['pair_rows']} per-pair rows are in the heatmap and the CSV.)" if e["pair_rows"] else ""
+    note = f"({e.pair_rows} per-pair rows are in the heatmap and the CSV.)" if e.pair_rows else ""
     return Table("Medians over repeats", columns, rows, fold=fold, open=len(rows) <= 12, note=note)
 
 
 def noise(e):
     """The guard's readings per point (steal, foreign CPU time, …): not results, folded."""
     by = {}
-    for p in e["noise"]:
+    for p in e.noise:
         by.setdefault((p.variant, p.placement, p.threads, p.cpus), {})[p.metric] = p
     if not by:
         return None
-    metrics = sorted({p.metric for p in e["noise"]})
+    metrics = sorted({p.metric for p in e.noise})
     rows = [Row([Cell(k[0]), Cell(k[1]), tnum(k[2]), Cell(k[3])] +
                 [num(ms[m].summary.median, f"{fmt(ms[m].summary.median)} (max {fmt(ms[m].summary.max)}) {ms[m].unit}")
                  if m in ms else Cell("") for m in metrics])
@@ -356,7 +356,7 @@ def noise(e):
 
 def relations(e):
     """Per-relation medians, the home-socket split and the catalogued machines beside them."""
-    r = e.get("relations")
+    r = e.relations
     if not r:
         return None
     blocks = [Table(f"Per relation ({r['variant']}, one_way_ns over pairs)",
@@ -389,20 +389,20 @@ def relations(e):
 def published(e):
     """The experiment's published figures: shapes, ratios between variants, figures beside the measured."""
     blocks = []
-    if e["shapes"]:
+    if e.shapes:
         blocks.append(Table("Does the shape reproduce?",
                             cols("source", "host", "variant", "threads", "published growth", "measured growth",
                                  "shape reproduces", "why"),
                             [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]), Cell(f"{r['lo']} → {r['hi']}"),
                                   Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"), Cell(f"×{r['factor']:.2f} ({r['word']})"),
-                                  Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e["shapes"]],
+                                  Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e.shapes],
                             note="Growth is the rate at the larger thread count over the rate at the smaller one; "
                                  "near-linear means at least 75% of ideal, flat or falling less than ×1.15. The verdict is "
                                  "inconclusive when the growth's 95% CI spans two of these words."))
-    if e["ratios"]:
+    if e.ratios:
         rows = []
         # the ratios measured here first; a published one this run could not measure says why in its row
-        for r in sorted(e["ratios"], key=lambda r: r["ratio"] is None):
+        for r in sorted(e.ratios, key=lambda r: r["ratio"] is None):
             where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
             cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
             rows.append(Row([Cell(r["source"]), Cell(r["host"]), Cell(r["metric"]), Cell(r["name"]), Cell(str(where)),
@@ -413,12 +413,12 @@ def published(e):
                                  "same direction", "why"), rows,
                             note="Lab series for the published variants: reference/variants.csv. "
                                  "\"about equal\" is within 3%."))
-    if e["beside"]:
+    if e.beside:
         rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
                      Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
                      num(b["s"].median, f"{fmt(b['s'].median)} {b['unit']} ({b['label'] or '-'})"),
                      num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)), num(b["s"].ci_pct, ci(b["s"]))])
-                for b in e["beside"]]
+                for b in e.beside]
         blocks.append(Table("Beside the published figures",
                             cols("source", "host", "variant", "threads", "metric", "published", "measured",
                                  "measured / published", "n", "95% CI", numeric=(5, 6, 7, 8, 9)), rows,
@@ -433,7 +433,7 @@ def why(e):
     """Why it stops scaling (lab/report/causes.py): per curve the verdict with its evidence (why=1), the
     stacks whose cost per unit of work grew most, the differential flame graph, then the USL model of
     every curve. Every name in it comes from evidence files: the writers escape it."""
-    w = e.get("why")
+    w = e.why
     if not w:
         return None
     blocks = []
@@ -507,7 +507,7 @@ def experiment(e):
 
 def figures(run, e):
     """The experiment's charts as image files of the run folder (report.md's PNGs)."""
-    return [Figure(f"{base}.png", f"{e['name']}-{kind}-{metric}") for kind, metric, base in e["chart_files"]
+    return [Figure(f"{base}.png", f"{e.name}-{kind}-{metric}") for kind, metric, base in e.chart_files
             if os.path.exists(os.path.join(run, f"{base}.png"))]
 
 
