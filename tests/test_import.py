@@ -132,11 +132,11 @@ def check_imported(run, path, fmt, metric, n_repeats):
     for t in ("1", "2"):
         assert pts[("", t, metric)].summary.n == n_repeats
     sc = e.scaling
-    assert sc and sc.metric == metric and {r["threads"] for r in sc.rows} == {1, 2}
-    two = next(r for r in sc.rows if r["threads"] == 2)
+    assert sc and sc.metric == metric and {r.threads for r in sc.rows} == {1, 2}
+    two = next(r for r in sc.rows if r.threads == 2)
     # the speedup is the lab's formula over the imported medians
     s1, s2 = pts[("", "1", metric)].summary.median, pts[("", "2", metric)].summary.median
-    assert two["speedup"] == pytest.approx(s1 / s2 if sc.better == "lower" else s2 / s1)
+    assert two.speedup == pytest.approx(s1 / s2 if sc.better == "lower" else s2 / s1)
     report = open(os.path.join(run, "report.md")).read()
     assert "How it scales" in report and "efficiency" in report
     assert os.path.exists(os.path.join(run, "plots", f"{e.name}-speedup-{metric}.png"))

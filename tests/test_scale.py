@@ -182,11 +182,11 @@ def burn(results, mode, *keys, n="{threads}", iters="1500000"):
 
 def test_gil_threads_are_never_said_to_scale(results):
     run, sc = burn(results, "threads", "threads=1 2", "placements=compact")
-    (t2,) = [r for r in sc.rows if r["threads"] == 2]
+    (t2,) = [r for r in sc.rows if r.threads == 2]
     assert sc.words["compact"] in ("stops", "inconclusive")
     # the word follows the row: "stops" when no repeat is suspect and the whole interval is below the
     # threshold; a wide interval (a noisy host, 3 repeats) is honestly "inconclusive", never "scales"
-    clear = not t2["doubt"] and t2["eff_hi"] < scaling.THRESHOLD
+    clear = not t2.doubt and t2.eff_hi < scaling.THRESHOLD
     assert sc.words["compact"] == ("stops" if clear else "inconclusive"), sc.sentences
     # whatever the load: threads under one lock keep at most about one CPU busy
     data = rows(os.path.join(run, "data", f"{os.path.basename(glob.glob(os.path.join(run, 'data', '*.csv'))[0])}"))
@@ -201,8 +201,8 @@ def test_gil_threads_are_never_said_to_scale(results):
 
 def test_parallel_processes_are_not_said_to_stop_at_one(results):
     _run, sc = burn(results, "processes", "threads=1 2", "placements=compact")
-    (t2,) = [r for r in sc.rows if r["threads"] == 2]
-    if t2["doubt"]:
+    (t2,) = [r for r in sc.rows if r.threads == 2]
+    if t2.doubt:
         assert sc.words["compact"] == "inconclusive"
     else:
         assert sc.words["compact"] != "stops", sc.sentences

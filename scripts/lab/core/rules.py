@@ -5,8 +5,9 @@ word comes from medians; it is trusted only when the 95% confidence interval of 
 gives the same word at both ends, every point has at least MIN_REPEATS repeats and none is suspect.
 Otherwise the verdict is "inconclusive" and the reason names which of these failed."""
 import re
+from dataclasses import dataclass
 
-from lab.core.stats import summary
+from lab.core.stats import Summary, summary
 
 MIN_REPEATS = 3
 FLAT_BELOW = 1.15        # growth factor under which a rate is "flat or falling"
@@ -178,9 +179,26 @@ def ratio(a, b, better):
     return med, lo, hi
 
 
+@dataclass(frozen=True)
+class Speedup:
+    """One thread count of one placement's curve against its fewest threads (base): the speedup and the
+    efficiency (speedup / ideal) with their 95% ranges, and why the row cannot carry a word ("" when it can)."""
+    placement: str
+    threads: int
+    base: int
+    summary: Summary            # the point's, at `threads`
+    speedup: float
+    lo: float
+    hi: float
+    ideal: float
+    eff: float
+    eff_lo: float
+    eff_hi: float
+    doubt: str
+
+
 def speedups(series, better):
-    """series {placement: {threads: summary}} → {placement: [row]} with speedup and efficiency, each
-    with its 95% range, and why a row cannot carry a word ("" when it can)."""
+    """series {placement: {threads: summary}} → {placement: [Speedup]}."""
     out = {}
     for placement, by_t in series.items():
         ts = sorted(by_t)
@@ -190,21 +208,19 @@ def speedups(series, better):
             s, base = by_t[t], by_t[b]
             sp, lo, hi = ratio(s, base, better)
             ideal = t / b
-            rows.append({"placement": placement, "threads": t, "base": b, "s": s, "speedup": sp,
-                         "lo": lo, "hi": hi, "ideal": ideal, "eff": sp / ideal, "eff_lo": lo / ideal,
-                         "eff_hi": hi / ideal,
-                         "doubt": doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])})
+            rows.append(Speedup(placement, t, b, s, sp, lo, hi, ideal, sp / ideal, lo / ideal, hi / ideal,
+                                doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])))
         out[placement] = rows
     return out
 
 
 def efficiency_word(r):
-    if r["doubt"]:
-        return "inconclusive", r["doubt"]
-    rng = f"efficiency {pct(r['eff'])}, 95% CI {pct(r['eff_lo'])}–{pct(r['eff_hi'])}"
-    if r["eff_hi"] < THRESHOLD:
+    if r.doubt:
+        return "inconclusive", r.doubt
+    rng = f"efficiency {pct(r.eff)}, 95% CI {pct(r.eff_lo)}–{pct(r.eff_hi)}"
+    if r.eff_hi < THRESHOLD:
         return "below", rng
-    if r["eff_lo"] >= THRESHOLD:
+    if r.eff_lo >= THRESHOLD:
         return "above", rng
     return "inconclusive", f"{rng} straddles {pct(THRESHOLD)}"
 
@@ -213,13 +229,13 @@ def knee(rows):
     """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.speedups):
     the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
     rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
-    base = rows[0]["threads"]
+    base = rows[0].threads
     for r in rows[1:]:
         word, rng = efficiency_word(r)
         if word == "below":
-            return base, r["threads"], (f"the first thread count whose efficiency is below "
+            return base, r.threads, (f"the first thread count whose efficiency is below "
                                         f"{pct(THRESHOLD)} over its whole 95% range ({rng})"), True
-    return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
+    return base, rows[-1].threads, "the largest thread count measured (efficiency never fell below " \
                                       f"{pct(THRESHOLD)} for sure)", False
 
 

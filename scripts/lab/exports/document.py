@@ -46,7 +46,7 @@ def experiment(e):
             "points": [point(p) for p in e.points + e.noise if not p.shared],
             "scaling": {"metric": sc.metric, "unit": sc.unit, "better": sc.better,
                         "threshold": sc.threshold, "words": sc.words, "sentences": sc.sentences,
-                        "rows": [{k: r[k] for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
+                        "rows": [{k: getattr(r, k) for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
                                                     "eff", "eff_lo", "eff_hi", "doubt")} for r in sc.rows]}
             if sc else None,
             "goals": e.goals, "skipped": e.skipped, "failed": e.failed, "remeasured": e.remeasured}

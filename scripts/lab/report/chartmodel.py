@@ -185,16 +185,16 @@ def speedup_chart(points, metric, scaling=None, **_):
     if not scaling or not scaling.rows:
         return None
     lines = []
-    for pl in sorted(dict.fromkeys(r["placement"] for r in scaling.rows), key=category_order):
+    for pl in sorted(dict.fromkeys(r.placement for r in scaling.rows), key=category_order):
         marks = {}
-        for r in (r for r in scaling.rows if r["placement"] == pl):
-            bounded = r["s"].n >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
-            s = Summary(median=r["speedup"], min=r["speedup"], max=r["speedup"], n=r["s"].n,
-                        ci_lo=r["lo"] if bounded else NAN, ci_hi=r["hi"] if bounded else NAN,
-                        ci_pct=NAN, spread_pct=NAN, ci_method="the speedup's 95% range", suspect=r["s"].suspect)
-            marks[r["threads"]] = Mark("", pl, r["threads"], "", f"speedup of {metric}", "×", s, ideal=r["ideal"],
-                                       extra=f"efficiency {r['eff'] * 100:.0f}% (95% CI {r['eff_lo'] * 100:.0f}–"
-                                             f"{r['eff_hi'] * 100:.0f}%)")
+        for r in (r for r in scaling.rows if r.placement == pl):
+            bounded = r.summary.n >= 3 and r.lo == r.lo and r.hi < float("inf")
+            s = Summary(median=r.speedup, min=r.speedup, max=r.speedup, n=r.summary.n,
+                        ci_lo=r.lo if bounded else NAN, ci_hi=r.hi if bounded else NAN,
+                        ci_pct=NAN, spread_pct=NAN, ci_method="the speedup's 95% range", suspect=r.summary.suspect)
+            marks[r.threads] = Mark("", pl, r.threads, "", f"speedup of {metric}", "×", s, ideal=r.ideal,
+                                    extra=f"efficiency {r.eff * 100:.0f}% (95% CI {r.eff_lo * 100:.0f}–"
+                                          f"{r.eff_hi * 100:.0f}%)")
         lines.append(Line(pl, "", pl, marks))
     return Series("speedup", metric, f"x, {metric} {scaling.better} is better", lines, ideal=True)
 

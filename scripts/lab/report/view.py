@@ -246,11 +246,11 @@ def scaling(e):
                     f"efficiency = speedup / ideal; scaling stops where efficiency is below "
                     f"{sc.threshold * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one "
                     "with fewer than 3 repeats are inconclusive.", flag="mute")
-    rows = [Row([Cell(r["placement"]), tnum(r["threads"]),
-                 num(r["s"].median, f"{fmt(r['s'].median)} {sc.unit}"), num(r["s"].n, str(r["s"].n)),
-                 num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
-                 num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
-                 Cell(r["doubt"])]) for r in sc.rows]
+    rows = [Row([Cell(r.placement), tnum(r.threads),
+                 num(r.summary.median, f"{fmt(r.summary.median)} {sc.unit}"), num(r.summary.n, str(r.summary.n)),
+                 num(r.speedup, f"×{r.speedup:.2f} (×{r.lo:.2f}–×{r.hi:.2f})"),
+                 num(r.eff, f"{r.eff * 100:.0f}% ({r.eff_lo * 100:.0f}–{r.eff_hi * 100:.0f}%)"),
+                 Cell(r.doubt)]) for r in sc.rows]
     t = Table("", cols("placement", "threads", f"{sc.metric} median", "n", "speedup (95% CI)",
                        "efficiency (95% CI)", "doubt", numeric=(1, 2, 3, 4, 5)), rows)
     return Section("How it scales", [words, how, t])
