@@ -147,4 +147,4 @@ class Run:
         return RunFolder(self.path)
 
     def experiment(self, name):
-        return next((e for e in self.experiments if e["name"] == name), None)
+        return next((e for e in self.experiments if e.name == name), None)
