@@ -89,6 +89,29 @@ class Scaling:
 
 
 @dataclass(frozen=True)
+class GoalRow:
+    """A spec's goal judged at one placement and thread count (lab/report/goals.py judge)."""
+    placement: str
+    threads: str
+    picked: str                 # the best of the goal's numerator variants there
+    ratio: float | None         # picked's median over the denominator's, None when not judged
+    lo: float | None            # its 95% range
+    hi: float | None
+    caveat: str                 # a side whose server was not saturated (client.capacity_doubts), in words
+    verdict: str                # met / not met / inconclusive
+    why: str
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One goal line of a run's spec: its text (or "line N" for one this lab cannot read), its rows, and
+    why it has none ("" when it has)."""
+    goal: str
+    rows: tuple                 # (GoalRow, …)
+    error: str
+
+
+@dataclass(frozen=True)
 class Experiment:
     """One experiment of a run (lab/report/model.py experiment): its spec, charts, points (results and
     noise readings), what the journal says of it (skipped, failed, re-measured, not confident), the

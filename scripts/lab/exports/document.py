@@ -3,6 +3,7 @@ run", version VERSION; docs/run-format.md, docs/run-format.schema.json). Nothing
 field is the Run's (statistics from stats.summary, verdicts and goals as the report states them, the
 machine's settings and the code's identity as the model read them); NaN (an interval below 3 repeats)
 is null."""
+import dataclasses
 import math
 
 from lab.report.model import SETTINGS  # noqa: F401 (imports/labrun.py writes the settings back to these files)
@@ -49,7 +50,7 @@ def experiment(e):
                         "rows": [{k: getattr(r, k) for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
                                                     "eff", "eff_lo", "eff_hi", "doubt")} for r in sc.rows]}
             if sc else None,
-            "goals": e.goals, "skipped": e.skipped, "failed": e.failed, "remeasured": e.remeasured}
+            "goals": [dataclasses.asdict(g) for g in e.goals], "skipped": e.skipped, "failed": e.failed, "remeasured": e.remeasured}
 
 
 def document(m):
