@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TOPO, sh
 from lab.core import rules
-from lab.core.stats import summary
+from lab.core.stats import Summary, summary
 from lab.engine.plan import FIRST, Point, below, coarse, importance, peak_of, refine
 from lab.engine.spec import SpecError, duration
 
@@ -76,13 +76,18 @@ def test_adaptive_words_match_the_full_grid_on_synthetic_curves(shape, seed):
         assert sorted(adaptive) == coarse(GRID)          # nothing to refine: the coarse grid alone
 
 
+def exactly(median, lo, hi):
+    """A summary of three repeats with this median and 95% interval (a curve known exactly)."""
+    return Summary(median=median, min=lo, max=hi, spread_pct=(hi - lo) / median * 100, n=3, ci_lo=lo, ci_hi=hi,
+                   ci_pct=(hi - median) / median * 100, ci_method="given")
+
+
 def test_refine_bisects_the_knee_bracket_and_stops_when_neighbours():
-    exact = {t: {"median": v, "ci_lo": v * 0.999, "ci_hi": v * 1.001, "n": 3, "suspect": ""}
-             for t, v in ((1, 1000.0), (4, 3900.0), (16, 9000.0), (64, 30000.0), (256, 110000.0))}
+    exact = {t: exactly(v, v * 0.999, v * 1.001) for t, v in ((1, 1000.0), (4, 3900.0), (16, 9000.0), (64, 30000.0), (256, 110000.0))}
     ask = refine(GRID, exact, "higher")
     # efficiency at 16 is 56%: the bracket 4–16 is bisected at its geometric middle (8)
     assert 8 in ask and "knee" in ask[8]
-    exact[8] = {"median": 7000.0, "ci_lo": 6993.0, "ci_hi": 7007.0, "n": 3, "suspect": ""}
+    exact[8] = exactly(7000.0, 6993.0, 7007.0)
     assert all(t > 16 or t not in (8, 4) for t in refine(GRID, exact, "higher"))
 
 
@@ -162,7 +167,7 @@ def scale(results, shape, plan, *extra, work="0.03"):
 def measured_series(run):
     from lab.report import front
     e = front.read(run).experiments[0]
-    return ({int(p["threads"]): p["s"] for p in e["points"] if p["metric"] == "ops"}, e["skipped"], e)
+    return ({int(p.threads): p.s for p in e.points if p.metric == "ops"}, e.skipped, e)
 
 
 def journal(run):
@@ -188,7 +193,7 @@ def test_the_engine_reaches_the_full_grids_words_with_few_points(results, shape)
     assert {ev["threads"] for ev in refined} <= set(adaptive)
     if said:     # the report's words say which thread counts were skipped
         assert any(s.startswith("unpinned: measured at ") and "skipped (the adaptive plan" in s
-                   and s.rstrip(".").endswith(", ".join(map(str, sorted(said)))) for s in e["scaling"]["sentences"])
+                   and s.rstrip(".").endswith(", ".join(map(str, sorted(said)))) for s in e.scaling.sentences)
 
 
 @pytest.mark.slow

@@ -301,8 +301,9 @@ def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_wa
     points, how many repeats and the worst value per kind once, not each repeat's reason; report.md shows
     the tally and the busy-host warning report.html shows (they were the HTML page's alone)."""
     from lab.core import rules as V
-    pts = [(f"{t} threads", {"n": 5, "suspect": "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
-                                                           for i in range(1, 6))}) for t in (1, 2, 4)]
+    from lab.core.stats import summary
+    pts = [(f"{t} threads", summary([1.0] * 5, "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
+                                                         for i in range(1, 6)))) for t in (1, 2, 4)]
     said = V.doubt_of(pts)
     assert said == "3 of 3 points suspect: 15 repeats, foreign up to 54%, steal up to 12%", said
     assert V.doubt_of(pts[:1]).startswith("1 threads suspect: 5 repeats, foreign up to 51%")

@@ -5,6 +5,7 @@ This machine has 2 vCPUs shared with other work, so a measured outcome can flip 
 never assert on the host's timing: a word is asserted exactly only where the points it rests on are
 clean (no suspect repeat, n >= 3) — otherwise the lab must say "inconclusive", which is asserted
 instead — and the words' formulas are checked exactly on synthetic summaries."""
+import dataclasses
 import glob
 import json
 import os
@@ -17,6 +18,7 @@ from conftest import TOPO, rows, sh
 from labtest import LabRun, journal
 
 from lab.report import model, scaling
+from lab.core.run import Point, Repeat
 from lab.core.stats import summary
 from lab.topology.topo import Topology
 
@@ -31,8 +33,8 @@ def only_run(results):
 
 
 def scaling_of(run):
-    (e,) = model.build(run)["experiments"]
-    return e["scaling"]
+    (e,) = model.build(run).experiments
+    return e.scaling
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +136,8 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     for ext in ("png", "svg"):
         assert os.path.getsize(os.path.join(run, "plots", f"xz-blocks-speedup-wall_s.{ext}")) > 1000
     sc = scaling_of(run)
-    assert set(sc["words"]) == {"compact", "unpinned"} and sc["better"] == "lower"
-    assert set(sc["words"].values()) <= {"stops", "scales", "inconclusive"}
+    assert set(sc.words) == {"compact", "unpinned"} and sc.better == "lower"
+    assert set(sc.words.values()) <= {"stops", "scales", "inconclusive"}
     report = open(os.path.join(run, "report.md")).read()
     assert "#### How it scales" in report and "- compact: " in report and "pinning (compact) against unpinned" in report
     assert "no crossing to measure here" in report or "crossing" in report
@@ -171,12 +173,12 @@ def burn(lab_run, results, mode, *keys, n="{threads}", iters="1500000"):
 
 def test_gil_threads_are_never_said_to_scale(results, lab_run):
     run, sc = burn(lab_run, results, "threads", "threads=1 2", "placements=compact")
-    (t2,) = [r for r in sc["rows"] if r["threads"] == 2]
-    assert sc["words"]["compact"] in ("stops", "inconclusive")
+    (t2,) = [r for r in sc.rows if r.threads == 2]
+    assert sc.words["compact"] in ("stops", "inconclusive")
     # the word follows the row: "stops" when no repeat is suspect and the whole interval is below the
     # threshold; a wide interval (a noisy host, 3 repeats) is honestly "inconclusive", never "scales"
-    clear = not t2["doubt"] and t2["eff_hi"] < scaling.THRESHOLD
-    assert sc["words"]["compact"] == ("stops" if clear else "inconclusive"), sc["sentences"]
+    clear = not t2.doubt and t2.eff_hi < scaling.THRESHOLD
+    assert sc.words["compact"] == ("stops" if clear else "inconclusive"), sc.sentences
     # whatever the load: threads under one lock keep at most about one CPU busy
     data = rows(os.path.join(run, "data", f"{os.path.basename(glob.glob(os.path.join(run, 'data', '*.csv'))[0])}"))
     cpu, wall = {}, {}
@@ -190,17 +192,17 @@ def test_gil_threads_are_never_said_to_scale(results, lab_run):
 
 def test_parallel_processes_are_not_said_to_stop_at_one(results, lab_run):
     _run, sc = burn(lab_run, results, "processes", "threads=1 2", "placements=compact")
-    (t2,) = [r for r in sc["rows"] if r["threads"] == 2]
-    if t2["doubt"]:
-        assert sc["words"]["compact"] == "inconclusive"
+    (t2,) = [r for r in sc.rows if r.threads == 2]
+    if t2.doubt:
+        assert sc.words["compact"] == "inconclusive"
     else:
-        assert sc["words"]["compact"] != "stops", sc["sentences"]
+        assert sc.words["compact"] != "stops", sc.sentences
 
 
 def test_pinning_that_makes_a_command_slower_is_said_to_hurt(results, lab_run):
     # two busy processes whatever the point: pinned to one CPU they share it, unpinned they get two
     _run, sc = burn(lab_run, results, "processes", "threads=1", "placements=compact unpinned", n="2")
-    (pin,) = sc["pinning"]
+    (pin,) = sc.pinning
     assert pin["word"] != "helps", pin
     # the word follows its interval, by the engine's rule: "hurts" when no repeat is in doubt (suspect,
     # too few) and the whole 95% CI is below the band; otherwise "inconclusive" (a CI run beside other
@@ -208,7 +210,7 @@ def test_pinning_that_makes_a_command_slower_is_said_to_hurt(results, lab_run):
     clear = pin["why"].startswith("×") and pin["hi"] < 1 - scaling.EQUAL
     assert pin["word"] == ("hurts" if clear else "inconclusive"), pin
     if clear:
-        assert any(s.startswith("pinning (compact) against unpinned **hurts** at 1 thread") for s in sc["sentences"])
+        assert any(s.startswith("pinning (compact) against unpinned **hurts** at 1 thread") for s in sc.sentences)
 
 
 # --- failures and bounds -------------------------------------------------------------------------------
@@ -259,8 +261,8 @@ def test_interrupt_keeps_repeats_and_the_same_command_resumes(results, lab_run):
 
 # --- the formulas, exactly -----------------------------------------------------------------------------
 def pt(placement, threads, xs, cpus, metric="ops", unit="1/s"):
-    return {"variant": "", "placement": placement, "threads": str(threads), "cpus": cpus, "metric": metric,
-            "unit": unit, "s": dict(summary(xs), suspect="")}
+    return Point("", placement, str(threads), cpus, metric, unit, summary(xs),
+                 tuple(Repeat(str(i), x) for i, x in enumerate(xs, start=1)))
 
 
 def test_words_from_synthetic_points():
@@ -269,11 +271,11 @@ def test_words_from_synthetic_points():
            pt("scatter", 1, tight(100), "0"), pt("scatter", 2, tight(196), "0,24"),         # scales
            pt("unpinned", 1, tight(100), "0-47"), pt("unpinned", 2, tight(150), "0-47")]
     topo = Topology(os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml"))
-    pts[3]["cpus"] = ",".join(map(str, topo.plan("scatter", 2)))
-    pts[1]["cpus"] = ",".join(map(str, topo.plan("compact", 2)))
+    pts[3] = dataclasses.replace(pts[3], cpus=",".join(map(str, topo.plan("scatter", 2))))
+    pts[1] = dataclasses.replace(pts[1], cpus=",".join(map(str, topo.plan("compact", 2))))
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
-    assert sc["words"]["compact"] == "stops" and sc["words"]["scatter"] == "scales"
-    text = "\n".join(sc["sentences"])
+    assert sc.words["compact"] == "stops" and sc.words["scatter"] == "scales"
+    text = "\n".join(sc.sentences)
     assert "compact: **scaling stops at 1 thread**" in text and "scatter: **scales to every PU here** (2)" in text
     assert "at 2 threads: **scatter**" in text
     assert "pinning (compact) against unpinned **hurts** at 2 threads" in text
@@ -282,12 +284,12 @@ def test_words_from_synthetic_points():
     assert "crossing a package gains **87%** at 2 threads (scatter against compact" in text
     # lower is better (seconds): the same speeds as times
     times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
-    assert scaling.analyse(times, "t", "lower", None, 2)["words"] == {"compact": "stops"}
+    assert scaling.analyse(times, "t", "lower", None, 2).words == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
-    pts[3]["s"]["suspect"] = "r1: foreign 50% > 10%"
+    pts[3] = dataclasses.replace(pts[3], summary=pts[3].summary.marked("r1: foreign 50% > 10%"))
     sc = scaling.analyse(pts, "ops", "higher", topo, 2)
-    assert sc["words"]["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
-        "\n".join(sc["sentences"])
+    assert sc.words["scatter"] == "inconclusive" and "1 of 3 repeats suspect (foreign 50% > 10%)" in \
+        "\n".join(sc.sentences)
 
 
 @pytest.mark.skipif(not __import__("shutil").which("perf"), reason="perf not installed (./lab installs linux-perf)")
@@ -299,7 +301,7 @@ def test_perf_stat_counts_what_the_host_allows_and_says_what_it_cannot(results, 
     metrics = {r["metric"] for r in rows(glob.glob(os.path.join(run, "data", "*.csv"))[0])}
     assert {"perf_" + e.replace("-", "_") for e in ev["counted"]} <= metrics
     assert "perf_context_switches" in metrics            # a software event: every Linux counts it
-    words = "\n".join(scaling_of(run)["sentences"])
+    words = "\n".join(scaling_of(run).sentences)
     assert "perf stat counted" in words and all(e in words for e in ev["missing"])
 
 

@@ -93,5 +93,5 @@ def test_a_received_journal_can_share_only_between_the_policies(tmp_path):
     events = [{"event": "skipped", "experiment": "x", "variant": "", "placement": p, "threads": 1,
                "same_as": "compact", "reason": "r"} for p in ["scatter"] + [f"made-up-{i}" for i in range(5000)]]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (e,) = model.build(str(run))["experiments"]
-    assert sorted({p["placement"] for p in e["points"]}) == ["compact", "scatter"]
+    (e,) = model.build(str(run)).experiments
+    assert sorted({p.placement for p in e.points}) == ["compact", "scatter"]

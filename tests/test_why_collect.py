@@ -318,12 +318,12 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
           "draw=0", "why_runs=3", "max_foreign=100", "max_neighbour=100", "max_invol_cs=1000000000", "--",
           "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
-    (e,) = [e for e in model.build(run)["experiments"] if e.get("why")]
-    w = e["why"]
+    (e,) = [e for e in model.build(run).experiments if e.why]
+    w = e.why
     (c,) = w["curves"]
     v = c["verdict"]
     # the curve's own words, by the rule "How it scales" uses
-    series = scaling.summaries(scaling.curves(e["points"], w["metric"])[c["variant"]])
+    series = scaling.summaries(scaling.curves(e.points, w["metric"])[c["variant"]])
     word, sentence = scaling.stops("compact", scaling.speedups(series, w["better"])["compact"], os.cpu_count())
     # "stops", or "scaling stops at or before" (an inconclusive count first); not "cannot tell where
     # scaling stops" (suspect timed repeats on a busy host: then nothing here is the curve's claim)

@@ -47,8 +47,8 @@ def loadavg():
 
 
 def ci_text(s, unit="s"):
-    lo, hi = s["ci_lo"], s["ci_hi"]
-    return f"median {s['median']:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s['n']}, min {s['min']:.4f}, max {s['max']:.4f})"
+    lo, hi = s.ci_lo, s.ci_hi
+    return f"median {s.median:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s.n}, min {s.min:.4f}, max {s.max:.4f})"
 
 
 @program("bench-scale: error")
@@ -124,13 +124,13 @@ def main(argv):
     print(f"command: {shlex.join(words)} ({lines} lines; {rounds} rounds x {runs} runs each, interleaved)")
     print(f"lab (engine wall_s, unpinned, 1 thread): {ci_text(a)}")
     print(f"hyperfine -N:                            {ci_text(b)}")
-    print(f"lab / hyperfine: x{a['median'] / b['median']:.3f} (95% range x{lo:.3f}–x{hi:.3f}); "
+    print(f"lab / hyperfine: x{a.median / b.median:.3f} (95% range x{lo:.3f}–x{hi:.3f}); "
           f"the same within the noise: {same}")
-    print(f"engine overhead per repeat (journal overhead_ms): median {summary(over)['median']:.1f} ms, "
+    print(f"engine overhead per repeat (journal overhead_ms): median {summary(over).median:.1f} ms, "
           f"max {max(over):.1f} ms, n={len(over)}")
     print(f"noise: session {secs:.0f} s, steal {100 * (steal1 - steal0) / max(total1 - total0, 1):.2f}% of all CPU "
           f"time, load average {load0} → {loadavg()}, the guard's foreign load per lab repeat median "
-          f"{summary(foreign)['median']:.0f}% (max {max(foreign):.0f}%)")
+          f"{summary(foreign).median:.0f}% (max {max(foreign):.0f}%)")
     print(f"raw: {work}" if opts["keep"] else "")
     if not opts["keep"]:
         shutil.rmtree(work, ignore_errors=True)

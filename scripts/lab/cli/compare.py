@@ -29,7 +29,7 @@ def main(argv):
     ma, mb = model.build(a_run), model.build(b_run)
     cmp = compare(ma, mb)       # reads both runs' env/ and spec snapshots: a refusal is one line too
     text = markdown.comparison(ma, mb, cmp)
-    na, nb = ma["name"], mb["name"]
+    na, nb = ma.name, mb.name
     dest = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(b_run), f"compare-{na}-vs-{nb}.md")
     html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"
     write_atomic_text(dest, text)

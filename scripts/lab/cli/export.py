@@ -14,6 +14,7 @@ import os
 import sys
 
 from lab import exports
+from lab.report import model
 from lab.core.runfolder import RunFolder, is_run, run_of, write_atomic_text
 from lab.core.term import visible
 from lab.errors import program, run
@@ -38,7 +39,7 @@ def main(argv):
         print(visible(f"export: out={out}: no folder {folder}"), file=sys.stderr)
         return 2
     try:
-        doc = exports.FORMATS[fmt](run)
+        doc = exports.FORMATS[fmt](model.build(run))
         text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
         if out:     # the user's own folder may be a link; one inside a run folder may not (real_folder)
             write_atomic_text(out, text, run_of(out) or folder)   # RunFolderError: out= a FIFO, a device

@@ -55,7 +55,7 @@ def main(argv):
     for e in run.experiments:
         words = front.scaling_words(e, drawn.report_md)
         if words:
-            print(visible(words[0].replace("How it scales", f"How {e['name']} scales", 1)))
+            print(visible(words[0].replace("How it scales", f"How {e.name} scales", 1)))
             for line in words[1:]:
                 print(visible(line))
     return 0

@@ -175,7 +175,7 @@ def below(s, top, better):
 
 def peak_of(measured, better):
     """The measured thread count of the best median (the curve's measured peak)."""
-    return max(measured, key=lambda t: measured[t]["median"] if better == "higher" else -measured[t]["median"])
+    return max(measured, key=lambda t: measured[t].median if better == "higher" else -measured[t].median)
 
 
 def refine(ts, measured, better):
@@ -200,14 +200,14 @@ def refine(ts, measured, better):
     rows = rules.speedups({"c": {t: measured[t] for t in got}}, better)["c"]
     for prev, r in zip(rows, rows[1:]):
         if rules.efficiency_word(r)[0] == "below":
-            mid = between(ts, prev["threads"], r["threads"])
+            mid = between(ts, prev.threads, r.threads)
             if mid:
                 want.setdefault(mid, f"the knee: efficiency is below {rules.pct(rules.THRESHOLD)} at "
-                                     f"{r['threads']}, not at {prev['threads']}")
+                                     f"{r.threads}, not at {prev.threads}")
             break
     if not past and not later and top == got[-1] and len(got) > 1:
         prev = got[-2]
-        grew = measured[top]["median"] / measured[prev]["median"] if measured[prev]["median"] else 0
+        grew = measured[top].median / measured[prev].median if measured[prev].median else 0
         mid = between(ts, prev, top)
         if mid and (grew if better == "higher" else 1 / grew if grew else 0) < rules.FLAT_BELOW:
             # a flat top: a peak may hide between the last two coarse counts
