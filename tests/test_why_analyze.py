@@ -70,7 +70,7 @@ def test_lock_is_named_from_real_evidence():
     v = verdict.verdict(d)
     assert v["cause"] == "lock", v["text"]
     assert "The lock: futex 0x" in v["text"] and "waited on from `update_table` ← `worker`" in v["text"]
-    assert "Cause: lock" in v["text"]
+    assert "Cause: lock, taken in `update_table`" in v["text"]      # the function that takes it
 
 
 def test_lock_rule_names_the_futex_and_update_table():
