@@ -70,7 +70,7 @@ TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_B
           "samples": 8000},
          {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 2048, "trace_rate": 500, "samples": 2000},
          {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 1024, "trace_rate": 100, "samples": 500})
-CALIBRATE_S = 2.0           # the counting calibration at most (a repeated command repeats for its why_seconds up to this)
+CALIBRATE_S = 1.0           # the counting calibration at most (a repeated command repeats for its why_seconds up to this)
 EVENT_BYTES = 300           # a recorded event's size beside its stack copy (header, registers, callchain)
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
@@ -536,7 +536,7 @@ def repetitions(path, elapsed=False):
 
 def calibrate(ctx, spec, point, folder, status, seconds, name, higher):
     """The command once more, unrecorded but for `perf stat` counting the tracepoints and its CPU time
-    (cheap: a count, no sample), just before an evidence run: {"rates": {tracepoint: events a second},
+    (cheap: a count, no sample), before a point's evidence runs: {"rates": {tracepoint: events a second},
     "busy": CPUs it kept busy, "measured": its throughput or wall per run (the gate's reference), "wall"},
     or None when it failed. A repeated command is repeated for CALIBRATE_S (at most its why_seconds)."""
     stat, counted = os.path.join(folder, ".calibrate.csv"), os.path.join(folder, ".calibrate_reps")
@@ -646,13 +646,16 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     seconds = repeat_seconds(spec, higher)
     walls, values, reps, statuses, judged, why = [], [], [], [], [], ""
     what, who = None, ()
+    calibration = None
     tier = 0
     # perf cannot record here: running the command would only cost time
     for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
         for redo in (False, True):
             n = len(walls) + 1                  # recorded runs are numbered 1, 2, … (the format's run files)
-            # the recording chosen from the event rates counted just before, and the gate's reference
-            cal = calibrate(ctx, spec, point, folder, status, seconds, name, higher)
+            # the recording chosen from the event rates counted before the point's runs, and the gate's
+            # reference: once a point (a run's price; docs/measured.md has what it buys)
+            cal = calibration if r > 1 or redo else calibrate(ctx, spec, point, folder, status, seconds, name, higher)
+            calibration = cal
             how = plan(TIERS[tier], cal and cal["rates"], cal and cal["busy"],
                        seconds or (cal and cal["wall"]), RECORD_BUDGET)
             got = attempt(ctx, spec, point, folder, n, event, status, seconds, TIERS[tier], how)

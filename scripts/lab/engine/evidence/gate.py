@@ -6,8 +6,8 @@ An evidence run is judged when it ends: *lost* (the command or perf failed), *cu
 limit: the recording is not the whole run) or *disturbed* (its throughput, or its wall time per run of a
 fixed-work command, more than WHY_DISTURBANCE away from its reference: recording changed what it
 recorded) is rejected, and collect.py redoes it once with a lighter recording tier. The reference is the
-same command run unrecorded just before it (collect.calibrate, which also counts the event rates), where
-there is one, else the timed repeats' median: on a shared host the program's own speed moves by more
+same command run unrecorded before the point's evidence runs (collect.calibrate, which also counts the
+event rates), where there is one, else the timed repeats' median: on a shared host the program's own speed moves by more
 than the budget between the timed repeats and the evidence runs (a contended mutex on 2 vCPUs ran
 ×1–×4 apart minutes later, unrecorded: docs/measured.md), and the gate is about what perf changes. The
 speed against the timed repeats is kept beside it (`speed_timed`) and said. meta.json's `runs_judged`
@@ -25,7 +25,7 @@ def speed(measured, timed, higher):
     return measured / timed if higher else timed / measured
 
 
-UNRECORDED = "its unrecorded run just before"
+UNRECORDED = "the point's unrecorded run"
 TIMED = "the timed repeats"
 
 
