@@ -3,7 +3,7 @@ recording's size, perf script + fold's time and peak memory, for a command given
 Used to write docs/measured.md ("why=1: recording size, analysis time and memory by thread count"); it
 measures, so run it alone:
 
-    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.bigcost 1 2 64 -- tests/fixtures/why/build/lock {threads}
+    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.bigcost --threads 1 2 64 -- tests/fixtures/why/build/lock {threads}
 
 Each count: one counting calibration (perf stat) and the full tier's plan from it (collect.plan), as an
 evidence run's; the command once under that perf record; then the recording folded in a child process
@@ -56,7 +56,7 @@ def one(cmd, threads, tmp, status, event):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("threads", nargs="+", type=int)
+    ap.add_argument("--threads", nargs="+", type=int, required=True)
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args(argv)
     hostprep.prepare()
