@@ -607,7 +607,7 @@ def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     static data (`lock` in lock.c) and the wakers' stacks naming update_table (4 threads on 2 CPUs: they
     contend whatever the host does)."""
     from lab.engine import prefix
-    from lab.engine.evidence import collect, fold
+    from lab.engine.evidence import collect
     status = collect.availability(prefix.perf_event())
     how = collect.plan(collect.TIERS[0], {"syscalls:sys_enter_futex": 200000.0}, 2, 1, collect.RECORD_BUDGET)
     assert how["periods"]["syscalls:sys_enter_futex"] == 100        # 200,000 a second at 2,000 stacks a second
