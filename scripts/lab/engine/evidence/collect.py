@@ -563,6 +563,11 @@ def calibrate(ctx, spec, point, folder, status, seconds, name, higher):
                 counts[f[2]] = float(f[0])
         wall = looped or usage.wall_s
         measured = metric_value(spec, name, out)[0] if higher else wall / n
+        # a spec's `server` is recorded, not the command perf stat counted: its rates are not known here
+        # (every event then keeps its stack, as before sampling); a why_comm tree's rates count its load
+        # generator too, so its periods err toward fewer stacks
+        if scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))[0] == "server":
+            events = []
         return {"rates": {t: counts.get(t, 0.0) / wall for t in events}, "wall": wall,
                 "busy": counts.get("task-clock", 0.0) / 1000 / wall, "measured": measured}
     except OSError:
