@@ -631,7 +631,7 @@ def lost_logs(folder, r):
         if os.path.exists(os.path.join(folder, name)):
             os.replace(os.path.join(folder, name), os.path.join(folder, kept))
     shutil.rmtree(os.path.join(folder, f"raw_r{r}"), ignore_errors=True)
-    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins"):
+    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone"):
         remove(ev.path(folder, kind, r))
 
 
