@@ -602,6 +602,7 @@ def test_fold_weights_sampled_futex_calls_and_keeps_the_waker_and_the_mapping():
     assert lk["symbol"] == "20:0x55a96e86c2a0" and f.maps[20] == [(0x55a96e868000, "/x/lock")]
 
 
+@pytest.mark.slow          # a perf recording: a measurement, run under the bench lock
 def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     """A real recording at the tier's plan from a real count: the futex word's symbol from the binary's
     static data (`lock` in lock.c) and the wakers' stacks naming update_table (4 threads on 2 CPUs: they
