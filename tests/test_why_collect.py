@@ -233,7 +233,7 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     files = sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r"))
     assert [f for f in files if not f.startswith("hotins_")] == sorted(
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, meta["runs"] + 1)
-         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone")] + ["meta.json"])
+         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone", "lock")] + ["meta.json"])
     assert {f for f in files if f.startswith("hotins_")} <= {f"hotins_r{r}.csv" for r in range(1, meta["runs"] + 1)}
     assert any(f.startswith("hotins_") for f in files)
     assert meta["sample"]["event"] == "cpu-clock" and meta["sample"]["hz"] == 999
