@@ -162,14 +162,17 @@ def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
     """A short command's evidence run is repeated until why_seconds have passed (lab/engine/evidence/collect.py), so the
     price counts that time, not the command's own run: the dry run does not promise a short sweep."""
     from lab.engine import api, price as pr
+    from lab.engine.evidence import collect
     topo = "topology=pack:1 core:2 pu:1"
     got = {}
     for secs in ("0", "8"):
         req = api.request(["dry=1", topo, "why=1", "why_runs=2", f"why_seconds={secs}", SPEC])
         got[secs] = api.price(req)
     for p0, p8 in zip(got["0"].experiments[0].points, got["8"].experiments[0].points):
-        assert p0.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * p0.seconds)
-        assert p8.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * max(p8.seconds, 8.0)) > p0.why
+        # and one counting calibration a point (collect.calibrate): a run, or the loop for at most CALIBRATE_S
+        assert p0.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * p0.seconds) + p0.seconds
+        assert p8.why == 2 * (pr.WHY_RUN_FIXED + pr.WHY_RUN_FACTOR * max(p8.seconds, 8.0)) + \
+            max(p8.seconds, min(8.0, collect.CALIBRATE_S)) > p0.why
     assert got["8"].expected > got["0"].expected
 
 

@@ -77,7 +77,7 @@ def test_lock_is_named_from_real_evidence():
     v = verdict.verdict(d)
     assert v["cause"] == "lock", v["text"]
     assert "The lock: futex 0x" in v["text"] and "waited on from `update_table` ← `worker`" in v["text"]
-    assert "Cause: lock" in v["text"]
+    assert "Cause: lock, taken in `update_table`" in v["text"]      # the function that takes it
 
 
 def test_lock_rule_names_the_futex_and_update_table():
@@ -538,3 +538,13 @@ def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
     assert len(on) <= diff.MAX_ROWS and any(r["name"] == diff.REST for r in on)
     assert [r["name"] for r in diff.findings(d)][:1] == ["p;main;hot"]
     assert all(r["flag"] for r in on if r["name"] == diff.REST)
+
+
+def test_a_preemption_in_the_mutexs_release_is_the_locks_handover():
+    """Preempted in pthread_mutex_unlock (the wake returned, the woken waiter took the CPU) is the lock's
+    cost, as preempted in the wake itself; preempted in the program's own code is the scheduler's."""
+    d = {"total": {"on": None}}
+    release = {"name": "[runqueue];p;worker;update_table;__GI___pthread_mutex_unlock_usercnt", "kind": "off-CPU"}
+    wake = {"name": "[runqueue];p;worker;update_table;__GI___lll_lock_wake", "kind": "off-CPU"}
+    own = {"name": "[runqueue];p;worker;update_table", "kind": "off-CPU"}
+    assert (C.rule(d, release), C.rule(d, wake), C.rule(d, own)) == ("lock", "lock", "scheduler")

@@ -58,14 +58,24 @@ SPEC_COST = "spec's cost"
 # script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
 # (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
 # least why_seconds where the command is repeated to fill them (lab/engine/evidence/collect.py's rule: an instrument's
-# unit is known only from its rows, so it is priced as repeated: the price errs long).
+# unit is known only from its rows, so it is priced as repeated: the price errs long). A point's evidence
+# runs are preceded by one counting calibration (collect.calibrate: the command once more, or repeated for
+# at most collect.CALIBRATE_S): why_calibration.
 WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
+
+
+def filled_seconds(spec):
+    return why_collect.repeat_seconds(spec, why_collect.throughput(spec, why_collect.primary_metric(spec), []))
 
 
 def why_run(spec, s):
     """The price of one evidence run of a point whose run costs s seconds."""
-    filled = why_collect.repeat_seconds(spec, why_collect.throughput(spec, why_collect.primary_metric(spec), []))
-    return WHY_RUN_FIXED + WHY_RUN_FACTOR * max(s, filled)
+    return WHY_RUN_FIXED + WHY_RUN_FACTOR * max(s, filled_seconds(spec))
+
+
+def why_calibration(spec, s):
+    """The price of a point's counting calibration before its evidence runs (collect.calibrate)."""
+    return max(s, min(filled_seconds(spec), why_collect.CALIBRATE_S))
 
 
 @dataclass(frozen=True)
@@ -141,8 +151,8 @@ def experiment_price(spec, plan, profile, history, why_runs):
     for p in live:
         s = per_run(spec, p, measured)
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        why = why_runs * why_run(spec, s) if id(p) in explained else 0.0
-        why_most = why_runs * why_run(spec, s) if id(p) in at_most else 0.0
+        why = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in explained else 0.0
+        why_most = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in at_most else 0.0
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
         expect, fewest, most = (expect + c * (e * kept + why), fewest + (lo * s + why if c == 1.0 else 0.0),

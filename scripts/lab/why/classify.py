@@ -4,7 +4,7 @@ docs/design.md ("Why it stops scaling: the differential and the causes").
 Every finding of the differential (a stack whose cost per unit of work grew beyond the too-few-samples
 rule, diff.findings) gets exactly one class, the first whose rule matches, in this order:
   scheduler    off-CPU as [runqueue] (runnable, waiting for a CPU), except a thread preempted right as it
-               woke a waiter (leaf in a wake: WAKE_FRAMES), which is the handover's cost: lock, or serial
+               woke a waiter (leaf in a wake or a mutex's release: WAKE_FRAMES, RELEASE_FRAMES), which is the handover's cost: lock, or serial
                phase inside a barrier/condition variable (same condition as below);
   serial phase off-CPU in a barrier or condition-variable wait (SERIAL_FRAMES), while the on-CPU total
                per unit of work does not grow beyond noise (else the row is "other"); a join's wait is
@@ -41,6 +41,9 @@ LOCK_FRAMES = re.compile(r"pthread_mutex_(?:timed|clock)?lock|lll_lock_wait|lll_
                          r"|pthread_mutex_unlock|pthread_rwlock|pthread_spin_lock|Mutex.*lock|lock_contended"
                          r"|RwLock|parking_lot|^futex_wait$", re.I)
 WAKE_FRAMES = re.compile(r"lll_lock_wake|futex_wake|pthread_cond_(?:signal|broadcast)", re.I)
+# preempted in a mutex's release (the wake's system call returned, the woken waiter took the CPU): the
+# handover's cost too (a sampled sched_switch's stack ends there as often as in the wake itself)
+RELEASE_FRAMES = re.compile(r"pthread_mutex_unlock|lll_mutex_unlock", re.I)
 ATOMIC = re.compile(r"^\s*(?:lock\b|xchg\b)", re.I)
 LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|\[)|_\[k\]$|@plt|@@GLIBC|\(inlined\)")
 REMOTE = "memory (remote pages)"
@@ -93,7 +96,7 @@ def rule(d, row):
     reason = row["name"].split(";")[0] if row["kind"] == "off-CPU" else None
     if reason == "[runqueue]":
         # preempted right as it woke a waiter (the wakee took its CPU): the handover's cost, not a foreign one
-        if fs and WAKE_FRAMES.search(fs[-1]):
+        if fs and (WAKE_FRAMES.search(fs[-1]) or RELEASE_FRAMES.search(fs[-1])):
             return "serial phase" if any(SERIAL_FRAMES.search(f) for f in fs) and not grows(d["total"].get("on")) \
                 else "lock" if not any(SERIAL_FRAMES.search(f) for f in fs) else "other"
         return "scheduler"

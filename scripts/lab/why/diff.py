@@ -85,6 +85,7 @@ def load(folder, kept=True):
         if "futex" in got:
             run["futex"] = [dict(row, stack=";".join(row["stack"])) for row in got["futex"]]
         run["threads"], run["hotins"] = got.get("threads"), got.get("hotins")
+        run["lock"] = got.get("lock")     # per futex word: its symbol, wakes and waker (absent before it)
         # the parallelism timeline and the stacks sampled while one thread ran (lab/why/alone.py)
         run["parallel"], run["alone"] = got.get("parallel"), got.get("alone")
         run["numa"], run["cpus"] = got.get("numa"), got.get("cpus")     # where the memory lives (why/memory.py)
@@ -245,12 +246,21 @@ def _futex(ev):
     agg = {}
     for i, run in enumerate(runs):
         w = run_work(ev, i)
+        locks = {r["addr"]: r for r in ev["runs"][i].get("lock") or ()}
         for row in run:
-            a = agg.setdefault(row["stack"], {"waits": 0.0, "wait_us": 0.0, "addrs": []})
+            a = agg.setdefault(row["stack"], {"waits": 0.0, "wait_us": 0.0, "addrs": [], "symbol": "",
+                                              "wakes": 0.0, "wakers": {}})
             a["waits"] += float(row["waits"]) / w / len(runs)
             a["wait_us"] += float(row["wait_us"]) / w / len(runs)
             if row["addr"] not in a["addrs"]:
                 a["addrs"].append(row["addr"])
+            lk = locks.get(row["addr"])
+            if lk:            # who let this word go: the holder's stack at its futex wake
+                a["symbol"] = a["symbol"] or lk["symbol"]
+                a["wakes"] += float(lk["wakes"]) / w / len(runs)
+                waker = ";".join(lk["waker"])
+                if waker:
+                    a["wakers"][waker] = a["wakers"].get(waker, 0.0) + float(lk["wakes"]) / w / len(runs)
     return agg
 
 

@@ -121,16 +121,30 @@ def words(d, c):
             if moved:
                 text += f" Scheduler counts that grew: {', '.join(moved)}."
         fx = C.futex_detail(d) if c["cause"] == "lock" else None
+        taker = ""
         if fx:
-            text += (f" The lock: futex {fx[0]}, waited on from {fx[1] or 'an unnamed stack'}"
-                     f" ({fx[2]['waits']:.0f} waits, {fx[2]['wait_us']:,.0f} µs per {unit} at the knee).")
+            a = fx[2]
+            sym = f" (`{a['symbol'].split(' ')[0]}` in {a['symbol'].partition(' ')[2].strip('()')})" \
+                if a.get("symbol") else ""
+            text += (f" The lock: futex {fx[0]}{sym}, waited on from {fx[1] or 'an unnamed stack'}"
+                     f" ({a['waits']:.0f} waits, {a['wait_us']:,.0f} µs per {unit} at the knee)")
+            waker = max(a["wakers"].items(), key=lambda kv: kv[1])[0] if a.get("wakers") else ""
+            held = C.named(waker.split(";")) if waker else ""
+            text += (f"; released to a waiter from {held} (the holder: {a['wakes']:.0f} wakes per {unit};"
+                     " its hold time is not measured: an uncontended take and release make no system call)."
+                     if held else ".")
+            taker = (fx[1] or held).split(" ← ")[0]
+        if c["cause"] == "lock" and not taker:      # no futex named: the lock's costliest stack that names code
+            taker = next((C.named(r["name"].split(";")).split(" ← ")[0] for r in diff.findings(d)
+                          if r.get("class") == "lock" and C.named(r["name"].split(";"))), "")
         if c["cause"] == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
             text += by_function(d, unit)
         else:
             others = [f"{n} {v['share'] * 100:.0f}%" for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
                       if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
-            text += f" Cause: {c['cause']} ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
+            text += f" Cause: {c['cause']}" + (f", taken in {taker}" if c["cause"] == "lock" and taker else "") + \
+                    f" ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
                     (f"; also {', '.join(others)}" if others else "") + ")."
             if c["cause"] == "serial phase":     # the code to change: what runs while the others wait
                 said = alone.words(*(d.get("alone") or (None, None)), d["base_threads"], d["knee_threads"])

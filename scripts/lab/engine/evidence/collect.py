@@ -41,14 +41,20 @@ from . import numamaps
 HZ = 999                    # the full tier's sample frequency (TIERS[0])
 STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder (TIERS[0])
 MAX_BYTES = "1G"            # perf record --max-size: reached, perf stops and ends the command (the run is lost)
-MMAP_PAGES = "4096"         # per-CPU ring buffer (16 MiB): DWARF stacks lose events with less
+RING_BYTES = 256 * 2 ** 20   # perf's ring buffers, all CPUs together: per CPU this ÷ the CPU count
+RING_PAGES = (64, 4096)     # per CPU, at least 256 KiB and at most 16 MiB (DWARF stacks lose events with less)
 SCRIPT_TIMEOUT = 600        # seconds for perf script to unwind and print the recording
 # The stack is needed where a thread blocks (sched_switch, sys_enter_futex); a wakeup or a futex's return
 # needs only its time: no 8 KiB stack copy for them (a busy server makes hundreds of thousands a second).
 # call-graph=fp, not =no: perf 6.1 then records none of those events at all (seen here).
 # (tracepoint, whether its stack is wanted): the tier says how many bytes of it are copied.
-TRACEPOINTS = (("sched:sched_switch", True), ("sched:sched_wakeup", False), ("syscalls:sys_enter_futex", True),
-               ("syscalls:sys_exit_futex", False))
+# sys_exit_futex is not recorded: a futex wait ends at its thread's next SWITCH IN (fold.py), and every
+# switch is recorded anyway; a contended mutex makes hundreds of thousands of futex calls a second.
+TRACEPOINTS = (("sched:sched_switch", True), ("sched:sched_wakeup", False), ("syscalls:sys_enter_futex", True))
+# The stacked tracepoints are sampled, 1 in `period` (chosen from a counting calibration: calibrate()),
+# so that each keeps to its tier's `trace_rate` stacks a second. perf 6.1 takes no period term for a
+# `sys:name` event: the tracepoint is named by its id (`tracepoint/config=ID,period=P,name=…/`), and -R
+# keeps its fields (uaddr, op, prev_state) in the samples, which perf then decodes as for a named one.
 # Which tracepoint field names the thread an event is about (why_comm filters them in the kernel).
 COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup": "comm"}
 # Recording tiers, heaviest first (the validity gate, lab/engine/evidence/gate.py: a run lost, cut or outside the
@@ -59,9 +65,14 @@ COMM_FIELD = {"sched:sched_switch": "prev_comm", "sched:sched_wakeup": "comm"}
 # where a frame-pointer chain (no copy) kept no frame at all through Debian's libc, and a main thread's
 # join then read as a bare futex wait, a "lock". On-CPU cost divides by each run's own frequency
 # (diff.py), so tiers compare. What each costs here: docs/measured.md.
-TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_BYTES},
-         {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 1024},
-         {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 256})
+# `trace_rate`: stacks a second each sampled tracepoint may take (its period follows from the calibrated
+# rate); `samples`: on-CPU samples a second over all CPUs (the frequency drops where many CPUs are busy).
+TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_BYTES, "trace_rate": 2000,
+          "samples": 8000},
+         {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 2048, "trace_rate": 500, "samples": 2000},
+         {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 1024, "trace_rate": 100, "samples": 500})
+CALIBRATE_S = 1.0           # the counting calibration at most (a repeated command repeats for its why_seconds up to this)
+EVENT_BYTES = 300           # a recorded event's size beside its stack copy (header, registers, callchain)
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
 # why_seconds' loop, between perf and the command: the command's words are "$@", never shell text. It
@@ -71,12 +82,12 @@ MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evide
 # an 8 KiB stack, reach perf's size limit within a second, and perf then ends the command and the run is
 # lost; stopping between repetitions keeps the run and its count exact. The bytes come from
 # /proc/$PPID/io (wchar) with builtins only: no process of its own to show up in the recording.
-REPEAT = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; budget=$3; shift 3; n=0; w=0\n'
+REPEAT = ('t0=${EPOCHREALTIME//[!0-9]/}; end=$(( t0 + $1 )); out=$2; budget=$3; shift 3; n=0; w=0\n'
           'while :; do "$@" || exit; n=$((n + 1))\n'
           '  if [ "$budget" -gt 0 ]; then while read -r k v; do [ "$k" = wchar: ] && w=$v; done < /proc/$PPID/io; fi\n'
           f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] && '
           '{ [ "$budget" -eq 0 ] || [ "$w" -lt "$budget" ]; } || break\n'
-          'done\necho "$n" > "$out"\n')
+          'done\necho "$n $(( ${EPOCHREALTIME//[!0-9]/} - t0 ))" > "$out"\n')
 RECORD_BUDGET = 256 * 2 ** 20   # bytes of recording after which why_seconds' loop stops: a quarter of MAX_BYTES
 ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
@@ -141,19 +152,82 @@ def repeat_seconds(spec, throughput):
     return 0.0 if throughput else min(float(spec.get("why_seconds", "0") or 0), float(spec["timeout"]) / 2)
 
 
-def tracepoint(name, wants_stack, tier):
+def tracepoint_id(name):
+    """The kernel's id of `sys:name` from tracefs, or None."""
+    sys_, _, ev_ = name.partition(":")
+    base = hostprep.tracing_dir()
+    try:
+        with open(os.path.join(base or "/sys/kernel/tracing", "events", sys_, ev_, "id")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def tracepoint(name, wants_stack, tier, period=1):
     """One tracepoint's -e term at `tier`: a frame-pointer chain where no stack is wanted, else the tier's
-    stack copy (perf's per-event stack-size where it is smaller than the samples')."""
+    stack copy, of 1 event in `period` (by id: perf 6.1 takes no period for a named tracepoint)."""
     if not wants_stack:
         return f"{name}/call-graph=fp/"
-    if tier["trace_stack"] == tier["stack"]:
-        return name
-    return f"{name}/call-graph=dwarf,stack-size={tier['trace_stack']}/"
+    tid = tracepoint_id(name)
+    if tid is None:       # no id to name it by: every event, as before sampling
+        return f"{name}/call-graph=dwarf,stack-size={tier['trace_stack']}/"
+    # the record's own --call-graph (the tier's stack): a per-event call-graph term on an event named by
+    # its id was unwound as a frame-pointer chain by perf 6.1's script (update_table lost; seen here)
+    return f"tracepoint/config={tid},period={max(1, int(period))},name={name.partition(':')[2]}/"
 
 
-def record_prefix(data, event, status, comms=(), tier=TIERS[0]):
+def ring_pages(cpus=None):
+    """perf's per-CPU ring buffer in pages: RING_BYTES over the CPUs, a power of two within RING_PAGES."""
+    cpus = cpus or os.cpu_count() or 1
+    pages = RING_BYTES // 4096 // cpus
+    p = RING_PAGES[0]
+    while p * 2 <= min(pages, RING_PAGES[1]):
+        p *= 2
+    return p
+
+
+def plan(tier, rates=None, busy=None, seconds=None, budget=None):
+    """How `tier` records given the calibrated `rates` ({tracepoint: events a second}) and `busy` (CPUs the
+    command kept busy): {"hz", "periods": {tracepoint: 1 in N}, "bytes": the recording expected over
+    `seconds`}. Each stacked tracepoint keeps to the tier's trace_rate stacks a second, the samples to
+    its `samples` a second over the busy CPUs; where the expected bytes still exceed `budget`, every
+    period and the frequency are scaled down together."""
+    rates = rates or {}
+    hz = tier["hz"]
+    if busy and busy > 0:
+        hz = max(1, min(hz, int(tier["samples"] / busy)))
+    periods = {t: max(1, -(-int(rates.get(t, 0)) // tier["trace_rate"])) if stack else 1 for t, stack in TRACEPOINTS}
+    per_s = hz * (busy or 1) * (tier["stack"] + EVENT_BYTES) + sum(
+        rates.get(t, 0) / periods[t] * ((tier["trace_stack"] if stack else 64) + EVENT_BYTES) for t, stack in TRACEPOINTS) + \
+        rates.get("sched:sched_switch", 0) * 2 * 64          # PERF_RECORD_SWITCH out and in, each
+    expected = per_s * (seconds or 0)
+    if budget and seconds and expected > budget:
+        k = expected / budget
+        hz = max(1, int(hz / k))
+        periods = {t: (max(1, int(p * k + 0.999)) if dict(TRACEPOINTS)[t] else 1) for t, p in periods.items()}
+        expected = budget
+    return {"hz": hz, "periods": periods, "bytes": int(expected)}
+
+
+def sampled(tier, how, status):
+    """meta.json's and the report's words on how each kind of evidence was sampled at `tier` with plan `how`."""
+    out = {"oncpu": f"cpu-clock samples at {how['hz']} Hz, {tier['stack']} bytes of user stack each (DWARF)"}
+    if status.get("offcpu") == ev.OK:
+        sw, fx = how["periods"].get("sched:sched_switch", 1), how["periods"].get("syscalls:sys_enter_futex", 1)
+        out["offcpu"] = ("every switch's time (PERF_RECORD_SWITCH), every wakeup; the stack of " +
+                         ("every" if sw == 1 else f"1 in {sw}") + f" sched_switch ({tier['trace_stack']} bytes), "
+                         "its blocked time weighted by that period")
+        out["futex"] = (("every" if fx == 1 else f"1 in {fx}") + f" futex call with its stack ({tier['trace_stack']} "
+                        "bytes; waits, wait time and wakes weighted by that period; a wait ends at its thread's "
+                        "next switch in)")
+    return out
+
+
+def record_prefix(data, event, status, comms=(), tier=TIERS[0], how=None):
     """perf record's argv (outermost, before pinning) for what `status` says this host allows, recording
-    at `tier` (TIERS); with `comms`, the scheduler tracepoints only of threads of those names."""
+    at `tier` (TIERS) as `how` (plan()) says; with `comms`, the scheduler tracepoints only of threads of
+    those names."""
+    how = how or plan(tier)
     if status["oncpu"] != ev.OK:
         return []
     root = os.geteuid() == 0
@@ -162,12 +236,12 @@ def record_prefix(data, event, status, comms=(), tier=TIERS[0]):
     # stripped binary from an unstripped copy recorded earlier. A user's locked memory for perf is small
     # (perf_event_mlock_kb): perf's default ring buffer then.
     argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
-        (["-m", MMAP_PAGES] if root else []) + \
-        ["--call-graph", f"dwarf,{tier['stack']}", "--sample-cpu", "-e", f"{event}/freq={tier['hz']}/{user_only}"]
+        (["-m", str(ring_pages())] if root else []) + \
+        ["--call-graph", f"dwarf,{tier['stack']}", "--sample-cpu", "-e", f"{event}/freq={how['hz']}/{user_only}"]
     if status["offcpu"] == ev.OK:
-        argv += ["--switch-events"]
+        argv += ["--switch-events", "-R"]
         for t, stack in TRACEPOINTS:
-            argv += ["-e", tracepoint(t, stack, tier)] + \
+            argv += ["-e", tracepoint(t, stack, tier, how["periods"].get(t, 1))] + \
                 (["--filter", comm_filter(COMM_FIELD[t], comms)] if comms and t in COMM_FIELD else [])
     return argv + ["--"]
 
@@ -175,8 +249,8 @@ def record_prefix(data, event, status, comms=(), tier=TIERS[0]):
 def script(data, env, log, into=None, comms=()):
     """(a Folder of the recording, folded into `into` when given, None) or (None, why)."""
     # perf script warns that `trace` does not apply to the samples: harmless, it applies to the tracepoints
-    argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso",
-            "--show-switch-events", "--show-task-events"]
+    argv = ["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,period,event,trace,ip,sym,symoff,dso",
+            "--show-switch-events", "--show-task-events", "--show-mmap-events"]
     with open(log, "a") as err:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, env=env,
                              text=True, errors="replace", start_new_session=True)
@@ -236,6 +310,41 @@ def objdump(select, dso, env, symbol):
 
 
 _SYMBOLS = {}
+_DATA = {}
+
+
+def data_symbol(path, offset, env=None):
+    """The static data object (nm's b/B/d/D with a size) of binary `path` at `offset` from its base, or ''."""
+    if path not in _DATA:
+        table = []
+        try:
+            with open(path, "rb") as f:
+                exe = f.read(18)[16:18] == b"\x02\x00"        # ET_EXEC: its symbols are absolute addresses
+            p = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True, text=True,
+                               errors="replace", timeout=120, env=env)
+            for line in p.stdout.splitlines():
+                parts = line.split()
+                if len(parts) == 4 and parts[2] in "bBdD":
+                    table.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            exe = False
+        _DATA[path] = (exe, table)
+    exe, table = _DATA[path]
+    return next((n for a, size, n in table if a <= offset < a + size), "")
+
+
+def lock_name(folder, env=None):
+    """name(pid, addr) for Folder.lock_rows: the mutex's symbol and binary (`lock (lock)`), from the
+    process's executable mappings; '' where the word is on the heap or a stack."""
+    def name(pid, addr):
+        a = int(addr, 16)
+        for base, path in folder.maps.get(pid, ()):
+            data_symbol(path, 0, env)                  # read once: whether its symbols are absolute
+            sym = data_symbol(path, a if _DATA[path][0] else a - base, env)
+            if sym:
+                return f"{sym} ({os.path.basename(path)})"
+        return ""
+    return name
 
 
 def demangled_symbols(dso, env):
@@ -306,7 +415,8 @@ def evidence_run(folder, run, data, env, log, status, comms=()):
     ev.write_run(folder, run, oncpu=f.oncpu, offcpu=f.offcpu if traced else None,
                  futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot,
                  parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None,
-                 cpus=f.cpu_rows() if traced else None)
+                 cpus=f.cpu_rows() if traced else None,
+                 lock=f.lock_rows(lock_name(f, env)) if traced else None)
     stripped = f.stripped()
     if stripped:
         status["symbols"] = "missing: " + " ".join(stripped)
@@ -320,9 +430,9 @@ class ServerRecording:
     command talks to but did not start (the lab's Cassandra) is not in the command's tree. Its threads
     of the moment and those they start are recorded, folded with the command's into the same files."""
 
-    def __init__(self, pids, data, event, status, env, log, tier=TIERS[0]):
+    def __init__(self, pids, data, event, status, env, log, tier=TIERS[0], how=None):
         self.data, self.proc = data, None
-        argv = record_prefix(data, event, status, tier=tier)
+        argv = record_prefix(data, event, status, tier=tier, how=how)
         if not pids or not argv:
             return
         self.log = open(log, "a")
@@ -414,17 +524,62 @@ def throughput(spec, name, timed_rows):
     return unit is not None and av.better_for(unit) == "higher"
 
 
-def repetitions(path):
-    """The count REPEAT wrote, or None (it did not finish)."""
+def repetitions(path, elapsed=False):
+    """The count REPEAT wrote, or None (it did not finish); elapsed: (count, seconds the loop took, its
+    own start-up and its parent's left out)."""
     try:
         with open(path) as f:
-            n = f.read().strip()
-        return int(n) if n.isdigit() and 0 < int(n) <= MAX_REPEATS else None
+            n, _, us = f.read().strip().partition(" ")
+        n = int(n) if n.isdigit() and 0 < int(n) <= MAX_REPEATS else None
+        return (n, int(us) / 1e6 if us.isdigit() and n else None) if elapsed else n
+    except OSError:
+        return (None, None) if elapsed else None
+
+
+def calibrate(ctx, spec, point, folder, status, seconds, name, higher):
+    """The command once more, unrecorded but for `perf stat` counting the tracepoints and its CPU time
+    (cheap: a count, no sample), before a point's evidence runs: {"rates": {tracepoint: events a second},
+    "busy": CPUs it kept busy, "measured": its throughput or wall per run (the gate's reference), "wall"},
+    or None when it failed. A repeated command is repeated for CALIBRATE_S (at most its why_seconds)."""
+    stat, counted = os.path.join(folder, ".calibrate.csv"), os.path.join(folder, ".calibrate_reps")
+    raw = os.path.join(folder, ".calibrate_raw")
+    shutil.rmtree(raw, ignore_errors=True)
+    os.makedirs(raw)
+    events = [t for t, _s in TRACEPOINTS] if status["offcpu"] == ev.OK else []
+    inner = ["perf", "stat", "-x,", "-o", stat, "-e", ",".join(events + ["task-clock"]), "--"] + \
+        repeat_prefix(min(seconds, CALIBRATE_S), counted, False)
+    argv, env, _w, _c, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
+    out, err = os.path.join(folder, ".calibrate_out"), os.path.join(folder, ".calibrate_err")
+    try:
+        rc, usage, _note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
+                                     child.OUTPUT_CAP)
+        # a repeated command's wall from the loop's own clock: perf stat's start-up is no part of it (it
+        # opens the tracepoints: ~0.1 s here), as perf record's is no part of the recorded run's span
+        n, looped = repetitions(counted, elapsed=True) if seconds > 0 else (1, None)
+        if rc != 0 or usage is None or not n or not usage.wall_s:
+            return None
+        counts = {}
+        for line in open(stat, errors="replace"):
+            f = line.strip().split(",")
+            if len(f) >= 3 and f[0].replace(".", "", 1).isdigit():
+                counts[f[2]] = float(f[0])
+        wall = looped or usage.wall_s
+        measured = metric_value(spec, name, out)[0] if higher else wall / n
+        # a spec's `server` is recorded, not the command perf stat counted: its rates are not known here
+        # (every event then keeps its stack, as before sampling); a why_comm tree's rates count its load
+        # generator too, so its periods err toward fewer stacks
+        if scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))[0] == "server":
+            events = []
+        return {"rates": {t: counts.get(t, 0.0) / wall for t in events}, "wall": wall,
+                "busy": counts.get("task-clock", 0.0) / 1000 / wall, "measured": measured}
     except OSError:
         return None
+    finally:
+        shutil.rmtree(raw, ignore_errors=True)
+        remove(stat, counted, out, err)
 
 
-def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
+def attempt(ctx, spec, point, folder, r, event, status, seconds, tier, how=None):
     """One evidence run recorded at `tier` into run number `r`'s files: {"lost": why or "", "cut": bool,
     "wall", "reps", "status", "out", "scope", "who"}. A lost or cut run leaves no run files (its logs are
     kept apart, lost_<N>_stderr.log)."""
@@ -438,12 +593,12 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
     raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
     os.makedirs(raw)
     comms = who if what == "tree" else ()
-    record = record_prefix(data, event, status, comms, tier) if what == "tree" else []
+    record = record_prefix(data, event, status, comms, tier, how) if what == "tree" else []
     inner = record + repeat_prefix(seconds, counted, bool(record))
     argv, env, _words, _cmd, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
     out = os.path.join(folder, f"stdout_r{r}.txt")
     err = os.path.join(folder, f"stderr_r{r}.log")
-    server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err, tier)
+    server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err, tier, how)
     numa = numamaps.Sampler(who if what == "server" else (), comms)    # where its memory is, while it runs
     try:
         rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
@@ -481,7 +636,7 @@ def lost_logs(folder, r):
         if os.path.exists(os.path.join(folder, name)):
             os.replace(os.path.join(folder, name), os.path.join(folder, kept))
     shutil.rmtree(os.path.join(folder, f"raw_r{r}"), ignore_errors=True)
-    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins"):
+    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone"):
         remove(ev.path(folder, kind, r))
 
 
@@ -501,13 +656,24 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     seconds = repeat_seconds(spec, higher)
     walls, values, reps, statuses, judged, why = [], [], [], [], [], ""
     what, who = None, ()
+    calibration = None
     tier = 0
     # perf cannot record here: running the command would only cost time
     for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
         for redo in (False, True):
             n = len(walls) + 1                  # recorded runs are numbered 1, 2, … (the format's run files)
-            got = attempt(ctx, spec, point, folder, n, event, status, seconds, TIERS[tier])
-            entry = {"of": r, "run": None, "tier": TIERS[tier]["name"], "hz": TIERS[tier]["hz"], "speed": None}
+            # the recording chosen from the event rates counted before the point's runs, and the gate's
+            # reference: once a point (a run's price; docs/measured.md has what it buys)
+            cal = calibration if r > 1 or redo else calibrate(ctx, spec, point, folder, status, seconds, name, higher)
+            calibration = cal
+            how = plan(TIERS[tier], cal and cal["rates"], cal and cal["busy"],
+                       seconds or (cal and cal["wall"]), RECORD_BUDGET)
+            got = attempt(ctx, spec, point, folder, n, event, status, seconds, TIERS[tier], how)
+            entry = {"of": r, "run": None, "tier": TIERS[tier]["name"], "hz": how["hz"], "speed": None,
+                     "periods": how["periods"], "expected_bytes": how["bytes"],
+                     "rates": {k: round(v, 1) for k, v in (cal["rates"] if cal else {}).items()},
+                     "reference": round(cal["measured"], 6) if cal and cal["measured"] else None}
+            sampled_how = sampled(TIERS[tier], how, status)
             if got["lost"]:
                 entry.update(verdict=gate.CUT if got["cut"] else gate.LOST, why=got["lost"])
             else:
@@ -516,8 +682,10 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
                 # judged as the timed repeats are measured: the throughput, else the wall time per run
                 measured, base = (value, timed(timed_rows, name)) if higher else \
                     (got["wall"] / got["reps"], timed(timed_rows, "wall_s"))
-                verdict_, said, speed = gate.judge(measured, base, higher)
-                entry.update(run=n, verdict=verdict_, why=said, speed=round(speed, 4) if speed else None)
+                verdict_, said, speed = gate.judge(measured, base, higher, entry["reference"])
+                vs_timed = gate.speed(measured, base, higher)
+                entry.update(run=n, verdict=verdict_, why=said, speed=round(speed, 4) if speed else None,
+                             speed_timed=round(vs_timed, 4) if vs_timed else None, sampled=sampled_how)
                 statuses.append(got["status"])
                 walls.append(round(got["wall"], 6))
                 values.append(value)
@@ -557,6 +725,9 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             "sample": {"event": event, "hz": HZ, "tiers": {t["name"]: {k: v for k, v in t.items() if k != "name"}
                                                              for t in TIERS}},
             "disturbance": gate.WHY_DISTURBANCE, "runs_judged": judged,
+            # how each kind of evidence was sampled, in words: the first kept run's (each attempt has its own)
+            "sampled": next((j["sampled"] for j in judged if j["verdict"] == gate.KEPT and j.get("sampled")),
+                            next((j["sampled"] for j in judged if j.get("sampled")), {})),
             "timed_suspect": timed_suspect(timed_rows, name if higher else "wall_s"), "evidence": merged}
     ev.write_meta(folder, meta)
     kept = len(gate.kept_runs(meta))

@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from lab.engine import hostprep, prefix
 from lab.engine.evidence import collect
@@ -30,15 +31,31 @@ LOOP = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; budget=$3; shift 3; 
         'done\n')
 
 
-def condition(tier, seconds, cmd, tmp, status, event):
-    """{"median_s", "reps", "bytes"} of one loop, recorded at `tier` (None: unrecorded)."""
+def kinds(status, event, how, data):
+    """Each kind of evidence alone, then together (the argv before the loop): what each costs."""
+    tp = {t: collect.tracepoint(t, stack, collect.TIERS[0], how["periods"].get(t, 1)) for t, stack in collect.TRACEPOINTS}
+    base = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", collect.MAX_BYTES,
+            "-m", str(collect.ring_pages())]
+    return {
+        "count": ["perf", "stat", "-x,", "-o", os.devnull, "-e",
+                  ",".join([t for t, _s in collect.TRACEPOINTS] + ["task-clock"]), "--"],
+        "switches": base + ["--switch-events", "-e", "dummy", "--"],
+        "oncpu": base + ["--call-graph", f"dwarf,{collect.STACK_BYTES}", "-e", f"{event}/freq={how['hz']}/", "--"],
+        "tracepoints": base + ["-R", "--call-graph", f"dwarf,{collect.STACK_BYTES}"] +
+        [x for t in tp.values() for x in ("-e", t)] + ["--"],
+        "all (full tier)": collect.record_prefix(data, event, status, tier=collect.TIERS[0], how=how),
+    }
+
+
+def condition(tier, seconds, cmd, tmp, status, event, prefix_=None):
+    """{"median_s", "reps", "bytes"} of one loop, recorded at `tier` (None: unrecorded) or under `prefix_`."""
     out, data = os.path.join(tmp, "walls"), os.path.join(tmp, "perf.data")
     loop = ["bash", "-c", LOOP, "loop", str(int(seconds * 1e6)), out,
-            str(collect.RECORD_BUDGET if tier else 0)] + cmd
-    argv = (collect.record_prefix(data, event, status, tier=tier) if tier else []) + loop
+            str(collect.RECORD_BUDGET if tier or prefix_ else 0)] + cmd
+    argv = (prefix_ if prefix_ is not None else collect.record_prefix(data, event, status, tier=tier) if tier else []) + loop
     p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     walls = [int(x) / 1e6 for x in open(out).read().split()]
-    size = os.path.getsize(data) if tier and os.path.exists(data) else 0
+    size = os.path.getsize(data) if (tier or prefix_) and os.path.exists(data) else 0
     if os.path.exists(data):
         os.remove(data)
     return {"median_s": statistics.median(walls) if walls else None, "reps": len(walls), "bytes": size,
@@ -49,6 +66,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--kinds", action="store_true",
+                    help="each kind of evidence alone (counting, switches, on-CPU samples, sampled tracepoints) "
+                         "and all of them as planned from a count, instead of the tiers")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args(argv)
     hostprep.prepare()                   # tracefs, as a why=1 sweep does
@@ -60,16 +80,33 @@ def main(argv=None):
     tiers = {t["name"]: t for t in collect.TIERS}
     rounds = []
     with tempfile.TemporaryDirectory() as tmp:
+        prefixes = {}
+        if a.kinds:       # the plan from one count, as an evidence run's (collect.calibrate, collect.plan)
+            stat = os.path.join(tmp, "stat.csv")
+            evs = [t for t, _s in collect.TRACEPOINTS]
+            loop = ["bash", "-c", LOOP, "loop", str(int(a.seconds * 1e6)), os.path.join(tmp, "w"), "0"] + a.cmd
+            t0 = time.monotonic()
+            subprocess.run(["perf", "stat", "-x,", "-o", stat, "-e", ",".join(evs + ["task-clock"]), "--"] + loop,
+                           stdout=subprocess.DEVNULL, check=True)
+            wall = time.monotonic() - t0
+            counts = {f[2]: float(f[0]) for f in (x.strip().split(",") for x in open(stat))
+                      if len(f) >= 3 and f[0].replace(".", "", 1).isdigit()}
+            how = collect.plan(collect.TIERS[0], {t: counts.get(t, 0) / wall for t in evs},
+                               counts.get("task-clock", 0) / 1000 / wall, a.seconds, collect.RECORD_BUDGET)
+            print(json.dumps({"plan": how, "rates": {t: counts.get(t, 0) / wall for t in evs}}), file=sys.stderr)
+            prefixes = kinds(status, event, how, os.path.join(tmp, "perf.data"))
+            names = [None] + list(prefixes)
         for r in range(a.rounds):
             order = names[:]
             random.shuffle(order)
-            got = {n or "unrecorded": condition(tiers.get(n), a.seconds, a.cmd, tmp, status, event) for n in order}
+            got = {n or "unrecorded": condition(tiers.get(n), a.seconds, a.cmd, tmp, status, event, prefixes.get(n))
+                   for n in order}
             got["order"] = [n or "unrecorded" for n in order]
             rounds.append(got)
             print(json.dumps({"round": r + 1, **got}), file=sys.stderr)
     summary = {}
-    for t in collect.TIERS:
-        n = t["name"]
+    for n in names[1:]:
+        t = tiers.get(n, {"name": n})
         ratios = [x[n]["median_s"] / x["unrecorded"]["median_s"] for x in rounds
                   if x[n]["median_s"] and x["unrecorded"]["median_s"]]
         summary[n] = {"ratio_median": statistics.median(ratios) if ratios else None,

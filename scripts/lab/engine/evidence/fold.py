@@ -1,11 +1,14 @@
 """perf script text → the evidence of one run: on-CPU stacks, off-CPU time per reason and stack, futex
 waits per address, per-thread scheduling.
 
-The input is `perf script -F comm,pid,tid,cpu,time,event,trace,ip,sym,symoff,dso --show-switch-events`
-of a recording made by collect.py: cpu-clock samples, sched:sched_switch (the stack where a thread
-left the CPU), sched:sched_wakeup, syscalls:sys_{enter,exit}_futex and PERF_RECORD_SWITCH IN/OUT
-(exact times a thread of the tree got and left a CPU). It is read as a stream: memory stays bounded
-by the number of distinct stacks and threads, whatever the length of the recording.
+The input is `perf script -F comm,pid,tid,cpu,time,period,event,trace,ip,sym,symoff,dso
+--show-switch-events --show-task-events --show-mmap-events` of a recording made by collect.py: cpu-clock
+samples, sched_switch (the stack where a thread left the CPU), sched:sched_wakeup, sys_enter_futex (the
+futex word, the operation and the stack) and PERF_RECORD_SWITCH IN/OUT (exact times a thread of the tree
+got and left a CPU). sched_switch and sys_enter_futex may be sampled, 1 event in `period` (collect.py
+chooses it from a counting calibration): what they add is weighted by their period, and a futex wait
+ends at its thread's next SWITCH IN (every switch is recorded): the time it was blocked. It is read as a
+stream: memory stays bounded by the number of distinct stacks and threads, whatever the recording's length.
 """
 import re
 
@@ -27,6 +30,9 @@ IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|p
 PROFILER_FRAME = re.compile(r"^_*perf_\w*_\[k\]$")
 PROFILER = "[profiler]"
 FUTEX_WAIT_OPS = {0, 6, 9, 11, 13}    # FUTEX_WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2
+FUTEX_WAKE_OPS = {1, 5, 7, 10}        # FUTEX_WAKE, WAKE_OP, UNLOCK_PI, WAKE_BITSET: the holder letting go
+# an executable mapping (perf records those only): where a binary's static data (a mutex) is, by its base
+MMAP = re.compile(r"PERF_RECORD_MMAP2? (\d+)/\d+: \[0x([0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+|0) .*\]: r-xp (/\S+)$")
 MAX_THREADS = 100000
 MAX_HELD = 10 * ev.MAX_STACKS    # distinct stacks held while folding; new ones beyond go to [truncated]
 
@@ -55,11 +61,12 @@ def frame_name(sym, dso, addr):
 
 
 class Event:
-    __slots__ = ("comm", "pid", "tid", "cpu", "time", "kind", "trace", "frames")
+    __slots__ = ("comm", "pid", "tid", "cpu", "time", "kind", "trace", "frames", "period")
 
-    def __init__(self, comm, pid, tid, cpu, time, kind, trace):
+    def __init__(self, comm, pid, tid, cpu, time, kind, trace, period=1):
         self.comm, self.pid, self.tid, self.cpu, self.time = comm, pid, tid, cpu, time
         self.kind, self.trace, self.frames = kind, trace, []   # frames: (addr, sym, dso), innermost first
+        self.period = period     # a sampled tracepoint stands for this many events
 
 
 def events(lines):
@@ -75,14 +82,23 @@ def events(lines):
             if rest.startswith("PERF_RECORD_SWITCH"):
                 kind, trace = ("switch_out_preempt" if "preempt" in rest else "switch_out") if " OUT" in rest \
                     else "switch_in", ""
+            elif rest.startswith("PERF_RECORD_MMAP"):
+                kind, trace = "mmap", rest      # where a binary is: its static data's symbols (a mutex)
             elif rest.startswith("PERF_RECORD_"):
-                # --show-task-events: a thread's exit (an exiting thread gets no SWITCH OUT); fork, comm
-                # and mmap records say nothing the samples and switches do not
+                # --show-task-events: a thread's exit (an exiting thread gets no SWITCH OUT); fork and comm
+                # records say nothing the samples and switches do not
                 kind, trace = ("exit" if rest.startswith("PERF_RECORD_EXIT") else "task"), ""
             else:
-                kind, _, trace = rest.partition(": ")
-                # `cpu-clock/freq=999/:`, `sched:sched_switch:` → cpu-clock, sched_switch
+                # `      4  sys_enter_futex: …`: the period first (-F period), then the event's name
+                period, _, after = rest.strip().partition(" ")
+                if period.isdigit():
+                    rest = after
+                kind, _, trace = rest.strip().partition(": ")
+                # `cpu-clock/freq=999/:`, `sched:sched_switch:`, `sys_enter_futex:` → cpu-clock, sched_switch, …
                 kind = kind.strip().rstrip(":").split("/")[0].rpartition(":")[2]
+                ev_ = Event(comm, int(pid), int(tid), int(cpu), float(t), kind, trace,
+                            int(period) if period.isdigit() and kind != "cpu-clock" and kind != "cycles" else 1)
+                continue
             ev_ = Event(comm, int(pid), int(tid), int(cpu), float(t), kind, trace)
             continue
         f = FRAME.match(line)
@@ -115,14 +131,15 @@ def trace_field(trace, name):
 
 class Thread:
     __slots__ = ("tid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
-                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus")
+                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight")
 
     def __init__(self, tid, comm):
         self.tid, self.comm = tid, comm
         self.oncpu = self.offcpu = self.runq = 0.0
         self.vol = self.invol = self.migr = 0
         self.last_cpu = self.on_at = self.off_at = self.woke_at = None
-        self.off_reason, self.off_stack, self.futex = None, (), None
+        # off_weight: the sampled sched_switch's period (0: this switch's stack was not sampled)
+        self.off_reason, self.off_stack, self.futex, self.off_weight = None, (), None, 0
         self.cpus = {}            # cpu → seconds on it, from the switch records (where it ran: numamaps)
 
 
@@ -136,7 +153,10 @@ class Folder:
         self.leader = {}          # pid → comm of the thread group leader
         self.oncpu = {}
         self.offcpu = {}
-        self.futex = {}           # addr → {"waits", "wait_us", "stacks": {stack: us}}
+        self.futex = {}           # addr → {"waits", "wait_us", "stacks": {stack: us}, "pid"}
+        self.wakes = {}           # addr → {"wakes", "stacks": {stack: wakes}}: who lets the lock go
+        self.maps = {}            # pid → [(load base, path)] of its executable mappings
+        self.switch_period = 1    # the largest period of a sampled sched_switch (1: every one has its stack)
         self.samples = 0
         self.unknown = {}         # dso → [frames, unknown frames]
         self.leaves = {}          # (symbol, dso, symoff) → samples, user-space leaves of on-CPU samples
@@ -163,7 +183,10 @@ class Folder:
         return t
 
     def add(self, e):
-        if e.kind == "task":      # a fork, comm or mmap record (perf's own at time 0 too): no event of the tree
+        if e.kind == "task":      # a fork or comm record (perf's own at time 0 too): no event of the tree
+            return
+        if e.kind == "mmap":
+            self.mapped(e)
             return
         if self.comms and e.comm not in self.comms:
             if e.kind == "sched_wakeup":       # another process woke a counted thread: its run-queue wait
@@ -200,7 +223,8 @@ class Folder:
                 self.leaves[key] = self.leaves.get(key, 0) + 1
         elif e.kind == "sched_switch":
             state = trace_field(e.trace, "prev_state") or "S"
-            t.off_stack = e.frames
+            t.off_stack, t.off_weight = e.frames, e.period
+            self.switch_period = max(self.switch_period, e.period)
             t.off_reason = "[runqueue]" if state.startswith("R") else self.reason(t, e.frames, state)
         elif e.kind in ("switch_out", "switch_out_preempt"):
             if t.on_at is not None:
@@ -210,20 +234,23 @@ class Folder:
             if e.kind == "switch_out_preempt":
                 t.invol += 1
                 t.off_reason = "[runqueue]"
+                self.wait_ends(t, e.time)      # preempted after the wait returned: it did not block
             else:
                 t.vol += 1
                 if t.off_reason is None:
-                    t.off_reason = "[other]"
+                    t.off_reason = "[futex]" if t.futex is not None else "[other]"
         elif e.kind == "switch_in":
             if t.last_cpu is not None and t.last_cpu != e.cpu:
                 t.migr += 1
             t.last_cpu = e.cpu
+            self.wait_ends(t, e.time, blocked=t.off_at is not None)
             if t.off_at is not None:
                 self.off_cpu(t, e)
-            t.on_at, t.off_at, t.off_reason, t.off_stack = e.time, None, None, ()
+            t.on_at, t.off_at, t.off_reason, t.off_stack, t.off_weight = e.time, None, None, (), 0
         elif e.kind == "sched_wakeup":
             self.woken(e)
         elif e.kind == "sys_enter_futex":
+            self.wait_ends(t, e.time)
             op = trace_field(e.trace, "op")
             addr = trace_field(e.trace, "uaddr")
             try:
@@ -231,21 +258,49 @@ class Folder:
             except (TypeError, ValueError):
                 return
             if cmd in FUTEX_WAIT_OPS and addr:
-                t.futex = (addr.lower(), e.time, tuple(user_frames(e.frames)))
-        elif e.kind == "sys_exit_futex":
-            if t.futex is not None:
-                addr, t0, stack = t.futex
-                t.futex = None
-                us = (e.time - t0) * 1e6
-                f = self.futex.get(addr)
-                if f is None:
-                    if len(self.futex) >= ev.MAX_STACKS:
-                        return
-                    f = self.futex[addr] = {"waits": 0, "wait_us": 0.0, "stacks": {}}
-                f["waits"] += 1
-                f["wait_us"] += us
-                if len(f["stacks"]) < 256 or stack in f["stacks"]:
-                    f["stacks"][stack] = f["stacks"].get(stack, 0.0) + us
+                # (word, since, stack, weight, pid): it ends at the thread's next SWITCH IN or event on a CPU
+                t.futex = (addr.lower(), e.time, tuple(user_frames(e.frames)), e.period, e.pid)
+            elif cmd in FUTEX_WAKE_OPS and addr:
+                self.woke(addr.lower(), tuple(user_frames(e.frames)), e.period)
+        elif e.kind in ("cpu-clock", "cycles"):
+            self.wait_ends(t, e.time)
+
+    def wait_ends(self, t, now, blocked=False):
+        """A sampled futex wait of t ends: at its SWITCH IN when it blocked (the time it waited), else at
+        the thread's next event on a CPU (it returned at once: the word had changed; 0 µs). Weighted by
+        the sample's period, so a sampled wait stands for the waits it was drawn from."""
+        if t.futex is None:
+            return
+        addr, t0, stack, weight, pid = t.futex
+        t.futex = None
+        us = (now - t0) * 1e6 * weight if blocked else 0.0
+        f = self.futex.get(addr)
+        if f is None:
+            if len(self.futex) >= ev.MAX_STACKS:
+                return
+            f = self.futex[addr] = {"waits": 0, "wait_us": 0.0, "stacks": {}, "pid": pid}
+        f["waits"] += weight
+        f["wait_us"] += us
+        if len(f["stacks"]) < 256 or stack in f["stacks"]:
+            f["stacks"][stack] = f["stacks"].get(stack, 0.0) + us
+
+    def woke(self, addr, stack, weight):
+        w = self.wakes.get(addr)
+        if w is None:
+            if len(self.wakes) >= ev.MAX_STACKS:
+                return
+            w = self.wakes[addr] = {"wakes": 0, "stacks": {}}
+        w["wakes"] += weight
+        if len(w["stacks"]) < 256 or stack in w["stacks"]:
+            w["stacks"][stack] = w["stacks"].get(stack, 0) + weight
+
+    def mapped(self, e):
+        m = MMAP.search(e.trace)
+        if m:
+            pid, start, off, path = int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16), m.group(4)
+            maps = self.maps.setdefault(pid, [])
+            if len(maps) < 256 and all(p != path for _b, p in maps):
+                maps.append((start - off, path))   # a text segment's address less its file offset: the base
 
     def running(self, e):
         """Advance the parallelism timeline to e.time, then apply e: a switch moves its thread on or off a
@@ -292,14 +347,29 @@ class Folder:
             blocked, queued = woke - t.off_at, e.time - woke
         comm = self.comm_of(e)
         stack = tuple(user_frames(t.off_stack))
-        if blocked > 0:
+        # where switches' stacks are sampled, a sampled one stands for `period` blocks; the others are in
+        # the thread's totals only (every switch's time is recorded: PERF_RECORD_SWITCH)
+        weight = t.off_weight or (1 if self.switch_period <= 1 else 0)
+        if blocked > 0 and weight:
             key = (t.off_reason or "[other]", comm) + stack
-            bump(self.offcpu, key, blocked * 1e6)
+            bump(self.offcpu, key, blocked * 1e6 * weight)
         if queued > 0:
             key = ("[runqueue]", comm) + (stack if t.off_reason == "[runqueue]" else ())
             bump(self.offcpu, key, queued * 1e6)
         t.offcpu += blocked
         t.runq += queued
+
+    def lock_rows(self, name=None):
+        """Per futex word that was waited on or woken: its symbol (`name(pid, addr)`: a mutex in a binary's
+        static data; '' elsewhere), the wakes (weighted) and the stack that woke it most: the holder."""
+        out = []
+        for a in set(self.futex) | set(self.wakes):
+            w = self.wakes.get(a, {"wakes": 0, "stacks": {}})
+            pid = self.futex.get(a, {}).get("pid")
+            out.append({"addr": a, "symbol": (name(pid, a) if name and pid is not None else "") or "",
+                        "wakes": w["wakes"],
+                        "waker": max(w["stacks"].items(), key=lambda kv: kv[1])[0] if w["stacks"] else ()})
+        return out
 
     def futex_rows(self):
         return [{"addr": a, "waits": f["waits"], "wait_us": f["wait_us"],

@@ -5,6 +5,9 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   oncpu_r<N>.folded   `frame;…;leaf COUNT`: perf samples per stack (root: the process's comm)
   offcpu_r<N>.folded  `[reason];comm;frame;… MICROSECONDS` (REASONS)
   futex_r<N>.csv      addr,waits,wait_us,stack
+  lock_r<N>.csv       addr,symbol,wakes,waker: per futex word, its symbol (a mutex in a binary's static
+                      data, `lock` in /path; '' elsewhere), the wakes and the stack that woke it most (the
+                      holder letting go); absent in folders written before it
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
   cpus_r<N>.csv       tid,comm,cpu,seconds (where each thread ran, from the switch records)
@@ -41,6 +44,7 @@ THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary"
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
 PARALLEL_COLUMNS = ("running", "seconds")
 CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
+LOCK_COLUMNS = ("addr", "symbol", "wakes", "waker")
 OK = "ok"
 NA = "not available here: "
 
@@ -92,11 +96,16 @@ def csv_text(columns, rows):
 
 
 def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None, parallel=None,
-              alone=None, cpus=None):
+              alone=None, cpus=None, lock=None):
     """Write what one evidence run gave; None leaves that file out (meta.json says why)."""
     if cpus is not None:
         write_atomic_text(path(folder, "cpus", run), csv_text(CPUS_COLUMNS, [
             dict(r, comm=clean_frame(r["comm"]), seconds=f"{r['seconds']:.6f}") for r in cpus[:MAX_STACKS]]))
+    if lock is not None:
+        rows = sorted(lock, key=lambda r: (-r["wakes"], r["addr"]))[:MAX_STACKS]
+        write_atomic_text(path(folder, "lock", run), csv_text(LOCK_COLUMNS, [
+            dict(r, symbol=clean_frame(r["symbol"]) if r["symbol"] else "", wakes=int(round(r["wakes"])),
+                 waker=";".join(bound_stack(r["waker"]))) for r in rows]))
     if parallel is not None:
         write_atomic_text(path(folder, "parallel", run), csv_text(PARALLEL_COLUMNS, [
             {"running": int(r["running"]), "seconds": f"{r['seconds']:.6f}"} for r in parallel[:MAX_STACKS]]))
@@ -199,6 +208,13 @@ def read_futex(p):
     rows = _rows(p, FUTEX_COLUMNS, (hexaddr, count, count, text))
     for r in rows:
         r["stack"] = tuple(r["stack"].split(";")) if r["stack"] else ()
+    return rows
+
+
+def read_lock(p):
+    rows = _rows(p, LOCK_COLUMNS, (hexaddr, text, count, text))
+    for r in rows:
+        r["waker"] = tuple(r["waker"].split(";")) if r["waker"] else ()
     return rows
 
 
@@ -309,7 +325,7 @@ def read_run(folder, run):
     out = {}
     for kind, reader in (("oncpu", read_folded), ("offcpu", read_folded), ("futex", read_futex),
                          ("threads", read_threads), ("hotins", read_hotins), ("alone", read_folded),
-                         ("parallel", read_parallel), ("cpus", read_cpus)):
+                         ("parallel", read_parallel), ("cpus", read_cpus), ("lock", read_lock)):
         p = path(folder, kind, run)
         if os.path.exists(p):
             out[kind] = reader(p)
