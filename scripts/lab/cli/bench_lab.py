@@ -7,7 +7,8 @@
 Runs the same sweep twice, back to back, into two run folders, then prints: the largest ratio between
 the two runs' medians over points neither run flagged (a suspect repeat, or not confident; goal ≤ 1.15),
 whether every point whose two runs differ by more than that was flagged in at least one run (the lab
-knew it was unsure), how many repeats were measured again or kept as suspect and why, the noise the guard saw, and the engine's own time per
+knew it was unsure), how many repeats were measured again or kept as suspect and why, the noise the guard saw,
+and the engine's own time per
 point (the journal's overhead_ms: planning, bookkeeping and guard reads, not the measured command).
 """
 import collections

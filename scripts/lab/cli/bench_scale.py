@@ -52,7 +52,8 @@ def loadavg():
 
 def ci_text(s, unit="s"):
     lo, hi = s["ci_lo"], s["ci_hi"]
-    return f"median {s['median']:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s['n']}, min {s['min']:.4f}, max {s['max']:.4f})"
+    return (f"median {s['median']:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s['n']}, min "
+            f"{s['min']:.4f}, max {s['max']:.4f})")
 
 
 def main(argv):

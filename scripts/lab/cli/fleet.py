@@ -261,7 +261,8 @@ def cmd_plan(keys, args, env):
 # --- sweep -----------------------------------------------------------------------------------------
 def controller_text(env):
     p = subprocess.run(["ansible-playbook", "--version"], capture_output=True, text=True, env=env)
-    return (p.stdout.strip().splitlines() or ["ansible-playbook: unavailable"])[0] + f"\npython {sys.version.split()[0]}\n"
+    return ((p.stdout.strip().splitlines() or ["ansible-playbook: unavailable"])[0]
+            + f"\npython {sys.version.split()[0]}\n")
 
 
 def progress_line(p):
@@ -531,7 +532,8 @@ def read_record(path):
 # `key=value` line per node that cluster-down and the contact points are read from: each field in its shape.
 NODE_FIELDS = {"pid": r"[0-9]{1,10}", "cql": r"[A-Za-z0-9.-]{1,253}:[0-9]{1,5}", "address": r"[A-Za-z0-9.-]{1,253}",
                "numa": r"[0-9]{1,4}|unbound", "host": r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}",
-               "work": r"[A-Za-z0-9._/~-]{1,255}", "code_dir": r"[A-Za-z0-9._/~-]{1,255}", "seed": r"True|False|true|false",
+               "work": r"[A-Za-z0-9._/~-]{1,255}", "code_dir": r"[A-Za-z0-9._/~-]{1,255}",
+               "seed": r"True|False|true|false",
                "java": r"[^\x00-\x1f\x7f]{0,200}"}
 
 

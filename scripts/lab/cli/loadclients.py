@@ -201,7 +201,8 @@ def cmd_run(argv):
         config = ssh_config()
         limit = seconds(opts["timeout"], "timeout")
         remote = ["env", "PYTHONPATH=" + os.path.join(cl.remote_lab(ROOT), "scripts")]
-        client_words = [*remote, "python3", "-m", "lab.cli.loadclients", "client", f"--server={opts['server']}", f"--port={opts['port']}",
+        client_words = [*remote, "python3", "-m", "lab.cli.loadclients", "client", f"--server={opts['server']}",
+                        f"--port={opts['port']}",
                         f"--timeout={limit:g}", "--", *words]
         argvs = {d: cl.remote_argv(d, client_words, config) for d in dests}
     except cl.ClientError as e:
