@@ -147,7 +147,8 @@ class RunFolder:
         return os.path.join(self.raw_dir, exp, key)
 
     def evidence_dir(self, exp, stem):
-        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/engine/evidence/store.py owns its files)."""
+        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/engine/evidence/store.py owns its
+        files)."""
         return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
     def has_evidence(self, exp):
