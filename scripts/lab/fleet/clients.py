@@ -40,7 +40,8 @@ def resolve(dest, config=None):
     p = subprocess.run(ssh_base(config) + ["-G", "--", dest], capture_output=True, text=True, timeout=10,
                        stdin=subprocess.DEVNULL)
     if p.returncode != 0:
-        raise ClientError(f"client {dest}: ssh cannot read its settings: {(p.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]}")
+        raise ClientError(f"client {dest}: ssh cannot read its settings: "
+                          f"{(p.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]}")
     out = {}
     for line in p.stdout.splitlines():
         k, _, v = line.partition(" ")
