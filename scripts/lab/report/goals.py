@@ -104,5 +104,6 @@ def sentences(goals):
         for r in g["rows"]:
             ratio = f"{r['picked']} ×{r['ratio']:.2f}" if r["ratio"] is not None else r["picked"]
             caveat = f"; not server-bound: {r['caveat']}" if r.get("caveat") else ""
-            out.append(f"goal {g['goal']} at {r['placement']} t{r['threads']}: {ratio}: {r['verdict']} ({r['why']}{caveat})")
+            out.append(f"goal {g['goal']} at {r['placement']} t{r['threads']}: {ratio}: {r['verdict']} "
+                       f"({r['why']}{caveat})")
     return out

@@ -8,7 +8,8 @@ from lab.topology.topo import POLICIES
 
 def point_of(ev):
     """(experiment, variant, placement, threads, repeat) of a point event, as strings."""
-    return tuple("" if ev.get(k) is None else str(ev[k]) for k in ("experiment", "variant", "placement", "threads", "repeat"))
+    return tuple("" if ev.get(k) is None else str(ev[k])
+                 for k in ("experiment", "variant", "placement", "threads", "repeat"))
 
 
 class Journal:

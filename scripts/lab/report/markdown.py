@@ -81,7 +81,8 @@ def render(m):
         lines += blocks(view.figures(m["run"], e))
         rec = (e.get("relations") or {}).get("imported")
         if rec:     # every published number shown names where it was published
-            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
+            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} "
+                      f"(file {rec.get('file', '?')}).", ""]
         lines += blocks(view.experiment(e))
         if not e["points"]:
             lines += ["No measured rows.", ""]

@@ -98,7 +98,8 @@ def host(run, rec=None):
         return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
                 "kind": KIND_IMPORTED, "imported": rec, "build": None,
                 "rows": [("host kind", f"imported ({src}; the machine as the file states it)"),
-                         ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
+                         ("CPU", str(rec.get("cpu", "?"))),
+                         ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
                 + [(f"file: {k}", str(v)) for k, v in list(said.items())[:32]]}
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
@@ -106,7 +107,8 @@ def host(run, rec=None):
                 "kind": KIND_PUBLISHED, "imported": rec, "build": None,
                 "rows": [("host kind", f"published (imported by import-c2c; {src})"),
                          ("CPU", rec.get("cpu", "?")),
-                         ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
+                         ("CPU identity", " ".join(f"{k}={rec[k]}"
+                                                   for k in ("vendor_id", "cpu_family", "model", "uarch")
                                                    if rec.get(k)) or "not catalogued"),
                          ("topology", f"{rec.get('topology', '?')}: {shape}"),
                          ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
@@ -226,7 +228,8 @@ def points(run, exp, rows, journal):
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
-            reps.append({"repeat": r["repeat"], "value": float(r["value"]), "suspect": "; ".join(x for x in reasons if x),
+            reps.append({"repeat": r["repeat"], "value": float(r["value"]),
+                         "suspect": "; ".join(x for x in reasons if x),
                          "raw": raw, "mem_nodes": nodes,
                          "command": ev.get("command"), "seconds": ev.get("seconds")})
         s = summary([x["value"] for x in reps])
@@ -315,7 +318,8 @@ def shapes(exp, pts, pub):
     series = {}
     for r in pub:
         if r["experiment"] == exp and r["threads"].isdigit():
-            series.setdefault((r["source"], r["host"], r["variant"], r["metric"]), {})[int(r["threads"])] = float(r["value"])
+            key = (r["source"], r["host"], r["variant"], r["metric"])
+            series.setdefault(key, {})[int(r["threads"])] = float(r["value"])
     out = []
     for (src, host_, variant, metric), pubpts in sorted(series.items()):
         mine = {}
@@ -340,7 +344,8 @@ def shapes(exp, pts, pub):
 def series_points(pts, lab):
     out = {}
     for p in pts:
-        if (p["variant"], p["placement"], p["metric"]) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
+        if (p["variant"], p["placement"], p["metric"]) \
+                == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
                 and str(p["threads"]).isdigit():
             out.setdefault(int(p["threads"]), []).append(p)
     return out
@@ -372,7 +377,8 @@ def ratios(exp, pts, pub, vmap):
             else:
                 row["ratio"], row["word"], row["verdict"], row["why"] = V.ratio_verdict(
                     row["pub_word"], merged(other), merged(mine[t]),
-                    (f"{lab['lab_variant']} {lab['lab_placement']}", f"{base_lab['lab_variant']} {base_lab['lab_placement']}"))
+                    (f"{lab['lab_variant']} {lab['lab_placement']}",
+                     f"{base_lab['lab_variant']} {base_lab['lab_placement']}"))
             out.append(row)
     return out
 

@@ -52,7 +52,8 @@ def distances(run):
     """{node: [distance to node 0, 1, …]} from env/numa-nodes.txt (the kernel's table, which is the
     firmware's SLIT); {} when not captured."""
     rf = RunFolder(run)
-    text = read_file(rf.env("numa-nodes.txt"), "env", rf.path) or ""     # the safe reader: a FIFO, a link, /dev/zero refused
+    # the safe reader: a FIFO, a link, /dev/zero refused
+    text = read_file(rf.env("numa-nodes.txt"), "env", rf.path) or ""
     out = {}
     for line in text.splitlines()[:MAX_NODES]:
         m = DISTANCES.match(line)       # digit-bounded: a 5,000-digit distance was a ValueError in int()

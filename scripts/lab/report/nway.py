@@ -46,7 +46,8 @@ def markdown(runs, cmp, title, missing=()):
     out += ["## Hosts", ""] + md.blocks([view.fleet_hosts(runs)])
     out += ["## Medians (95% CI), ratio to " + labels[0], ""]
     for name in names(runs):
-        out += [f"#### {name}", ""] + md.blocks([t for t in (view.fleet_points(cmp, name), view.fleet_noise(cmp, name)) if t])
+        out += [f"#### {name}", ""] + md.blocks([t for t in (view.fleet_points(cmp, name),
+                                                              view.fleet_noise(cmp, name)) if t])
     out += [f"{len(cmp['rows'])} points; {cmp['common']} measured on every host. Noise readings (steal, "
             "foreign CPU, involuntary switches, MHz) are never ratios.", ""]
     return "\n".join(out) + "\n"

@@ -236,6 +236,7 @@ def compare(ma, mb):
     if not ra or not rb:
         return []
     a, b = {x["relation"]: x for x in ra["rows"]}, {x["relation"]: x for x in rb["rows"]}
-    return [{"relation": r, "a": a.get(r), "b": b.get(r), "exp_a": f"{ea} {ra['variant']}", "exp_b": f"{eb} {rb['variant']}",
+    return [{"relation": r, "a": a.get(r), "b": b.get(r),
+             "exp_a": f"{ea} {ra['variant']}", "exp_b": f"{eb} {rb['variant']}",
              "ratio": b[r]["median_ns"] / a[r]["median_ns"] if r in a and r in b else None}
             for r in PAIRS if r in a or r in b]

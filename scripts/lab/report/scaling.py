@@ -35,11 +35,13 @@ def threads_word(n):
 def stops(placement, rows, pus):
     """(word, sentence): where scaling stops for one placement."""
     if len(rows) < 2:
-        return "one thread count", f"{placement}: only {threads_word(rows[0]['threads'])} measured: no scaling to judge."
+        return "one thread count", (f"{placement}: only {threads_word(rows[0]['threads'])} measured: "
+                                    "no scaling to judge.")
     unknown = None
     for prev, r in zip(rows, rows[1:]):
         word, why = efficiency_word(r)
-        at = f"at {threads_word(r['threads'])} the speedup is ×{r['speedup']:.2f} (95% CI ×{r['lo']:.2f}–×{r['hi']:.2f})"
+        at = (f"at {threads_word(r['threads'])} the speedup is ×{r['speedup']:.2f} (95% CI "
+              f"×{r['lo']:.2f}–×{r['hi']:.2f})")
         if word == "below":
             if unknown:
                 return "inconclusive", (f"{placement}: scaling stops at or before {threads_word(prev['threads'])}: "
@@ -57,7 +59,8 @@ def stops(placement, rows, pus):
             f"efficiency ≥ {pct(THRESHOLD)} at every count")
     if last["threads"] >= pus:
         return "scales", f"{placement}: **scales to every PU here** ({pus}): {tail}."
-    return "scales", f"{placement}: scales to {threads_word(last['threads'])}, the most measured (the host has {pus} PUs): {tail}."
+    return "scales", (f"{placement}: scales to {threads_word(last['threads'])}, the most measured (the host "
+                      f"has {pus} PUs): {tail}.")
 
 
 def overlaps(a, b):
