@@ -114,7 +114,8 @@ def _side(ev):
             out["missing"][kind] = f"{key}_r<N>.folded missing"
         else:
             scale = [1e6 / h if kind == "on" else 1.0 for h in hzs]
-            out[kind] = {"raw": files, "cost": [{s: v * k / w for s, v in f.items()} for f, w, k in zip(files, work, scale)]}
+            out[kind] = {"raw": files,
+                         "cost": [{s: v * k / w for s, v in f.items()} for f, w, k in zip(files, work, scale)]}
     return out
 
 
