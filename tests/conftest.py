@@ -376,7 +376,8 @@ def one_point(tmp_path, results, experiment, lines, pause="0.1"):
     Returns (journal events, data rows)."""
     spec = tmp_path / f"{experiment}.spec"
     spec.write_text(f"experiment = {experiment}\n{lines}placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\n"
-                    "pin = taskset\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\nmax_invol_cs = 1000000000\ncapacity = 0\n")
+                    "pin = taskset\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\n"
+                    "max_invol_cs = 1000000000\ncapacity = 0\n")
     run = tmp_path / "run"
     sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=1", f"retry_pause={pause}", str(spec), env=results)
     events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]

@@ -161,7 +161,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
     assert os.path.exists(os.path.join(run, "env", "lstopo.xml"))
     md = open(os.path.join(run, "report.md")).read()
     assert "published matrix from nviennot/core-to-core-latency" in md
-    assert "Published numbers, not measured here: nviennot/core-to-core-latency results/ (file 2x-xeon-e5-2690.csv)" in md
+    assert ("Published numbers, not measured here: nviennot/core-to-core-latency results/ "
+            "(file 2x-xeon-e5-2690.csv)") in md
     cross = statistics.median(by["cross-package"])
     assert re.search(rf"\| cross-package \| 256 \| {cross:.3g} ns \|", md), md
     assert "Beside the published machines" in md and "Ice Lake-SP" in md
@@ -277,7 +278,8 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
 
 def test_catalogue_recipe_imports_named_machines(results):
     p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "2x-xeon-e5-2690", env=results)
-    assert p.stdout.startswith("# 2x-xeon-e5-2690: Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz (nviennot/core-to-core-latency")
+    assert p.stdout.startswith("# 2x-xeon-e5-2690: Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz "
+                               "(nviennot/core-to-core-latency")
     assert len(os.listdir(results["LAB_RESULTS"])) == 1
     p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "nope", env=results, check=False)
     assert p.returncode == 2 and "no machine named 'nope'" in p.stderr

@@ -84,7 +84,8 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
             lines.append(f"r,sp,a,compact,{t},0,{i},ops_per_s,{x},1/s,{why}")
             lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,1,%,{why}")
     (run / "data" / "sp.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\nchart = bars ops_per_s\n")
+    (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\n"
+                                                     "chart = bars ops_per_s\n")
     sh("python3", "-m", "lab.cli.charts", str(run))
     rows = [ln.split() for ln in (run / "plots" / "sp-scaling-ops_per_s.dat").read_text().splitlines()[1:4]]
     # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± t(0.975, 2)·sqrt(pi/2)·10/√3

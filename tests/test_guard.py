@@ -32,7 +32,8 @@ def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_pat
     # Two counter threads on the one CPU of the placement take turns: no moment has both running, so
     # the "contention" measured is not one. The probe says so (corun_pct) and the guard acts on it;
     # the other guards are opened wide so that only this one can fire.
-    events, data = one_point(tmp_path, results, "turns", "build = make -s -C c-probes\ncommand = c-probes/build/counters "
+    events, data = one_point(tmp_path, results, "turns",
+                             "build = make -s -C c-probes\ncommand = c-probes/build/counters "
                              "--variant shared-atomic --cpus {cpus} --threads 2 --ops 3000000\n", pause="0.2")
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "all threads running" in again[0]["reason"], again

@@ -100,7 +100,8 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
 
 
 def test_a_huge_synthetic_topology_is_refused_at_once():
-    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False,
+           timeout=20)
     assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
 
 
@@ -202,7 +203,8 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
                                                           overrides={"repeats": "1", "threads": "1"})))
     with tarfile.open(tmp_path / "b.tar.gz", "w:gz") as t:
         t.add(b, arcname="b")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "b.tar.gz"),
+           env=dict(results, LAB_SPECS="tests/fixtures"))
     assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr
 
 
@@ -316,10 +318,12 @@ def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results
     with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
         t.add(run, arcname="theirs")
     env = dict(os.environ, **results, LAB_SPECS="tests/fixtures", SPIN_SLEEP="30")
-    p = subprocess.Popen(["python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT, env=env,
+    p = subprocess.Popen(["python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT,
+                         env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not any((d / "sweep" / "journal.jsonl").exists() and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
+    while not any((d / "sweep" / "journal.jsonl").exists()
+                  and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
                   for d in (tmp_path / "results").iterdir()):
         assert time.monotonic() < deadline and p.poll() is None
         time.sleep(0.2)

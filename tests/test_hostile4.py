@@ -69,7 +69,8 @@ def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, r
     archive = packed(tmp_path, results, clients="victim@example.org", nodes="10.9.9.9:9042",
                      server=".work/cassandra/cassandra.pid", nodes_server=".work/cluster/node1/cassandra.pid",
                      history="/etc/shadow")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), timeout=300)
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
+           timeout=300)
     for key in ("clients", "nodes", "server", "nodes_server", "history"):
         assert f"archive: not applying {key}=" in p.stderr
     replay = next(d for d in os.listdir(tmp_path / "results") if "replay" in d)
@@ -80,7 +81,8 @@ def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, r
 
 def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, results):
     archive = packed(tmp_path, results, retries="1000", retry_pause="86400", max_steal="0", max_foreign="0")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
+           check=False,
            timeout=300)
     assert p.returncode == 2 and "at worst" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -169,7 +171,8 @@ def test_a_newline_in_a_scale_key_adds_no_spec_line(tmp_path, results):
 
 def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, results):
     archive = packed(tmp_path, results, variants="loop\nbuild = touch /tmp/x")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
+    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
+           check=False,
            timeout=300)
     assert p.returncode == 2 and "one line of printable text" in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -181,7 +184,8 @@ def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, r
     ("min_corun=1000", "min_corun must be a number from 0 to 100"),
 ])
 def test_numbers_outside_their_real_domain_are_refused(tmp_path, results, arg, says):
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec", env=results,
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec",
+           env=results,
            check=False)
     assert p.returncode == 2 and says in p.stderr, p.stderr
 
@@ -308,7 +312,8 @@ def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
     import sys
     from lab.fleet import play
     inv = tmp_path / "hosts.ini"
-    inv.write_text("[lab]\nh1 ansible_connection=local\nh2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+    inv.write_text("[lab]\nh1 ansible_connection=local\n"
+                   "h2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
                    "h3 ansible_host=192.0.2.1\n")
     env = play.environment()
     extra = play.local_python(str(inv), env, str(tmp_path))
@@ -463,7 +468,8 @@ def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, r
     folder = os.path.join(ROOT, ".work", "tests", f"hostile4-{os.getpid()}.spec")
     os.makedirs(folder, exist_ok=True)
     try:
-        p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results, check=False)
+        p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results,
+               check=False)
         assert p.returncode == 2 and "a folder of that name exists" in p.stderr and "Traceback" not in p.stderr
     finally:
         os.rmdir(folder)

@@ -92,7 +92,7 @@ AMD_PIPELINE_L2 = """\
     45,576,278,997      ls_not_halted_cyc                                                       (24.97%)
 
        8.278323506 seconds time elapsed
-"""
+"""  # noqa: E501 (perf stat's own columns, verbatim)
 
 # Source: Arm Learning Paths, "Performance analysis code example" (learn.arm.com, a learningpathall page):
 # `taskset -c 1 perf stat -C 1 --topdown ./test 1000000000` on x86, perf's per-core column layout.

@@ -137,7 +137,8 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     assert {(r["placement"], r["threads"]) for r in data} == {("compact", "1"), ("compact", "2"),
                                                               ("unpinned", "1"), ("unpinned", "2")}
     # xz's output went to the raw folder, bounded; the engine's own time per repeat is in the journal
-    assert all(os.path.getsize(p) <= (1 << 20) + 200 for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
+    assert all(os.path.getsize(p) <= (1 << 20) + 200
+               for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
     assert all(e["overhead_ms"] >= 0 for e in events(run, "done"))
     for ext in ("png", "svg"):
         assert os.path.getsize(os.path.join(run, "plots", f"xz-blocks-speedup-wall_s.{ext}")) > 1000
@@ -154,11 +155,11 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     text = saved.read_text()
     assert 'exec = ["xz", "-T{threads}"' in text and "experiment = xz-blocks" in text
     run2 = tmp_path / "again"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run2}", "repeats=1", "threads=1", "placements=unpinned", *BASE, str(saved),
-       env=results)
+    sh("python3", "-m", "lab.cli.sweep", f"run={run2}", "repeats=1", "threads=1", "placements=unpinned", *BASE,
+       str(saved), env=results)
     assert RESOURCES <= {r["metric"] for r in rows(run2 / "data" / "xz-blocks.csv")}
-    dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", str(saved),
-             env=results)
+    dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
+             str(saved), env=results)
     assert "points, ETA" in dry.stdout
 
 
@@ -249,7 +250,8 @@ def test_output_over_the_cap_is_cut_and_said(results):
 
 
 def test_interrupt_keeps_repeats_and_the_same_command_resumes(results):
-    args = ["python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", *BASE, "--", "sleep", "0.3"]
+    args = ["python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", *BASE, "--", "sleep",
+            "0.3"]
     p = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ, **results), stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     deadline = time.monotonic() + 60
@@ -291,7 +293,8 @@ def test_words_from_synthetic_points():
     assert "makes no difference** at 1 thread" in text
     assert "crossing a package gains **87%** at 2 threads (scatter against compact" in text
     # lower is better (seconds): the same speeds as times
-    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
+    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"),
+             pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
     assert scaling.analyse(times, "t", "lower", None, 2)["words"] == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
     pts[3]["s"]["suspect"] = "r1: foreign 50% > 10%"
@@ -372,5 +375,6 @@ def test_the_words_are_of_the_folder_the_sweep_wrote_not_the_newest_journal(tmp_
               f"save={tmp_path / 'words-of.spec'}", "--", "true")
     (real,) = [r for r in glob.glob(os.path.join(results["LAB_RESULTS"], "*")) if r != decoy]
     assert f"run folder: {real}" in p.stderr, p.stderr
-    assert p.stdout.startswith(f"How it scales (wall_s, lower is better; numbers in {real}/report.md)"), (p.stdout, p.stderr)
+    assert p.stdout.startswith(f"How it scales (wall_s, lower is better; numbers in {real}/report.md)"), \
+        (p.stdout, p.stderr)
     assert "no words" not in p.stderr
