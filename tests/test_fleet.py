@@ -191,7 +191,8 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     # the reader it is sent first: exiting before Ansible has written it all is a broken pipe (rc 32),
     # a reader that failed rather than a crafted answer.
     fake = fleet["tmp"] / "hostB-python"
-    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) cat >/dev/null; printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
+    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) cat >/dev/null; printf '%s\\n' '{\"format\": "
+                    "\"scaling-lab history 1\", "
                     "\"host\": \"hostB\", \"entries\": [{\"experiment\": \"counters\", \"profile\": \"smoke\", "
                     "\"seconds_per_run\": -1, \"repeats\": null, \"remeasured_per_repeat\": 0, \"run\": \"x\"}]}'; "
                     "exit 0;; esac\nexec /usr/bin/python3 \"$@\"\n")
@@ -301,7 +302,8 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
         # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
         deadline = time.monotonic() + 300   # shipping and each host's first ./lab, on a loaded machine
         while not any(e["event"] == "done" for e in journal(b)):
-            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
+            assert first.poll() is None and time.monotonic() < deadline, \
+                first.stdout.read() if first.poll() else "timeout"
             time.sleep(0.1)
         pid = int(host_run(b).read("sweep/lock").split()[0])
         b.stop()
@@ -383,7 +385,7 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
     assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()
 
 
-def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
+def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):  # noqa: F811 (the fixture imported above)
     """What fleet-sweep polls on each host: the state, whether the engine still runs, repeats done."""
     run = tmp_path / "run"
     sweep = subprocess.Popen([sys.executable, "-m", "lab.cli.sweep", f"run={run}", *SWEEP[:4],
@@ -517,7 +519,8 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
                             "--store", f"local?root={root}", path], capture_output=True, text=True)
     assert never.returncode != 0, never.stdout
     p = fleet_cmd(shell_env, *args, check=0, timeout=600)
-    assert f"hostA: sweep started in" in p.stdout and "Nix host: the controller's 1 store paths copied there" in p.stdout
+    assert "hostA: sweep started in" in p.stdout \
+        and "Nix host: the controller's 1 store paths copied there" in p.stdout
     assert "hostB: sweep started in" in p.stdout and "hostB" in p.stdout.split("the host's own packages")[0], p.stdout
     # the path is valid in hostA's store now: nix copy put it there
     there = subprocess.run(["nix", "--extra-experimental-features", "nix-command", "path-info", "--offline",
@@ -573,7 +576,8 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     assert open(tmp_path / "good.txt").read().rstrip().endswith(price.line())
     hostile = {"not an object": "[1, 2, 3]", "a string": '"fast"', "huge float": doc(seconds_per_run=1e308),
                "huge integer": doc().replace('"repeats": 4', '"repeats": ' + "9" * 500),
-               "wrong type": doc(seconds_per_run="0.25"), "entries not a list": doc().replace("[{", "{").replace("}]", "}"),
+               "wrong type": doc(seconds_per_run="0.25"),
+               "entries not a list": doc().replace("[{", "{").replace("}]", "}"),
                "a list for a name": doc(experiment=["counters"])}
     for name, text in hostile.items():
         bad = tmp_path / "bad.json"

@@ -67,7 +67,8 @@ def point_count(run):
 def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.4")
-    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter", "share=0", SPEC]
+    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter",
+            "share=0", SPEC]
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 60
@@ -103,7 +104,8 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
 def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results):
     run = tmp_path / "run"
     env = dict(os.environ, **results, SPIN_SLEEP="0.5")
-    proc = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact", SPEC],
+    proc = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4",
+                             "placements=compact", SPEC],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while point_count(run) < 2 and time.time() < deadline:
@@ -187,7 +189,7 @@ def test_compare_archive_and_replay(tmp_path, results):
     archive = tmp_path / "a.tar.gz"
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
+    sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
     replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
@@ -207,7 +209,8 @@ def test_perf_profile_per_point(tmp_path, results):
 
 
 def test_failing_build_loses_only_its_experiment(tmp_path, results):
-    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "build = echo compiler exploded >&2; false\n")
+    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'",
+                        "build = echo compiler exploded >&2; false\n")
     run = tmp_path / "run"
     p = sweep(results, run, broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
     assert p.returncode == 1
