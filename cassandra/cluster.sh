@@ -5,11 +5,13 @@
 #   cassandra/cluster.sh up [nodes=N] [inventory=FILE [hosts=PATTERN] [known_hosts=FILE] [plan=1]]
 #                          start N nodes (default 3, at most 16) and wait until the ring shows N nodes UN;
 #                          with inventory=FILE: a node per `cassandra` host of an Ansible inventory instead
-#                          (scripts/lab/cli/fleet.py cluster-up; plan=1: what would run where, nothing started)
+#                          (started by lab.cli.fleet cluster-up; plan=1: what would run where, nothing started)
 #   cassandra/cluster.sh down      stop exactly the nodes `up` started (each by its PID)
 #   cassandra/cluster.sh status    the cluster record and each node's state (exit 0 only when all answer CQL)
 #   cassandra/cluster.sh nodes     the CQL contact points, comma-separated (for runner-cql nodes=…)
 #
+# This script owns the cluster record, $CLUSTER_WORK/cluster.txt, for a cluster of this host and of an
+# inventory alike: it refuses a second cluster, writes the record and removes it.
 # Settings (environment): CLUSTER_WORK (folder of the nodes and the record, default .work/cluster),
 # CLUSTER_PORT (CQL, 9042 on each node's address), CLUSTER_STORAGE_PORT (7000), CLUSTER_JMX_PORT (7300: node i
 # listens on 7300+i, JMX is on 127.0.0.1 for every node), CASSANDRA_HEAP (512M here: three nodes fit on a
@@ -67,6 +69,40 @@ ring_up() {   # how many nodes nodetool status shows Up and Normal
   node 1 "$here/cassandra.sh" nodetool status 2>/dev/null | grep -c '^UN ' || true
 }
 
+# A path as the record keeps it: from / (cluster-down may run from another folder).
+absolute() { if [[ $1 == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$PWD/$1"; fi; }
+
+# A cluster on an inventory's hosts: Ansible starts a node on each (python3 -m lab.cli.fleet cluster-up, which
+# leaves one node= line per node it started in $work/nodes.txt); the record is written here, as for this host's.
+up_inventory() {
+  local inventory=$1 known="" plan=0 a rc=0 t0=$SECONDS hosts
+  shift
+  for a in "$@"; do
+    case $a in
+      known_hosts=*) known=$(absolute "${a#known_hosts=}") ;;
+      plan=1) plan=1 ;;
+    esac
+  done
+  ((plan)) || [[ ! -f $record ]] || bad "a cluster is recorded in $record: cluster-down first"
+  mkdir -p "$work"
+  rm -f "$work/nodes.txt"
+  python3 -m lab.cli.fleet cluster-up "$@" "work=$work" || rc=$?
+  if ((plan == 0)) && [[ -s $work/nodes.txt ]]; then
+    # recorded whenever a node runs, also after a failure: cluster-down must find and stop it
+    hosts=$(sed -n 's/^node=[0-9]* host=\([^ ]*\) .*/\1/p' "$work/nodes.txt" | paste -sd, - | sed 's/,/, /g')
+    { echo "# The lab's Cassandra cluster (cassandra/cluster.sh up inventory=…), started $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+      echo "where=hosts $hosts of $(absolute "$inventory")"
+      echo "inventory=$(absolute "$inventory")"
+      echo "known_hosts=$known"
+      cat "$work/nodes.txt"
+      echo "up_seconds=$((SECONDS - t0))"; } > "$record.tmp"
+    mv "$record.tmp" "$record"
+    rm -f "$work/nodes.txt"
+    say "record: $record"
+  fi
+  return "$rc"
+}
+
 cmd_up() {
   local n=3 inventory="" a fleet=() other=""
   for a in "$@"; do
@@ -77,8 +113,11 @@ cmd_up() {
       *) bad "unknown argument '$a' (nodes=N, inventory=FILE [hosts=PATTERN known_hosts=FILE plan=1])" ;;
     esac
   done
-  # with an inventory: every host of the group unless nodes= is given (fleet.py checks the arguments)
-  [[ -n $inventory ]] && exec python3 -m lab.cli.fleet cluster-up "${fleet[@]}"
+  # with an inventory: every host of the group unless nodes= is given (lab.cli.fleet checks the arguments)
+  if [[ -n $inventory ]]; then
+    up_inventory "$inventory" "${fleet[@]}"
+    return
+  fi
   [[ -z $other ]] || bad "$other: hosts=, known_hosts= and plan= are for a cluster on an inventory's hosts (inventory=FILE)"
   [[ $n =~ ^[1-9][0-9]?$ ]] && ((n <= 16)) || bad "nodes=$n: a whole number from 1 to 16"
   [[ -f $record ]] && grep -q '^inventory=' "$record" &&
@@ -134,8 +173,13 @@ cmd_up() {
 cmd_down() {
   local i
   [[ -n $(recorded) ]] || { say "no cluster recorded in $record"; return 0; }
-  # a cluster of an inventory's hosts: Ansible stops each node on its host
-  grep -q '^inventory=' "$record" && exec python3 -m lab.cli.fleet cluster-down
+  # a cluster of an inventory's hosts: Ansible stops each node on its host, the record goes here
+  if grep -q '^inventory=' "$record"; then
+    python3 -m lab.cli.fleet cluster-down "record=$record" ||
+      { say "not every node could be stopped; the record stays ($record): run cluster-down again"; return 1; }
+    rm -f "$record"
+    return 0
+  fi
   # all at once: each waits for its own JVM to flush and exit (seconds each on a loaded host)
   local pids=() p failed=0
   for i in $(recorded); do node "$i" "$here/cassandra.sh" down & pids+=($!); done
@@ -166,5 +210,5 @@ case ${1:-} in
   down) cmd_down ;;
   status) cmd_status ;;
   nodes) cmd_nodes ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -1,12 +1,11 @@
-"""Shared helpers of the lab's own tests. Nothing here reads ../shared: the fixtures are the project's."""
+"""Shared fixtures, process helpers and the `slow` rule of the lab's own tests (runs of the lab, made or
+written by hand: labtest.py). Nothing here reads ../shared: the fixtures are the project's."""
 import ast
 import contextlib
 import csv
 import importlib
 import io
-import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -40,151 +39,36 @@ _prebuild = None
 def pytest_configure(config):
     config.addinivalue_line("markers", "rust_build: needs the runner's cargo build or the crates it fetches "
                             "(runs after every other test, while the build runs in the background)")
-    config.addinivalue_line("markers", "slow: starts a measurement or a build as a process (a sweep, a fleet, a "
-                            "cluster, a guest, a Nix or cargo build): conftest marks these by rule; "
-                            "`./lab test-fast` leaves them out")
+    config.addinivalue_line("markers", "slow: sweeps, builds or boots (a fixture of SLOW_FIXTURES, a cargo "
+                            "build, or a mark of its own); `./lab test-fast` leaves them out")
 
 
-# A cargo build is minutes of CPU: every rust_build test is slow too; so is every test that starts a
-# measurement (the rule below). Marked here, so that no test needs a second mark to forget.
+# What `slow` means, one plain rule: a test is slow when it uses (itself or through another fixture) a
+# fixture that sweeps, builds or boots, named here; or needs the runner's cargo build (rust_build); or says
+# so itself (@pytest.mark.slow, a module's pytestmark: a Nix build, a recipe the test runs by hand).
+# A test sweeps through the `lab_run` fixture (labtest.LabRun); one that builds its own LabRun may only price
+# (dry=1) or be refused, and a FakeRun (a run folder written by hand) is fast.
+# `./lab test-fast` runs `-m "not slow"`; `./lab test` runs all (test_fast_split checks the split loses none).
+SLOW_FIXTURES = {
+    "lab_run": "sweeps: the lab's measuring programs (labtest.LabRun)",
+    "fleet": "boots two sshd hosts and runs Ansible (labtest)",
+    "build": "compiles the why fixtures (test_why_collect)",
+    "swept": "sweeps the why fixtures with perf (test_why_collect)",
+    "lab_sort": "scales sort (test_import)",
+    "hyperfine_file": "measures sort with hyperfine (test_import)",
+    "pyperf_file": "measures sort with pyperf (test_import)",
+    "gbench_binary": "builds a Google Benchmark program (test_import)",
+    "sort_run": "sweeps sort, to export (test_export)",
+    "browsed_runs": "sweeps two runs and opens them in chromium (test_report_html)",
+    "remote_build": "compiles the first-touch program (test_numa_evidence)",
+    "numa_swept": "sweeps it with why=1 (test_numa_evidence)",
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_itemcollected(item):
-    if item.get_closest_marker("rust_build") or starts_measurement(item):
+    if item.get_closest_marker("rust_build") or SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())):
         item.add_marker(pytest.mark.slow)
-
-
-# What `slow` means, one rule: a test is slow when it starts a measurement as a process: the sweep engine
-# (scripts/lab/cli/sweep.py, scale.py, bench_*.py, an archive's replay) or its host probe (env.sh, seconds of
-# tools), a fleet, a Cassandra node or cluster, a guest, a Nix or cargo build, a hyperfine or pyperf run,
-# or a `just`/`./lab` recipe that does one of these. The rule reads the test's source, the helpers it calls
-# (its module's, another test module's it imports, this file's: one_point) and the fixtures it uses, so a
-# new test that sweeps is slow without a mark to forget. What stays fast: parsing, rules on
-# recorded evidence, charts and reports of fixture data, dry runs (`dry=1` in the call), and hostile input
-# the engine refuses before it measures (a call whose result the test asserts exits 2, the lab's bad-input
-# exit). A test the rule misses can still say `@pytest.mark.slow` (or a module's `pytestmark`).
-# `./lab test-fast` runs `-m "not slow"`; `./lab test` runs all (test_fast_split checks the split loses none).
-ENTRIES = {"sweep.py", "scale.py", "bench_scale.py", "bench_lab.py", "fleet.py", "cluster.sh", "cassandra.sh",
-           "test.sh", "env.sh", "hyperfine", "pyperf", "cargo", "nix-build", "nix-shell", "qemu-system-x86_64"}
-RECIPES = re.compile(r"(sweep|scale|replay|bench-.*|build-.*|test.*|fleet-.*|cluster-up|cassandra-up|c2c.*|"
-                     r"counters|channel|numa-mem|cache.*|runner-.*|fuzz-.*)")
-_trees = {}
-CONFTEST = os.path.abspath(__file__)
-
-
-def _module_index(path):
-    """A test module's top level, parsed once: {name: FunctionDef}, {name: value} of its assignments, and
-    {name: (path, name)} of what it imports from another test module or this file."""
-    if path not in _trees:
-        tree = ast.parse(open(path).read(), path)
-        funcs, consts, imports = {}, {}, {}
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                funcs[node.name] = node
-            elif isinstance(node, ast.ClassDef):
-                funcs.update({f"{node.name}.{n.name}": n for n in node.body if isinstance(n, ast.FunctionDef)})
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                consts[node.targets[0].id] = node.value
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                source = os.path.join(os.path.dirname(path), node.module + ".py")
-                if os.path.isfile(source):
-                    imports.update({a.asname or a.name: (source, a.name) for a in node.names})
-        _trees[path] = funcs, consts, imports
-    return _trees[path]
-
-
-def _lookup(name, path, depth=0):
-    """(FunctionDef, its module's path) of `name` as seen from module `path`, else None."""
-    funcs, _, imports = _module_index(path)
-    if name in funcs:
-        return funcs[name], path
-    if name in imports and depth < 5:
-        return _lookup(imports[name][1], imports[name][0], depth + 1)
-    return None
-
-
-def _words(node, consts, depth=0):
-    """The strings a call's argument stands for, as far as the source says them (None for the unknown)."""
-    if depth > 5:
-        return [None]
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, ast.JoinedStr):
-        return ["".join(v.value if isinstance(v, ast.Constant) else "?" for v in node.values)]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [w for e in node.elts for w in _words(e, consts, depth + 1)]
-    if isinstance(node, ast.Starred):
-        return _words(node.value, consts, depth + 1)
-    if isinstance(node, ast.Name) and node.id in consts:
-        return _words(consts[node.id], consts, depth + 1)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
-        return ["/".join(w or "" for a in node.args for w in _words(a, consts, depth + 1))]
-    return [None]
-
-
-def _program(word):
-    """A program's file name from a word that runs it: a path (scripts/lab/cli/sweep.py) or a module run with
-    `python3 -m` (lab.cli.sweep: the package layout's way)."""
-    return word.rsplit(".", 1)[-1] + ".py" if word.startswith("lab.cli.") else os.path.basename(word)
-
-
-def _runs_entry(words):
-    """Whether a call's words run an entry above: its program (the first word the source says, or the one
-    after `-m`), or a recipe of `just`, `./lab` or `nix` that measures or builds."""
-    known = [w for w in words if w is not None]
-    progs = known[:1] + [b for a, b in zip(known, known[1:]) if a == "-m"]
-    if any(_program(p) in ENTRIES for p in progs):
-        return True
-    if len(known) > 1:
-        if known[0].startswith("python") and known[1] == "-m":
-            known = known[2:]
-        prog, verb = (_program(known[0]), known[1]) if len(known) > 1 else ("", "")
-        return (prog in ("just", "lab") and RECIPES.fullmatch(verb) is not None
-                or prog == "nix" and verb in ("build", "develop", "shell", "run")
-                or prog == "archive.py" and verb == "replay")
-    return False
-
-
-def _refused(func):
-    """Names whose `.returncode == 2` the function asserts: the engine refused the input before measuring."""
-    return {c.left.value.id for c in ast.walk(func) if isinstance(c, ast.Compare)
-            and isinstance(c.left, ast.Attribute) and c.left.attr == "returncode"
-            and isinstance(c.left.value, ast.Name) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq)
-            and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value == 2}
-
-
-def _sweeps(name, path, seen):
-    """Whether function `name`, as module `path` (else this file) sees it, starts a measurement, itself or
-    through a helper it calls."""
-    found = _lookup(name, path) or _lookup(name, CONFTEST)
-    if found is None or (name, found[1]) in seen:
-        return False
-    seen.add((name, found[1]))
-    func, path = found
-    consts = dict(_module_index(path)[1])     # and the function's own names: `args = [...]; Popen(args)`
-    consts.update({n.targets[0].id: n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
-                   and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)})
-    refused = _refused(func)
-    skip = {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Assign) and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name) and n.targets[0].id in refused}
-    for call in ast.walk(func):
-        if not isinstance(call, ast.Call) or id(call) in skip:
-            continue
-        words = [w for a in call.args for w in _words(a, consts)]
-        if "dry=1" in words:
-            continue
-        if _runs_entry(words):
-            return True
-        if isinstance(call.func, ast.Name) and _sweeps(call.func.id, path, seen):
-            return True
-    return False
-
-
-def starts_measurement(item):
-    """The rule above for one collected test: its function, or a fixture it uses, starts a measurement."""
-    name = getattr(item, "originalname", item.name)
-    if item.cls is not None:
-        name = f"{item.cls.__name__}.{name}"
-    return any(_sweeps(n, str(item.path), set()) for n in [name, *getattr(item, "fixturenames", ())])
 
 
 def _idle():
@@ -370,15 +254,5 @@ def pidfiles(stem, procs):
                 os.remove(os.path.join(ROOT, path))
 
 
-def one_point(tmp_path, results, experiment, lines, pause="0.1"):
-    """Sweep one compact 1-thread point of `experiment` (spec `lines`: its command and build) with the
-    steal, foreign, switch and capacity guards opened wide, so that only the guard under test can fire; one retry.
-    Returns (journal events, data rows)."""
-    spec = tmp_path / f"{experiment}.spec"
-    spec.write_text(f"experiment = {experiment}\n{lines}placements = compact\nthreads = 1\nrepeats = 1\nwarmup = 0\n"
-                    "pin = taskset\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\n"
-                    "max_invol_cs = 1000000000\ncapacity = 0\n")
-    run = tmp_path / "run"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=1", f"retry_pause={pause}", str(spec), env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
-    return events, rows(run / "data" / f"{experiment}.csv")
+# The fixtures of labtest (the one helper module), for every test module: `lab_run` and `fleet`.
+from labtest import fleet, lab_run  # noqa: E402,F401

@@ -3,7 +3,6 @@ wrong: every charted point whose two runs' medians differ by more than x1.15 mus
 least one run (suspect, or not confident). The command's numbers are set by the test, so the answer
 is known: a steady point that moves between the runs is not flagged (the lab could not know), a point
 noisy in its second run is (its interval is too wide)."""
-from conftest import sh
 
 EMIT = r"""#!/usr/bin/env bash
 # emit.sh VARIANT: the Nth call of a variant prints the Nth value of its list (run 1: calls 1-3).
@@ -17,7 +16,7 @@ echo "metric,value,unit"; echo "ops_per_s,${values[$(( (n - 1) % 6 ))]},1/s"
 """
 
 
-def test_bench_lab_says_which_differences_the_lab_flagged(tmp_path, results):
+def test_bench_lab_says_which_differences_the_lab_flagged(tmp_path, results, lab_run):
     emit = tmp_path / "emit.sh"
     emit.write_text(EMIT)
     emit.chmod(0o755)
@@ -27,7 +26,7 @@ def test_bench_lab_says_which_differences_the_lab_flagged(tmp_path, results):
                     "ci = 5\nwarmup = 0\nretries = 0\ncapacity = 0\nmax_foreign = 100\n"
                     "max_neighbour = 100\nmax_steal = 100\n"
                     "max_invol_cs = 1000000000\nmin_corun = 0\nchart = bars ops_per_s\n")
-    p = sh("python3", "-m", "lab.cli.bench_lab", str(spec), env=results)
+    p = lab_run.program("bench_lab", str(spec))
     out = p.stdout
     assert "charted point-metrics whose two runs differ by more than x1.15: 2, flagged in at least one run " \
            "(suspect or not confident): 1" in out, out

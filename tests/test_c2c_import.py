@@ -152,7 +152,7 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
     # (the chart object both the PNG's data and the page's SVG are drawn from: lab/report/chartmodel.py)
     from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
-    ex = next(x for x in model.build(run)["experiments"] if x["name"] == "c2c-matrix")
+    ex = next(x for x in model.build(run).experiments if x.name == "c2c-matrix")
     chart = chartmodel.build("heatmap", ex, "one_way_ns", RunFolder(run).topology())
     order = chart.order
     assert order[:4] == [0, 16, 1, 17] and order[16:18] == [8, 24]
@@ -175,11 +175,11 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
 def test_seed004_verdict_on_its_own_cpu(tmp_path):
     run = imported(tmp_path, "threadripper-3960x")
     m = model.build(run)
-    story = next(s for s in m["stories"] if s["source"] == "seed-004")
-    assert story["verdict"] == "yes", story
+    story = next(s for s in m.stories if s.source == "seed-004")
+    assert story.verdict == "yes", story
     _n, _cells, by = expected(next(x for x in entries() if x["name"] == "threadripper-3960x"))
     ratio = statistics.median(by["cross-l3"]) / statistics.median(by["same-l3"])
-    claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
+    claim = next(e for e in m.experiments if e.name == "c2c-matrix").relations["ccx_crossing"]
     assert claim["ratio"] == pytest.approx(ratio, rel=1e-9)
     assert claim["own_cpu"] and claim["ci"][0] < ratio < claim["ci"][1]
     assert "inside" in claim["why"] and "p10–p90" in claim["spread"]
@@ -187,13 +187,13 @@ def test_seed004_verdict_on_its_own_cpu(tmp_path):
 
 def test_seed004_elsewhere_judges_the_direction_only(epyc):
     _run, m = epyc
-    claim = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]["ccx_crossing"]
+    claim = next(e for e in m.experiments if e.name == "c2c-matrix").relations["ccx_crossing"]
     assert claim["verdict"] == "yes" and not claim["own_cpu"] and "not judged" in claim["why"]
 
 
 def test_home_socket_split_on_two_socket_epyc(epyc):
     _run, m = epyc
-    rel = next(e for e in m["experiments"] if e["name"] == "c2c-matrix")["relations"]
+    rel = next(e for e in m.experiments if e.name == "c2c-matrix").relations
     split = {x["relation"]: x for x in rel["split"]}
     e = next(x for x in entries() if x["name"] == "2x-epyc-7r13")
     _n, cells, _by = expected(e)

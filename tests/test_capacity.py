@@ -5,7 +5,6 @@ processes' own threads are not counted as interference. Second round: the CPU ti
 probes of a repeat from one probe process (--serve), and a server's threads that start or end during a
 probe."""
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -20,14 +19,10 @@ GUARDS_OPEN = "max_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\nmin_coru
 LOOP = "end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done"
 
 
-def sweep(tmp_path, results, name, lines, *overrides):
-    spec = tmp_path / f"{name}.spec"
-    spec.write_text(f"experiment = {name}\ncommand = tests/fixtures/spin.sh 1 60000\nplacements = compact\n"
-                    f"threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n{lines}")
-    run = tmp_path / name
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *overrides, str(spec), env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
-    return run, events, rows(run / "data" / f"{name}.csv")
+def spin_point(lab_run, name, lines):
+    """The spin fixture at one pinned compact 1-thread point, spec `lines` added; its run folder tmp/<name>."""
+    return lab_run.spec(name, lines, command="tests/fixtures/spin.sh 1 60000", placements="compact", threads=1,
+                        repeats=1, warmup=0, pin="taskset").at(name)
 
 
 @contextlib.contextmanager
@@ -39,7 +34,7 @@ def killed_at_exit(pidfile):
             os.kill(int(open(pidfile).read()), signal.SIGKILL)
 
 
-def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp_path, results):
+def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp_path, results, lab_run):
     # The spec's setup runs after the sweep's baseline: it starts a busy loop on the point's CPU, as a
     # neighbour arriving mid-sweep would. Foreign CPU accounting is opened wide (and switches too), so
     # the reason can only come from the probe timing less work on that CPU than at the start.
@@ -49,7 +44,8 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
              f"setup = taskset -c {cpu} bash -c '{LOOP}' & echo $! > {pidfile}\n"
              f"teardown = kill $(cat {pidfile})\n")
     with killed_at_exit(pidfile):
-        run, events, data = sweep(tmp_path, results, "probed", lines)
+        probed = spin_point(lab_run, "probed", lines).sweep()
+    events, data = probed.journal(), probed.rows()
     base = [e for e in events if e["event"] == "capacity_baseline"]
     assert len(base) == 1 and base[0]["ns"][cpu]["core"] > 0 and base[0]["ns"][cpu]["memory"] > 0
     # Caught: measured again, or kept as suspect, with the probe's core chain named as the reason (the
@@ -63,7 +59,7 @@ def test_a_burner_started_after_the_baseline_is_caught_by_the_capacity_probe(tmp
     # The probe's readings are rows like the other guard readings, and the report lists them.
     assert {"capacity_core_pct", "capacity_memory_pct", "capacity_core_change_pct",
             "capacity_memory_change_pct"} <= {r["metric"] for r in data}
-    report = (run / "report.md").read_text()
+    report = probed.report()
     assert "capacity_core_pct" in report and "| capacity baseline | core " in report
 
 
@@ -72,7 +68,7 @@ MEMORY_HOG = ("import time\nb = bytearray(64 << 20)\nend = time.monotonic() + 12
               "while time.monotonic() < end:\n    c = bytes(b)\n")
 
 
-def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, results):
+def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, results, lab_run):
     """The hog takes none of the point's CPU time and the point's own CPU's ticks show nothing; it runs on
     the host's other CPU, sharing the point's cache and memory bandwidth. Foreign accounting on the point's
     CPUs and the capacity probe are off, so the reason can only be the neighbour's busy time, named."""
@@ -83,13 +79,15 @@ def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, result
     other = str(next(c for c in cpus if str(c) != point))
     hog = subprocess.Popen(["taskset", "-c", other, sys.executable, "-c", MEMORY_HOG], start_new_session=True)
     try:
-        _run, events, data = sweep(tmp_path, results, "neighboured", GUARDS_OPEN + "retries = 1\nretry_pause = 0.1\n",
-                                   "capacity=0", "max_invol_cs=1000000000", "max_neighbour=50")
+        caught_run = spin_point(lab_run, "neighboured", GUARDS_OPEN + "retries = 1\nretry_pause = 0.1\n").sweep(
+            "capacity=0", "max_invol_cs=1000000000", "max_neighbour=50")
         # The same point with the neighbour's limit opened (GUARDS_OPEN): kept, the hog's share a row.
-        _run, open_events, open_data = sweep(tmp_path, results, "neighbour-open", GUARDS_OPEN, "capacity=0",
-                                             "retries=0", "max_invol_cs=1000000000")
+        open_run = spin_point(lab_run, "neighbour-open", GUARDS_OPEN).sweep("capacity=0", "retries=0",
+                                                                           "max_invol_cs=1000000000")
     finally:
         os.killpg(hog.pid, signal.SIGKILL)
+    events, data = caught_run.journal(), caught_run.rows()
+    open_events, open_data = open_run.journal(), open_run.rows()
     caught = [e for e in events if e["event"] in ("remeasured", "suspect")]
     assert caught and "neighbour " in caught[0]["reason"] and f"on CPU {other} > 50%" in caught[0]["reason"], events
     assert caught[0]["noise"]["neighbour_pct"] > 50
@@ -98,20 +96,20 @@ def test_a_memory_hog_on_the_other_cpu_is_caught_as_a_neighbour(tmp_path, result
     assert [float(r["value"]) for r in open_data if r["metric"] == "noise_neighbour_pct"][0] > 50
 
 
-def test_capacity_0_turns_the_probe_off(tmp_path, results):
-    _run, events, data = sweep(tmp_path, results, "unprobed", GUARDS_OPEN, "capacity=0", "retries=0")
+def test_capacity_0_turns_the_probe_off(tmp_path, results, lab_run):
+    unprobed = spin_point(lab_run, "unprobed", GUARDS_OPEN).sweep("capacity=0", "retries=0")
+    events, data = unprobed.journal(), unprobed.rows()
     assert not [e for e in events if e["event"].startswith("capacity")]
     assert data and not [r for r in data if r["metric"].startswith("capacity_")]
 
 
-def test_a_cache_point_sharing_its_cpus_is_not_suspect_for_its_own_switches(tmp_path, results):
+def test_a_cache_point_sharing_its_cpus_is_not_suspect_for_its_own_switches(tmp_path, results, lab_run):
     # Server threads and the load generator on the same two CPUs preempt each other by design. The
     # switch limit is the default 2000/s (the spec sets none): the raw count is far above it, and only
     # the share that other processes' CPU time on those CPUs can explain counts.
     run = tmp_path / "cache"
-    sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
-       "threads=2", "warmup=0", "retries=0", "capacity=0",
-       "experiments/cache-get.spec", env=results)
+    lab_run.at(run).sweep("profile=smoke", "variants=global", "placements=compact", "threads=2", "warmup=0",
+                          "retries=0", "capacity=0", "experiments/cache-get.spec")
     data = rows(run / "data" / "cache-get.csv")
     got = {r["metric"]: float(r["value"]) for r in data}
     assert got["cpus_shared"] == 1 and got["noise_invol_cs"] > 2000, got
@@ -196,7 +194,7 @@ def test_the_probe_sums_every_watched_process_of_the_server_side(tmp_path):
         assert float(got[cpu][3]) == 0 and float(got[other][3]) > 0.02, got
 
 
-def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, results):
+def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, results, lab_run):
     # The busy loop stands in for the lab's Cassandra still working on the point's CPU when the probe
     # runs after the window (runner-cql). Unnamed, it is a disturbance (foreign load in the window, lost
     # capacity in the probes); named as the spec's `server`, the probe reads its share of the CPU and
@@ -209,12 +207,12 @@ def test_a_busy_server_is_the_measurements_own_load_for_the_probe_too(tmp_path, 
     with burner(cpu) as server, pidfiles("probe-server", [server]) as (pidfile,):
         for named in (False, True):
             name = f"served{int(named)}"
-            got[named] = sweep(tmp_path, results, name, lines + (f"server = {pidfile}\n" if named else ""))
-    _run, events, data = got[False]
+            got[named] = spin_point(lab_run, name, lines + (f"server = {pidfile}\n" if named else "")).sweep()
+    events, data = got[False].journal(), got[False].rows()
     caught = [e for e in events if e["event"] == "suspect"]
     assert caught and ("capacity" in caught[0]["reason"] or "foreign" in caught[0]["reason"]), events
     assert not [r for r in data if r["metric"] == "capacity_server_share_pct"]
-    _run, events, data = got[True]
+    events, data = got[True].journal(), got[True].rows()
     share = [float(r["value"]) for r in data if r["metric"] == "capacity_server_share_pct"]
     assert share and share[0] > 2, data
     done = [e for e in events if e["event"] == "done"][0]["noise"]["capacity"]

@@ -10,7 +10,7 @@ def heatmap_of(run, exp):
     """The heatmap chart object both pictures draw (lab/report/chartmodel.py), from the run model."""
     from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
-    e = next(e for e in model.build(str(run))["experiments"] if e["name"] == exp)
+    e = next(e for e in model.build(str(run)).experiments if e.name == exp)
     return chartmodel.build("heatmap", e, "one_way_ns", RunFolder(str(run)).topology())
 
 

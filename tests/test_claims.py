@@ -32,7 +32,7 @@ def run_with(tmp_path, exp, rows, name="run"):
 
 
 def story(run, source):
-    return next(s for s in model.build(run)["stories"] if s["source"] == source)
+    return next(s for s in model.build(run).stories if s.source == source)
 
 
 def test_seed001_knee_and_mutex_share(tmp_path):
@@ -40,22 +40,22 @@ def test_seed001_knee_and_mutex_share(tmp_path):
             for t, v in ((1, 100e3), (2, 150e3), (4, 120e3))]
     rows += [("global", "compact", t, "0", "mutex_cpu_share", [v, v + 0.1, v - 0.1], "%") for t, v in ((1, 5), (4, 30))]
     s = story(run_with(tmp_path, "cache-get", rows), "seed-001")
-    assert s["verdict"] == "yes", s
-    assert "knee: GET/s best at 2 of 1–4 threads: yes" in s["measured"]
-    assert "mutex share 1→4 threads 5.0% → 30.0%: yes" in s["measured"]
-    assert "best at 8 threads on 2 × 8 cores" in s["published"] and "60% at 16" in s["published"]
+    assert s.verdict == "yes", s
+    assert "knee: GET/s best at 2 of 1–4 threads: yes" in s.measured
+    assert "mutex share 1→4 threads 5.0% → 30.0%: yes" in s.measured
+    assert "best at 8 threads on 2 × 8 cores" in s.published and "60% at 16" in s.published
     # two thread counts and no perf: nothing of the claim can be measured, and the row says so
     few = run_with(tmp_path, "cache-get", rows[:2], "few")
     s = story(few, "seed-001")
-    assert s["verdict"] == "not measurable here"
-    assert "3 needed" in s["measured"] and "sweep with perf=1" in s["measured"]
+    assert s.verdict == "not measurable here"
+    assert "3 needed" in s.measured and "sweep with perf=1" in s.measured
 
 
 def test_seed004_not_measurable_on_one_l3(tmp_path):
     rows = [("cas", "same-l3", 2, "0,1", "one_way_ns", [40, 41, 39], "ns")]
     s = story(run_with(tmp_path, "c2c", rows), "seed-004")
-    assert s["verdict"] == "not measurable here" and "no cross-l3 pairs" in s["why"]
-    assert "×3.92" in s["published"] and "nviennot-c2c" in s["published"]
+    assert s.verdict == "not measurable here" and "no cross-l3 pairs" in s.why
+    assert "×3.92" in s.published and "nviennot-c2c" in s.published
 
 
 def test_equivalence_band_and_one_sided_claim():
@@ -115,22 +115,21 @@ def test_seed001_cause_found_only_when_the_server_lock_grows_most(tmp_path):
     write_point(run, "cache-get", "global_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 400e3})))
     write_point(run, "cache-get", "striped_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 20e3})))
     s = story(run, "seed-001")
-    assert s["cause"] == "found", s["cause_why"]
-    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET \(95% CI \+[\d.]+ µs to "
-                     r"\+[\d.]+ µs\): 100% of the added cost per GET", s["cause_why"]), s["cause_why"]
-    assert "the classifier's cause: lock" in s["cause_why"]
+    assert s.cause == "found", s.cause_why
+    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added cost per GET", s.cause_why), s.cause_why
+    assert "the classifier's cause: lock" in s.cause_why
     # the other mode's lock grows as much: the lock is not global's alone, not found
     shutil.rmtree(os.path.join(run, "raw", "cache-get", "striped_compact_t2_why"))
     write_point(run, "cache-get", "striped_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 500e3})))
     s = story(run, "seed-001")
-    assert s["cause"] == "not found" and "striped grew as much" in s["cause_why"], s["cause_why"]
+    assert s.cause == "not found" and "striped grew as much" in s.cause_why, s.cause_why
     # the load generator's waits are in the recorded tree but never count as the server's lock
     shutil.rmtree(os.path.join(run, "raw", "cache-get"))
     for v in ("global", "striped"):
         write_point(run, "cache-get", f"{v}_compact_t1", noisy((ON_SERVER, {})))
         write_point(run, "cache-get", f"{v}_compact_t2",
                     noisy((ON_SERVER, {("[futex]", "loadgen", "pump", "__GI___lll_lock_wait"): 400e3})))
-    assert story(run, "seed-001")["cause"] == "not found"
+    assert story(run, "seed-001").cause == "not found"
 
 
 def recorded_run(tmp_path, exp, unit="1/s"):
@@ -151,11 +150,10 @@ def test_seed000_recorded_here_found_for_shared_arc_only(tmp_path):
     """Recorded on this host: shared-arc's Arc refcount stacks cost ×8 per call at 2 threads, per-thread's
     stay flat; found, and the words give both."""
     s = story(recorded_run(tmp_path, "runner-empty"), "seed-000")
-    assert s["cause"] == "found", s["cause_why"]
-    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call.*per-thread's "
-                  r"([\d.]+) → ([\d.]+) ns",
-                  s["cause_why"])
-    assert m, s["cause_why"]
+    assert s.cause == "found", s.cause_why
+    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call.*per-thread's ([\d.]+) → ([\d.]+) ns",
+                  s.cause_why)
+    assert m, s.cause_why
     sa0, sa1, pt0, pt1 = map(float, m.groups())
     assert sa1 > 2 * sa0 and pt1 < 2 * pt0
 
@@ -166,10 +164,10 @@ def test_seed001_recorded_here_scheduler_not_lock(tmp_path):
     no lock finding is beyond noise: not found, and the words show the lock waits."""
     run = recorded_run(tmp_path, "cache-get")
     s = story(run, "seed-001")
-    assert s["cause"] == "not found", s["cause_why"]
-    assert "the classifier's cause: scheduler" in s["cause_why"]
-    m = re.search(r"per 1000 GETs: ([\d.]+) at 1 → ([\d.]+) at 2 threads", s["cause_why"])
-    assert m and float(m.group(2)) > float(m.group(1)), s["cause_why"]
+    assert s.cause == "not found", s.cause_why
+    assert "the classifier's cause: scheduler" in s.cause_why
+    m = re.search(r"per 1000 GETs: ([\d.]+) at 1 → ([\d.]+) at 2 threads", s.cause_why)
+    assert m and float(m.group(2)) > float(m.group(1)), s.cause_why
 
 
 REF = ("runner", "start_thread", "worker", "rune::runtime::vm::Vm::run",      # a frame as perf names it here
@@ -183,22 +181,21 @@ def test_seed000_cause_needs_shared_arc_refcounts_and_not_per_thread(tmp_path):
         write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, REF: 100}, {})))
     write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
     s = story(run, "seed-000")
-    assert s["cause"] == "no evidence (run with why=1)" and "per-thread: no evidence" in s["cause_why"], s["cause_why"]
+    assert s.cause == "no evidence (run with why=1)" and "per-thread: no evidence" in s.cause_why, s.cause_why
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
     s = story(run, "seed-000")
-    assert s["cause"] == "found", s["cause_why"]
-    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the "
-                     r"added CPU time per call", s["cause_why"]), s["cause_why"]
+    assert s.cause == "found", s.cause_why
+    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added CPU time per call", s.cause_why), s.cause_why
     # per-thread's refcounts grow as much: the cause is not shared-arc's sharing
     shutil.rmtree(os.path.join(run, "raw", "runner-empty", "per-thread_compact_t2_why"))
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
-    assert story(run, "seed-000")["cause"] == "not found"
+    assert story(run, "seed-000").cause == "not found"
     # growth in code that is neither a refcount nor an atomic: not found
     shutil.rmtree(os.path.join(run, "raw", "runner-empty"))
     for v in ("shared-arc", "per-thread"):
         write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, REF: 100}, {})))
         write_point(run, "runner-empty", f"{v}_compact_t2", noisy(({WORK: 1700, REF: 100}, {})))
-    assert story(run, "seed-000")["cause"] == "not found"
+    assert story(run, "seed-000").cause == "not found"
 
 
 def test_seed000_cause_spread_over_many_thin_stacks_is_tested_as_one(tmp_path):
@@ -216,7 +213,7 @@ def test_seed000_cause_spread_over_many_thin_stacks_is_tested_as_one(tmp_path):
     d, _ = claims.compare(run, "runner-empty", "shared-arc", "compact", 1, 2)
     assert not any(r["name"].endswith(REF[-1]) for r in diff.findings(d)), "each stack alone is no finding"
     s = story(run, "seed-000")
-    assert s["cause"] == "found" and "(40 together)" in s["cause_why"], s["cause_why"]
+    assert s.cause == "found" and "(40 together)" in s.cause_why, s.cause_why
 
 
 def test_seed000_an_atomic_hot_instruction_counts_as_refcount(tmp_path):
@@ -229,7 +226,7 @@ def test_seed000_an_atomic_hot_instruction_counts_as_refcount(tmp_path):
     write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, leaf: 900}, {})), hotins=hot)
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 800, leaf: 100}, {})), hotins=hot)
     s = story(run, "seed-000")
-    assert s["cause"] == "found" and "shared data" in s["cause_why"], s["cause_why"]
+    assert s.cause == "found" and "shared data" in s.cause_why, s.cause_why
 
 
 RING = ("channel", "clone3", "start_thread", "stage_main", "ring_pop")
@@ -242,12 +239,11 @@ def test_seed004_cause_is_the_slot_handover_unpadded_adds(tmp_path):
     write_point(run, "channel", "padded_same-l3_t2", noisy(({STAGE: 300, RING: 100}, {})), unit="run", work=1)
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
     s = story(run, "seed-004")
-    assert s["cause"] == "found", s["cause_why"]
-    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run \(95% CI \+[\d.]+ "
-                     r"ms to \+[\d.]+ ms\): 100% of the added cost", s["cause_why"]), s["cause_why"]
+    assert s.cause == "found", s.cause_why
+    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run \(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
     shutil.rmtree(os.path.join(run, "raw", "channel", "unpadded_same-l3_t2_why"))
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 900, RING: 100}, {})), unit="run", work=1)
-    assert story(run, "seed-004")["cause"] == "not found"
+    assert story(run, "seed-004").cause == "not found"
 
 
 def test_seed004_recorded_here_unpadded_adds_nothing(tmp_path):
@@ -255,28 +251,28 @@ def test_seed004_recorded_here_unpadded_adds_nothing(tmp_path):
     there is nothing for the handover to explain."""
     run = recorded_run(tmp_path, "channel", "ns")
     s = story(run, "seed-004")
-    assert s["cause"] == "not found", s["cause_why"]
-    assert "unpadded adds no CPU time beyond noise here" in s["cause_why"]
+    assert s.cause == "not found", s.cause_why
+    assert "unpadded adds no CPU time beyond noise here" in s.cause_why
 
 
 def test_cause_without_evidence_and_with_failed_evidence_runs(tmp_path):
     run = run_with(tmp_path, "cache-get", curve_rows(("global", "striped"), "ops_per_s"))
     s = story(run, "seed-001")
-    assert s["cause"] == "no evidence (run with why=1)" and "run with why=1" in s["cause_why"]
+    assert s.cause == "no evidence (run with why=1)" and "run with why=1" in s.cause_why
     write_point(run, "cache-get", "global_compact_t1", noisy((ON_SERVER, {})))
     write_point(run, "cache-get", "global_compact_t2", [])        # every evidence run failed
     s = story(run, "seed-001")
-    assert s["cause"] == "no evidence (run with why=1)"
-    assert "no evidence run completed" in s["cause_why"], s["cause_why"]
+    assert s.cause == "no evidence (run with why=1)"
+    assert "no evidence run completed" in s.cause_why, s.cause_why
     # recorded, but every run at 2 server threads far slower than the timed repeats: the gate kept none
     shutil.rmtree(os.path.join(run, "raw", "cache-get", "global_compact_t2_why"))
     slow = [{"of": i, "run": i, "tier": "full", "hz": 999, "verdict": "disturbed", "speed": 0.45,
              "why": "ran ×2.22 slower than the timed repeats (budget ±10%)"} for i in (1, 2, 3)]
     write_point(run, "cache-get", "global_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 400e3})), judged=slow)
     s = story(run, "seed-001")
-    assert s["cause"] == claims.INCONCLUSIVE, s
+    assert s.cause == claims.INCONCLUSIVE, s
     assert "inconclusive: the evidence runs at 2 threads ran ×2.22 slower than the timed repeats (budget ±10%, " \
-           "3 of 3 attempts)" in s["cause_why"] and "none kept" in s["cause_why"], s["cause_why"]
+           "3 of 3 attempts)" in s.cause_why and "none kept" in s.cause_why, s.cause_why
 
 
 @pytest.mark.slow
@@ -301,10 +297,10 @@ def test_cache_server_global_lock_at_2_server_threads_end_to_end(tmp_path):
     assert lock_waits[1] == 0 and lock_waits[2] > 0, lock_waits
     s = story(run, "seed-001")
     # inconclusive: every evidence run of a side outside the disturbance budget (the gate says which)
-    assert s["cause"] in ("found", "not found", claims.INCONCLUSIVE), s["cause_why"]
-    if s["cause"] == claims.INCONCLUSIVE:
-        assert "none kept" in s["cause_why"] and "timed repeats" in s["cause_why"], s["cause_why"]
+    assert s.cause in ("found", "not found", claims.INCONCLUSIVE), s.cause_why
+    if s.cause == claims.INCONCLUSIVE:
+        assert "none kept" in s.cause_why and "timed repeats" in s.cause_why, s.cause_why
         return
-    assert "lock futex waits (lll_lock_wait) per 1000 GETs: 0.00 at 1" in s["cause_why"]
-    if s["cause"] == "found":
-        assert "the classifier's cause: lock" in s["cause_why"]
+    assert "lock futex waits (lll_lock_wait) per 1000 GETs: 0.00 at 1" in s.cause_why
+    if s.cause == "found":
+        assert "the classifier's cause: lock" in s.cause_why

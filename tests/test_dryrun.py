@@ -189,9 +189,10 @@ EPYC = f"topology={TOPO}/AMD-19h-Zen3-2xEpyc-7763.v2.xml"
 
 
 def why_prices():
-    """{"plain", "why", "all": (price, request)} of the default sweep on the 7763 fixture."""
+    """{"plain", "why", "all": (price, request)} of the default sweep on the 7763 fixture, its full grid
+    (budget=none: the default budget would leave out different points from each)."""
     from lab.engine import api
-    reqs = {k: api.request(["dry=1", EPYC] + extra) for k, extra in
+    reqs = {k: api.request(["dry=1", EPYC, "budget=none"] + extra) for k, extra in
             (("plain", []), ("why", ["why=1"]), ("all", ["why=1", "why_points=all"]))}
     return {k: (api.price(r), r) for k, r in reqs.items()}
 

@@ -1,23 +1,23 @@
 """End to end: `sweep profile=smoke` over every experiment gives a complete run folder."""
 import glob
-import json
 import os
 
 import pytest
 
-from conftest import ROOT, rows, sh
+from conftest import rows
+from labtest import journal
 
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
           "suspect"]
 
 
 @pytest.mark.rust_build
-def test_smoke_sweep_of_every_instrument(tmp_path, results):
+def test_smoke_sweep_of_every_instrument(tmp_path, results, lab_run):
     run = tmp_path / "smoke"
     # retries=0: a disturbed repeat is kept as suspect at once. The guard's re-measuring is
     # test_guard's; here every instrument runs once, where on a busy host (a burner on the other CPU)
     # every repeat would be measured three times with two pauses.
-    p = sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "retries=0", env=results, check=False)
+    p = lab_run.sweep("profile=smoke", f"run={run}", "retries=0", check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     for f in ("lstopo.xml", "lscpu.txt", "cpuinfo.txt", "virt.txt", "cpu-state.txt", "versions.txt",
               "git.txt", "numa.txt", "versions.env", "flake.lock"):
@@ -26,7 +26,7 @@ def test_smoke_sweep_of_every_instrument(tmp_path, results):
     specs = sorted(glob.glob(str(run / "sweep" / "specs" / "*.spec")))
     assert specs, "no experiment ran"
     report = (run / "report.md").read_text()
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    events = journal(run)
     for spec in specs:
         exp = os.path.basename(spec)[:-5]
         data = rows(run / "data" / f"{exp}.csv")
@@ -53,11 +53,11 @@ def test_smoke_sweep_of_every_instrument(tmp_path, results):
     assert (run / "sweep" / "state").read_text().strip() == "complete"
 
 
-def test_a_smoke_cache_point_carries_the_load_generators_own_cpu_rows(tmp_path, results):
+def test_a_smoke_cache_point_carries_the_load_generators_own_cpu_rows(tmp_path, results, lab_run):
     """Issue 25 item 4: loadgen's CPU per request and per thread reach data/ and the report's table."""
     run = tmp_path / "cache"
-    p = sh("python3", "-m", "lab.cli.sweep", "profile=smoke", f"run={run}", "variants=global", "placements=compact",
-           "threads=1", "warmup=0", "experiments/cache-get.spec", env=results, check=False)
+    p = lab_run.at(run).sweep("profile=smoke", "variants=global", "placements=compact", "threads=1", "warmup=0",
+                              "experiments/cache-get.spec", check=False)
     assert p.returncode == 0, p.stderr[-4000:]
     data = rows(run / "data" / "cache-get.csv")
     got = {r["metric"]: float(r["value"]) for r in data}

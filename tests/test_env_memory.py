@@ -5,7 +5,7 @@ runs that differ in any item."""
 import os
 
 from conftest import in_process, sh
-from test_numa_mem import TWO, make_run
+from labtest import TWO_NODES, numa_run
 
 KEYS = {"numa_balancing", "thp_enabled", "thp_defrag", "clocksource", "clocksource_available", "cpuidle_driver",
         "cpuidle_governor", "cpuidle_states", "cpuidle_same_on_all_cpus", "irqbalance", "irq_affinity",
@@ -16,8 +16,8 @@ def read_kv(path):
     return dict(ln.split("=", 1) for ln in open(path).read().splitlines() if "=" in ln)
 
 
-def test_env_records_every_setting_as_the_kernel_shows_it(tmp_path):
-    sh("scripts/env.sh", str(tmp_path / "env"))
+def test_env_records_every_setting_as_the_kernel_shows_it(tmp_path, lab_run):
+    lab_run.record_host(tmp_path / "env")
     got = read_kv(tmp_path / "env" / "memory-time.txt")
     assert set(got) == KEYS
     assert all(v.strip() for v in got.values()), got
@@ -51,7 +51,7 @@ def with_settings(run, **kw):
 
 
 def test_report_warns_in_its_header_when_numa_balancing_is_on(tmp_path):
-    run = with_settings(make_run(tmp_path, TWO, [[10, 21], [21, 10]]), numa_balancing="1")
+    run = with_settings(numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]]), numa_balancing="1")
     sh("python3", "-m", "lab.cli.report", str(run))
     head = (run / "report.md").read_text().split("## ", 1)[0]
     assert "**Warning:** NUMA balancing is on (kernel.numa_balancing=1)" in head
@@ -68,8 +68,8 @@ def test_report_warns_in_its_header_when_numa_balancing_is_on(tmp_path):
 
 
 def test_compare_flags_runs_that_differ_in_these_settings(tmp_path):
-    a = with_settings(make_run(tmp_path / "a", TWO, [[10, 21], [21, 10]]), thp_enabled="always")
-    b = with_settings(make_run(tmp_path / "b", TWO, [[10, 21], [21, 10]]), thp_enabled="never")
+    a = with_settings(numa_run(tmp_path / "a", TWO_NODES, [[10, 21], [21, 10]]), thp_enabled="always")
+    b = with_settings(numa_run(tmp_path / "b", TWO_NODES, [[10, 21], [21, 10]]), thp_enabled="never")
     p = sh("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md"))
     assert "differ in what moves memory or time behind the lab's back (env/memory-time.txt): " \
            "thp_enabled 'always' vs 'never'" in p.stderr

@@ -12,6 +12,7 @@ import subprocess
 import jsonschema
 import pytest
 from conftest import ROOT, rows, sh
+from labtest import LabRun
 
 from lab.report import model
 
@@ -38,8 +39,9 @@ def import_(results, path, *args):
 
 
 @pytest.fixture(scope="module")
-def lab_run(tmp_path_factory):
-    """A real sweep: sort with --parallel 1 or 2 (the variants) at 1 and 2 threads, 3 repeats, a goal."""
+def sort_run(tmp_path_factory):
+    """A real sweep (slow: conftest.SLOW_FIXTURES): sort with --parallel 1 or 2 (the variants) at 1 and 2
+    threads, 3 repeats, a goal."""
     d = tmp_path_factory.mktemp("export")
     rnd = subprocess.run(["head", "-c", "800000", "/dev/urandom"], capture_output=True, check=True).stdout
     (d / "input.txt").write_text(base64.b64encode(rnd).decode())
@@ -50,7 +52,7 @@ def lab_run(tmp_path_factory):
                     "chart = speedup wall_s\nchart = scaling wall_s\ngoal = 2 / 1 wall_s <= 1.5 threads=1\n")
     res = {"LAB_RESULTS": str(d / "results")}
     os.makedirs(res["LAB_RESULTS"])
-    sh("python3", "-m", "lab.cli.sweep", str(spec), env=res)
+    LabRun(d, res, measures=True).sweep(str(spec))
     (run,) = os.listdir(res["LAB_RESULTS"])
     return os.path.join(res["LAB_RESULTS"], run)
 
@@ -65,35 +67,35 @@ def by_point(doc):
             for e in doc["experiments"] for p in e["points"]}
 
 
-def test_json_is_valid_and_holds_the_run(lab_run):
-    doc = json.loads(export(lab_run).stdout)
+def test_json_is_valid_and_holds_the_run(sort_run):
+    doc = json.loads(export(sort_run).stdout)
     jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert doc["format"] == "scaling-lab run" and doc["format_version"] == 1
-    m = model.build(lab_run)
+    m = model.build(sort_run)
     pts = by_point(doc)
-    (e,) = m["experiments"]
-    for p in e["points"] + e["noise"]:
-        q = pts[(e["name"], p["variant"], p["placement"], int(p["threads"]), p["cpus"], p["metric"], p["unit"])]
-        assert [r["value"] for r in q["repeats"]] == [r["value"] for r in p["repeats"]]
-        assert q["suspect"] == p["s"]["suspect"] and q["noise"] == p["noise"]
+    (e,) = m.experiments
+    for p in e.points + e.noise:
+        q = pts[(e.name, p.variant, p.placement, int(p.threads), p.cpus, p.metric, p.unit)]
+        assert [r["value"] for r in q["repeats"]] == [r.value for r in p.repeats]
+        assert q["suspect"] == p.summary.suspect and q["noise"] == p.noise
         for k, v in q["stats"].items():      # the lab's own statistics, NaN as null
-            assert same(v, p["s"][k] if p["s"][k] == p["s"][k] else None), (k, v, p["s"][k])
+            assert same(v, getattr(p.summary, k) if getattr(p.summary, k) == getattr(p.summary, k) else None), (k, v, getattr(p.summary, k))
     # every repeat of the tidy CSV is there
-    csv_rows = rows(os.path.join(lab_run, "data", "sortgoal.csv"))
+    csv_rows = rows(os.path.join(sort_run, "data", "sortgoal.csv"))
     assert sum(len(p["repeats"]) for p in pts.values()) == len(csv_rows)
     mach = doc["machine"]
     assert mach["kernel"] and mach["cpu"] and mach["memory_time"].get("clocksource")
     assert mach["topology"]["pus"] == str(os.cpu_count())
-    assert doc["code"] == json.load(open(os.path.join(lab_run, "sweep", "identity.json")))
+    assert doc["code"] == json.load(open(os.path.join(sort_run, "sweep", "identity.json")))
     (ex,) = doc["experiments"]
     assert ex["goals"][0]["rows"][0]["verdict"] in ("met", "not met", "inconclusive")
     assert ex["scaling"]["metric"] == "wall_s" and ex["scaling"]["sentences"]
 
 
-def test_bmf_has_bencher_shape_and_the_medians(lab_run):
-    bmf = json.loads(export(lab_run, "format=bmf").stdout)
+def test_bmf_has_bencher_shape_and_the_medians(sort_run):
+    bmf = json.loads(export(sort_run, "format=bmf").stdout)
     jsonschema.validate(bmf, BMF, cls=jsonschema.Draft7Validator)
-    doc = json.loads(export(lab_run).stdout)
+    doc = json.loads(export(sort_run).stdout)
     n = 0
     for (exp, variant, placement, threads, _c, metric, _u), p in by_point(doc).items():
         if p["noise"]:
@@ -106,11 +108,11 @@ def test_bmf_has_bencher_shape_and_the_medians(lab_run):
     assert n >= 16       # 2 variants x 2 thread counts x wall_s, cpu_user_s, cpu_sys_s, max_rss_kib
 
 
-def test_hyperfine_shape_reads_back(lab_run, tmp_path, results):
+def test_hyperfine_shape_reads_back(sort_run, tmp_path, results):
     out = tmp_path / "hf.json"
-    export(lab_run, "format=hyperfine", f"out={out}")
+    export(sort_run, "format=hyperfine", f"out={out}")
     hf = json.load(open(out))
-    doc = json.loads(export(lab_run).stdout)
+    doc = json.loads(export(sort_run).stdout)
     wall = {(p["variant"], p["threads"]): p for k, p in by_point(doc).items() if p["metric"] == "wall_s"}
     assert len(hf["results"]) == len(wall) == 4
     for r in hf["results"]:
@@ -127,9 +129,9 @@ def test_hyperfine_shape_reads_back(lab_run, tmp_path, results):
     assert got == sorted(t for r in hf["results"] for t in r["times"])
 
 
-def test_round_trip_gives_the_same_points_and_statistics(lab_run, tmp_path, results):
+def test_round_trip_gives_the_same_points_and_statistics(sort_run, tmp_path, results):
     out = tmp_path / "run.json"
-    export(lab_run, f"out={out}")
+    export(sort_run, f"out={out}")
     import_(results, str(out))
     (run,) = os.listdir(results["LAB_RESULTS"])
     run = os.path.join(results["LAB_RESULTS"], run)
@@ -149,8 +151,8 @@ def test_round_trip_gives_the_same_points_and_statistics(lab_run, tmp_path, resu
 
 
 @pytest.mark.parametrize("args, says", [(("format=xml",), "format=xml"), (("colour=red",), "unknown key colour=")])
-def test_bad_arguments(lab_run, args, says):
-    p = export(lab_run, *args, check=False)
+def test_bad_arguments(sort_run, args, says):
+    p = export(sort_run, *args, check=False)
     assert p.returncode == 2 and says in p.stderr
 
 

@@ -1,5 +1,6 @@
 """`./lab test-fast` and `./lab test` as the justfile runs them: the fast set and the slow set split the
 lab's tests with none lost and none in both, and the full run deselects nothing (issue 42, item 8)."""
+import os
 import re
 import shlex
 import subprocess
@@ -33,65 +34,55 @@ def test_fast_and_slow_sets_split_every_test():
     _, slow = collected([a for a in fast_args if a != "not slow" and a != "-m"] + ["-m", "slow"])
     assert fast and slow and not fast & slow
     assert fast | slow == full, sorted(full - fast - slow)[:20]
-    # marked by conftest's rule alone: test_sweep.py carries no slow mark of its own
+    # marked through its fixtures alone: test_sweep.py carries no slow mark of its own
     assert any(re.match(r"tests/test_sweep\.py::", t) for t in slow)
 
 
-RULE_CASES = '''
-import subprocess
-from conftest import one_point, sh
-QUICK = ("python3", "-m", "lab.cli.sweep", "repeats=1")
-
-def sweeps(tmp_path, results):
-    return sh(*QUICK, env=results)
-
-@pytest.fixture
-def swept(tmp_path, results):
-    return sweeps(tmp_path, results)
-
-def test_sweep(results):
-    sh("python3", "-m", "lab.cli.sweep", "tests/fixtures/spin.spec", env=results)
-
-def test_popen_of_a_list(run):
-    args = [sys.executable, "-m", "lab.cli.sweep", f"run={run}"]
-    subprocess.Popen(args)
-
-def test_through_a_helper(tmp_path, results):
-    sweeps(tmp_path, results)
-
-def test_through_conftest(tmp_path, results):
-    one_point(tmp_path, results, "x", "command = true\\n")
-
-def test_through_a_fixture(swept):
-    assert swept
-
-def test_a_recipe():
-    sh("just", "bench-probes", "profile=smoke")
-
-def test_dry_run(results):
-    sh("python3", "-m", "lab.cli.sweep", "dry=1", "x.spec", env=results)
-
-def test_refused(results):
-    p = sh("python3", "-m", "lab.cli.sweep", "bad.spec", env=results, check=False)
-    assert p.returncode == 2
-
-def test_plan_and_report(run):
-    sh("just", "plan", "compact", "2")
-    sh("python3", "-m", "lab.cli.report", str(run))
-    sh("tests/fixtures/spin.sh", "1")
-'''
-
-
 class Item:
-    def __init__(self, path, name, fixturenames=()):
-        self.path, self.name, self.originalname, self.cls, self.fixturenames = path, name, name, None, fixturenames
+    """What the rule reads of a collected test: its fixtures (pytest's closure: a fixture's own fixtures
+    too) and its marks."""
+    def __init__(self, fixturenames, marks=()):
+        self.fixturenames, self.marks = fixturenames, list(marks)
+
+    def get_closest_marker(self, name):
+        return next((m for m in self.marks if m == name), None)
+
+    def add_marker(self, mark):
+        self.marks.append(mark.name)
 
 
-def test_the_rule_marks_what_starts_a_measurement_and_nothing_else(tmp_path):
-    from conftest import starts_measurement
-    module = tmp_path / "test_cases.py"
-    module.write_text(RULE_CASES)
-    slow = {"test_sweep", "test_popen_of_a_list", "test_through_a_helper", "test_through_conftest", "test_a_recipe"}
-    fast = {"test_dry_run", "test_refused", "test_plan_and_report"}
-    assert {n for n in slow | fast if starts_measurement(Item(module, n))} == slow
-    assert starts_measurement(Item(module, "test_through_a_fixture", ("swept", "tmp_path", "results")))
+def test_a_test_is_slow_when_a_fixture_sweeps_builds_or_boots():
+    from conftest import pytest_itemcollected
+    cases = {("tmp_path", "results", "lab_run"): True,               # sweeps (labtest.LabRun)
+             ("engine", "lab_run", "tmp_path", "results"): True,     # through a fixture of its own (test_sweep)
+             ("fleet", "tmp_path"): True,                           # boots two sshd hosts
+             ("build",): True,                                      # compiles (test_why_collect)
+             ("tmp_path", "results"): False,                        # a FakeRun, a dry run, refused input
+             ("monkeypatch",): False}
+    for names, slow in cases.items():
+        item = Item(names)
+        pytest_itemcollected(item)
+        assert ("slow" in item.marks) == slow, names
+    item = Item(("tmp_path",), ["rust_build"])
+    pytest_itemcollected(item)
+    assert "slow" in item.marks
+
+
+def test_every_slow_fixture_is_one_fixture_of_the_suite():
+    """A slow fixture renamed would leave its tests fast unnoticed, and a fast fixture of the same name
+    elsewhere would be slow: each name in SLOW_FIXTURES is defined once, as a fixture."""
+    import glob
+    from conftest import SLOW_FIXTURES
+    sources = {p: open(p).read() for p in glob.glob(os.path.join(ROOT, "tests", "*.py"))}
+    for name in SLOW_FIXTURES:
+        defs = [p for p, text in sources.items() for m in re.finditer(rf"@pytest\.fixture[^\n]*\ndef {name}\(", text)]
+        assert len(defs) == 1, (name, defs)
+
+
+def test_a_lab_run_of_a_tests_own_does_not_sweep(tmp_path, results):
+    """A LabRun not from the `lab_run` fixture (a fast test's: dry runs, refused input) refuses to start
+    a sweep, so that no test measures unmarked."""
+    from labtest import LabRun
+    with pytest.raises(AssertionError, match="lab_run"):
+        LabRun(tmp_path, results).start("tests/fixtures/spin.spec")
+    assert not os.listdir(results["LAB_RESULTS"])

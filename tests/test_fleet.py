@@ -10,124 +10,23 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import browser
 import pytest
-from conftest import ROOT, TOPO, children, results  # noqa: F401  (fixture)
+from conftest import ROOT, TOPO
+from labtest import ADDRS, journal, needs_hosts
 
 pytestmark = pytest.mark.slow   # sshd hosts, Ansible runs and fleet sweeps
 from lab.core.runfolder import RunFolder
 
-# sshd must be started by its absolute path (it re-executes itself).
-SSHD = shutil.which("sshd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") or "/usr/sbin/sshd"
 FLEET = ("-m", "lab.cli.fleet")
-SFTP = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/sftp-server", "/usr/lib/ssh/sftp-server")
-             if os.path.exists(p)), "internal-sftp")
-ADDRS = {"hostA": "127.0.0.2", "hostB": "127.0.0.3"}
 # One cheap experiment, short: 2 points × 4 repeats per host; no re-measuring, since the two hosts share
 # this machine's CPUs with each other (and other work) by construction.
 SWEEP = ["profile=smoke", "experiments/counters.spec", "variants=shared-atomic", "placements=compact",
          "repeats=4", "retries=0"]
-
-HOSTS = [
-    pytest.mark.skipif(not os.path.exists(SSHD), reason="no sshd (apt openssh-server; ./lab test installs it)"),
-    pytest.mark.skipif(shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep
-                                    + os.environ.get("PATH", "")) is None,
-                       reason="ansible-playbook not installed (./lab test installs ansible-core into .work/tools)"),
-    pytest.mark.skipif(os.geteuid() != 0, reason="sshd's privilege separation needs root here"),
-]
-
-
-def free_port(addr):
-    with socket.socket() as s:
-        s.bind((addr, 0))
-        return s.getsockname()[1]
-
-
-class Host:
-    def __init__(self, tmp, name, addr):
-        self.name, self.addr, self.dir = name, addr, tmp / name
-        self.dir.mkdir()
-        self.port = free_port(addr)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.dir / "host_key")], check=True)
-        self.config = self.dir / "sshd_config"
-        self.config.write_text(
-            f"ListenAddress {addr}:{self.port}\nHostKey {self.dir / 'host_key'}\n"
-            f"AuthorizedKeysFile {tmp / 'authorized_keys'}\nPidFile {self.dir / 'sshd.pid'}\n"
-            "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            "UsePAM no\nStrictModes no\n"
-            # The test hosts are this machine's root, whose login shell may run `pyenv init`: a pyenv
-            # rehash lock left by a killed shell (this test kills a host half-way) would make every later
-            # login wait 60 s for it. No real fleet host shares a login shell with the test.
-            "SetEnv PYENV_REHASH_TIMEOUT=0\n"
-            # Ansible copies files over sftp, as to any real host.
-            f"Subsystem sftp {SFTP}\n")
-        self.proc = None
-
-    def start(self):
-        os.makedirs("/run/sshd", exist_ok=True)
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)],
-                                     stderr=open(self.dir / "sshd.log", "a"))
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex((self.addr, self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise AssertionError(f"sshd on {self.addr}:{self.port} did not start: {(self.dir / 'sshd.log').read_text()}")
-
-    def stop(self):
-        """The host goes away: its listener and every session it started."""
-        if self.proc and self.proc.poll() is None:
-            for pid in [self.proc.pid] + children(self.proc.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self.proc.wait()
-
-
-def needs_hosts(f):
-    for mark in HOSTS:
-        f = mark(f)
-    return f
-
-
-@pytest.fixture
-def fleet(tmp_path):
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "client_key")], check=True)
-    shutil.copy(tmp_path / "client_key.pub", tmp_path / "authorized_keys")
-    hosts = {n: Host(tmp_path, n, a) for n, a in ADDRS.items()}
-    known = []
-    try:
-        for h in hosts.values():
-            h.start()
-            scan = subprocess.run(["ssh-keyscan", "-t", "ed25519", "-p", str(h.port), h.addr],
-                                  capture_output=True, text=True, timeout=20)
-            assert scan.stdout.strip(), scan.stderr
-            known.append(scan.stdout)
-        (tmp_path / "known_hosts").write_text("".join(known))
-        inv = tmp_path / "inventory.ini"
-        inv.write_text(
-            f"[servers]\nhostA ansible_host={ADDRS['hostA']} ansible_port={hosts['hostA'].port} "
-            f"lab_dir={hosts['hostA'].dir / 'lab'}\n"
-            f"[clients]\nhostB ansible_host={ADDRS['hostB']} ansible_port={hosts['hostB'].port} "
-            f"lab_dir={hosts['hostB'].dir / 'lab'}\n"
-            f"[all:vars]\nansible_user=root\nansible_ssh_private_key_file={tmp_path / 'client_key'}\n"
-            "ansible_python_interpreter=/usr/bin/python3\n")
-        env = dict(os.environ, LAB_RESULTS=str(tmp_path / "results"),
-                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-                   # Ansible's own working folders stay in the test's folder, on both sides.
-                   ANSIBLE_HOME=str(tmp_path / "ansible"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible" / "tmp"),
-                   ANSIBLE_REMOTE_TMP=str(tmp_path / "remote-tmp"), ANSIBLE_ASYNC_DIR=str(tmp_path / "async"))
-        yield {"tmp": tmp_path, "hosts": hosts, "inv": str(inv), "env": env,
-               "known": f"known_hosts={tmp_path / 'known_hosts'}"}
-    finally:
-        for h in hosts.values():
-            h.stop()
 
 
 def fleet_cmd(f, *args, check=None, timeout=300):
@@ -279,17 +178,10 @@ def host_run(host):
     return RunFolder(runs[0]) if runs else None
 
 
-def journal(host):
+def host_journal(host):
+    """The host's journal as its sweep writes it: [] before there is one, a half-written line left out."""
     rf = host_run(host)
-    if rf is None or not os.path.exists(rf.journal_path):
-        return []
-    out = []
-    for line in open(rf.journal_path):
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out
+    return journal(rf.path, partial=True) if rf is not None and os.path.exists(rf.journal_path) else []
 
 
 @needs_hosts
@@ -301,9 +193,8 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
     try:
         # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
         deadline = time.monotonic() + 300   # shipping and each host's first ./lab, on a loaded machine
-        while not any(e["event"] == "done" for e in journal(b)):
-            assert first.poll() is None and time.monotonic() < deadline, \
-                first.stdout.read() if first.poll() else "timeout"
+        while not any(e["event"] == "done" for e in host_journal(b)):
+            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
             time.sleep(0.1)
         pid = int(host_run(b).read("sweep/lock").split()[0])
         b.stop()
@@ -316,15 +207,15 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
     assert "hostB: given up for now" in out and "unreachable" in out, out
     final = dict(re.findall(r"^(host[AB])  +(\S+)", out, re.M))     # the last table: host, state, folder
     assert final == {"hostA": "complete", "hostB": "unreachable"}, out
-    done_before = sum(e["event"] == "done" for e in journal(b))
-    assert 1 <= done_before < 8, journal(b)
+    done_before = sum(e["event"] == "done" for e in host_journal(b))
+    assert 1 <= done_before < 8, host_journal(b)
 
     # The host is back: the same command resumes its run folder; hostA is kept as it was.
     b.start()
     p = subprocess.run(args, cwd=ROOT, env=fleet["env"], capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "(resumed)" in p.stdout and "hostA: complete in an earlier attempt" in p.stdout, p.stdout
-    ev = journal(b)
+    ev = host_journal(b)
     keys = [e["key"] for e in ev if e["event"] == "done"]
     assert len(keys) == 8 and len(set(keys)) == 8, keys          # nothing measured twice, nothing missing
     assert sum(e["event"] == "sweep" for e in ev) == 2, ev       # one run folder, resumed once
@@ -415,7 +306,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):  # noqa: F81
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     # A host's CPU model or error text reaches the terminal through the fleet's one printer.
-    from lab.cli import fleet
+    from lab.cli.fleet import common as fleet     # the fleet's one printer
     fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
@@ -558,7 +449,7 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     """fleet-plan prices every host in-process (lab/engine/api.py) on its fetched topology. What a host sends
     for its prices is its history summary: a hostile one (not an object, numbers beyond any bound, wrong
     types) is one line naming the host, and that host is priced from the specs' cost, never a traceback."""
-    from lab.cli import fleet
+    from lab.cli.fleet import plan as fleet
     xml = os.path.join(TOPO, "Intel-Haswell-2xXeon-E5-2680v3.v2.xml")
     args = [os.path.join(ROOT, a) if a.endswith(".spec") else a for a in SWEEP]
     entry = {"experiment": "counters", "profile": "smoke", "seconds_per_run": 0.25, "repeats": 4,

@@ -50,6 +50,7 @@ def test_import_builds_the_model_once_and_draws_in_process(tmp_path, monkeypatch
     assert list((tmp_path / "run" / "plots").glob("*.png"))      # the charts, drawn by the same read
 
 
+@pytest.mark.slow   # a sweep of six repeats, in this process
 def test_scale_builds_the_model_once(tmp_path, monkeypatch, builds):
     monkeypatch.setenv("LAB_RESULTS", str(tmp_path / "results"))
     p = in_process("lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", "warmup=0", "capacity=0",

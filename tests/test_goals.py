@@ -6,7 +6,7 @@ import glob
 import os
 
 import pytest
-from conftest import sh  # noqa: F401  (fixture)
+from conftest import sh
 
 SPEC = """experiment = goals
 exec = ["echo", "rate {variant}"]
@@ -32,14 +32,15 @@ goal = 13 / 10 rate >= 1.2 threads=7
 """
 
 
-def sweep(tmp_path, results, *args):
+@pytest.fixture
+def goals_spec(tmp_path):
     spec = tmp_path / "goals.spec"
     spec.write_text(SPEC)
-    return sh("python3", "-m", "lab.cli.sweep", *args, str(spec), env=results)
+    return str(spec)
 
 
-def test_goals_are_judged_met_not_met_or_not_measured(tmp_path, results):
-    p = sweep(tmp_path, results, "repeats=3")
+def test_goals_are_judged_met_not_met_or_not_measured(tmp_path, results, goals_spec, lab_run):
+    p = lab_run.sweep("repeats=3", goals_spec)
     (run,) = glob.glob(os.path.join(results["LAB_RESULTS"], "*"))
     report = open(os.path.join(run, "report.md")).read()
     said = [ln[2:] for ln in report.splitlines() if ln.startswith("- goal ")]
@@ -57,8 +58,8 @@ def test_goals_are_judged_met_not_met_or_not_measured(tmp_path, results):
     assert "goal best of (10, 13) ÷ 10, rate ≥ ×1.3 at unpinned t1: 13 ×1.30: met" in html
 
 
-def test_too_few_repeats_are_inconclusive(tmp_path, results):
-    sweep(tmp_path, results, "repeats=2")
+def test_too_few_repeats_are_inconclusive(tmp_path, results, goals_spec, lab_run):
+    lab_run.sweep("repeats=2", goals_spec)
     (run,) = glob.glob(os.path.join(results["LAB_RESULTS"], "*"))
     report = open(os.path.join(run, "report.md")).read()
     assert "- goal 13 ÷ 10, rate ≥ ×1.2 at unpinned t1: 13 ×1.30: inconclusive (13 unpinned t1: n=2 < 3 repeats; " \

@@ -1,21 +1,19 @@
 """The interference guard: a repeat measured while another process burns its CPU is measured again,
 and kept as suspect, with the reason, when the disturbance does not go away."""
 import contextlib
-import json
 import os
 
-from conftest import ROOT, burner, one_point, pidfiles, rows, sh
+from conftest import ROOT, burner, pidfiles, rows, sh
+from labtest import journal
 
 
-def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, results):
-    spec = tmp_path / "guarded.spec"
-    spec.write_text("experiment = guarded\ncommand = tests/fixtures/spin.sh 1 60000\nplacements = compact\n"
-                    "threads = 1\nrepeats = 1\nwarmup = 0\npin = taskset\n")
+def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, results, lab_run):
+    guarded = lab_run.spec("guarded", command="tests/fixtures/spin.sh 1 60000", placements="compact", threads=1,
+                           repeats=1, warmup=0, pin="taskset").at("run")
     cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     run = tmp_path / "run"
     with burner(cpu):
-        sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=1", "retry_pause=0.2", str(spec), env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+        events = guarded.sweep("retries=1", "retry_pause=0.2").journal()
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "foreign" in again[0]["reason"] and again[0]["noise"]["foreign_pct"] > 10
     suspect = [e for e in events if e["event"] == "suspect"]
@@ -28,13 +26,13 @@ def test_a_burner_on_the_points_cpu_makes_it_remeasured_then_suspect(tmp_path, r
     assert (run / "raw" / "guarded" / "-_compact_t1_r1.try1" / "stdout.csv").exists()
 
 
-def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_path, results):
+def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_path, results, lab_run):
     # Two counter threads on the one CPU of the placement take turns: no moment has both running, so
     # the "contention" measured is not one. The probe says so (corun_pct) and the guard acts on it;
     # the other guards are opened wide so that only this one can fire.
-    events, data = one_point(tmp_path, results, "turns",
-                             "build = make -s -C c-probes\ncommand = c-probes/build/counters "
-                             "--variant shared-atomic --cpus {cpus} --threads 2 --ops 3000000\n", pause="0.2")
+    turns = lab_run.point("turns", "build = make -s -C c-probes\ncommand = c-probes/build/counters "
+                          "--variant shared-atomic --cpus {cpus} --threads 2 --ops 3000000\n", pause="0.2")
+    events, data = turns.journal(), turns.rows("turns")
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and "all threads running" in again[0]["reason"], again
     corun = [float(r["value"]) for r in data if r["metric"] == "corun_pct"]
@@ -42,7 +40,7 @@ def test_threads_that_did_not_run_together_make_a_contention_run_suspect(tmp_pat
     assert all("all threads running" in r["suspect"] for r in data)
 
 
-def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_path, results):
+def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_path, results, lab_run):
     # A busy process on the point's CPU, standing in for a server the command talks to (the lab's
     # Cassandra in runner-cql): foreign load while the spec does not name it, the measurement's own
     # once its pidfile is the spec's `server`. Only the foreign guard may fire here.
@@ -57,7 +55,7 @@ def test_the_server_a_spec_names_is_the_measurements_own_load_not_foreign(tmp_pa
                             "max_foreign = 100\nmax_neighbour = 100\n"
                             + (f"server = {pidfile}\n" if named else ""))
             run = tmp_path / f"run{int(named)}"
-            sh("python3", "-m", "lab.cli.sweep", f"run={run}", str(spec), env=results)
+            lab_run.at(run).sweep(str(spec))
             data = rows(run / "data" / f"served{int(named)}.csv")
             foreign[named] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
     # The busy process takes about half the CPU from the spin loop (a third when something else runs
@@ -74,7 +72,7 @@ def test_a_server_pidfile_outside_the_project_is_refused(tmp_path, results):
     assert not (tmp_path / "run").exists()
 
 
-def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, results):
+def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, results, lab_run):
     # Two busy processes on the point's CPU stand in for two nodes of a local cluster. Naming one of them
     # leaves the other foreign; naming both, by a glob of their pidfiles as runner-cql names a cluster's
     # nodes, makes both the measurement's own. The journal says how many were counted (a fact of the run,
@@ -103,8 +101,8 @@ def test_every_process_of_the_server_side_is_the_measurements_own(tmp_path, resu
                             "max_steal = 100\nmax_invol_cs = 1000000000\nmin_corun = 0\nretries = 0\n"
                             f"max_foreign = 100\nmax_neighbour = 100\nserver = .work/tests/none.pid {server}\n")
             run = tmp_path / f"run-{name}-{attempt}"
-            sh("python3", "-m", "lab.cli.sweep", f"run={run}", str(spec), env=results)
-            done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
+            lab_run.at(run).sweep(str(spec))
+            done = journal(run, "done")
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
             data = rows(run / "data" / f"{name}.csv")
             foreign[name] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
@@ -124,7 +122,7 @@ def test_a_server_list_outside_the_project_is_refused(tmp_path, results):
     assert not (tmp_path / "run").exists()
 
 
-def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
+def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results, lab_run):
     # A busy process holding a cluster node's pidfile stands in for a local cluster left running
     # (`just cluster-up`). A run of the single node (no nodes=) does not talk to it: its CPU time is
     # foreign load. A run with nodes= talks to the cluster: then it is the measurement's own. The spec
@@ -144,8 +142,8 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
                         f"server = .work/tests/single-{os.getpid()}.pid\nnodes_server = {stem}-*.pid\n")
         for name, extra in (("single", []), ("cluster", ["nodes=127.0.0.2:9042"])):
             run = tmp_path / f"run-{name}"
-            sh("python3", "-m", "lab.cli.sweep", f"run={run}", *extra, str(spec), env=results)
-            done = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"done"' in ln]
+            lab_run.at(run).sweep(*extra, str(spec))
+            done = journal(run, "done")
             counted[name] = [e["noise"].get("servers") for e in done if e["event"] == "done"]
             data = rows(run / "data" / "served.csv")
             foreign[name] = [float(r["value"]) for r in data if r["metric"] == "noise_foreign_pct"][0]
@@ -154,15 +152,15 @@ def test_the_server_is_the_node_set_the_run_talks_to(tmp_path, results):
     assert foreign["single"] - foreign["cluster"] > 10, foreign
 
 
-def test_a_program_that_leaves_its_placements_cpus_is_suspect_and_one_that_stays_is_not(tmp_path, results):
+def test_a_program_that_leaves_its_placements_cpus_is_suspect_and_one_that_stays_is_not(tmp_path, results, lab_run):
     # compact threads=1 is one CPU; the program moves itself to another one (as a runtime's own
     # affinity code might) and spins there: its numbers are not compact's, and the data must say so.
     cpu = sh("python3", "-m", "lab.cli.topo", "plan", "compact", "1").stdout.strip()
     elsewhere = next(c for c in sorted(os.sched_getaffinity(0)) if str(c) != cpu)
     for where, name in ((str(elsewhere), "strays"), ("stay", "stays")):
         (tmp_path / name).mkdir()
-        events, data = one_point(tmp_path / name, results, name,
-                                 f"command = tests/fixtures/stray.py {where} 1\n", pause="0.1")
+        point = lab_run.point(name, f"command = tests/fixtures/stray.py {where} 1\n", pause="0.1", folder=f"{name}/run")
+        events, data = point.journal(), point.rows(name)
         suspect = [e for e in events if e["event"] == "suspect"]
         if where == "stay":
             assert not suspect and data and not any(r["suspect"] for r in data), suspect

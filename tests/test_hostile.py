@@ -10,40 +10,41 @@ import tarfile
 import pytest
 
 from conftest import ROOT, rows, sh
+from labtest import journal, set_cells
 
 SPEC = "tests/fixtures/spin.spec"
 QUICK = ["retries=0", "repeats=1", "placements=compact", "threads=1"]
 
 
-def test_variant_override_is_data_not_code(tmp_path, results):
+def test_variant_override_is_data_not_code(tmp_path, results, lab_run):
     canary = tmp_path / "pwned"
     run = tmp_path / "run"
     variant = f"$(touch${{IFS}}{canary})"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, f"variants={variant}", SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, f"variants={variant}", SPEC)
     assert not canary.exists()
     assert {r["variant"] for r in rows(run / "data" / "spin.csv")} == {variant}
 
 
-def test_a_run_folder_with_spaces_and_dollars_keeps_its_points_inside(tmp_path, results):
+def test_a_run_folder_with_spaces_and_dollars_keeps_its_points_inside(tmp_path, results, lab_run):
     run = tmp_path / "my run $(echo x)"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     assert rows(run / "data" / "spin.csv")
     assert sorted(os.listdir(tmp_path)) == ["my run $(echo x)", "results"]
 
 
-def test_archive_named_like_code_is_replayed_as_data(tmp_path, results):
+def test_archive_named_like_code_is_replayed_as_data(tmp_path, results, lab_run):
     canary = tmp_path / "pwned"
     run = tmp_path / f"r$(touch {canary})"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     sh("python3", "-m", "lab.cli.archive", "pack", str(run), env=results)
-    sh("python3", "-m", "lab.cli.archive", "replay", f"{run}.tar.gz", env=dict(results, LAB_SPECS="tests/fixtures"))
+    lab_run.program("archive", "replay", f"{run}.tar.gz", env=dict(results, LAB_SPECS="tests/fixtures"))
     assert not canary.exists()
 
 
-def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results):
+def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results, lab_run):
     canary = tmp_path / "pwned"
     run = tmp_path / "foreign"
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     # The archive's spec is rewritten as a hostile host would (fixture input): its command is code.
     snap = run / "sweep" / "specs" / "spin.spec"
     snap.write_text(snap.read_text().replace("command = ", f"command = touch {canary}; "))
@@ -53,7 +54,7 @@ def test_replay_shows_a_foreign_spec_and_never_runs_it(tmp_path, results):
     (run / "sweep" / "specs" / "evil.spec").write_text(f"experiment = evil\ncommand = touch {canary}\n")
     with tarfile.open(tmp_path / "foreign.tar.gz", "w:gz") as t:
         t.add(run, arcname="foreign")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "foreign.tar.gz"),
+    p = lab_run.program("archive", "replay", str(tmp_path / "foreign.tar.gz"),
            env=dict(results, LAB_SPECS="tests/fixtures"))
     assert not canary.exists()
     assert "evil: no local spec measures it; its spec is shown, not run" in p.stderr
@@ -77,17 +78,17 @@ def test_plan_arguments_are_not_shell(tmp_path):
     assert p.returncode != 0 and not canary.exists()
 
 
-def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, results):
+def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, results, lab_run):
     run = tmp_path / "run"
-    env = dict(os.environ, **results, SPIN_SLEEP="3")
-    first = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    slow_spin = {"SPIN_SLEEP": "3"}
+    first = lab_run.start(f"run={run}", *QUICK, SPEC, env=slow_spin, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
             if (run / "sweep" / "lock").exists() and (run / "sweep" / "lock").read_text().strip():
                 break
             subprocess.run(["sleep", "0.1"])
-        second = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results, check=False)
+        second = lab_run.sweep(f"run={run}", *QUICK, SPEC, check=False)
         assert second.returncode == 2 and "another sweep is writing" in second.stderr
     finally:
         first.wait(timeout=120)
@@ -95,7 +96,7 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
     ident = json.loads((run / "sweep" / "identity.json").read_text())
     (run / "sweep" / "state").write_text("incomplete\n")
     (run / "sweep" / "identity.json").write_text(json.dumps(dict(ident, commit="0" * 40)))
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results, check=False)
+    p = lab_run.sweep(f"run={run}", *QUICK, SPEC, check=False)
     assert p.returncode == 2 and "was measured with other code" in p.stderr
 
 
@@ -106,28 +107,9 @@ def test_a_huge_synthetic_topology_is_refused_at_once():
 
 
 # --- issue 24: a run folder from someone else is data, never code ------------------------------------
-def quick_run(tmp_path, results, name="run", variants=None):
-    """A real run of the spin fixture (one repeat), to be edited as a hostile sender would."""
-    run = tmp_path / name
-    extra = [f"variants={variants}"] if variants else []
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, *extra, SPEC, env=results)
-    return run
-
-
-def set_cells(csv_path, **cells):
-    """Rewrite every row of a tidy CSV with the given cells (fixture input: a hostile sender's edit)."""
-    import csv
-    with open(csv_path, newline="") as f:
-        rs = list(csv.DictReader(f))
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, list(rs[0]))
-        w.writeheader()
-        w.writerows(dict(r, **cells) for r in rs)
-
-
-def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results):
+def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results, lab_run):
     canary = tmp_path / "X"
-    run = quick_run(tmp_path, results, name=f"run';system('touch {canary}');'")
+    run = lab_run.quick(name=f"run';system('touch {canary}');'")
     set_cells(run / "data" / "spin.csv", unit=f"1/s'; system(\"touch {canary}\"); x='",
               variant=f"v\"; system('touch {canary}') #")
     for f in (run / "plots").iterdir():
@@ -144,9 +126,9 @@ def test_report_passes_cells_and_names_to_gnuplot_as_data(tmp_path, results):
 PAYLOAD = '<img src=x onerror="document.title=\'pwned\'">'
 
 
-def hostile_report(tmp_path, results):
+def hostile_report(lab_run):
     """A run whose data file's name, cells and env carry HTML, and whose own report.html is the sender's."""
-    run = quick_run(tmp_path, results)
+    run = lab_run.quick()
     set_cells(run / "data" / "spin.csv", variant=PAYLOAD, unit=PAYLOAD, suspect=PAYLOAD)
     os.rename(run / "data" / "spin.csv", run / "data" / f'e">{PAYLOAD}.csv')
     shutil.copytree(run / "data" / "points" / "spin", run / "data" / "points" / f'e">{PAYLOAD}')
@@ -154,11 +136,11 @@ def hostile_report(tmp_path, results):
     return run
 
 
-def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path, results):
+def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path, results, lab_run):
     from browser import Browser, chromium
     if not chromium():
         pytest.skip("chromium is not installed (./lab test installs it)")
-    run = hostile_report(tmp_path, results)
+    run = hostile_report(lab_run)
     sh("python3", "-m", "lab.cli.report", str(run))
     text = (run / "report.html").read_text()
     assert PAYLOAD not in text and "Content-Security-Policy" in text
@@ -176,8 +158,8 @@ def test_report_html_escapes_every_name_and_allows_only_its_own_script(tmp_path,
         b.close()
 
 
-def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results):
-    run = hostile_report(tmp_path, results)
+def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results, lab_run):
+    run = hostile_report(lab_run)
     p = sh("scripts/open.sh", str(run), env=dict(results, DISPLAY="", WAYLAND_DISPLAY=""))
     assert p.stdout.strip() == str(run / "report.html")
     text = (run / "report.html").read_text()
@@ -187,9 +169,9 @@ def test_open_shows_a_report_the_lab_drew_not_the_senders(tmp_path, results):
 ESC = "\x1b]0;pwned\x07\x1b[2J"
 
 
-def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_path, results):
-    a = quick_run(tmp_path, results, name="a")
-    b = quick_run(tmp_path, results, name="b")
+def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_path, results, lab_run):
+    a = lab_run.quick(name="a")
+    b = lab_run.quick(name="b")
     set_cells(b / "data" / "spin.csv", variant=f"v{ESC}")     # a received run's cell: a command line refuses it
     cpuinfo = b / "env" / "cpuinfo.txt"
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Evil{ESC} CPU\n")
@@ -203,8 +185,7 @@ def test_compare_and_replay_show_control_characters_instead_of_obeying_them(tmp_
                                                           overrides={"repeats": "1", "threads": "1"})))
     with tarfile.open(tmp_path / "b.tar.gz", "w:gz") as t:
         t.add(b, arcname="b")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "b.tar.gz"),
-           env=dict(results, LAB_SPECS="tests/fixtures"))
+    p = lab_run.program("archive", "replay", str(tmp_path / "b.tar.gz"), env=dict(results, LAB_SPECS="tests/fixtures"))
     assert "\x1b" not in p.stderr and "command = true \\x1b]0;pwned\\x07" in p.stderr
 
 
@@ -300,31 +281,28 @@ def test_a_sparse_member_is_refused_before_it_unpacks(tmp_path, results):
     (json.dumps({"profile": "default", "perf": 0, "overrides": {"repeats": "1000", "cost": "100"},
                  "experiments": ["spin"]}), "more than 24 h; replay its experiments yourself"),
 ])
-def test_what_a_received_run_asks_for_is_checked_and_priced_first(tmp_path, results, args, says):
-    run = quick_run(tmp_path, results, name="theirs")
+def test_what_a_received_run_asks_for_is_checked_and_priced_first(tmp_path, results, args, says, lab_run):
+    run = lab_run.quick(name="theirs")
     (run / "sweep" / "args.json").write_text(args)
     with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
         t.add(run, arcname="theirs")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz"),
+    p = lab_run.program("archive", "replay", str(tmp_path / "theirs.tar.gz"),
            env=dict(results, LAB_SPECS="tests/fixtures"), check=False)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
 
 
-def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results):
+def test_ctrl_c_in_replay_stops_cleanly_and_says_how_to_resume(tmp_path, results, lab_run):
     import signal
     import time
-    run = quick_run(tmp_path, results, name="theirs")
+    run = lab_run.quick(name="theirs")
     with tarfile.open(tmp_path / "theirs.tar.gz", "w:gz") as t:
         t.add(run, arcname="theirs")
-    env = dict(os.environ, **results, LAB_SPECS="tests/fixtures", SPIN_SLEEP="30")
-    p = subprocess.Popen(["python3", "-m", "lab.cli.archive", "replay", str(tmp_path / "theirs.tar.gz")], cwd=ROOT,
-                         env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = lab_run.start("replay", str(tmp_path / "theirs.tar.gz"), program="archive",
+                      env={"LAB_SPECS": "tests/fixtures", "SPIN_SLEEP": "30"}, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not any((d / "sweep" / "journal.jsonl").exists()
-                  and '"started"' in (d / "sweep" / "journal.jsonl").read_text()
-                  for d in (tmp_path / "results").iterdir()):
+    while not any(started(d) for d in (tmp_path / "results").iterdir()):
         assert time.monotonic() < deadline and p.poll() is None
         time.sleep(0.2)
     os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does: the whole foreground group
@@ -349,45 +327,44 @@ def token_holders(run):
 
 
 def started(run):
-    j = run / "sweep" / "journal.jsonl"
-    return j.exists() and '"started"' in j.read_text()
+    """Whether the sweep writing `run` has started a point (its journal read as it is written)."""
+    return (run / "sweep" / "journal.jsonl").exists() and bool(journal(run, "started", partial=True))
 
 
-def sweep_measuring(tmp_path, results):
+def sweep_measuring(lab_run, tmp_path):
     """(run folder, engine process) of a sweep started in the background, once its command runs."""
     run = tmp_path / "run"
-    env = dict(os.environ, **results, SPIN_SLEEP="60")
-    p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC], cwd=ROOT, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = lab_run.start(f"run={run}", *QUICK, SPEC, env={"SPIN_SLEEP": "60"}, stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL)
     wait_for(lambda: started(run), what="the first point")
     wait_for(lambda: token_holders(run), what="the measured command")
     return run, p
 
 
-def test_a_killed_engine_leaves_nothing_running(tmp_path, results):
+def test_a_killed_engine_leaves_nothing_running(tmp_path, results, lab_run):
     import signal
-    run, p = sweep_measuring(tmp_path, results)
+    run, p = sweep_measuring(lab_run, tmp_path)
     os.kill(p.pid, signal.SIGKILL)           # the engine only, as the OOM killer does
     p.wait()
     wait_for(lambda: not token_holders(run), seconds=10, what="the reaper to end the measured command")
 
 
-def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, results):
+def test_a_resume_ends_what_a_killed_engine_and_its_reaper_left(tmp_path, results, lab_run):
     import signal
-    run, p = sweep_measuring(tmp_path, results)
+    run, p = sweep_measuring(lab_run, tmp_path)
     left = token_holders(run)
     os.kill(json.loads((run / "sweep" / "engine.json").read_text())["reaper"], signal.SIGKILL)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     assert all(os.path.exists(f"/proc/{pid}") for pid in left)     # orphans, measuring beside a resume
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     assert not any(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"
                    for pid in left)
     assert '"event": "orphans"' in (run / "sweep" / "journal.jsonl").read_text()
     assert (run / "sweep" / "state").read_text() == "complete\n"
 
 
-def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
+def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results, lab_run):
     import signal
     run = tmp_path / "run"
     spec = tmp_path / "td.spec"
@@ -395,9 +372,8 @@ def test_a_second_ctrl_c_waits_for_teardown_and_the_state(tmp_path, results):
     spec.write_text("experiment = td\ncommand = tests/fixtures/spin.sh {threads} 2000 ${SPIN_SLEEP:-0}\n"
                     "setup = true\nteardown = sleep 2; touch \"$TD_DONE\"\nrepeats = 1\nwarmup = 0\n"
                     "placements = compact\nthreads = 1\nchart = bars loop_ns\n")
-    env = dict(os.environ, **results, SPIN_SLEEP="60", TD_DONE=str(done))
-    p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", str(spec)], cwd=ROOT, env=env, text=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    p = lab_run.start(f"run={run}", str(spec), env={"SPIN_SLEEP": "60", "TD_DONE": str(done)}, text=True,
+                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     wait_for(lambda: started(run), what="the first point")
     os.killpg(p.pid, signal.SIGINT)
     wait_for(lambda: "$ sleep 2" in (run / "sweep" / "setup.log").read_text(), what="teardown")
@@ -441,25 +417,25 @@ def test_a_teardown_is_born_deaf_to_the_sweeps_ctrl_c(tmp_path):
     assert p.stdout.split() == ["100", "100", "True"], (p.stdout, p.stderr)
 
 
-def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_an_environment_capture_cut_off_is_captured_again(tmp_path, results, lab_run):
+    run = lab_run.quick()
     # what kill -9 during the capture leaves: a partial env.tmp and no env/
     shutil.rmtree(run / "env")
     (run / "env.tmp").mkdir()
     (run / "env.tmp" / "uname.txt").write_text("half")
     (run / "sweep" / "state").write_text("incomplete\n")
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     assert not (run / "env.tmp").exists() and (run / "env" / "lstopo.xml").exists()
     assert (run / "env" / "uname.txt").read_text() != "half"
 
 
-def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, results, lab_run):
+    run = lab_run.quick()
     jl = run / "sweep" / "journal.jsonl"
     with open(jl, "a") as f:
         f.write('{"ts": "2026-01-01T00:00:00Z", "event": "sta')          # a full disk cut this event
     (run / "sweep" / "state").write_text("incomplete\n")
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    p = lab_run.sweep(f"run={run}", *QUICK, SPEC)
     assert "ended in a line cut short" in p.stderr and "not JSON" not in p.stderr
     assert all(json.loads(line) for line in jl.read_text().splitlines())
     # a journal an older engine appended to after the cut: the torn event is left out, the rest read
@@ -473,25 +449,25 @@ def test_a_journal_cut_short_is_repaired_and_the_report_written(tmp_path, result
     assert "Traceback" not in p.stderr
 
 
-def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_an_explicit_run_is_resumed_only_with_its_own_arguments_and_no_file_of_yours_is_deleted(tmp_path, lab_run):
+    run = lab_run.quick()
     (run / "sweep" / "state").write_text("incomplete\n")
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, "warmup=1", SPEC, env=results, check=False)
+    p = lab_run.sweep(f"run={run}", *QUICK, "warmup=1", SPEC, check=False)
     assert p.returncode == 2 and "was swept with other arguments" in p.stderr
     mine = tmp_path / "mine"
     (mine / "data").mkdir(parents=True)
     (mine / "data" / "notes.tmp").write_text("mine")
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={mine}", *QUICK, SPEC, env=results, check=False)
+    p = lab_run.sweep(f"run={mine}", *QUICK, SPEC, check=False)
     assert p.returncode == 2 and "is not a run folder (no sweep/)" in p.stderr
     assert (mine / "data" / "notes.tmp").read_text() == "mine"
     (run / "data" / "keep.tmp").write_text("mine")
     (run / "data" / "points" / "spin" / "x_r9.csv.tmp").write_text("half")
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", *QUICK, SPEC, env=results)
+    lab_run.sweep(f"run={run}", *QUICK, SPEC)
     assert (run / "data" / "keep.tmp").exists() and not (run / "data" / "points" / "spin" / "x_r9.csv.tmp").exists()
 
 
-def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(tmp_path, results):
-    run = quick_run(tmp_path, results, variants="a+b a_b a/b")
+def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(tmp_path, results, lab_run):
+    run = lab_run.quick(variants="a+b a_b a/b")
     files = sorted(os.listdir(run / "data" / "points" / "spin"))
     assert len(files) == 3, files
     by_variant = {}
@@ -505,9 +481,9 @@ def test_variants_that_differ_only_in_replaced_characters_keep_their_own_points(
     ({"value": "nan"}, "value nan is not finite"),
     ({"threads": "abc"}, "threads 'abc' is not a whole number"),
 ])
-def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, results, cells, says):
-    a = quick_run(tmp_path, results, name="a")
-    b = quick_run(tmp_path, results, name="b")
+def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_line(tmp_path, cells, says, lab_run):
+    a = lab_run.quick(name="a")
+    b = lab_run.quick(name="b")
     set_cells(b / "data" / "spin.csv", **cells)
     for cmd in (["python3", "-m", "lab.cli.charts", str(b)], ["python3", "-m", "lab.cli.report", str(b)],
                 ["python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "c.md")]):
@@ -515,8 +491,8 @@ def test_a_received_run_with_values_no_instrument_measures_is_refused_in_one_lin
         assert p.returncode == 2 and f"spin.csv:2: {says}" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
-def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, results, lab_run):
+    run = lab_run.quick()
     set_cells(run / "data" / "spin.csv", value="-5")
     p = sh("python3", "-m", "lab.cli.charts", str(run))
     assert "2 chart(s)" in p.stderr
@@ -524,8 +500,8 @@ def test_a_metric_that_is_all_negative_is_still_charted_and_reported(tmp_path, r
     assert "–5" in (run / "report.md").read_text() or "-5" in (run / "report.md").read_text()
 
 
-def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results, lab_run):
+    run = lab_run.quick()
     assert os.stat(run / "data" / "spin.csv").st_mode & 0o044 == os.stat(run / "sweep" / "state").st_mode & 0o044
     p = sh("python3", "-m", "lab.cli.topo", "--topology", str(tmp_path / "missing.xml"), "summary", check=False)
     assert p.returncode == 2 and f"no such topology file: {tmp_path / 'missing.xml'}" in p.stderr
@@ -536,7 +512,7 @@ def test_leftovers_csv_mode_missing_topology_clean_tree(tmp_path, results):
     assert (tmp_path / "env" / "git-diff.patch").read_text() == "(clean: no uncommitted change)\n"
 
 
-def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_path, results):
+def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_path, results, lab_run):
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a small tmpfs needs root")
     disk = tmp_path / "disk"
@@ -546,9 +522,8 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
     try:
         run = disk / "run"
         args = [f"run={run}", "retries=0", "repeats=3", "placements=compact", "threads=1", SPEC]
-        env = dict(os.environ, **results, SPIN_SLEEP="1")
-        p = subprocess.Popen(["python3", "-m", "lab.cli.sweep", *args], cwd=ROOT, env=env, text=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        p = lab_run.start(*args, env={"SPIN_SLEEP": "1"}, text=True, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
         wait_for(lambda: started(run) and (run / "data" / "points" / "spin").is_dir()
                  and os.listdir(run / "data" / "points" / "spin"), what="the first repeat")
         with open(disk / "filler", "wb") as f:      # the disk fills up mid-sweep
@@ -561,10 +536,10 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
         assert p.returncode == 1 and "Traceback" not in err, err
         assert "No space left on device" in err and "run the same command again to resume" in err
         assert (run / "sweep" / "state").read_text() != "complete\n"
-        p2 = sh("python3", "-m", "lab.cli.sweep", *args, env=results, check=False)      # still full: one line again
+        p2 = lab_run.sweep(*args, check=False)      # still full: one line again
         assert p2.returncode == 1 and "Traceback" not in p2.stderr, p2.stderr
         os.remove(disk / "filler")
-        sh("python3", "-m", "lab.cli.sweep", *args, env=results)
+        lab_run.sweep(*args)
         assert (run / "sweep" / "state").read_text() == "complete\n"
         assert (run / "report.html").exists()
         assert {r["repeat"] for r in rows(run / "data" / "spin.csv")} == {"1", "2", "3"}
@@ -598,8 +573,8 @@ def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_
     assert p.returncode == 2 and "has 65536 PUs; at most 8192" in p.stderr
 
 
-def test_a_received_spec_cannot_make_charts_write_outside_the_run(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_received_spec_cannot_make_charts_write_outside_the_run(tmp_path, results, lab_run):
+    run = lab_run.quick()
     spec = run / "sweep" / "specs" / "spin.spec"
     spec.write_text(spec.read_text() + "chart = bars ../../../escaped\n")
     p = sh("python3", "-m", "lab.cli.charts", str(run))

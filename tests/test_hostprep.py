@@ -61,9 +61,8 @@ def test_evidence_availability_names_the_mount_command_when_tracefs_is_missing()
     assert "mount -t tracefs nodev /sys/kernel/tracing" in off and on == "ok"
 
 
-def test_the_environment_records_tracing_and_the_perf_settings(tmp_path):
-    subprocess.run(["scripts/env.sh", str(tmp_path)], cwd=ROOT, check=True, capture_output=True, timeout=300,
-                   env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "scripts")))
+def test_the_environment_records_tracing_and_the_perf_settings(tmp_path, lab_run):
+    lab_run.record_host(tmp_path, timeout=300)
     text = (tmp_path / "tracing.txt").read_text()
     keys = [line.split("=", 1)[0] for line in text.splitlines()]
     assert keys[:7] == ["tracefs", "debugfs", "tracepoints", "euid", "perf_event_paranoid", "kptr_restrict",

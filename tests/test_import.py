@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from conftest import ROOT, rows, sh
+from labtest import LabRun, journal
 
 from lab.report import model
 
@@ -110,14 +111,14 @@ def lab_sort(work, tmp_path_factory):
     """The lab's own `./lab scale` of the same sort command, experiment `sortp`."""
     res = {"LAB_RESULTS": str(tmp_path_factory.mktemp("lab-sort"))}
     spec = tmp_path_factory.mktemp("spec") / "sortp.spec"
-    sh("python3", "-m", "lab.cli.scale", "threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
-       f"save={spec}", "--", *sort_cmd(work, "{threads}"), env=res)
+    LabRun(env=res, measures=True).scale("threads=1 2", "placements=unpinned", "repeats=3", "retries=0", "warmup=0",
+                                         f"save={spec}", "--", *sort_cmd(work, "{threads}"))
     return only_run(res)
 
 
 def points(run):
-    (e,) = model.build(run)["experiments"]
-    return e, {(p["variant"], p["threads"], p["metric"]): p for p in e["points"]}
+    (e,) = model.build(run).experiments
+    return e, {(p.variant, p.threads, p.metric): p for p in e.points}
 
 
 def check_imported(run, path, fmt, metric, n_repeats):
@@ -126,20 +127,20 @@ def check_imported(run, path, fmt, metric, n_repeats):
     assert rec["format"] == fmt
     assert rec["sha256"] == hashlib.sha256(open(path, "rb").read()).hexdigest()
     assert open(os.path.join(run, "sweep", "state")).read().strip() == "imported"
-    (ev,) = [json.loads(ln) for ln in open(os.path.join(run, "sweep", "journal.jsonl"))]
+    (ev,) = journal(run)
     assert ev["event"] == "imported" and ev["sha256"] == rec["sha256"]
     e, pts = points(run)
     for t in ("1", "2"):
-        assert pts[("", t, metric)]["s"]["n"] == n_repeats
-    sc = e["scaling"]
-    assert sc and sc["metric"] == metric and {r["threads"] for r in sc["rows"]} == {1, 2}
-    two = next(r for r in sc["rows"] if r["threads"] == 2)
+        assert pts[("", t, metric)].summary.n == n_repeats
+    sc = e.scaling
+    assert sc and sc.metric == metric and {r.threads for r in sc.rows} == {1, 2}
+    two = next(r for r in sc.rows if r.threads == 2)
     # the speedup is the lab's formula over the imported medians
-    s1, s2 = pts[("", "1", metric)]["s"]["median"], pts[("", "2", metric)]["s"]["median"]
-    assert two["speedup"] == pytest.approx(s1 / s2 if sc["better"] == "lower" else s2 / s1)
+    s1, s2 = pts[("", "1", metric)].summary.median, pts[("", "2", metric)].summary.median
+    assert two.speedup == pytest.approx(s1 / s2 if sc.better == "lower" else s2 / s1)
     report = open(os.path.join(run, "report.md")).read()
     assert "How it scales" in report and "efficiency" in report
-    assert os.path.exists(os.path.join(run, "plots", f"{e['name']}-speedup-{metric}.png"))
+    assert os.path.exists(os.path.join(run, "plots", f"{e.name}-speedup-{metric}.png"))
     return e, pts
 
 
@@ -160,9 +161,9 @@ def test_hyperfine_import_scales_and_compares_with_lab_scale(hyperfine_file, lab
     e, pts = check_imported(run, hyperfine_file, "hyperfine", "wall_s", 3)
     doc = json.load(open(hyperfine_file))
     for r in doc["results"]:     # every time is a repeat, unchanged
-        got = sorted(x["value"] for x in pts[("", r["parameters"]["threads"], "wall_s")]["repeats"])
+        got = sorted(x.value for x in pts[("", r["parameters"]["threads"], "wall_s")].repeats)
         assert got == sorted(r["times"])
-        assert pts[("", r["parameters"]["threads"], "cpu_user_s")]["s"]["median"] == pytest.approx(r["user"])
+        assert pts[("", r["parameters"]["threads"], "cpu_user_s")].summary.median == pytest.approx(r["user"])
     rec = json.load(open(os.path.join(run, "env", "imported.json")))
     assert rec["exit_codes"] == {"t1": {"0": 3}, "t2": {"0": 3}}
     rows_ = compare_rows(run, lab_sort, "wall_s")
@@ -176,10 +177,10 @@ def test_gbench_import_takes_runs_not_aggregates(gbench_file, gbench_binary, wor
     doc = json.load(open(gbench_file))
     raw = [b for b in doc["benchmarks"] if b.get("run_type") == "iteration"]
     for t in (1, 2):
-        mine = sorted(x["value"] for x in pts[("", str(t), "real_time")]["repeats"])
+        mine = sorted(x.value for x in pts[("", str(t), "real_time")].repeats)
         assert mine == sorted(b["real_time"] for b in raw if b["threads"] == t)
-        assert pts[("", str(t), "real_time")]["unit"] == raw[0]["time_unit"]
-        assert pts[("", str(t), "elements")]["s"]["n"] == 3          # a user counter is a metric
+        assert pts[("", str(t), "real_time")].unit == raw[0]["time_unit"]
+        assert pts[("", str(t), "elements")].summary.n == 3          # a user counter is a metric
     assert not any("mean" in k[2] or "median" in k[2] for k in pts)
     ctx = json.load(open(os.path.join(run, "env", "gbench-context.json")))
     assert ctx["num_cpus"] == doc["context"]["num_cpus"]
@@ -202,7 +203,7 @@ def test_pyperf_import_and_compare(pyperf_file, lab_sort, results):
     for b in doc["benchmarks"]:
         t = b["metadata"]["name"].split("=")[1]
         values = sorted(v for r in b["runs"] for v in r.get("values", []))
-        assert sorted(x["value"] for x in pts[("", t, "wall_s")]["repeats"]) == values
+        assert sorted(x.value for x in pts[("", t, "wall_s")].repeats) == values
     machine = open(os.path.join(run, "env", "imported-machine.txt")).read()
     assert f"cpu_count={doc['metadata']['cpu_count']}" in machine
     assert len(compare_rows(run, lab_sort, "wall_s")) == 2
@@ -217,6 +218,7 @@ def test_replay_refuses_an_imported_run(hyperfine_file, results, tmp_path):
     assert p.returncode == 2 and "imported from hyperfine JSON file" in p.stderr and "./lab scale" in p.stderr
 
 
+@pytest.mark.slow   # hyperfine measures sort, in the test itself
 def test_threads_key_names_the_parameter(work, results, tmp_path):
     out = tmp_path / "jobs.json"
     subprocess.run(["hyperfine", "-N", "-r", "2", "-L", "w", "1,2", "-L", "size", "4M,8M", "--export-json", str(out),
@@ -313,7 +315,7 @@ def test_gbench_aggregates_only_gives_the_median_as_one_repeat(gbench_binary, tm
     doc = json.load(open(out))
     for t in (1, 2):
         (med,) = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median" and b["threads"] == t]
-        assert [x["value"] for x in pts[("", str(t), "real_time")]["repeats"]] == [med["real_time"]]
+        assert [x.value for x in pts[("", str(t), "real_time")].repeats] == [med["real_time"]]
     assert json.load(open(os.path.join(run, "env", "imported.json")))["aggregates_only"]
 
 
@@ -328,5 +330,5 @@ def test_hyperfine_memory_and_failed_runs(hyperfine_file, tmp_path, results):
     path.write_text(json.dumps(doc))
     run_import(results, str(path))
     _e, pts = points(only_run(results))
-    assert [x["value"] for x in pts[("", "1", "max_rss_kib")]["repeats"]] == [4.0, 8.0, 12.0]
-    assert pts[("", "2", "wall_s")]["s"]["suspect"] == "r3: exit code 3 (kept by hyperfine -i)"
+    assert [x.value for x in pts[("", "1", "max_rss_kib")].repeats] == [4.0, 8.0, 12.0]
+    assert pts[("", "2", "wall_s")].summary.suspect == "r3: exit code 3 (kept by hyperfine -i)"

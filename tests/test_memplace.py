@@ -3,7 +3,6 @@ memory on another node than the one it bound it to, or than the point's membind 
 and kept as suspect with "memory on node N, expected M". The ran-on.csv lines below are test input
 written by hand: on this one-node host no real memory can be on a wrong node (vm/ has two)."""
 
-from conftest import one_point
 from lab.engine.memplace import misplaced
 
 HEAD = "probe,variant,cpus,thread,pinned_to,first_cpu,last_cpu,mem_node,mem_want\n"
@@ -35,12 +34,11 @@ def test_old_files_unknown_nodes_and_no_file_pass(tmp_path):
     assert misplaced(str(tmp_path / "nowhere"), [0], "local", True) == ""
 
 
-def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results):
+def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results, lab_run):
     # The command stands for an instrument that bound its memory to node 7 and found it on node 0.
-    events, data = one_point(tmp_path, results, "placed",
-                             "command = printf '" + HEAD.replace("\n", "\\n")
-                             + "probe,-,0,0,0,0,0,0,7\\n' > {raw}/ran-on.csv"
-                             " && printf 'metric,value,unit\\nx,1,ns\\n'\n")
+    placed = lab_run.point("placed", "command = printf '" + HEAD.replace("\n", "\\n") + "probe,-,0,0,0,0,0,0,7\\n' "
+                           "> {raw}/ran-on.csv && printf 'metric,value,unit\\nx,1,ns\\n'\n")
+    events, data = placed.journal(), placed.rows("placed")
     run = tmp_path / "run"
     again = [e for e in events if e["event"] == "remeasured"]
     assert len(again) == 1 and again[0]["reason"].startswith("memory on node 0, expected 7"), again

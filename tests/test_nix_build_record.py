@@ -3,11 +3,11 @@ compiler, its version and the exact flags, as the instrument's own build prints 
 import os
 import subprocess
 
-from conftest import ROOT, sh
+from conftest import ROOT
 
 
-def test_env_records_compiler_version_and_flags_per_instrument(tmp_path):
-    sh("scripts/env.sh", str(tmp_path))
+def test_env_records_compiler_version_and_flags_per_instrument(tmp_path, lab_run):
+    lab_run.record_host(tmp_path)
     lines = dict(l.split(": ", 1) for l in (tmp_path / "build.txt").read_text().splitlines() if ": " in l)
     for name in ("c-probes", "cache-server"):
         env = dict(l.strip().split("=", 1) for l in open(os.path.join(ROOT, name, "build.env"))

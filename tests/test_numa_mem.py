@@ -7,37 +7,10 @@ import math
 import os
 
 from conftest import in_process, sh
-
-HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
-
-
-def make_run(tmp_path, cells, distances):
-    """cells {(cpu_node, mem_node): (latency ns, node GB/s)}: 3 repeats each (value, ×1.01, ×0.99)."""
-    run = tmp_path / "run"
-    for d in ("data", "plots", "env", "sweep/specs"):
-        (run / d).mkdir(parents=True)
-    lines = [HEADER]
-    for (c, m), (lat, bw) in cells.items():
-        for rep, f in enumerate((1.0, 1.01, 0.99), 1):
-            v = f"cpu{c}-mem{m}"
-            lines += [f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},latency_ns,{lat * f},ns,",
-                      f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},read_gbps,{bw / 3 * f},GB/s,",
-                      f'r,numa-mem,{v},unpinned,2,"{c * 2},{c * 2 + 1}",{rep},read_gbps,{bw * f},GB/s,',
-                      f"r,numa-mem,{v},unpinned,1,{c * 2},{rep},mem_on_node_pct,100,%,"]
-    (run / "data" / "numa-mem.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "numa-mem.spec").write_text(
-        "experiment = numa-mem\nchart = heatmap latency_ns\nchart = heatmap read_gbps\n")
-    (run / "env" / "numa-nodes.txt").write_text("".join(
-        f"node{n} cpus={n * 2}-{n * 2 + 1} packages={n} mem_kb=1000 distance={','.join(map(str, row))}\n"
-        for n, row in enumerate(distances)))
-    return run
-
-
-TWO = {(0, 0): (100, 60), (0, 1): (150, 30), (1, 0): (160, 30), (1, 1): (100, 60)}
-
+from labtest import TWO_NODES, numa_run
 
 def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
-    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    run = numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]])
     sh("python3", "-m", "lab.cli.charts", str(run))
     for metric in ("latency_ns", "read_gbps"):
         assert (run / "plots" / f"numa-mem-heatmap-{metric}.png").stat().st_size > 2000
@@ -51,7 +24,7 @@ def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
 
 
 def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
-    run = make_run(tmp_path, TWO, [[10, 21], [21, 10]])
+    run = numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]])
     in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # remote latency: the 6 repeats of the two remote cells, median 155 (150 and 160 with ±1%);
@@ -72,7 +45,7 @@ def test_two_nodes_verdict_in_words_with_ci_and_distance_table(tmp_path):
 
 
 def test_one_node_host_says_so(tmp_path):
-    run = make_run(tmp_path, {(0, 0): (120, 20)}, [[10]])
+    run = numa_run(tmp_path, {(0, 0): (120, 20)}, [[10]])
     sh("python3", "-m", "lab.cli.charts", str(run))
     assert (run / "plots" / "numa-mem-heatmap-latency_ns.png").stat().st_size > 2000   # one cell, drawn
     in_process("lab.cli.report", str(run))

@@ -4,10 +4,7 @@ lab writes a data CSV over it, so an import never leaves a run its own reader re
 import json
 import os
 
-import pytest
 from conftest import in_process
-
-from lab import imports
 
 from lab.core import runfolder
 
@@ -19,11 +16,9 @@ def test_an_import_over_the_readers_cap_is_one_line_exit_2_and_leaves_no_folder(
     src = tmp_path / "h.json"
     src.write_text(json.dumps({"results": results}))
     monkeypatch.setenv("LAB_RESULTS", str(tmp_path / "results"))
-    # the program's main raises its one-line refusal; its __main__ prints it and exits 2 (tested end to
-    # end in test_import.py's hostile files)
-    with pytest.raises(imports.BadInput) as e:
-        in_process("lab.cli.import_run", src, f"run={tmp_path / 'run'}", check=False)
-    assert "more than the lab's readers accept" in str(e.value) and "\n" not in str(e.value)
+    # the program's main says its one-line refusal and returns 2, as its __main__ exits (lab.errors.program)
+    p = in_process("lab.cli.import_run", src, f"run={tmp_path / 'run'}", check=False)
+    assert p.returncode == 2 and "more than the lab's readers accept" in p.stderr and p.stderr.count("\n") == 1
     assert not (tmp_path / "run").exists()
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-import")]
 

@@ -7,16 +7,15 @@ import json
 import re
 
 from conftest import ROOT, in_process, sh
+from labtest import FakeRun
 
 HEADER10 = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"
 HEADER11 = HEADER10 + ",suspect"
 
 
-def make_run(tmp_path, values, name="run", suspect=None, noise=False):
-    """runner-empty rows: values {(variant, threads): [repeat values]}; suspect {(variant, threads, repeat): why}."""
-    run = tmp_path / name
-    for d in ("data", "plots", "env", "sweep/specs"):
-        (run / d).mkdir(parents=True)
+def runner_empty(tmp_path, values, name="run", suspect=None, noise=False):
+    """A runner-empty run folder (FakeRun): values {(variant, threads): [repeat values]}; suspect
+    {(variant, threads, repeat): why}; noise: a steal row beside each value (30% where suspect)."""
     lines = [HEADER11 if suspect or noise else HEADER10]
     for (variant, threads), xs in values.items():
         for i, x in enumerate(xs, 1):
@@ -24,12 +23,9 @@ def make_run(tmp_path, values, name="run", suspect=None, noise=False):
             tail = f",{why}" if why else ("," if suspect or noise else "")
             lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},calls_per_s,{x},1/s{tail}")
             if noise:
-                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},noise_steal_pct,"
-                             f"{30 if why else 1},%{tail}")
-    (run / "data" / "runner-empty.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "runner-empty.spec").write_text("experiment = runner-empty\n"
-                                                               "chart = scaling calls_per_s\n")
-    return run
+                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},noise_steal_pct,{30 if why else 1},%{tail}")
+    return (FakeRun(tmp_path, name).csv("runner-empty", lines)
+            .spec("runner-empty", "experiment = runner-empty\nchart = scaling calls_per_s\n").folder)
 
 
 LINEAR = {("per-thread", 1): [4e6, 4.1e6, 3.9e6], ("per-thread", 2): [8e6, 7.9e6, 8.1e6],
@@ -37,7 +33,7 @@ LINEAR = {("per-thread", 1): [4e6, 4.1e6, 3.9e6], ("per-thread", 2): [8e6, 7.9e6
 
 
 def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
-    run = make_run(tmp_path, LINEAR)
+    run = runner_empty(tmp_path, LINEAR)
     in_process("lab.cli.report", str(run))
     text = (run / "report.md").read_text()
     # seed 000's Xeon: per-thread 2 threads = 2.65M; measured 8M → ratio 3.02; 3 repeats, CI ±3.9%
@@ -55,7 +51,7 @@ def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
             "per-thread 1→2 threads ×2.00, shared-arc ×0.55: gap ×1.00 → ×3.64, grows ×3.64 | "
             "**yes** (95% CI ×2.84–×4.77 vs ×1.10: above) |") in text
     # both scaling alike: the gap does not grow → no, whatever each series' own shape
-    both = make_run(tmp_path, {("per-thread", 1): [4e6] * 3, ("per-thread", 2): [8e6, 8.01e6, 7.99e6],
+    both = runner_empty(tmp_path, {("per-thread", 1): [4e6] * 3, ("per-thread", 2): [8e6, 8.01e6, 7.99e6],
                                ("shared-arc", 1): [4e6] * 3, ("shared-arc", 2): [8e6] * 3}, "both")
     in_process("lab.cli.report", str(both))
     line = next(ln for ln in (both / "report.md").read_text().splitlines() if ln.startswith("| seed-000 Shared"))
@@ -64,17 +60,17 @@ def test_published_beside_measured_with_ratio_shape_n_and_ci(tmp_path):
 
 
 def test_inconclusive_when_few_repeats_wide_ci_or_suspect(tmp_path):
-    few = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6], ("per-thread", 2): [8e6, 8e6]}, "few")
+    few = runner_empty(tmp_path, {("per-thread", 1): [4e6, 4e6], ("per-thread", 2): [8e6, 8e6]}, "few")
     in_process("lab.cli.report", str(few))
     assert "| near-linear) | inconclusive | 2 threads: n=2 < 3 repeats; 1 threads: n=2 < 3 repeats |" in \
         (few / "report.md").read_text().replace("×2.00 (", "")
     # growth 1.3 (sublinear) but the 2-thread CI reaches below ×1.15 (flat): the CI straddles the threshold
-    wide = make_run(tmp_path, {("per-thread", 1): [4e6, 4e6, 4e6], ("per-thread", 2): [4e6, 5.2e6, 6e6]}, "wide")
+    wide = runner_empty(tmp_path, {("per-thread", 1): [4e6, 4e6, 4e6], ("per-thread", 2): [4e6, 5.2e6, 6e6]}, "wide")
     in_process("lab.cli.report", str(wide))
     line = next(ln for ln in (wide / "report.md").read_text().splitlines() if ln.startswith("| seed-000 |")
                 and "| per-thread | 1 → 2 |" in ln)
     assert "| inconclusive | 95% CI ×" in line and "spans flat or falling and near-linear" in line
-    sus = make_run(tmp_path, LINEAR, "sus", suspect={("per-thread", 2, 2): "steal 31% > 10%"})
+    sus = runner_empty(tmp_path, LINEAR, "sus", suspect={("per-thread", 2, 2): "steal 31% > 10%"})
     in_process("lab.cli.report", str(sus))
     text = (sus / "report.md").read_text()
     assert "| ×2.00 (near-linear) | inconclusive | 2 threads: suspect (r2: steal 31% > 10%) |" in text
@@ -103,7 +99,7 @@ def test_published_ratios_between_variants_use_the_variant_map(tmp_path):
 
 
 def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path):
-    run = make_run(tmp_path, LINEAR, suspect={("shared-arc", 2, 1): "foreign 40% > 20%"}, noise=True)
+    run = runner_empty(tmp_path, LINEAR, suspect={("shared-arc", 2, 1): "foreign 40% > 20%"}, noise=True)
     events = [
         {"ts": "t", "event": "skipped", "experiment": "runner-empty", "placement": "cross-package", "threads": 2,
          "reason": "this host has 1 package"},
@@ -137,8 +133,8 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
 
 
 def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
-    run = make_run(tmp_path, LINEAR)
-    good = make_run(tmp_path, LINEAR, "good")
+    run = runner_empty(tmp_path, LINEAR)
+    good = runner_empty(tmp_path, LINEAR, "good")
     path = run / "data" / "runner-empty.csv"
     path.write_text(path.read_text() + "r,runner-empty,x,compact,1,0,1,calls_per_s,fast,1/s\n")
     for args in (["python3", "-m", "lab.cli.report", str(run)],
@@ -152,8 +148,8 @@ def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
 
 
 def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_path):
-    old = make_run(tmp_path, LINEAR, "old")            # old run: ten columns, no build.txt
-    new = make_run(tmp_path, {k: [x * 1.5 for x in v] for k, v in LINEAR.items()}, "new",
+    old = runner_empty(tmp_path, LINEAR, "old")            # old run: ten columns, no build.txt
+    new = runner_empty(tmp_path, {k: [x * 1.5 for x in v] for k, v in LINEAR.items()}, "new",
                    suspect={("per-thread", 2, 3): "steal 31% > 10%"}, noise=True)
     (new / "sweep" / "specs" / "runner-empty.spec").write_text("experiment = runner-empty\nthreads = 1 2\n"
                                                                "chart = scaling calls_per_s\n")
@@ -217,7 +213,7 @@ def test_html_heatmap_cells_link_their_rows(tmp_path):
 
 
 def test_journal_cut_last_line_is_ignored_corrupt_line_is_an_error(tmp_path):
-    run = make_run(tmp_path, LINEAR)
+    run = runner_empty(tmp_path, LINEAR)
     skip = {"ts": "t", "event": "skipped", "experiment": "runner-empty", "placement": "smt", "threads": 2,
             "reason": "no SMT here"}
     journal = run / "sweep" / "journal.jsonl"
@@ -309,12 +305,13 @@ def test_a_busy_runs_verdict_says_its_doubt_once_and_both_pages_open_the_same_wa
     points, how many repeats and the worst value per kind once, not each repeat's reason; report.md shows
     the tally and the busy-host warning report.html shows (they were the HTML page's alone)."""
     from lab.core import rules as V
-    pts = [(f"{t} threads", {"n": 5, "suspect": "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
-                                                           for i in range(1, 6))}) for t in (1, 2, 4)]
+    from lab.core.stats import summary
+    pts = [(f"{t} threads", summary([1.0] * 5, "; ".join(f"r{i}: foreign {10 * i + t}% > 10%; steal 12% > 10%"
+                                                         for i in range(1, 6)))) for t in (1, 2, 4)]
     said = V.doubt_of(pts)
     assert said == "3 of 3 points suspect: 15 repeats, foreign up to 54%, steal up to 12%", said
     assert V.doubt_of(pts[:1]).startswith("1 threads suspect: 5 repeats, foreign up to 51%")
-    run = make_run(tmp_path, LINEAR, suspect={(v, t, r): "foreign 40% > 20%" for v in ("shared-arc", "per-thread")
+    run = runner_empty(tmp_path, LINEAR, suspect={(v, t, r): "foreign 40% > 20%" for v in ("shared-arc", "per-thread")
                                               for t in (1, 2) for r in (1, 2, 3)})
     in_process("lab.cli.report", str(run))
     md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
@@ -328,8 +325,8 @@ def test_compare_of_two_runs_with_huge_differing_env_and_specs_is_linear(tmp_pat
     took 32 s and 61 s by difflib and list membership; by sets it is one pass. Bounded by what it does,
     not timed: the warning counts every differing line and shows three of each side."""
     import time
-    a = make_run(tmp_path, LINEAR, name="a")
-    b = make_run(tmp_path, LINEAR, name="b")
+    a = runner_empty(tmp_path, LINEAR, name="a")
+    b = runner_empty(tmp_path, LINEAR, name="b")
     for run, tag in ((a, "a"), (b, "b")):
         (run / "env" / "build.txt").write_text("".join(f"{tag} line {i}\n" for i in range(80_000)))
         (run / "sweep" / "specs" / "runner-empty.spec").write_text(

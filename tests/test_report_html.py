@@ -16,17 +16,11 @@ import shutil
 import pytest
 from browser import Browser, chromium
 from conftest import ROOT, sh
+from labtest import LabRun, journal
 
 SCREENS = os.path.join(ROOT, "results", "test-screens")
 SUSPECT = ("spin", "loop", "compact", "2", "2")          # experiment variant placement threads repeat
 SUSPECT_WHY = "steal 31% > 10%; foreign 40% > 20%"
-
-
-def sweep(results, run, *args):
-    # retries=0: a disturbed repeat is marked suspect at once instead of re-measured (the guard's own
-    # re-measure loop is the engine's test, not this one); keeps this test under a minute on a busy host.
-    env = dict(results, PATH=os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ["PATH"])
-    sh("python3", "-m", "lab.cli.sweep", f"run={run}", "profile=smoke", "repeats=3", "retries=0", *args, env=env)
 
 
 def follow_contract(run):
@@ -56,7 +50,8 @@ def follow_contract(run):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def browsed_runs(tmp_path_factory):
+    """Two smoke runs (the sweeps make this fixture slow, conftest.SLOW_FIXTURES), compared, and a browser."""
     if not chromium():
         if os.environ.get("IN_NIX_SHELL"):
             pytest.skip("chromium is not in the Nix shell; ./lab test (Debian path) installs it")
@@ -65,8 +60,12 @@ def runs(tmp_path_factory):
     results = {"LAB_RESULTS": str(tmp / "results")}
     os.makedirs(results["LAB_RESULTS"])
     a, b = tmp / "a", tmp / "b"
-    sweep(results, a, "placements=compact same-l3", "tests/fixtures/spin.spec", "experiments/channel.spec")
-    sweep(results, b, "placements=compact", "tests/fixtures/spin.spec")
+    # retries=0: a disturbed repeat is marked suspect at once instead of re-measured (the guard's own
+    # re-measure loop is the engine's test, not this one); keeps this test under a minute on a busy host.
+    env = dict(results, PATH=os.path.join(ROOT, ".work", "tools", "bin") + os.pathsep + os.environ["PATH"])
+    smoke = LabRun(tmp, env, measures=True).args("profile=smoke", "repeats=3", "retries=0")
+    smoke.at(a).sweep("placements=compact same-l3", "tests/fixtures/spin.spec", "experiments/channel.spec")
+    smoke.at(b).sweep("placements=compact", "tests/fixtures/spin.spec")
     for run, flags in ((a, "-O2"), (b, "-O3")):
         follow_contract(str(run))
         (run / "env" / "build.txt").write_text(f"c-probes: gcc 12.2.0 {flags}\n")   # FIXTURE INPUT
@@ -104,8 +103,8 @@ def check_page(browser, page, shot):
     return charts
 
 
-def test_report_html_in_a_browser(runs):
-    a, br = runs["a"], runs["browser"]
+def test_report_html_in_a_browser(browsed_runs):
+    a, br = browsed_runs["a"], browsed_runs["browser"]
     page = str(a / "report.html")
     text = open(page).read()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), "the page must not fetch anything"
@@ -124,7 +123,7 @@ def test_report_html_in_a_browser(runs):
     assert "suspect: loop compact t2 (cpu_sys_s, cpu_user_s, iters_per_s, loop_ns, max_rss_kib, wall_s) — " in body \
         and f"r2: {SUSPECT_WHY}" in body
     assert "re-measured: loop compact t2 r2 attempt 1: steal 35% > 10%" in body
-    skips = [json.loads(ln) for ln in open(a / "sweep" / "journal.jsonl") if '"skipped"' in ln]
+    skips = journal(a, "skipped")
     for e in skips:
         assert f"skipped: {e['placement']} threads={e['threads']}: {e['reason']}" in body
     # noise rows are no result: not at a glance, but in their own folded table
@@ -150,9 +149,9 @@ def test_report_html_in_a_browser(runs):
     assert len(medians) == 18 and medians == sorted(medians)    # 3 points × (2 metrics + the engine's 4: wall_s, …)
 
 
-def test_compare_html_in_a_browser(runs):
-    br = runs["browser"]
-    charts = check_page(br, str(runs["cmp"]), "compare.png")
+def test_compare_html_in_a_browser(browsed_runs):
+    br = browsed_runs["browser"]
+    charts = check_page(br, str(browsed_runs["cmp"]), "compare.png")
     assert len(charts) == 2                     # spin's two charts; channel is only in A
     legends = br.eval("Array.from(document.querySelectorAll('svg.chart')).map(s=>s.textContent)")
     assert all("A loop" in t and "B loop" in t for t in legends)
@@ -164,10 +163,10 @@ def test_compare_html_in_a_browser(runs):
     assert "noise per point" in body
 
 
-def test_screenshots_kept(runs):
+def test_screenshots_kept(browsed_runs):
     for name in ("report.png", "compare.png"):
         path = os.path.join(SCREENS, name)
         assert os.path.getsize(path) > 20000
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    shutil.copy(runs["a"] / "report.md", os.path.join(SCREENS, "report.md"))
+    shutil.copy(browsed_runs["a"] / "report.md", os.path.join(SCREENS, "report.md"))

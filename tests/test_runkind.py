@@ -71,13 +71,11 @@ def test_an_import_and_a_sweep_draw_the_same_chart_lines_by_one_path(tmp_path):
     with open(rf.spec_path(C.EXPERIMENT), "w") as f:
         f.write(f"experiment = {C.EXPERIMENT}\nchart = heatmap {C.METRIC}\n")
     assert rf.kind() == runfolder.KIND_SWEEP
-    a, b = model.charted(pub), model.charted(sweep)
-    assert [e["charts"] for e in a["experiments"]] == [e["charts"] for e in b["experiments"]] \
-        == [[("heatmap", C.METRIC)]]
-    drawn = [[(p["cpus"], p["placement"], p["s"]["median"]) for p in e["points"]] for m in (a, b)
-             for e in m["experiments"]]
+    a, b = model.build(pub).experiments, model.build(sweep).experiments
+    assert [e.charts for e in a] == [e.charts for e in b] == [[("heatmap", C.METRIC)]]
+    drawn = [[(p.cpus, p.placement, p.summary.median) for p in e.points] for exps in (a, b) for e in exps]
     assert drawn[0] == drawn[1] and len(drawn[0]) == 6
-    assert model.build(pub)["kind"] == runfolder.KIND_PUBLISHED and model.build(sweep)["kind"] == runfolder.KIND_SWEEP
+    assert model.build(pub).kind == runfolder.KIND_PUBLISHED and model.build(sweep).kind == runfolder.KIND_SWEEP
 
 
 def test_an_import_records_its_chart_lines_and_bad_ones_are_not_drawn(tmp_path):

@@ -3,7 +3,6 @@
 likwid-bench as two variants, issue 42 item 5) are priced by the dry run like any sweep, and
 bench-probes and bench-mem run end to end through their recipes (profile=smoke: seconds).
 bench-runner's smoke needs the runner built and lives in rust-runner/bench/test_bench.py."""
-import json
 import os
 import re
 import shutil
@@ -11,6 +10,7 @@ import shutil
 import pytest
 
 from conftest import ROOT, rows, sh
+from labtest import journal
 from lab.engine.spec import Spec, profiles
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
@@ -60,13 +60,12 @@ def test_bench_probes_profile_is_priced(results):
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
-def test_bench_probes_smoke_end_to_end(tmp_path, results):
+def test_bench_probes_smoke_end_to_end(tmp_path, results, lab_run):
     run = tmp_path / "run"
     # retries=0: a busy test host marks a repeat suspect instead of making the test wait
-    sh("just", "bench-probes", "profile=smoke", "retries=0", f"run={run}", env=results)
+    lab_run.recipe("bench-probes", "profile=smoke", "retries=0", f"run={run}")
     specs, _ = recipe_specs("bench-probes")
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
-    assert [e["state"] for e in events if e["event"] == "end"] == ["complete"]
+    assert [e["state"] for e in journal(run, "end")] == ["complete"]
     for spec in specs:
         exp = os.path.basename(spec)[:-5]
         data = rows(run / "data" / f"{exp}.csv")
@@ -89,13 +88,12 @@ def test_bench_mem_is_priced_as_an_ordinary_sweep(results):
 
 
 @pytest.mark.skipif(shutil.which("likwid-bench") is None, reason="likwid-bench not installed")
-def test_bench_mem_smoke_end_to_end(tmp_path, results):
+def test_bench_mem_smoke_end_to_end(tmp_path, results, lab_run):
     """Both tools measured through the recipe, each run's rows on the same metrics, units and thread
     counts (1, and node 0's CPUs where it has several), mem's latency alone, and the goals judged."""
     run = tmp_path / "run"
-    sh("just", "bench-mem", "profile=smoke", "retries=0", f"run={run}", env=results)
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
-    assert [e["state"] for e in events if e["event"] == "end"] == ["complete"]
+    lab_run.recipe("bench-mem", "profile=smoke", "retries=0", f"run={run}")
+    assert [e["state"] for e in journal(run, "end")] == ["complete"]
     data = rows(run / "data" / "bench-mem.csv")
     measured = {}
     for r in data:
@@ -131,10 +129,9 @@ def test_bench_runner_insert_calls_match_its_arguments():
 
 
 @pytest.mark.skipif(shutil.which("hyperfine") is None, reason="hyperfine not installed")
-def test_bench_scale_runs_its_rounds_in_one_run_folder(tmp_path, results):
+def test_bench_scale_runs_its_rounds_in_one_run_folder(tmp_path, results, lab_run):
     """bench_scale.py runs the engine in-process (lab/engine/api.py) round after round into one run folder:
     each round resumes it with more repeats (no timing is asserted, only that every round counted)."""
-    p = sh("python3", "-m", "lab.cli.bench_scale", "rounds=2", "runs=1", "lines=2000", f"keep={tmp_path / 'b'}",
-           env=results)
+    p = lab_run.program("bench_scale", "rounds=2", "runs=1", "lines=2000", f"keep={tmp_path / 'b'}")
     assert "round 2/2 done" in p.stderr and "n=2" in p.stdout.split("hyperfine -N:")[0], (p.stdout, p.stderr)
     assert "engine overhead per repeat (journal overhead_ms)" in p.stdout and "n=2" in p.stdout.split("overhead_ms")[1]

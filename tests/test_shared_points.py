@@ -6,6 +6,7 @@ import os
 
 import pytest
 from conftest import ROOT, in_process, rows
+from labtest import journal
 
 from lab.engine.plan import plan
 from lab.engine.spec import Spec
@@ -68,7 +69,7 @@ def test_a_shared_point_is_measured_once_and_drawn_in_both_curves(tmp_path, monk
                "capacity=0", "--", "true")
     (csv,) = (run / "data").glob("*.csv")
     assert {r["placement"] for r in rows(csv)} == {"compact"}
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    events = journal(run)
     assert {(e["placement"], e["threads"], e["same_as"]) for e in events if e.get("same_as")} == \
         {("scatter", 1, "compact"), ("scatter", 2, "compact")}
     md = (run / "report.md").read_text()
@@ -92,5 +93,5 @@ def test_a_received_journal_can_share_only_between_the_policies(tmp_path):
     events = [{"event": "skipped", "experiment": "x", "variant": "", "placement": p, "threads": 1,
                "same_as": "compact", "reason": "r"} for p in ["scatter"] + [f"made-up-{i}" for i in range(5000)]]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (e,) = model.build(str(run))["experiments"]
-    assert sorted({p["placement"] for p in e["points"]}) == ["compact", "scatter"]
+    (e,) = model.build(str(run)).experiments
+    assert sorted({p.placement for p in e.points}) == ["compact", "scatter"]

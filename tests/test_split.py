@@ -4,8 +4,8 @@ over ssh with its host key checked. Both are this machine, so the report must sa
 import json
 
 import pytest
-from conftest import ROOT, rows, sh
-from test_fleet import fleet, needs_hosts  # noqa: F401  (fixture: two sshd "hosts" on 127.0.0.2/3)
+from conftest import rows, sh
+from labtest import journal, needs_hosts
 
 POINT = ["profile=smoke", "variants=global", "placements=compact", "threads=1", "warmup=0", "retries=0",
          "experiments/cache-get.spec"]
@@ -52,7 +52,7 @@ def test_an_unreachable_client_host_fails_the_point_by_name(fleet, tmp_path, res
     run = tmp_path / "gone"
     p = sh("python3", "-m", "lab.cli.sweep", f"run={run}", "clients=hostB", *POINT, env=env, check=False)
     assert p.returncode != 0
-    failed = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl") if '"failed"' in ln]
+    failed = journal(run, "failed")
     assert failed and "client host hostB unreachable" in json.dumps(failed), failed
     assert not (run / "env" / "network.txt").exists()
 

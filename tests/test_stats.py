@@ -19,8 +19,8 @@ def test_percentiles_interpolate_between_ranks():
 
 def test_summary_spread():
     s = summary([90, 100, 110])
-    assert (s["median"], s["min"], s["max"], s["n"]) == (100, 90, 110, 3)
-    assert s["spread_pct"] == pytest.approx(20.0)
+    assert (s.median, s.min, s.max, s.n) == (100, 90, 110, 3)
+    assert s.spread_pct == pytest.approx(20.0)
 
 
 def test_welch_matches_textbook_values():

@@ -3,7 +3,6 @@
 Plumbing tests pass retries=0: the interference guard still marks a disturbed repeat suspect, but a
 busy test host does not make them wait (test_guard.py tests the guard itself)."""
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import ROOT, rows, sh
+from conftest import rows, sh
+from labtest import LabRun, journal
 from lab.engine.guard import NOISE_METRICS
 
 SPEC = "tests/fixtures/spin.spec"
@@ -21,13 +21,15 @@ NOISE = set(NOISE_METRICS)     # the guard's readings (forced switches, capacity
 RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}    # the engine's, from wait4: may be 0
 
 
-def sweep(results, run, *args, check=True):
-    return sh("python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", *args, env=results, check=check)
+@pytest.fixture
+def engine(lab_run):
+    """The sweep engine for plumbing: retries=0 (the guard's re-measuring is test_guard's)."""
+    return lab_run.args("retries=0")
 
 
-def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
+def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results, engine):
     run = tmp_path / "run"
-    p = sweep(results, run, "repeats=2", SPEC)
+    p = engine.at(run).sweep("repeats=2", SPEC)
     data = rows(run / "data" / "spin.csv")
     assert list(data[0].keys()) == SCHEMA
     assert all(float(r["value"]) > 0 for r in data if r["metric"] not in NOISE | RESOURCES)
@@ -48,7 +50,7 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     for chart in ("spin-scaling-iters_per_s", "spin-bars-loop_ns"):
         for ext in ("png", "svg"):
             assert (run / "plots" / f"{chart}.{ext}").stat().st_size > 1000
-    report = (run / "report.md").read_text()
+    report = p.report()
     assert "## Environment" in report and "| loop | compact | 1 |" in report
     # the charted metrics at a glance, a column per variant, before the full table
     assert "#### At a glance" in report and "| iters_per_s | compact | 1 | " in report
@@ -56,21 +58,15 @@ def test_sweep_writes_tidy_rows_charts_and_report(tmp_path, results):
     assert (run / "sweep" / "state").read_text().strip() == "complete"
 
 
-def events(run):
-    return [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
-
-
 def point_count(run):
     return len(glob.glob(str(run / "data" / "points" / "spin" / "*.csv")))
 
 
-def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, results):
+def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, engine):
     run = tmp_path / "run"
-    env = dict(os.environ, **results, SPIN_SLEEP="0.4")
-    args = ["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4", "placements=compact scatter",
-            "share=0", SPEC]
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    sweeping = engine.at(run).args("repeats=4", "placements=compact scatter", "share=0", SPEC)
+    slow_spin = {"SPIN_SLEEP": "0.4"}
+    proc = sweeping.start(env=slow_spin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60
     while point_count(run) < 3 and time.time() < deadline:
         time.sleep(0.1)
@@ -79,7 +75,7 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
     done_before = point_count(run)
     assert 3 <= done_before < 16
     kept = {f: open(f).read() for f in glob.glob(str(run / "data" / "points" / "spin" / "*.csv"))}
-    p = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    p = sweeping.sweep(env=slow_spin, check=False)
     assert p.returncode == 0, p.stderr
     assert "resuming" in p.stderr or str(run) in p.stderr
     for f, text in kept.items():                  # completed points are kept as they were
@@ -101,12 +97,10 @@ def test_killed_sweep_resumes_with_exactly_one_row_set_per_point(tmp_path, resul
     assert not glob.glob(str(run / "data" / "**" / "*.tmp"), recursive=True)
 
 
-def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results):
+def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, engine):
     run = tmp_path / "run"
-    env = dict(os.environ, **results, SPIN_SLEEP="0.5")
-    proc = subprocess.Popen(["python3", "-m", "lab.cli.sweep", f"run={run}", "retries=0", "repeats=4",
-                             "placements=compact", SPEC],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = engine.at(run).start("repeats=4", "placements=compact", SPEC, env={"SPIN_SLEEP": "0.5"},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while point_count(run) < 2 and time.time() < deadline:
         time.sleep(0.1)
@@ -114,19 +108,19 @@ def test_sigterm_stops_the_sweep_keeps_its_points_and_says_so(tmp_path, results)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert (run / "sweep" / "state").read_text().strip() == "incomplete"
-    assert [e for e in events(run) if e["event"] == "interrupted"]
+    assert [e for e in journal(run) if e["event"] == "interrupted"]
     assert "run the same command again to resume" in err
     assert point_count(run) >= 2
 
 
-def test_rerun_of_a_complete_sweep_measures_nothing_again(tmp_path, results):
+def test_rerun_of_a_complete_sweep_measures_nothing_again(tmp_path, results, engine):
     run = tmp_path / "run"
     # draw=0 measures only (and is not part of what a resume must match); the rerun draws
-    p = sweep(results, run, "repeats=1", "placements=compact", "threads=1", "draw=0", SPEC)
+    p = engine.at(run).sweep("repeats=1", "placements=compact", "threads=1", "draw=0", SPEC)
     assert not (run / "report.md").exists() and not list((run / "plots").iterdir())
     assert f"draw=0: ./lab report {run}" in p.stderr
     before = (run / "data" / "spin.csv").read_text()
-    p = sweep(results, run, "repeats=1", "placements=compact", "threads=1", SPEC)
+    p = engine.at(run).sweep("repeats=1", "placements=compact", "threads=1", SPEC)
     assert "every point already measured" in p.stderr
     assert (run / "data" / "spin.csv").read_text() == before
     assert (run / "report.md").exists()
@@ -141,31 +135,32 @@ def write_spec(tmp_path, command, extra=""):
 
 def test_command_rejecting_its_input_stops_the_sweep(tmp_path, results):
     spec = write_spec(tmp_path, "echo 'error: no such CPU' >&2; exit 2")
-    p = sweep(results, tmp_path / "run", spec, check=False)
+    # fast: the command's exit 2 stops the sweep at its first repeat (a builder of its own may not measure)
+    p = LabRun(tmp_path, results).at("run").args("retries=0").sweep(spec, check=False)
     assert p.returncode == 2
     assert "rejected its input" in p.stderr and "no such CPU" in p.stderr
 
 
-def test_garbage_output_fails_the_point_and_a_rerun_retries_it(tmp_path, results):
+def test_garbage_output_fails_the_point_and_a_rerun_retries_it(tmp_path, results, engine):
     flag = tmp_path / "fixed"
     spec = write_spec(tmp_path, f"if [ -f {flag} ]; then printf 'metric,value,unit\\nx,1.5,s\\n'; "
                                 f"else printf 'metric,value,unit\\nx,fast,s\\n'; fi")
     run = tmp_path / "run"
-    p = sweep(results, run, spec, check=False)
+    p = engine.at(run).sweep(spec, check=False)
     assert p.returncode == 1
     assert "value 'fast' is not a number" in (run / "sweep" / "journal.log").read_text()
-    failed = [e for e in events(run) if e["event"] == "failed"]
+    failed = [e for e in journal(run) if e["event"] == "failed"]
     assert len(failed) == 1 and failed[0]["rc"] == 3 and "'fast'" in failed[0]["reason"]
     assert (run / "sweep" / "state").read_text().strip() == "incomplete"
     assert rows(run / "data" / "bad.csv") == []
     flag.write_text("")
-    sweep(results, run, spec)
+    engine.at(run).sweep(spec)
     assert [r["value"] for r in rows(run / "data" / "bad.csv") if r["metric"] == "x"] == ["1.5"]
 
 
-def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, results):
+def test_impossible_placement_in_override_is_skipped_not_substituted(tmp_path, results, engine):
     run = tmp_path / "run"
-    p = sweep(results, run, "placements=compact", "threads=64", "repeats=1", SPEC, check=False)
+    p = engine.at(run).sweep("placements=compact", "threads=64", "repeats=1", SPEC, check=False)
     assert "skip compact threads=64: compact needs 64 PUs" in p.stderr
     assert rows(run / "data" / "spin.csv") == []
 
@@ -178,11 +173,11 @@ def test_unknown_argument_and_missing_spec_are_errors(tmp_path, results):
     assert os.listdir(results["LAB_RESULTS"]) == []            # nothing was created
 
 
-def test_compare_archive_and_replay(tmp_path, results):
+def test_compare_archive_and_replay(tmp_path, results, engine):
     a = tmp_path / "a"
-    sweep(results, a, "repeats=3", "placements=compact", SPEC)
+    engine.at(a).sweep("repeats=3", "placements=compact", SPEC)
     b = tmp_path / "b"
-    sweep(results, b, "repeats=3", "placements=compact", SPEC)
+    engine.at(b).sweep("repeats=3", "placements=compact", SPEC)
     out = sh("python3", "-m", "lab.cli.compare", str(a), str(b), str(tmp_path / "cmp.md")).stdout
     assert "| spin | loop | compact | 1 | iters_per_s |" in out and "B / A" in out
     sh("python3", "-m", "lab.cli.archive", "pack", str(a), env=results)
@@ -196,9 +191,9 @@ def test_compare_archive_and_replay(tmp_path, results):
     assert os.path.exists(os.path.join(replays[0], "compare-with-a.md"))
 
 
-def test_perf_profile_per_point(tmp_path, results):
+def test_perf_profile_per_point(tmp_path, results, engine):
     run = tmp_path / "run"
-    sweep(results, run, "perf=1", "repeats=1", "placements=compact", "threads=1", SPEC)
+    engine.at(run).sweep("perf=1", "repeats=1", "placements=compact", "threads=1", SPEC)
     top = glob.glob(str(run / "raw" / "spin" / "*" / "perf-top.txt"))
     assert len(top) == 1
     text = open(top[0]).read()
@@ -208,21 +203,20 @@ def test_perf_profile_per_point(tmp_path, results):
     assert "perf: top symbols of" in (run / "report.md").read_text()
 
 
-def test_failing_build_loses_only_its_experiment(tmp_path, results):
-    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'",
-                        "build = echo compiler exploded >&2; false\n")
+def test_failing_build_loses_only_its_experiment(tmp_path, results, engine):
+    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "build = echo compiler exploded >&2; false\n")
     run = tmp_path / "run"
-    p = sweep(results, run, broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
+    p = engine.at(run).sweep(broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
     assert p.returncode == 1
     assert "FAILED build" in p.stderr and "compiler exploded" in p.stderr
-    assert [e["experiment"] for e in events(run) if e["event"] == "build_failed"] == ["bad"]
+    assert [e["experiment"] for e in journal(run) if e["event"] == "build_failed"] == ["bad"]
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
 
 
-def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, results):
+def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, results, engine):
     needs = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "requires = bash no-such-tool-here\n")
     run = tmp_path / "run"
-    p = sweep(results, run, needs, "repeats=1", "placements=compact", "threads=1", SPEC)
+    p = engine.at(run).sweep(needs, "repeats=1", "placements=compact", "threads=1", SPEC)
     assert "bad: skip all: 'no-such-tool-here' is not on PATH" in p.stderr
     assert not (run / "data" / "bad.csv").exists()
     assert rows(run / "data" / "spin.csv")          # the other experiment was measured
@@ -230,14 +224,14 @@ def test_missing_required_tool_skips_its_experiment_with_the_reason(tmp_path, re
     assert "- bad: 'no-such-tool-here' is not on PATH" in (run / "report.md").read_text()
 
 
-def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tmp_path, results):
+def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tmp_path, results, engine):
     from lab.engine.rounds import round_order
     spec = tmp_path / "order.spec"
     spec.write_text("experiment = order\ncommand = tests/fixtures/spin.sh 1 2000\nvariants = a b c d\n"
                     "placements = unpinned\nthreads = 1\nrepeats = 4\nwarmup = 0\n")
     run = tmp_path / "run"
-    sweep(results, run, "seed=7", str(spec))
-    events = [json.loads(line) for line in open(run / "sweep" / "journal.jsonl")]
+    engine.at(run).sweep("seed=7", str(spec))
+    events = journal(run)
     assert [e["seed"] for e in events if e["event"] == "sweep"] == [7]
     rounds = [e for e in events if e["event"] == "round"]
     assert [r["round"] for r in rounds] == [1, 2, 3, 4, 5]      # the fifth finds every variant settled
@@ -253,13 +247,13 @@ def test_variants_are_shuffled_per_round_and_the_journal_reproduces_the_order(tm
     assert len({tuple(r["order"]) for r in rounds}) > 1         # not one fixed order
 
 
-def test_calls_turns_the_commands_cpu_into_cpu_per_call(tmp_path, results):
+def test_calls_turns_the_commands_cpu_into_cpu_per_call(tmp_path, results, engine):
     """`calls = N`: every repeat gets cpu_us_per_call, the command's own wait4 CPU over N calls."""
     spec = tmp_path / "percall.spec"
     spec.write_text("experiment = percall\ncommand = tests/fixtures/spin.sh 1 20000\ncalls = 20000\n"
                     "placements = compact\nthreads = 1\nrepeats = 2\nwarmup = 0\nchart = bars loop_ns\n")
     run = tmp_path / "run"
-    sweep(results, run, str(spec))
+    engine.at(run).sweep(str(spec))
     by_repeat = {}
     for r in rows(run / "data" / "percall.csv"):
         by_repeat.setdefault(r["repeat"], {})[r["metric"]] = r
@@ -270,17 +264,17 @@ def test_calls_turns_the_commands_cpu_into_cpu_per_call(tmp_path, results):
         assert float(m["cpu_us_per_call"]["value"]) == pytest.approx(cpu_s * 1e6 / 20000, rel=1e-5, abs=1e-9)
 
 
-def test_the_progress_line_counts_the_repeats_still_to_run_from_the_plan(tmp_path, results):
+def test_the_progress_line_counts_the_repeats_still_to_run_from_the_plan(tmp_path, results, engine):
     """`[i/n] … ETA`: n counts, at every repeat, what the dry run's price still expects of every point
     (an adaptive point at least one more until it settles), so a point not yet started counts in full
     even after an earlier one needed more repeats than expected (the default sweep once read
     `[415/415] runner-cql … ETA 5s` with runner-cql's unpinned points still to run)."""
     run = tmp_path / "run"
     # an interval no host meets: each point runs to max_repeats, twice what the price expects (min_repeats)
-    p = sweep(results, run, "repeats=auto", "min_repeats=2", "max_repeats=4", "ci=0.0001", "threads=1 2",
+    p = engine.at(run).sweep("repeats=auto", "min_repeats=2", "max_repeats=4", "ci=0.0001", "threads=1 2",
               "placements=unpinned", "draw=0", SPEC)
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("[")]
-    evs = [json.loads(ln) for ln in open(run / "sweep" / "journal.jsonl")]
+    evs = journal(run)
     kept, settled, seen = {}, set(), []
     for e in evs:
         if e["event"] == "started":

@@ -198,7 +198,7 @@ def test_a_new_section_is_one_builder_and_both_reports_show_it(tmp_path, monkeyp
 
     def why(e):
         return view.Section("Why it stops scaling", [
-            view.Paragraph(f"compact: **stops at {e['points'][-1]['threads']} threads** <b>not bold</b>"),
+            view.Paragraph(f"compact: **stops at {e.points[-1].threads} threads** <b>not bold</b>"),
             view.Table("Stacks whose cost grew", view.cols("stack", "share at 1", "share at 2", numeric=(1, 2)),
                        [view.Row([view.Cell("lock_wait"), view.num(0.1, "10%"), view.num(0.4, "40%")])]),
             view.Figure("plots/sp-flame.svg", "flame graph of compact t2", ours=True)])
@@ -244,11 +244,13 @@ def test_every_svg_chart_escapes_what_a_run_folder_names(tmp_path):
     """svg.py builds ElementTree elements: a hostile variant, placement, unit or title stays text, and
     every chart kind parses as XML with no element it did not draw."""
     import xml.etree.ElementTree as ET
+    from lab.core.run import Point
+    from lab.core.stats import Summary
     from lab.report import svg  # conftest puts scripts/ on the path
     bad = '<script>x</script>"&'
-    p = {"variant": bad, "placement": bad, "threads": "2", "cpus": "0,1", "metric": "m", "unit": bad,
-         "s": {"median": 1.0, "min": 0.5, "max": 2.0, "n": 3, "ci_pct": 4.0, "ci_lo": 0.9, "ci_hi": 1.1,
-               "suspect": bad}}
+    p = Point(bad, bad, "2", "0,1", "m", bad,
+              Summary(median=1.0, min=0.5, max=2.0, spread_pct=150.0, n=3, ci_pct=4.0, ci_lo=0.9, ci_hi=1.1,
+                      ci_method="hand-set", suspect=bad))
     drawn = [svg.scaling(bad, bad, [{"label": bad, "colour": 0, "pts": [(p, '#"x', bad)]}], ideal=True),
              svg.bars(bad, bad, [(bad, {bad: (p, '#"x', bad)})], [(bad, 1, True)]),
              svg.heatmap(bad, bad, {(0, 1): (p, '#"x')}, [0, 1], bounds=(0,))]

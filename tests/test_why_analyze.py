@@ -15,8 +15,15 @@ import pytest
 from lab.report import scaling
 from lab.why import classify as C
 from lab.core import rules
+from lab.core.stats import Summary
 from lab.why import diff, flame, verdict
 from lab.engine.evidence import store as evidence, gate
+
+
+def known(m, lo, hi, n=5):
+    """A point's Summary with a hand-set median and 95% CI (what the knee and verdict rules read)."""
+    return Summary(median=m, min=lo, max=hi, spread_pct=float("nan"), n=n, ci_lo=lo, ci_hi=hi,
+                   ci_pct=float("nan"), ci_method="hand-set")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REC = os.path.join(HERE, "fixtures", "why", "recorded")
@@ -192,7 +199,7 @@ def test_units_must_match():
 
 def test_knee_reuses_the_labs_scaling_rule():
     def s(m, lo, hi):
-        return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
+        return known(m, lo, hi)
     series = {"compact": {1: s(100, 99, 101), 2: s(190, 188, 192), 4: s(200, 198, 202)}}
     b, k, why, stops = rules.knees(series, "higher")["compact"]
     assert (b, k, stops) == (1, 4, True) and "below 75%" in why and "efficiency 50%" in why
@@ -259,7 +266,7 @@ def test_flame_sides_equalise_what_is_not_a_finding():
 
 def test_curve_picks_the_knee_and_says_missing_evidence():
     def s(m, lo, hi):
-        return {"median": m, "ci_lo": lo, "ci_hi": hi, "n": 5}
+        return known(m, lo, hi)
     # serial's 2-thread point is far below 75% efficiency: the knee is 2; "spread" has no evidence
     series = {"compact": {1: s(100, 99, 101), 2: s(110, 108, 112)}, "spread": {1: s(100, 99, 101), 2: s(120, 118, 122)}}
     loaded = {1: diff.load(os.path.join(REC, "serial_t1")), 2: diff.load(os.path.join(REC, "serial_t2"))}
@@ -305,7 +312,7 @@ def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
 
 def test_curve_says_unreadable_evidence(tmp_path):
     def s(m):
-        return {"median": m, "ci_lo": m - 1, "ci_hi": m + 1, "n": 5}
+        return known(m, m - 1, m + 1)
     (tmp_path / "meta.json").write_text("{not json")
     out = verdict.curve({"compact": {1: s(100), 2: s(110)}}, "higher", lambda p, t: diff.load(str(tmp_path)))
     assert out[0]["diff"] is None and out[0]["verdict"]["cause"] is None
@@ -413,7 +420,7 @@ def test_a_demangled_function_is_disassembled_by_its_address(tmp_path):
 
 # --- the validity gate (issue 53, item 2) and a verdict that never contradicts the curve (item 3) ----------
 def summary(m):
-    return {"median": m, "ci_lo": m * 0.99, "ci_hi": m * 1.01, "n": 5}
+    return known(m, m * 0.99, m * 1.01)
 
 
 STOPS = {"compact": {1: summary(100), 2: summary(34)}}          # ×0.34 at 2 threads: efficiency 17%

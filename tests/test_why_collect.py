@@ -234,7 +234,8 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     files = sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r"))
     assert [f for f in files if not f.startswith("hotins_")] == sorted(
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, meta["runs"] + 1)
-         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone")] + ["meta.json"])
+         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone", "cpus")] + ["meta.json"] +
+        [f"numa_r{r}.json" for r in range(1, meta["runs"] + 1)])
     assert {f for f in files if f.startswith("hotins_")} <= {f"hotins_r{r}.csv" for r in range(1, meta["runs"] + 1)}
     assert any(f.startswith("hotins_") for f in files)
     assert meta["sample"]["event"] == "cpu-clock" and meta["sample"]["hz"] == 999
@@ -318,12 +319,12 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
           "draw=0", "why_runs=3", "max_foreign=100", "max_neighbour=100", "max_invol_cs=1000000000", "--",
           "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
-    (e,) = [e for e in model.build(run)["experiments"] if e.get("why")]
-    w = e["why"]
+    (e,) = [e for e in model.build(run).experiments if e.why]
+    w = e.why
     (c,) = w["curves"]
     v = c["verdict"]
     # the curve's own words, by the rule "How it scales" uses
-    series = scaling.summaries(scaling.curves(e["points"], w["metric"])[c["variant"]])
+    series = scaling.summaries(scaling.curves(e.points, w["metric"])[c["variant"]])
     word, sentence = scaling.stops("compact", scaling.speedups(series, w["better"])["compact"], os.cpu_count())
     # "stops", or "scaling stops at or before" (an inconclusive count first); not "cannot tell where
     # scaling stops" (suspect timed repeats on a busy host: then nothing here is the curve's claim)

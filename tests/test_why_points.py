@@ -133,7 +133,7 @@ def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes
     from lab.report import model
     scale(tmp_path, *BASE, *CURVE, "repeats=3", "--", "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
-    (c,) = model.build(run)["experiments"][0]["why"]["curves"]
+    (c,) = model.build(run).experiments[0].why["curves"]
     base, knee = c["verdict"]["base_threads"], c["verdict"]["knee_threads"]
     # where the evidence is made is the subject; whether the validity gate kept it (lab/engine/evidence/gate.py: the
     # lock's runs under perf are often ×2–×4 faster than timed here) is test_why_collect's

@@ -65,7 +65,7 @@ def test_without_evidence_the_section_says_how_to_get_it_and_fits_the_curve(tmp_
 def test_scale_prints_why_after_how(tmp_path):
     run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
                    evidence={1: "lock_t1", 2: "lock_t2"})
-    e = model.build(str(run))["experiments"][0]
+    e = model.build(str(run)).experiments[0]
     lines = front.why_words(e, RunFolder(str(run)).report_html)
     assert lines[0].startswith("Why it stops scaling") and "Cause: lock" in lines[1]
     assert lines[2].startswith("  - USL, compact: no fit")
@@ -103,8 +103,8 @@ def test_a_point_measured_once_as_another_placement_reads_that_placements_eviden
         {"ts": "2026-12-07T10:00:00Z", "event": "skipped", "experiment": "lk", "variant": "", "placement": "scatter",
          "threads": 1, "reason": "the same CPUs as compact at 1 thread: measured once there, shared",
          "same_as": "compact"}) + "\n")
-    e = model.build(str(run))["experiments"][0]
-    got = {c["verdict"]["placement"]: c for c in e["why"]["curves"]}
+    e = model.build(str(run)).experiments[0]
+    got = {c["verdict"]["placement"]: c for c in e.why["curves"]}
     assert got["scatter"]["diff"] is not None and got["scatter"]["verdict"]["base_threads"] == 1, \
         got["scatter"]["verdict"]["text"]
     assert "Cause: lock" in got["scatter"]["verdict"]["text"]

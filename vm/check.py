@@ -7,6 +7,7 @@ data/*.csv, raw/*/*/ran-on.csv (sched_getcpu and the memory's node, from inside 
 journal, the report and the charts."""
 import csv
 import glob
+import json
 import os
 import re
 import sys
@@ -166,6 +167,8 @@ def main(shape, run):
           wrong and all(r["suspect"].startswith("memory on node 1, expected 0 (cache-server striped") for r in wrong),
           {r["suspect"] for r in wrong})
 
+    numa_evidence(os.path.join(os.path.dirname(os.path.abspath(run)), "numa-evidence.json"))
+
     # report and charts
     check("report.md written, for all five experiments",
           all(e in report for e in ("c2c", "c2c-matrix", "counters", "channel", "channel-pipeline")))
@@ -174,6 +177,26 @@ def main(shape, run):
         svg = os.path.join(run, "plots", chart + ".svg")
         check(f"chart {chart}.svg rendered", os.path.exists(svg) and os.path.getsize(svg) > 1000)
     return 0 if all(results) else 1
+
+
+def numa_evidence(path):
+    """Where the memory lives (issue 56; vm/numa_evidence.py in the guest): the main thread's first touch
+    on node 0 read by workers on node 1 is named remote; per-thread first touch and interleave are not."""
+    try:
+        got = json.load(open(path))
+    except (OSError, ValueError) as e:
+        check("numa evidence: vm/numa_evidence.py wrote its result", False, str(e))
+        return
+    words = {m: (got.get(m) or {}).get("words", "") for m in ("main", "each", "interleave")}
+    kinds = {m: (got.get(m) or {}).get("kind") for m in words}
+    check("numa evidence: main thread's first touch, read from the other node: remote, node 0 named",
+          kinds["main"] == "remote" and "are on node 0" in words["main"] and "ran on node 1" in words["main"],
+          words["main"])
+    check("numa evidence: per-thread first touch: local, not claimed", kinds["each"] == "local", words["each"])
+    check("numa evidence: numactl --interleave=all: spread, not claimed", kinds["interleave"] == "spread",
+          words["interleave"])
+    check("numa evidence: numa_balancing and THP named beside it",
+          all("kernel.numa_balancing" in w and "transparent huge pages" in w for w in words.values()), words)
 
 
 def pairs_or_none(topo, policy):

@@ -17,4 +17,9 @@ just sweep profile=guest run=/vmout/run draw=0 \
   vm/wrong-membind-cache.spec
 rc=$?
 echo "guest: sweep exit $rc at $(date -u +%H:%M:%S)"
+# where the memory lives (issue 56): the main thread's first touch on node 0 read from node 1, per-thread
+# first touch, interleaved; the host checks the words (vm/check.py). The program was built on the host.
+python3 vm/numa_evidence.py /vmout/numa-evidence.json tests/fixtures/why/build/remote ||
+  echo "guest: numa evidence exit $?"
+echo "guest: numa evidence done at $(date -u +%H:%M:%S)"
 exit "$rc"

@@ -14,6 +14,10 @@ pass=0 fail=0
 # The guest builds nothing: compiling under TCG takes minutes.
 just build-probes || { echo "multisocket: build-probes failed"; exit 1; }
 just build-cache || { echo "multisocket: build-cache failed"; exit 1; }   # vm/wrong-membind-cache.spec
+# vm/numa_evidence.py's program (where first touch puts a buffer)
+mkdir -p tests/fixtures/why/build
+gcc -O2 -g -fno-omit-frame-pointer -pthread -o tests/fixtures/why/build/remote tests/fixtures/why/remote.c ||
+  { echo "multisocket: building remote.c failed"; exit 1; }
 # The job sees this checkout at the same path (the host root is the guest's root).
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT

@@ -1,5 +1,5 @@
 """The lab's record of what happened on each host: one JSON line per task result in the file named by
-$LAB_FLEET_STATUS (host, task, status ok|failed|unreachable|skipped, a short message). scripts/lab/cli/fleet.py
+$LAB_FLEET_STATUS (host, task, status ok|failed|unreachable|skipped, a short message). scripts/lab/cli/fleet/
 reads it to say which host failed or could not be reached, and why, without parsing Ansible's text.
 Only the message, rc and the last stderr line are kept, never a whole result (it may hold facts or
 variables); results of no_log tasks arrive here already censored by Ansible."""

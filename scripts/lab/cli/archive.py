@@ -22,22 +22,18 @@ import zlib
 from lab import ROOT
 from lab.engine import api
 from lab.report import front
-from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, SpecError, spec_dir
+from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, spec_dir
 from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
                        output_of, read_file, results_dir, run_name, stamp_now)
-from lab.core.archive import MAX_TOP, ArchiveError, members_of
+from lab.core.archive import MAX_TOP, members_of
 from lab.core.term import visible
-
-
-def die(msg):
-    print(f"archive: {visible(msg)}", file=sys.stderr)
-    sys.exit(2)
+from lab.errors import LabError, program, run
 
 
 def pack(name):
     rf = find(name)
     if rf is None:
-        die(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
+        raise LabError(f"{name!r} is not a run folder (expected results/<run>/ with sweep/)")
     run = rf.path
     out = run + ".tar.gz"
     with output_of(out, os.path.dirname(out)) as tmp, tarfile.open(tmp, "w:gz") as t:
@@ -59,9 +55,7 @@ def safe_extract(archive, dest):
                 m.mode = 0o755 if m.isdir() else 0o644
                 t.extract(m, dest, set_attrs=False)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        die(f"cannot read {archive}: {e}")
-    except ArchiveError as e:
-        die(str(e))
+        raise LabError(f"cannot read {archive}: {e}") from None
     return os.path.join(dest, top)
 
 
@@ -74,7 +68,7 @@ def read_args(path, archive):
     try:
         args = json.loads(text)
     except (ValueError, RecursionError) as e:
-        die(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})")
+        raise LabError(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:80]})") from None
     name = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
     ok = (isinstance(args, dict) and isinstance(args.get("profile", "default"), str)
           and name.fullmatch(args.get("profile", "default")) and args.get("perf", 0) in (0, 1, "stat")
@@ -83,8 +77,8 @@ def read_args(path, archive):
           and isinstance(args.get("experiments"), list)
           and all(isinstance(x, str) and name.fullmatch(x) for x in args["experiments"]))
     if not ok:
-        die(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
-            f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
+        raise LabError(f"{where}: expected an object {{\"profile\": NAME, \"perf\": 0, 1 or \"stat\", \"overrides\": "
+                       f"{{KEY: TEXT}}, \"experiments\": [NAME…]}}")
     return args
 
 
@@ -136,7 +130,7 @@ def show_spec(path, run):
 
 def replay(archive):
     if not os.path.isfile(archive):
-        die(f"no such archive: {archive}")
+        raise LabError(f"no such archive: {archive}")
     work = tempfile.mkdtemp()
     try:
         old_rf = RunFolder(safe_extract(archive, work))
@@ -144,16 +138,16 @@ def replay(archive):
         rec = old_rf.import_record()
         kind = kind_of(rec)
         if kind == KIND_IMPORTED:   # another tool's file (./lab import): its commands are its own
-            die(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not measure it "
-                "and keeps no spec to replay; measure the same command here with `./lab scale` and "
-                "`./lab compare` the two runs")
-        if kind == KIND_PUBLISHED:
-            # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
-            die(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): it has no "
-                "spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` the two runs")
+            raise LabError(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not "
+                           "measure it and keeps no spec to replay; measure the same command here with `./lab scale` "
+                           "and `./lab compare` the two runs")
+        if kind == KIND_PUBLISHED:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+            raise LabError(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): "
+                           "it has no spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` "
+                           "the two runs")
         if not os.path.exists(old_rf.sweep_file("args.json")):
-            die(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an older "
-                "engine) has no sweep to replay; compare it with ./lab compare instead")
+            raise LabError(f"{archive}: no sweep/args.json: a run without it (an imported run, or one made by an "
+                           "older engine) has no sweep to replay; compare it with ./lab compare instead")
         args = read_args(old_rf.sweep_file("args.json"), archive)
         mine = local_specs()
         specs = []
@@ -166,7 +160,7 @@ def replay(archive):
                 continue
             specs.append(mine[exp].path)
         if not specs:
-            die("nothing to replay: no experiment of the archive has a local spec")
+            raise LabError("nothing to replay: no experiment of the archive has a local spec")
         name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(old))[:MAX_TOP]
         new = os.path.join(results_dir(), run_name(stamp_now(), hostname(), f"replay-{name}"))
         asked = [f"profile={args['profile']}", f"perf={args['perf']}"]
@@ -177,27 +171,24 @@ def replay(archive):
         # dry run shows what it costs; a replay priced above MAX_HOURS, expected or at worst (every run to
         # its timeout and retried: a sender sets retries=1000 retry_pause=86400 with guards that always
         # fire), is refused.
-        try:
-            price = api.dry_run(api.request([*asked, "dry=1", *specs]), sys.stdout)
-            if price.expected > MAX_HOURS * 3600:
-                die(f"the archive asks for {price.line()}: more than {MAX_HOURS} h; replay its experiments "
-                    "yourself with fewer repeats (./lab sweep …)")
-            if price.worst > MAX_HOURS * 3600:
-                die(f"the archive's settings could take {price.worst / 3600:.3g} h at worst (every run to its "
-                    f"timeout and retried: points × repeats × (1 + retries) × (timeout + retry_pause)), more than "
-                    f"{MAX_HOURS} h; replay its experiments yourself with a smaller timeout, retries or "
-                    "retry_pause (./lab sweep …)")
-            # a Ctrl-C stops it cleanly (teardown, state): 130
-            outcome, _run = front.after_sweep(api.run(api.request(argv + specs)))
-        except api.EngineError as e:
-            die(str(e))
+        price = api.dry_run(api.request([*asked, "dry=1", *specs]), sys.stdout)
+        if price.expected > MAX_HOURS * 3600:
+            raise LabError(f"the archive asks for {price.line()}: more than {MAX_HOURS} h; replay its experiments "
+                           "yourself with fewer repeats (./lab sweep …)")
+        if price.worst > MAX_HOURS * 3600:
+            raise LabError(f"the archive's settings could take {price.worst / 3600:.3g} h at worst (every run to "
+                           "its timeout and retried: points × repeats × (1 + retries) × (timeout + retry_pause)), "
+                           f"more than {MAX_HOURS} h; replay its experiments yourself with a smaller timeout, "
+                           "retries or retry_pause (./lab sweep …)")
+        # a Ctrl-C stops it cleanly (teardown, state): 130
+        outcome, _run = front.after_sweep(api.run(api.request(argv + specs)))
         for line in outcome.lines():
             print(line, file=sys.stderr)
         rc = outcome.code
         if rc == 130:
-            die(f"interrupted: the repeats measured so far are in {new}; resume them with: "
-                f"./lab sweep {' '.join(shlex.quote(a) for a in argv)} "
-                + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
+            raise LabError(f"interrupted: the repeats measured so far are in {new}; resume them with: "
+                           f"./lab sweep {' '.join(shlex.quote(a) for a in argv)} "
+                           + " ".join(shlex.quote(os.path.relpath(s, ROOT)) for s in specs))
         if rc == 2:
             return 2
         out = os.path.join(new, f"compare-with-{name}.md")
@@ -205,23 +196,19 @@ def replay(archive):
                        stdout=subprocess.DEVNULL, check=False)
         print(visible(f"archive: comparison: {out}"), file=sys.stderr)
         return rc
-    except (SpecError, RunFolderError) as e:
-        die(str(e))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+@program("archive")
 def main(argv):
     if len(argv) == 2 and argv[0] == "pack":
         pack(argv[1])
         return 0
     if len(argv) == 2 and argv[0] == "replay":
         return replay(argv[1])
-    die("usage: archive.py pack RUN | replay ARCHIVE.tar.gz")
+    raise LabError("usage: archive.py pack RUN | replay ARCHIVE.tar.gz")
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        die("interrupted")
+    run(main)

@@ -24,6 +24,7 @@ from lab.core.stats import median
 from lab.core.runfolder import RunFolder, hostname, results_dir, run_name, stamp_now
 from lab.core.term import visible
 from lab.core.tidy import read
+from lab.errors import program, run
 SPEC = "experiments/cache-get.spec"
 
 
@@ -52,6 +53,7 @@ def unsure(events, exp):
     return {k for k, ok in last.items() if not ok}
 
 
+@program("bench-lab")
 def main(argv):
     args = ["placements=compact"] + argv
     specs = [a for a in args if a.endswith(".spec")] or [SPEC]
@@ -60,10 +62,10 @@ def main(argv):
     runs = [os.path.join(results_dir(), run_name(stamp, hostname(), f"bench-lab-{i}")) for i in (1, 2)]
     if len(argv) == 3 and argv[0] == "--summary":   # summarise two existing runs again
         return summarise(argv[1:], [], [])
-    for run in runs:
-        print(f"bench-lab: sweep into {run}", file=sys.stderr)
+    for dest in runs:
+        print(f"bench-lab: sweep into {dest}", file=sys.stderr)
         try:
-            outcome, _run = front.after_sweep(api.run(api.request([f"run={run}", *args, *specs])))
+            outcome, _run = front.after_sweep(api.run(api.request([f"run={dest}", *args, *specs])))
         except api.EngineError as e:
             print(f"bench-lab: error: {visible(str(e))}", file=sys.stderr)
             return 2
@@ -136,4 +138,4 @@ def summarise(runs, specs, args):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

@@ -30,12 +30,8 @@ from lab.core.rules import quotient_range
 from lab.core.runfolder import RunFolder
 from lab.core.stats import summary
 from lab.core.tidy import read
+from lab.errors import LabError, program, run
 LIMITS = {"rounds": 50, "runs": 20, "lines": 5_000_000}
-
-
-def die(msg):
-    print(f"bench-scale: error: {msg}", file=sys.stderr)
-    sys.exit(2)
 
 
 def stat_cpu():
@@ -51,24 +47,24 @@ def loadavg():
 
 
 def ci_text(s, unit="s"):
-    lo, hi = s["ci_lo"], s["ci_hi"]
-    return (f"median {s['median']:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s['n']}, min "
-            f"{s['min']:.4f}, max {s['max']:.4f})")
+    lo, hi = s.ci_lo, s.ci_hi
+    return f"median {s.median:.4f} {unit} (95% CI {lo:.4f}–{hi:.4f}, n={s.n}, min {s.min:.4f}, max {s.max:.4f})"
 
 
+@program("bench-scale: error")
 def main(argv):
     opts = {"rounds": "5", "runs": "3", "lines": "400000", "keep": ""}
     for a in argv:
         k, sep, v = a.partition("=")
         if not sep or k not in opts:
-            die(f"unknown argument {a!r} (rounds=N runs=N lines=N keep=DIR)")
+            raise LabError(f"unknown argument {a!r} (rounds=N runs=N lines=N keep=DIR)")
         opts[k] = v
     for k, most in LIMITS.items():
         if not opts[k].isdigit() or not 0 < int(opts[k]) <= most:
-            die(f"{k} must be a whole number from 1 to {most}, not {opts[k]!r}")
+            raise LabError(f"{k} must be a whole number from 1 to {most}, not {opts[k]!r}")
     rounds, runs, lines = (int(opts[k]) for k in ("rounds", "runs", "lines"))
     if not shutil.which("hyperfine"):
-        die("hyperfine is not on PATH (./lab installs it; the Nix shell has it)")
+        raise LabError("hyperfine is not on PATH (./lab installs it; the Nix shell has it)")
     work = opts["keep"] or tempfile.mkdtemp(prefix="lab-bench-scale-")
     os.makedirs(work, exist_ok=True)
     data = os.path.join(work, "input.txt")
@@ -99,10 +95,11 @@ def main(argv):
                     outcome, _run = front.after_sweep(api.run(api.request([f"run={run}", spec]), out=said, quiet=True),
                                                       out=said, quiet=True)
             except api.EngineError as e:
-                die(f"the lab's sweep refused to run: {e}; the checkout must not change during the benchmark (a "
-                    "run is resumed only by the same code)")
+                raise LabError(f"the lab's sweep refused to run: {e}; the checkout must not change during the "
+                               "benchmark (a run is resumed only by the same code)") from None
             if outcome.code not in (0, 1):      # 1: a repeat failed, the others still count
-                die(f"the lab's sweep stopped (exit {outcome.code}): {said.getvalue().strip().splitlines()[-1:]}")
+                raise LabError(f"the lab's sweep stopped (exit {outcome.code}): "
+                               f"{said.getvalue().strip().splitlines()[-1:]}")
 
         def hf():
             out = os.path.join(work, f"hyperfine-{rnd_i}.json")
@@ -127,13 +124,13 @@ def main(argv):
     print(f"command: {shlex.join(words)} ({lines} lines; {rounds} rounds x {runs} runs each, interleaved)")
     print(f"lab (engine wall_s, unpinned, 1 thread): {ci_text(a)}")
     print(f"hyperfine -N:                            {ci_text(b)}")
-    print(f"lab / hyperfine: x{a['median'] / b['median']:.3f} (95% range x{lo:.3f}–x{hi:.3f}); "
+    print(f"lab / hyperfine: x{a.median / b.median:.3f} (95% range x{lo:.3f}–x{hi:.3f}); "
           f"the same within the noise: {same}")
-    print(f"engine overhead per repeat (journal overhead_ms): median {summary(over)['median']:.1f} ms, "
+    print(f"engine overhead per repeat (journal overhead_ms): median {summary(over).median:.1f} ms, "
           f"max {max(over):.1f} ms, n={len(over)}")
     print(f"noise: session {secs:.0f} s, steal {100 * (steal1 - steal0) / max(total1 - total0, 1):.2f}% of all CPU "
           f"time, load average {load0} → {loadavg()}, the guard's foreign load per lab repeat median "
-          f"{summary(foreign)['median']:.0f}% (max {max(foreign):.0f}%)")
+          f"{summary(foreign).median:.0f}% (max {max(foreign):.0f}%)")
     print(f"raw: {work}" if opts["keep"] else "")
     if not opts["keep"]:
         shutil.rmtree(work, ignore_errors=True)
@@ -141,4 +138,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

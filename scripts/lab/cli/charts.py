@@ -8,18 +8,16 @@ import sys
 
 from lab.core.term import visible
 from lab.report import front
+from lab.errors import program, run
 
 
+@program("charts")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    try:
-        run = front.read(argv[0])
-        made, said = front.draw_charts(run)
-    except front.Unreadable as e:       # a row no chart can show (file:line), a linked folder
-        print(visible(f"charts: {e}"), file=sys.stderr)
-        return 2
+    run = front.read(argv[0])       # Unreadable: a row no chart can show (file:line), a linked folder
+    made, said = front.draw_charts(run)
     for line in said:
         print(visible(line), file=sys.stderr)
     print(visible(f"charts: {len(made)} chart(s) in {run.folder.plots_dir}"), file=sys.stderr)
@@ -27,4 +25,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

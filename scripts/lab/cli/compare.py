@@ -13,9 +13,10 @@ import sys
 
 from lab.report import html_page, markdown, model
 from lab.report.comparison import compare
-from lab.report.journal import JournalError
-from lab.core.runfolder import RunFolder, RunFolderError, write_atomic_text
+from lab.core.runfolder import RunFolder, write_atomic_text
 from lab.core.term import visible
+from lab.errors import program, run
+@program("compare")
 def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -25,14 +26,10 @@ def main(argv):
         if not os.path.isdir(RunFolder(r).data_dir):
             print(visible(f"compare: {r} is not a run folder (no data/)"), file=sys.stderr)
             return 2
-    try:
-        ma, mb = model.build(a_run), model.build(b_run)
-        cmp = compare(ma, mb)       # reads both runs' env/ and spec snapshots: a refusal is one line too
-        text = markdown.comparison(ma, mb, cmp)
-    except (model.DataError, JournalError, RunFolderError) as e:
-        print(f"compare: {visible(e)}", file=sys.stderr)
-        return 2
-    na, nb = ma["name"], mb["name"]
+    ma, mb = model.build(a_run), model.build(b_run)
+    cmp = compare(ma, mb)       # reads both runs' env/ and spec snapshots: a refusal is one line too
+    text = markdown.comparison(ma, mb, cmp)
+    na, nb = ma.name, mb.name
     dest = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(b_run), f"compare-{na}-vs-{nb}.md")
     html = (dest[:-3] if dest.endswith(".md") else dest) + ".html"
     write_atomic_text(dest, text)
@@ -45,4 +42,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

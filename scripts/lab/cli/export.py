@@ -15,9 +15,10 @@ import sys
 
 from lab import exports
 from lab.report import model
-from lab.report.journal import JournalError
-from lab.core.runfolder import RunFolder, RunFolderError, is_run, run_of, write_atomic_text
+from lab.core.runfolder import RunFolder, is_run, run_of, write_atomic_text
 from lab.core.term import visible
+from lab.errors import program, run
+@program("export")
 def main(argv):
     runs = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)
@@ -38,13 +39,10 @@ def main(argv):
         print(visible(f"export: out={out}: no folder {folder}"), file=sys.stderr)
         return 2
     try:
-        doc = exports.FORMATS[fmt](run)
+        doc = exports.FORMATS[fmt](model.build(run))
         text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
         if out:     # the user's own folder may be a link; one inside a run folder may not (real_folder)
-            write_atomic_text(out, text, run_of(out) or folder)
-    except (model.DataError, JournalError, RunFolderError) as e:   # a refusal of the run, or of out= (a FIFO, a device)
-        print(visible(f"export: {e}"), file=sys.stderr)
-        return 2
+            write_atomic_text(out, text, run_of(out) or folder)   # RunFolderError: out= a FIFO, a device
     except OSError as e:
         print(visible(f"export: out={out}: cannot write: {e.strerror}"), file=sys.stderr)
         return 2
@@ -56,4 +54,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

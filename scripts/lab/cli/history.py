@@ -11,6 +11,8 @@ import sys
 
 from lab.engine.pricehistory import summary
 from lab.core.runfolder import hostname
+from lab.errors import program, run
+@program("history")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -20,4 +22,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

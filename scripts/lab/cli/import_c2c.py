@@ -17,6 +17,7 @@ from lab.core import c2c_published as C
 from lab.core.term import visible
 from lab.report import front
 from lab.core.runfolder import results_dir, run_name, stamp_now
+from lab.errors import program, run
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "source", "run")
 
@@ -44,6 +45,7 @@ def import_one(path, topology, name, source, dest, entry=None):
     return rows
 
 
+@program("import-c2c")
 def main(argv):
     if argv[:1] == ["catalogue"]:
         entries = C.catalogue()
@@ -74,8 +76,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except C.C2CError as e:
-        print(visible(f"import-c2c: {e}"), file=sys.stderr)
-        sys.exit(2)
+    run(main)

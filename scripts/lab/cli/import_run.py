@@ -20,10 +20,12 @@ from lab.imports.runwriter import write_run
 from lab.engine.spec import NAME
 from lab.report import front
 from lab.core.term import visible
+from lab.errors import program, run
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "run", "threads")
 
 
+@program()
 def main(argv):
     files = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)
@@ -53,15 +55,11 @@ def main(argv):
     for e in run.experiments:
         words = front.scaling_words(e, drawn.report_md)
         if words:
-            print(visible(words[0].replace("How it scales", f"How {e['name']} scales", 1)))
+            print(visible(words[0].replace("How it scales", f"How {e.name} scales", 1)))
             for line in words[1:]:
                 print(visible(line))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except imports.BadInput as e:
-        print(visible(str(e)), file=sys.stderr)
-        sys.exit(2)
+    run(main)

@@ -27,13 +27,16 @@ from lab.engine.guard import Window
 from lab.fleet import clients as cl
 from lab.core.runfolder import of_raw, write_atomic_text
 from lab.core.term import visible
+from lab.errors import LabError, program, run
 
 LOG_MOST = 1 << 20          # a client's stderr kept in raw/, at most
 METRIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 UNIT = re.compile(r"[A-Za-z0-9%/_.µ-]{0,16}")
 
 
-def die(msg, code=2):
+def fail(msg, code=1):
+    """A failed point (a client unreachable, loadgen failed: the host is named): its own exit code, not bad
+    input's (a LabError, exit 2)."""
     print(f"loadclients: {visible(msg)}", file=sys.stderr)
     sys.exit(code)
 
@@ -46,11 +49,11 @@ def options(argv, want):
             break
         k, eq, v = a.partition("=")
         if not eq or k[2:] not in want or not k.startswith("--"):
-            die(f"unknown argument {a!r} (want {' '.join('--' + w + '=' for w in want)} -- LOADGEN ARGS)")
+            raise LabError(f"unknown argument {a!r} (want {' '.join('--' + w + '=' for w in want)} -- LOADGEN ARGS)")
         opts[k[2:]] = v
     missing = [w for w in want if w not in opts]
     if missing:
-        die(f"missing --{missing[0]}=")
+        raise LabError(f"missing --{missing[0]}=")
     return opts, rest
 
 
@@ -61,13 +64,13 @@ def seconds(text, name):
             raise ValueError
         return v
     except ValueError:
-        die(f"--{name} wants seconds from 0 to 86400, not {text!r}")
+        raise LabError(f"--{name} wants seconds from 0 to 86400, not {text!r}")
 
 
 def ssh_config():
     cfg = os.environ.get("LAB_SSH_CONFIG") or None
     if cfg and not os.path.isfile(cfg):
-        die(f"LAB_SSH_CONFIG={cfg}: no such file")
+        raise LabError(f"LAB_SSH_CONFIG={cfg}: no such file")
     return cfg
 
 
@@ -92,7 +95,7 @@ def cmd_client(argv):
     opts, words = options(argv, ("server", "port", "timeout"))
     loadgen = os.path.join(ROOT, "cache-server", "build", "loadgen")
     if not os.access(loadgen, os.X_OK):
-        die(f"{loadgen} missing on {os.uname().nodename}: run 'just build-cache' there")
+        raise LabError(f"{loadgen} missing on {os.uname().nodename}: run 'just build-cache' there")
     print(f"@boot_id {cl.boot_id()}", flush=True)
     cpus = sorted(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,7 +117,7 @@ def cmd_client(argv):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-            die(f"loadgen ran past --timeout={opts['timeout']} s on {os.uname().nodename}", 1)
+            fail(f"loadgen ran past --timeout={opts['timeout']} s on {os.uname().nodename}")
         reading = window.stop()
         said.wait(1)
     if p.returncode != 0:
@@ -194,19 +197,15 @@ def record_path(dests, remotes, server):
 
 def cmd_run(argv):
     opts, words = options(argv, ("clients", "server", "port", "measure-file", "raw", "timeout"))
-    try:
-        dests = cl.parse(opts["clients"])
-        if not dests:
-            die("--clients= is empty")
-        config = ssh_config()
-        limit = seconds(opts["timeout"], "timeout")
-        remote = ["env", "PYTHONPATH=" + os.path.join(cl.remote_lab(ROOT), "scripts")]
-        client_words = [*remote, "python3", "-m", "lab.cli.loadclients", "client", f"--server={opts['server']}",
-                        f"--port={opts['port']}",
-                        f"--timeout={limit:g}", "--", *words]
-        argvs = {d: cl.remote_argv(d, client_words, config) for d in dests}
-    except cl.ClientError as e:
-        die(str(e))
+    dests = cl.parse(opts["clients"])       # ClientError: bad input, exit 2
+    if not dests:
+        raise LabError("--clients= is empty")
+    config = ssh_config()
+    limit = seconds(opts["timeout"], "timeout")
+    remote = ["env", "PYTHONPATH=" + os.path.join(cl.remote_lab(ROOT), "scripts")]
+    client_words = [*remote, "python3", "-m", "lab.cli.loadclients", "client", f"--server={opts['server']}",
+                    f"--port={opts['port']}", f"--timeout={limit:g}", "--", *words]
+    argvs = {d: cl.remote_argv(d, client_words, config) for d in dests}
     os.makedirs(opts["raw"], exist_ok=True)
     deadline = time.monotonic() + limit + 2 * cl.SSH_CONNECT_TIMEOUT
     # every client starts at once; the window opens for the server when the last one is measuring
@@ -224,7 +223,7 @@ def cmd_run(argv):
         for r in remotes:
             r.kill()
         code = e.args[1] if len(e.args) > 1 and e.args[1] == 2 else 1
-        die(str(e), code)
+        fail(str(e), code)
     text = record_path(dests, remotes, opts["server"])
     write_atomic_text(os.path.join(opts["raw"], "network.txt"), text)
     rf = of_raw(opts["raw"])
@@ -240,15 +239,16 @@ def cmd_address(argv):
     try:
         print(cl.server_address(cl.parse(opts["clients"]), ssh_config()))
     except (cl.ClientError, subprocess.TimeoutExpired) as e:
-        die(str(e), 1)
+        fail(str(e))
 
 
+@program("loadclients")
 def main(argv):
     cmds = {"address": cmd_address, "run": cmd_run, "client": cmd_client}
     if not argv or argv[0] not in cmds:
-        die("usage: loadclients.py address|run|client --KEY=VALUE… [-- LOADGEN ARGS]")
-    cmds[argv[0]](argv[1:])
+        raise LabError("usage: loadclients.py address|run|client --KEY=VALUE… [-- LOADGEN ARGS]")
+    return cmds[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run(main)

@@ -10,8 +10,10 @@ import os
 import sys
 
 from lab.engine import perfsummary
+from lab.errors import program, run
 
 
+@program("perf")
 def main(argv):
     raw, n = argv[0], int(argv[1]) if len(argv) > 1 else 10
     try:
@@ -23,4 +25,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

@@ -9,8 +9,10 @@ Never fails a recipe: only why=1 needs what it prepares, and a why=1 run says wh
 import sys
 
 from lab.engine import hostprep
+from lab.errors import program, run
 
 
+@program("prepare")
 def main(argv):
     if argv == ["record"]:
         sys.stdout.write(hostprep.record())
@@ -24,4 +26,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

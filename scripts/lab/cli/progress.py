@@ -13,6 +13,7 @@ import sys
 
 from lab.engine.journal import JournalError, read
 from lab.core.runfolder import RunFolder
+from lab.errors import program, run
 # The programs that run the engine in their own process (lab/engine/api.py's callers): a pid in sweep/lock
 # running one of them is the sweep's engine, any other is a pid reused since.
 ENGINE_PROGRAMS = (b"lab.cli.sweep", b"lab.cli.scale", b"lab.cli.archive", b"lab.cli.bench_lab", b"lab.cli.bench_scale")
@@ -52,6 +53,7 @@ def progress(run):
             "last": last, "left": left, "eta_s": eta, "ts": events[-1]["ts"] if events else ""}
 
 
+@program("progress")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -61,4 +63,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

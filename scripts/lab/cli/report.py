@@ -11,8 +11,10 @@ import sys
 from lab.core.runfolder import RunFolder, is_run
 from lab.core.term import visible
 from lab.report import front
+from lab.errors import program, run
 
 
+@program("report")
 def main(argv):
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
@@ -21,11 +23,7 @@ def main(argv):
     if not is_run(rf.path):
         print(f"report: {visible(rf.path)} is not a run folder (no sweep/)", file=sys.stderr)
         return 2
-    try:
-        drawn = front.draw(front.read(rf.path))
-    except front.Unreadable as e:
-        print(f"report: {visible(e)}", file=sys.stderr)
-        return 2
+    drawn = front.draw(front.read(rf.path))
     for line in drawn.said:
         print(visible(line), file=sys.stderr)
     print(visible(f"report: {drawn.report_md}, {drawn.report_html}"), file=sys.stderr)
@@ -33,4 +31,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

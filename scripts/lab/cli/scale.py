@@ -20,6 +20,8 @@ Keys (before --):
                                            record at each curve's fewest threads and knee (why_points=all:
                                            every point): on-CPU, off-CPU per reason, futex waits per
                                            address, scheduling (raw/<exp>/<point>_why/; docs/design.md)
+  budget=20m                               fit the plan to a duration (scripts/lab/cli/sweep.py); with
+                                           plan=adaptive the thread counts are chosen per curve
   dry=1  topology=…  run=DIR  profile=…  kind=…  the sweep's own keys (scripts/lab/cli/sweep.py)
 Defaults: threads 1, 2, 4, … and the PU count; placements compact scatter unpinned (and cores where the
 host has SMT); repeats=auto. Every repeat records wall_s, cpu_user_s, cpu_sys_s and max_rss_kib.
@@ -41,30 +43,27 @@ from lab.report import front
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
 from lab.core.term import visible
+from lab.errors import LabError, program, run
 from lab.topology.topo import PlacementError, Topology
 
 OWN = ("metric", "save")
 MAX_THREAD_COUNTS, MAX_THREADS, MAX_METRICS = 64, 4096, 32
 
 
-def die(msg):
-    print(f"scale: error: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
 def split(argv):
     """(key=value pairs before --, the command's words after it)."""
     if "--" not in argv:
-        die("no command: write `./lab scale [KEY=VALUE…] -- CMD [ARG…]`")
+        raise LabError("no command: write `./lab scale [KEY=VALUE…] -- CMD [ARG…]`")
     i = argv.index("--")
     head, words = argv[:i], argv[i + 1:]
     if not words:
-        die("nothing after --: give the command to measure, e.g. `./lab scale -- xz -T{threads} -k -c FILE`")
+        raise LabError("nothing after --: give the command to measure, "
+                       "e.g. `./lab scale -- xz -T{threads} -k -c FILE`")
     pairs = []
     for a in head:
         k, sep, v = a.partition("=")
         if not sep:
-            die(f"unknown argument {a!r} before -- (expected KEY=VALUE)")
+            raise LabError(f"unknown argument {a!r} before -- (expected KEY=VALUE)")
         pairs.append((k, v))
     return pairs, words
 
@@ -85,10 +84,11 @@ def spec_body(words, metrics, keys):
     return "\n".join(lines) + "\n"
 
 
+@program("scale: error")
 def main(argv):
     pairs, words = split(argv)
     if len(words) > av.MAX_WORDS or any(len(w) > av.MAX_WORD for w in words):
-        die(f"the command has more than {av.MAX_WORDS} words or a word over {av.MAX_WORD} characters")
+        raise LabError(f"the command has more than {av.MAX_WORDS} words or a word over {av.MAX_WORD} characters")
     engine, spec_keys, metrics, save = [], {}, [], None
     for k, v in pairs:
         try:
@@ -96,12 +96,12 @@ def main(argv):
             if k in KEYS and KEYS[k][2]:
                 check(k, v, "command line")
         except SpecError as e:
-            die(str(e))
+            raise LabError(str(e))
         if k == "metric":
             try:
                 metrics.append(av.parse_metric(v))
             except ValueError as e:
-                die(f"metric={v!r}: {e}")
+                raise LabError(f"metric={v!r}: {e}")
         elif k == "save":
             save = v
         elif k in ENGINE_KEYS:
@@ -109,43 +109,43 @@ def main(argv):
         elif k in KEYS and KEYS[k][2]:
             spec_keys[k] = v
         elif k in KEYS:
-            die(f"{k} cannot be set here: the command comes after --, and {k} only from a spec file")
+            raise LabError(f"{k} cannot be set here: the command comes after --, and {k} only from a spec file")
         else:
-            die(f"unknown key {k!r}; scale keys: {' '.join(OWN)}; sweep keys: {' '.join(ENGINE_KEYS)}; "
-                f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
+            raise LabError(f"unknown key {k!r}; scale keys: {' '.join(OWN)}; sweep keys: {' '.join(ENGINE_KEYS)}; "
+                           f"spec keys: {' '.join(k for k, v in KEYS.items() if v[2])}")
     if len({m.name for m in metrics}) != len(metrics):
-        die("two metric= share a name")
+        raise LabError("two metric= share a name")
     if len(metrics) > MAX_METRICS:
-        die(f"at most {MAX_METRICS} metric= (each is one regex over the command's output)")
+        raise LabError(f"at most {MAX_METRICS} metric= (each is one regex over the command's output)")
     try:
         av.parse_exec(json.dumps(words), PLACEHOLDERS)
     except ValueError as e:
-        die(f"command: {e}")
+        raise LabError(f"command: {e}")
     dry = "dry=1" in engine
     if not dry:
         try:
             av.program(words[0], ROOT)
         except ValueError as e:
-            die(f"command: {e}")
+            raise LabError(f"command: {e}")
     topology = next((a.split("=", 1)[1] for a in engine if a.startswith("topology=")), None)
     try:
         topo = Topology(topology or None)
     except PlacementError as e:
-        die(f"topology: {e}")
+        raise LabError(f"topology: {e}")
     spec_keys.setdefault("placements", default_placements(topo))
     spec_keys.setdefault("threads", "auto")
     spec_keys.setdefault("repeats", "auto")
     counts = spec_keys["threads"].split()
     if spec_keys["threads"] != "auto" and (len(counts) > MAX_THREAD_COUNTS or
                                           any(c.isdigit() and int(c) > MAX_THREADS for c in counts)):
-        die(f"threads: at most {MAX_THREAD_COUNTS} counts of at most {MAX_THREADS}")
+        raise LabError(f"threads: at most {MAX_THREAD_COUNTS} counts of at most {MAX_THREADS}")
     body = spec_body(words, metrics, spec_keys)
     if save:
         if not re.fullmatch(r"[A-Za-z0-9._/-]+\.spec", save) or ".." in save.split("/"):
-            die(f"save={save!r}: a file NAME.spec, from the project's root (experiments/NAME.spec) or absolute, "
-                "without '..'")
+            raise LabError(f"save={save!r}: a file NAME.spec, from the project's root (experiments/NAME.spec) or "
+                           "absolute, without '..'")
         if os.path.isdir(os.path.join(ROOT, save)):
-            die(f"save={save}: a folder of that name exists: name a file")
+            raise LabError(f"save={save}: a folder of that name exists: name a file")
         name = os.path.basename(save)[:-5]
     else:
         prog = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(words[0]))[:40] or "cmd"
@@ -160,7 +160,7 @@ def main(argv):
         try:
             Spec(path)
         except SpecError as e:
-            die(re.sub(re.escape(path) + r"(:\d+)?", "command line", str(e)))
+            raise LabError(re.sub(re.escape(path) + r"(:\d+)?", "command line", str(e)))
         if not any(av.WORD_PLACEHOLDER.search(w) for w in words):
             print("scale: note: the command uses no {threads}, {cpus} or {ncpus}: every point runs the same "
                   "command, only its CPUs differ (a program that counts its CPUs, such as `nproc`, sees the "
@@ -170,7 +170,7 @@ def main(argv):
         if save and not dry:
             dest = os.path.join(ROOT, save)       # an absolute save stays itself
             if os.path.exists(dest) and open(dest).read() != text:
-                die(f"{save} exists with other content: remove it or choose another name")
+                raise LabError(f"{save} exists with other content: remove it or choose another name")
             os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
             with open(dest, "w") as f:
                 f.write(text)
@@ -195,12 +195,11 @@ def main(argv):
         except front.Unreadable as err:
             print(f"scale: no words: {visible(err)}", file=sys.stderr)
     e = run and run.experiment(name)
-    e = e if e and e.get("scaling") else None
-    for line in (front.scaling_words(e, run.folder.report_md)
-                 + front.why_words(e, run.folder.report_html)) if e else ():
+    e = e if e and e.scaling else None
+    for line in (front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html)) if e else ():
         print(visible(line))
     return outcome.code
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

@@ -9,7 +9,12 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
                     instructions, cache and LLC misses, switches, migrations where the PMU allows
   run=DIR           the run folder (default: resume this host's newest unfinished run of the same
                     arguments, else results/<UTC time>-<host>)
-  dry=1             measure nothing: print every point, what is impossible and why, and the ETA
+  dry=1             measure nothing: print every point, what is impossible or skipped and why, the ETA,
+                    and the price against the budget
+  budget=DURATION   45m, 1h30m, 90s or none: the plan is fitted to it by its own price, leaving out the
+                    thread counts that change the answer least (each a skipped point, said so); a sweep
+                    running over its price re-plans and says so. The default sweep (no spec named) has one:
+                    45m, 20m on a host of at most 4 PUs
   topology=X        with dry=1 only: price the sweep on an hwloc XML file or synthetic string
   history=FILE      with dry=1 only: seconds per run, repeats and re-measure rates from another host's
                     history summary (scripts/lab/cli/history.py there; fleet-plan fetches it), not this host's runs
@@ -22,7 +27,7 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
                     threads and knee (the spec key why_points=all: every point); never in a timed repeat
   draw=0            measure only: no charts or report at the end (draw them later, anywhere, with
                     `./lab report RUN`: a slow or emulated host need not spend its time drawing)
-Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, …);
+Any other KEY=VALUE overrides that spec key in every spec (threads, repeats, ci, placements, plan=adaptive …);
 docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (nothing run),
 130 interrupted (run the same command again to resume).
 """
@@ -30,27 +35,24 @@ import sys
 
 from lab.engine import api
 from lab.report import front
-from lab.core.term import visible
+from lab.errors import program, run
+@program("error")
 def main(argv):
     """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""
     try:
-        req = api.request(argv)
+        req = api.request(argv)         # EngineError: bad input, one line, nothing run
         if req.dry:
             api.dry_run(req, sys.stdout)
             return 0
         outcome, _run = front.after_sweep(api.run(req))
-    except api.EngineError as e:
-        print(f"error: {visible(str(e))}", file=sys.stderr)
-        return 2
+    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
+        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
+              "command again to resume", file=sys.stderr)
+        return 1
     for line in outcome.lines():
         print(line, file=sys.stderr)
     return outcome.code
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except OSError as e:    # a full disk while preparing the run folder: one line, nothing lost
-        print(f"error: cannot write: {e}; the repeats measured so far are kept: free space and run the same "
-              "command again to resume", file=sys.stderr)
-        sys.exit(1)
+    run(main)

@@ -19,12 +19,14 @@ import sys
 
 from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
+from lab.errors import LabError
 from lab.why import usl
+from lab.errors import program, run
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 
 
-class InputError(Exception):
+class InputError(LabError):
     pass
 
 
@@ -84,6 +86,7 @@ def read(path):
     return threads, values, header[1 - t_col]
 
 
+@program("usl")
 def main(argv):
     files = [a for a in argv if "=" not in a]
     keys = dict(a.split("=", 1) for a in argv if "=" in a)
@@ -93,15 +96,11 @@ def main(argv):
                else "one FILE.csv is needed")
         print(f"usl: {why}\n{__doc__.strip()}", file=sys.stderr)
         return 2
-    try:
-        threads, values, _name = read(files[0])
-    except InputError as e:
-        print(f"usl: {e}", file=sys.stderr)
-        return 2
+    threads, values, _name = read(files[0])
     fit = usl.fit(threads, values, lower=keys.get("metric") == "lower")
     print("\n".join(usl.lines(fit)))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

@@ -1,6 +1,6 @@
 """What an archive of a run folder may hold, one owner: `./lab archive replay` and a fleet host's packed
 run are both unpacked through members_of() (a received archive is data: nothing in it is run)."""
-
+from lab.errors import LabError
 
 # What an archive may unpack to: a run's data, raw output and environment are megabytes; a member or
 # a total beyond these is a bomb (a 74 KB archive can hold a 1 GiB sparse file), not a run.
@@ -10,7 +10,7 @@ MAX_MEMBERS = 100_000
 MAX_TOP = 100               # characters of the run folder's name
 
 
-class ArchiveError(Exception):
+class ArchiveError(LabError):
     """An archive (or a fleet host's packed run) that is not a run folder; str() is the one line."""
 
 

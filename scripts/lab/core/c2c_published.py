@@ -23,6 +23,7 @@ from lab import ROOT
 from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError, read_given
 from lab.core.stats import percentile
 from lab.core.tidy import value_problem, write_atomic
+from lab.errors import LabError
 from lab.topology.topo import PAIRS, PlacementError, Topology, synthetic_pus, xml_text
 
 CATALOGUE = os.path.join(ROOT, "reference", "c2c", "catalogue.csv")
@@ -33,7 +34,7 @@ MAX_BYTES = 32 << 20       # a 1024-CPU matrix is ~10 MB; anything bigger is not
 MAX_CPUS = 1024
 
 
-class C2CError(ValueError):
+class C2CError(LabError, ValueError):
     """Bad input, named by file:line where there is one."""
 
 

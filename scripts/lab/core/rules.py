@@ -5,8 +5,9 @@ word comes from medians; it is trusted only when the 95% confidence interval of 
 gives the same word at both ends, every point has at least MIN_REPEATS repeats and none is suspect.
 Otherwise the verdict is "inconclusive" and the reason names which of these failed."""
 import re
+from dataclasses import dataclass
 
-from lab.core.stats import summary
+from lab.core.stats import Summary, summary
 
 MIN_REPEATS = 3
 FLAT_BELOW = 1.15        # growth factor under which a rate is "flat or falling"
@@ -29,9 +30,9 @@ def doubt_of(points):
     """Why the points cannot carry a verdict (few repeats, suspect), or "": said once, not a wall of
     per-point reasons ("2 of 2 points suspect: 5 repeats, steal up to 31%, foreign up to 50%"); each
     point's own reasons are in its experiment's suspect list."""
-    few = [(label, s) for label, s in points if s["n"] < MIN_REPEATS]
-    bad = [(label, s["suspect"]) for label, s in points if s.get("suspect")]
-    why = [f"{label}: n={s['n']} < {MIN_REPEATS} repeats" for label, s in few] if len(few) <= 2 else \
+    few = [(label, s) for label, s in points if s.n < MIN_REPEATS]
+    bad = [(label, s.suspect) for label, s in points if s.suspect]
+    why = [f"{label}: n={s.n} < {MIN_REPEATS} repeats" for label, s in few] if len(few) <= 2 else \
         [f"{len(few)} of {len(points)} points have fewer than {MIN_REPEATS} repeats"]
     if len(bad) == 1 and len(REPEAT.findall(bad[0][1])) <= 1:
         why.append(f"{bad[0][0]}: suspect ({bad[0][1]})")
@@ -68,16 +69,14 @@ def in_brief(text):
 
 def merged(pts):
     """Summary over the repeats of several points (e.g. one series over CPU sets), suspect carried."""
-    xs = [x["value"] for p in pts for x in p["repeats"]]
-    s = summary(xs)
-    s["suspect"] = "; ".join(p["s"]["suspect"] for p in pts if p["s"]["suspect"])
-    return s
+    xs = [x.value for p in pts for x in p.repeats]
+    return summary(xs, "; ".join(p.summary.suspect for p in pts if p.summary.suspect))
 
 
 def ci_bounds(s):
     """A summary's 95% CI as (low, high); its median twice where no CI could be taken."""
-    lo, hi = s["ci_lo"], s["ci_hi"]
-    return (lo, hi) if lo == lo else (s["median"], s["median"])
+    lo, hi = s.ci_lo, s.ci_hi
+    return (lo, hi) if lo == lo else (s.median, s.median)
 
 
 def quotient_range(num, den):
@@ -95,7 +94,7 @@ def judge(published_word, measured_word, word_of, num, den, labels):
     if doubt:
         return "inconclusive", doubt
     if ci_bounds(den)[0] <= 0:
-        return "inconclusive", f"{labels[1]}: 95% CI ±{den['ci_pct']:.0f}% reaches zero"
+        return "inconclusive", f"{labels[1]}: 95% CI ±{den.ci_pct:.0f}% reaches zero"
     lo, hi = quotient_range(num, den)
     wlo, whi = word_of(lo), word_of(hi)
     if wlo != whi:
@@ -104,14 +103,14 @@ def judge(published_word, measured_word, word_of, num, den, labels):
 
 
 def shape_verdict(published_word, lo_summary, hi_summary, span, labels=("low", "high")):
-    measured = lo_summary["median"] and hi_summary["median"] / lo_summary["median"]
+    measured = lo_summary.median and hi_summary.median / lo_summary.median
     word = growth_word(measured, span)
     return (word, *judge(published_word, word, lambda q: growth_word(q, span), hi_summary, lo_summary,
                          labels[::-1]))
 
 
 def ratio_verdict(published_word, other, base, labels=("variant", "base")):
-    ratio = other["median"] / base["median"] if base["median"] else float("nan")
+    ratio = other.median / base.median if base.median else float("nan")
     word = direction(ratio)
     return (ratio, word, *judge(published_word, word, direction, other, base, labels))
 
@@ -160,11 +159,11 @@ def doubt(points):
     """Why these points cannot carry a word, short: this module's rule (n < 3, a suspect repeat)."""
     why = []
     for label, s in dict(points).items():
-        if s["n"] < MIN_REPEATS:
-            why.append(f"{label}: n={s['n']} < {MIN_REPEATS}")
-        if s.get("suspect"):
-            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s["suspect"])
-            why.append(f"{label}: {len(reps)} of {s['n']} repeats suspect ({reps[0] if reps else s['suspect']})")
+        if s.n < MIN_REPEATS:
+            why.append(f"{label}: n={s.n} < {MIN_REPEATS}")
+        if s.suspect:
+            reps = re.findall(r"(?:^|; )r\d+: ([^;]*)", s.suspect)
+            why.append(f"{label}: {len(reps)} of {s.n} repeats suspect ({reps[0] if reps else s.suspect})")
     return "; ".join(why)
 
 
@@ -175,14 +174,31 @@ def pct(x):
 def ratio(a, b, better):
     """(median ratio, lo, hi): how many times faster summary a is than summary b."""
     num, den = (a, b) if better == "higher" else (b, a)
-    med = num["median"] / den["median"] if den["median"] else float("nan")
+    med = num.median / den.median if den.median else float("nan")
     lo, hi = quotient_range(num, den)
     return med, lo, hi
 
 
+@dataclass(frozen=True)
+class Speedup:
+    """One thread count of one placement's curve against its fewest threads (base): the speedup and the
+    efficiency (speedup / ideal) with their 95% ranges, and why the row cannot carry a word ("" when it can)."""
+    placement: str
+    threads: int
+    base: int
+    summary: Summary            # the point's, at `threads`
+    speedup: float
+    lo: float
+    hi: float
+    ideal: float
+    eff: float
+    eff_lo: float
+    eff_hi: float
+    doubt: str
+
+
 def speedups(series, better):
-    """series {placement: {threads: summary}} → {placement: [row]} with speedup and efficiency, each
-    with its 95% range, and why a row cannot carry a word ("" when it can)."""
+    """series {placement: {threads: summary}} → {placement: [Speedup]}."""
     out = {}
     for placement, by_t in series.items():
         ts = sorted(by_t)
@@ -192,21 +208,19 @@ def speedups(series, better):
             s, base = by_t[t], by_t[b]
             sp, lo, hi = ratio(s, base, better)
             ideal = t / b
-            rows.append({"placement": placement, "threads": t, "base": b, "s": s, "speedup": sp,
-                         "lo": lo, "hi": hi, "ideal": ideal, "eff": sp / ideal, "eff_lo": lo / ideal,
-                         "eff_hi": hi / ideal,
-                         "doubt": doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])})
+            rows.append(Speedup(placement, t, b, s, sp, lo, hi, ideal, sp / ideal, lo / ideal, hi / ideal,
+                                doubt([(f"{placement} t{b}", base), (f"{placement} t{t}", s)])))
         out[placement] = rows
     return out
 
 
 def efficiency_word(r):
-    if r["doubt"]:
-        return "inconclusive", r["doubt"]
-    rng = f"efficiency {pct(r['eff'])}, 95% CI {pct(r['eff_lo'])}–{pct(r['eff_hi'])}"
-    if r["eff_hi"] < THRESHOLD:
+    if r.doubt:
+        return "inconclusive", r.doubt
+    rng = f"efficiency {pct(r.eff)}, 95% CI {pct(r.eff_lo)}–{pct(r.eff_hi)}"
+    if r.eff_hi < THRESHOLD:
         return "below", rng
-    if r["eff_lo"] >= THRESHOLD:
+    if r.eff_lo >= THRESHOLD:
         return "above", rng
     return "inconclusive", f"{rng} straddles {pct(THRESHOLD)}"
 
@@ -215,13 +229,13 @@ def knee(rows):
     """(base threads, knee threads, why, stops) of one placement's speedup rows (reporting.speedups):
     the first count whose efficiency is below the lab's threshold over its whole 95% range (scaling's
     rule, reused; `stops` True: "How it scales" then says scaling stops), else the largest count measured."""
-    base = rows[0]["threads"]
+    base = rows[0].threads
     for r in rows[1:]:
         word, rng = efficiency_word(r)
         if word == "below":
-            return base, r["threads"], (f"the first thread count whose efficiency is below "
+            return base, r.threads, (f"the first thread count whose efficiency is below "
                                         f"{pct(THRESHOLD)} over its whole 95% range ({rng})"), True
-    return base, rows[-1]["threads"], "the largest thread count measured (efficiency never fell below " \
+    return base, rows[-1].threads, "the largest thread count measured (efficiency never fell below " \
                                       f"{pct(THRESHOLD)} for sure)", False
 
 

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from lab import ROOT
+from lab.errors import LabError
 
 STATE_COMPLETE, STATE_RUNNING, STATE_INCOMPLETE = "complete", "running", "incomplete"
 # The kinds of run folder (RunFolder.kind(), the one place that tells them apart): a sweep measured here;
@@ -34,7 +35,7 @@ KIND_SWEEP, KIND_IMPORTED, KIND_PUBLISHED = "sweep", "imported", "published"
 IMPORT_RECORD = "env/imported.json"
 
 
-class RunFolderError(Exception):
+class RunFolderError(LabError):
     """A run folder that cannot be used as asked; str() is the one line to show."""
 
 

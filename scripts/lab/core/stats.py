@@ -5,9 +5,11 @@ paths). SciPy is imported inside the functions that need it, not at the top: the
 reader (scripts/lab/fleet/code.py, HISTORY_MODULES) carries this file to hosts that may have only
 python3, and it uses median() alone.
 """
+import dataclasses
 import functools
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 
 
 def percentile(xs, q):
@@ -105,13 +107,34 @@ def ci_pct(xs):
     return max(hi - m, m - lo) / abs(m) * 100
 
 
-def summary(xs):
-    """median, min, max, relative spread (max-min)/median in %, n, and the median's 95% CI."""
+@dataclass(frozen=True)
+class Summary:
+    """A point's repeats in numbers (or several points' pooled): what every report, chart, verdict and
+    export reads. NaN where undefined (an interval below 3 values); `suspect` is the suspect repeats in
+    words ("r2: foreign 31% > 10%"), "" when none."""
+    median: float
+    min: float
+    max: float
+    spread_pct: float       # (max - min) / median, in %
+    n: int
+    ci_lo: float            # the median's 95% CI (median_ci)
+    ci_hi: float
+    ci_pct: float           # its larger half-width, in % of the median
+    ci_method: str
+    suspect: str = ""
+
+    def marked(self, suspect):
+        """The same numbers with these suspect repeats (a frozen summary is not edited in place)."""
+        return dataclasses.replace(self, suspect=suspect)
+
+
+def summary(xs, suspect=""):
+    """median, min, max, relative spread (max-min)/median in %, n, and the median's 95% CI: a Summary."""
     m = median(xs)
     spread = (max(xs) - min(xs)) / abs(m) * 100 if m else float("nan")
     lo, hi = median_ci(xs)
-    return {"median": m, "min": min(xs), "max": max(xs), "spread_pct": spread, "n": len(xs),
-            "ci_lo": lo, "ci_hi": hi, "ci_pct": ci_pct(xs), "ci_method": ci_method(len(xs))}
+    return Summary(median=m, min=min(xs), max=max(xs), spread_pct=spread, n=len(xs), ci_lo=lo, ci_hi=hi,
+                   ci_pct=ci_pct(xs), ci_method=ci_method(len(xs)), suspect=suspect)
 
 
 def group(rows, keys):

@@ -12,6 +12,7 @@ import os
 import sys
 
 from lab.core.runfolder import LIMITS, RunFolderError, read_csv, write_atomic_text
+from lab.errors import program, run
 
 # `suspect` is empty for a clean repeat, else why the interference guard distrusts it ("steal 31% >
 # 10%"). Runs made before it existed have ten columns: read() gives them an empty one.
@@ -98,6 +99,7 @@ def fill(point, text):
     return out
 
 
+@program("tidy")
 def main(argv):
     if argv[:1] == ["fill"]:
         point = dict(a.split("=", 1) for a in argv[1:] if "=" in a)
@@ -117,4 +119,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

@@ -4,11 +4,12 @@
   api.price(req)  -> price.Price     every point, per experiment and in all: expected, range, worst case
   api.run(req)    -> Outcome         the run folder the sweep wrote, its exit status, repeats done, failed
 
-Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet.py, bench_lab.py,
+Every program that prices or runs a sweep (sweep.py, scale.py, archive.py, fleet/, bench_lab.py,
 bench_scale.py) calls these: none parses another's printed text or guesses the folder a sweep wrote.
 Bad input raises EngineError (one line; nothing run, no run folder made). The sweep's progress line
 counts from the same price (lab/engine/rounds.py).
 """
+import dataclasses
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from lab import ROOT
 from lab.core.runfolder import KIND_PUBLISHED, KIND_SWEEP, RunFolderError, choose, hostname, kind, results_dir
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.topology.topo import PlacementError, Topology
 
 from . import perfstat
@@ -30,11 +32,11 @@ from .pricehistory import load as load_history
 from .pricehistory import local as local_history
 from .plan import plan
 from .point import check_program, check_quoting, expand_args
-from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, load, overrides_from, profiles
+from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, duration, load, overrides_from, profiles
 from .rounds import Sweep, identity
 
 
-class EngineError(Exception):
+class EngineError(LabError):
     """Bad input: str() is the one line to show; nothing was run."""
 
 
@@ -49,6 +51,9 @@ class Request:
     topo: Topology
     plans: dict              # {experiment: [plan.Point]}
     plan_ms: float
+    budget: float = 0.0      # seconds the sweep may take (budget=DURATION; the default sweep's own), 0: none
+    budget_why: str = ""     # where the budget came from
+    left_out: tuple = ()     # plan.Point left out to fit the budget (price.fit)
 
     @property
     def dry(self):
@@ -162,7 +167,36 @@ def request(argv):
         plans = {r.name: plan(r, topo) for r in resolved}
     except PlacementError as e:
         raise EngineError(f"placement: {e}") from None
-    return Request(tuple(argv), keys, profile, overrides, resolved, topo, plans, (time.monotonic() - t0) * 1000)
+    try:
+        budget, why = budget_of(keys, paths, topo)
+    except SpecError as e:
+        raise EngineError(str(e)) from None
+    req = Request(tuple(argv), keys, profile, overrides, resolved, topo, plans, (time.monotonic() - t0) * 1000,
+                  budget, why)
+    if budget:
+        req = dataclasses.replace(req, left_out=tuple(pr.fit(price(req), budget)))
+    return req
+
+
+# The default sweep's budget: an answer within the booked hour on any host (issue 54), sooner on a small
+# one, whose default sweep is short anyway
+DEFAULT_BUDGET, SMALL_BUDGET, SMALL_HOST = 45 * 60, 20 * 60, 4
+
+
+def budget_of(keys, paths, topo):
+    """(seconds, where from) of the sweep's budget: budget=DURATION, budget=none (0), else the default
+    sweep's own (no spec named), else none. A malformed value raises SpecError."""
+    given = keys.get("budget")
+    if given == "none":
+        return 0.0, "budget=none"
+    if given is not None:
+        return float(duration(given, "command line")), f"budget={given}"
+    if paths:
+        return 0.0, ""
+    pus = len(topo.pus)
+    secs = SMALL_BUDGET if pus <= SMALL_HOST else DEFAULT_BUDGET
+    return float(secs), (f"the default sweep's on a host of {pus} PUs"
+                         f" ({'at most' if pus <= SMALL_HOST else 'more than'} {SMALL_HOST}); budget=DURATION or budget=none")
 
 
 def price(req):
@@ -183,7 +217,21 @@ def dry_run(req, out):
     where = req.keys.get("topology") or f"this host ({hostname()})"
     out.write(visible(f"# dry run on {where}: profile {req.profile}, overrides: {req.overrides_text()}") + "\n")
     pr.write(p, req.specs, out)
+    if req.budget:
+        out.write(budget_line(req, p) + "\n")
     return p
+
+
+def budget_line(req, p):
+    """The dry run's verdict on the budget: the plan's own expected price against it."""
+    fits = p.expected <= req.budget
+    left = len({(x.experiment, x.placement, x.threads) for x in req.left_out})
+    return (f"budget {pr.hms(req.budget)} ({req.budget_why}): the plan's price {pr.hms(p.expected)} expected "
+            + (f"fits, {pr.hms(req.budget - p.expected)} to spare" if fits else
+               f"does NOT fit, over by {pr.hms(p.expected - req.budget)} with every curve at its first and last "
+               "thread count: name fewer experiments or a longer budget")
+            + (f"; {left} placement × thread count(s) left out to fit (the `skipped: … budget:` lines)" if left else
+               "; nothing left out"))
 
 
 def run(req, shown=None, out=sys.stderr, quiet=False):
@@ -245,6 +293,7 @@ def measure(req, rf, note, signature, ident, perf, shown, out, quiet):
         if os.path.isdir(tmp):
             os.replace(tmp, rf.env_dir)
     sweep = Sweep(ROOT, rf, resolved, req.topo, {"perf": perf, "why_runs": why, "price": price(req),
+                                                 "plans": req.plans, "budget": req.budget,
                                                  "seed": int(keys["seed"]) if "seed" in keys else None}, out=out)
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=req.profile, perf=perf,
                         seed=sweep.seed, overrides=req.overrides, experiments=[r.name for r in resolved],

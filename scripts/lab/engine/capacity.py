@@ -40,6 +40,7 @@ import selectors
 import subprocess
 import time
 
+from lab.errors import LabError
 from lab.topology.topo import cpu_list
 
 PROBE = os.path.join("c-probes", "build", "capacity")
@@ -52,7 +53,7 @@ METRICS = (("capacity_core_pct", "%"), ("capacity_memory_pct", "%"),
            ("capacity_server_share_pct", "%"))
 
 
-class ProbeError(Exception):
+class ProbeError(LabError):
     pass
 
 

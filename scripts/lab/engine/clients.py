@@ -3,11 +3,13 @@ The spec owns the value's shape, so the engine checks it before anything runs wi
 fleet side."""
 import re
 
+from lab.errors import LabError
+
 DEST = re.compile(r"(?:[a-z_][a-z0-9_-]{0,31}@)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 MOST_CLIENTS = 16
 
 
-class ClientError(Exception):
+class ClientError(LabError):
     """A client list or remote step that failed; str() is the one line to show (it names the host)."""
 
 

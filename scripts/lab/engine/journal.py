@@ -7,6 +7,7 @@ import time
 
 from lab.core.runfolder import EVENT_KEY, RunFolderError, read_file
 from lab.core.term import visible
+from lab.errors import LabError
 
 POINT_KEYS = ("experiment", "variant", "placement", "threads", "cpus", "repeat", "key")
 
@@ -63,7 +64,7 @@ class Journal:
                 print(visible(line), file=sys.stderr, flush=True)
 
 
-class JournalError(ValueError):
+class JournalError(LabError, ValueError):
     """A journal line that is not an event, named by file:line."""
 
 

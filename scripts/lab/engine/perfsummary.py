@@ -10,6 +10,8 @@ is where most wake-ups and interrupts end, so counting it would call a lock-free
 import re
 import subprocess
 
+from lab.errors import LabError
+
 MUTEX, ATOMIC_SHARE, TOP = "mutex_cpu_share", "atomic_cpu_share", "top_symbol_share"
 METRICS = (MUTEX, ATOMIC_SHARE, TOP)
 LOCKY = re.compile(r"lll_lock_wait|lll_unlock_wake|futex|mutex_lock_full|mutex_lock_slow|"
@@ -22,7 +24,7 @@ LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)(\s+-\s+-)?\s*$")
 REPORT_TIMEOUT = 600        # seconds for perf report to read one point's perf.data
 
 
-class PerfError(Exception):
+class PerfError(LabError):
     """perf report failed or found no samples; str() is one line."""
 
 

@@ -5,9 +5,11 @@ later. A placement the topology cannot satisfy becomes a skipped point with hwlo
 substitute.
 """
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 
+from lab.core import rules
 from lab.topology.topo import PAIRS, PlacementError
 
 
@@ -41,6 +43,7 @@ class Point:
     smt_pairs: str = ""     # "a:b,c:d": SMT siblings of the point's CPUs (only for a command using them)
     skip: str = ""          # why the host cannot run it, or that it is shared (same_as)
     same_as: str = ""       # the placement whose point has the same CPUs: measured once there, shared here
+    held: str = ""          # plan=adaptive: "coarse" or "refine", a candidate measured only if refine() asks
 
     @property
     def stem(self):
@@ -87,6 +90,7 @@ def plan(resolved, topo):
     """Every point of one resolved spec, in measuring order."""
     out = []
     variants = resolved["variants"].split()
+    adaptive = resolved.get("plan", "grid") == "adaptive"
     want_smt = "{smt_pairs}" in (resolved["command"] or "") + (resolved["args"] or "") + (resolved["exec"] or "")
     for placement in resolved["placements"].split():
         threads = auto_threads(topo) if resolved["threads"] == "auto" else \
@@ -105,8 +109,32 @@ def plan(resolved, topo):
             smt = smt_pairs(topo, cpus, int(resolved["pairs"])) if want_smt else ""
             for v in variants:
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
-                                 topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt))
+                                 topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt,
+                                 held=hold(threads, t) if adaptive and placement not in PAIRS else ""))
     return shared(out, resolved) if resolved.get("share", "1") == "1" else out
+
+
+# plan=adaptive: the coarse grid steps ×4 over the candidates; the first FIRST of it are measured at once,
+# the rest one at a time while the curve has not turned down
+STEP, FIRST = 4, 3
+
+
+def coarse(ts):
+    """The coarse geometric grid of sorted candidate thread counts: the first, each count at least STEP
+    times the last chosen, and the last."""
+    out = [ts[0]]
+    for t in ts[1:-1]:
+        if t >= STEP * out[-1] and ts[-1] >= STEP * t / 2:     # not a step just short of the last count
+            out.append(t)
+    return out + [ts[-1]] if len(ts) > 1 else out
+
+
+def hold(threads, t):
+    ts = sorted(set(threads))
+    if len(ts) <= FIRST:
+        return ""
+    c = coarse(ts)
+    return "" if t in c[:FIRST] else "coarse" if t in c else "refine"
 
 
 def shared(points, resolved):
@@ -126,7 +154,104 @@ def shared(points, resolved):
         key = (p.variant, p.threads, tuple(p.cpus) if ordered else frozenset(p.cpus))
         owner = owners.setdefault(key, p.placement)
         if owner != p.placement:
-            p.same_as = owner
-            p.skip = (f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}: "
-                      "measured once there, shared")
+            p.same_as, p.held = owner, ""      # measured as its owner, whenever the owner's curve asks
+            p.skip = f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}: measured once there, shared"
     return points
+
+
+def between(ts, a, b):
+    """The candidate strictly between a and b nearest their geometric middle (a bisection on a log
+    scale, where thread counts live), or None when a and b are neighbours."""
+    inside = [t for t in ts if a < t < b]
+    return min(inside, key=lambda t: (abs(math.log(t) - (math.log(a) + math.log(b)) / 2), t)) if inside else None
+
+
+def below(s, top, better):
+    """Summary s is worse than top over both 95% intervals."""
+    slo, shi = rules.ci_bounds(s)
+    tlo, thi = rules.ci_bounds(top)
+    return shi < tlo if better == "higher" else slo > thi
+
+
+def peak_of(measured, better):
+    """The measured thread count of the best median (the curve's measured peak)."""
+    return max(measured, key=lambda t: measured[t].median if better == "higher" else -measured[t].median)
+
+
+def refine(ts, measured, better):
+    """plan=adaptive, one curve: {thread count: why} of the candidates ts to measure next, given the
+    summaries measured so far ({threads: stats.summary}); {} once the words are decided. The words
+    themselves are the report's, from the measured points only; this only chooses where to look:
+    - the next coarse count while no point past the measured peak is below it (the decline confirmed);
+    - the knee: the first measured count whose efficiency is below THRESHOLD over its whole 95% range
+      (rules.knee) and the measured count before it are bisected until they are neighbours;
+    - a flat top (the last count gains less than rules.FLAT_BELOW over the one before): the middle, where a
+      peak may hide;
+    - a peak (a later point below it): the counts between it and its measured neighbours, likewise."""
+    got = sorted(measured)
+    if len(got) < 2:
+        return {}
+    want = {}
+    top = peak_of(measured, better)
+    past = [t for t in got if t > top and below(measured[t], measured[top], better)]
+    later = [t for t in coarse(ts) if t > got[-1]]
+    if later and not past:
+        want[later[0]] = f"the coarse grid: no point past the peak ({top}) is below it yet"
+    rows = rules.speedups({"c": {t: measured[t] for t in got}}, better)["c"]
+    for prev, r in zip(rows, rows[1:]):
+        if rules.efficiency_word(r)[0] == "below":
+            mid = between(ts, prev.threads, r.threads)
+            if mid:
+                want.setdefault(mid, f"the knee: efficiency is below {rules.pct(rules.THRESHOLD)} at "
+                                     f"{r.threads}, not at {prev.threads}")
+            break
+    if not past and not later and top == got[-1] and len(got) > 1:
+        prev = got[-2]
+        grew = measured[top].median / measured[prev].median if measured[prev].median else 0
+        mid = between(ts, prev, top)
+        if mid and (grew if better == "higher" else 1 / grew if grew else 0) < rules.FLAT_BELOW:
+            # a flat top: a peak may hide between the last two coarse counts
+            want.setdefault(mid, f"a flat top: {top} gains less than ×{rules.FLAT_BELOW} over {prev}")
+    if past:
+        i = got.index(top)
+        for a, b in ((got[i - 1], top) if i else (None, None), (top, got[i + 1])):
+            mid = a and between(ts, a, b)
+            if mid:
+                want.setdefault(mid, f"the peak: {top} is the best measured, {a} and {b} its measured neighbours")
+    return want
+
+
+def unneeded(ts, measured, t, better):
+    """Why plan=adaptive never measured candidate t of a curve whose refine() asks nothing more."""
+    got = sorted(measured)
+    if not got:
+        return "adaptive: not measured: nothing of its curve was measured"
+    top = peak_of(measured, better)
+    past = [u for u in got if u > top and below(measured[u], measured[top], better)]
+    if past and t > past[0]:
+        return f"adaptive: past the peak at {top} threads (the decline confirmed at {past[0]}): not needed"
+    lo = max((u for u in got if u < t), default=None)
+    hi = min((u for u in got if u > t), default=None)
+    return (f"adaptive: not needed: the measured {lo} and {hi} threads already decide the words between them"
+            if lo and hi else "adaptive: not needed")
+
+
+KEEP = 3     # importance(): a curve's first and last thread count (or its only one): never left out to fit
+
+
+def importance(point, ts):
+    """How much a point may change the answer, 0–3, within its curve's live thread counts ts: 3 the
+    first and last (the speedup's base and its reach), 2 the coarse ×4 grid between (the curve's shape),
+    1 the counts between those (they place a knee or a peak one step finer; an adaptive refinement
+    candidate is one of them, measured only where its curve asks). A budget leaves out the lowest first."""
+    ts = sorted(set(ts))
+    if point.held == "refine":
+        return 1
+    if point.threads in (ts[0], ts[-1]):
+        return KEEP
+    return 2 if point.threads in coarse(ts) else 1
+
+
+def words_of_level(level):
+    return ("", "a count between the coarse grid's", "a coarse-grid count",
+            "a curve's first or last count")[level]

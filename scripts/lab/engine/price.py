@@ -9,6 +9,7 @@ max_repeats at that rate; the worst case lets every run last its whole timeout a
 as allowed. `compute` returns the price as data (the sweep's progress line counts from it too),
 `write` prints it.
 """
+import math
 import shutil
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from lab.topology.topo import cpu_ranges
 from lab.engine.evidence import collect as why_collect
 from lab.engine.evidence import points as why_points
 
-from .plan import Point
+from .plan import KEEP, Point, importance, words_of_level
 
 
 def per_run(spec, point, measured):
@@ -74,6 +75,7 @@ class PointPrice:
     seconds: float      # one run
     kept: float         # one kept repeat, its expected re-measurements included
     why: float          # its evidence runs (why=1), else 0
+    chance: float = 1.0  # plan=adaptive: the share of its curve's refinement candidates expected measured
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,10 @@ class Price:
     def line(self):
         """The dry run's last line."""
         rng = f" (range {hms(self.fewest)} – {hms(self.most)})" if self.fewest != self.most else ""
-        return f"{self.points} points, ETA {hms(self.expected)}{rng}"
+        held = [pp for x in self.experiments for pp in x.points if pp.point.held == "refine"]
+        cand = (f" (of which {len(held)} plan=adaptive refinement candidates, ~{sum(pp.chance for pp in held):.0f} "
+                "expected measured)" if held else "")
+        return f"{self.points} points{cand}, ETA {hms(self.expected)}{rng}"
 
 
 def experiment_price(spec, plan, profile, history, why_runs):
@@ -132,21 +137,90 @@ def experiment_price(spec, plan, profile, history, why_runs):
     # the dearest candidate for the knee; the range's top: a knee per variant)
     priced = why_points.priced(spec, plan, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
     explained, at_most = ({id(p) for p in ps} for ps in priced)
+    chances = refinements(plan)
     for p in live:
         s = per_run(spec, p, measured)
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
         why = why_runs * why_run(spec, s) if id(p) in explained else 0.0
         why_most = why_runs * why_run(spec, s) if id(p) in at_most else 0.0
-        expect, fewest, most = expect + e * kept + why, fewest + lo * s + why, most + hi * kept + why_most
-        points.append(PointPrice(p, e, s, kept, why))
+        c = chances.get(id(p), 1.0)
+        # an adaptive candidate: expected at its chance, never in the fewest, always in the most
+        expect, fewest, most = (expect + c * (e * kept + why), fewest + (lo * s + why if c == 1.0 else 0.0),
+                                most + hi * kept + why_most)
+        points.append(PointPrice(p, e, s, kept, why, c))
     timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
     worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
              + (int(spec["warmup"]) * timeout if live else 0))
     return ExperimentPrice(spec.name, SPEC_COST if found is None else history.source(found), (e, lo, hi), again,
                            setup, tuple(points),
-                           tuple(f"{'shared' if p.same_as else 'impossible'}: {spec.name} {p.placement} "
+                           tuple(f"{kind_of_skip(p)}: {spec.name} {p.placement} "
                                  f"threads={p.threads}: {p.skip}" for p in plan if p.skip),
                            expect, fewest, most, worst)
+
+
+def refinements(plan):
+    """{id(point): chance} of plan=adaptive's refinement candidates (held "refine"): per curve the expected
+    number of them measured, two bisections (the knee, a peak) of the widest gap between coarse counts,
+    shared over them. Coarse candidates are priced whole: a curve that never turns down needs them all."""
+    curves = {}
+    for p in plan:
+        if p.held == "refine" and not p.skip:
+            curves.setdefault((p.variant, p.placement), []).append(p)
+    out = {}
+    for (v, pl), ps in curves.items():
+        coarse = sorted(p.threads for p in plan if (p.variant, p.placement) == (v, pl) and p.held != "refine")
+        gaps = [sum(1 for p in ps if a < p.threads < b) for a, b in zip(coarse, coarse[1:])] or [len(ps)]
+        k = min(len(ps), 2 * math.ceil(math.log2(1 + max(gaps))))
+        out.update({id(p): k / len(ps) for p in ps})
+    return out
+
+
+def curves(plan):
+    """{(variant, placement): [live thread counts]} of one experiment's plan."""
+    out = {}
+    for p in plan:
+        if not p.skip:
+            out.setdefault((p.variant, p.placement), []).append(p.threads)
+    return out
+
+
+def cost_of(pp):
+    """What leaving a point out saves, by the price's expectation."""
+    return pp.chance * (pp.repeats * pp.kept + pp.why)
+
+
+def fit(price, budget, when="before measuring"):
+    """Leave out the points that change the answer least (plan.importance; the dearest first among
+    equals) until the expected price fits budget seconds. Marks each left-out point skipped, saying so,
+    and returns them; a curve keeps its first and last thread count (what is left then does not fit, and
+    the dry run says by how much)."""
+    over = price.expected - budget
+    if over <= 0:
+        return []
+    groups = {}      # a placement and thread count is left out for every variant: rounds compare them
+    for x in price.experiments:
+        ts = curves([pp.point for pp in x.points])
+        for pp in x.points:
+            p = pp.point
+            g = groups.setdefault((x.name, p.placement, p.threads), [KEEP + 1, 0.0, []])
+            g[0] = min(g[0], importance(p, ts[(p.variant, p.placement)]))
+            g[1] += cost_of(pp)
+            g[2].append(p)
+    out = []
+    for (_x, _pl, t), (level, saves, ps) in sorted(groups.items(), key=lambda kv: (kv[1][0], -kv[1][1], -kv[0][2])):
+        if over <= 0 or level >= KEEP:
+            break
+        for p in ps:
+            p.skip = (f"budget: left out {when} to fit {hms(budget)} ({words_of_level(level)}; "
+                      f"the points that change the answer least go first)")
+            p.held = ""
+            out.append(p)
+        over -= saves
+    return out
+
+
+def kind_of_skip(p):
+    return "shared" if p.same_as else "skipped" if p.skip.startswith(("budget:", "adaptive:")) else "impossible"
 
 
 def compute(specs, plans, profile, history, on_host, why_runs=0):
@@ -180,8 +254,10 @@ def write(price, specs, out):
         reps = spec[x.name]["repeats"]
         for pp in x.points:
             p = pp.point
+            held = (f"  [adaptive: {'coarse grid, while the curve rises' if p.held == 'coarse' else 'candidate'}"
+                    f", expected {pp.chance:.0%}]" if p.held else "")
             out.write(f"{x.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
-                      f"{pp.seconds:>8.5g}  {cpu_ranges(p.cpus)}\n")
+                      f"{pp.seconds:>8.5g}  {cpu_ranges(p.cpus)}{held}\n")
         e, lo, hi = x.repeats
         out.write(f"# {x.name}: seconds per run from the {x.source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")

@@ -16,6 +16,7 @@ import re
 
 from lab.core.runfolder import host_runs
 from lab.core.stats import median
+from lab.errors import LabError
 
 from . import journal as jr
 
@@ -34,7 +35,7 @@ BOUNDS = {"seconds_per_run": (1e-9, 7 * 86400.0, False), "repeats": (1.0, 100000
 ENTRY_KEYS = {"experiment", "profile", "run"} | set(BOUNDS)
 
 
-class HistoryError(Exception):
+class HistoryError(LabError):
     pass
 
 

@@ -28,7 +28,8 @@ from . import point as pt
 from . import prefix
 from .guard import NOISE_METRICS, corun_short
 from .memplace import misplaced
-from .plan import plan
+from .plan import KEEP, importance, plan, refine, unneeded, words_of_level
+from .spec import better_of
 from .price import hms
 from lab.engine.evidence import collect as why_collect
 from lab.engine.evidence import store as why_ev
@@ -100,6 +101,10 @@ class Sweep:
         self.priced_done = 0.0               # the price of the repeats kept so far in this session
         os.makedirs(rf.sweep_dir, exist_ok=True)
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
+        self.plans = opts.get("plans") or {}    # the request's plans (a budget's fit marked in them), else planned here
+        self.budget = opts.get("budget") or 0.0  # seconds; a sweep running over its price re-plans to fit (replan)
+        self.said_skipped = set()                # id(point) whose `skipped` event is journaled already
+        self.said_over = False                   # replan said once that nothing more can be left out
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -159,7 +164,65 @@ class Sweep:
             pp = self.price.get((exp, stem))
             secs += n * pp.kept if pp else 0.0
         secs += sum(self.price[k].why for k in self.unexplained if k in self.price)
+        for ps in self.plans.values():     # plan=adaptive's candidates still held, at their expected share
+            for p in ps:
+                pp = self.price.get((p.experiment, p.stem)) if p.held and not p.skip else None
+                secs += pp.chance * pp.repeats * pp.kept if pp else 0.0
         return reps, secs
+
+    def replan(self):
+        """A sweep with a budget whose measured costs run over its price: leave out the points not yet
+        begun that change the answer least (plan.importance, the dearest first among equals) until the
+        projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point)."""
+        if not self.budget or self.done_now < 2:      # one repeat is no pace yet
+            return
+        elapsed = time.monotonic() - self.started
+        pace = elapsed / self.priced_done if self.priced_done > 0 else 1.0
+        _reps, secs = self.remaining()
+        over = elapsed + secs * pace - self.budget
+        if over <= 0:
+            return
+        groups = {}
+        for ps in self.plans.values():
+            ts = {}
+            for p in ps:
+                if not p.skip:
+                    ts.setdefault((p.variant, p.placement), []).append(p.threads)
+            for p in ps:
+                if p.skip or self.done_repeats(p):
+                    continue
+                pp = self.price.get((p.experiment, p.stem))
+                left = (self.left.get((p.experiment, p.stem), 0) if not p.held else
+                        pp.chance * pp.repeats if pp else 0)
+                g = groups.setdefault((p.experiment, p.placement, p.threads), [KEEP + 1, 0.0, []])
+                g[0] = min(g[0], importance(p, ts[(p.variant, p.placement)]))
+                g[1] += left * (pp.kept if pp else 0.0) * pace
+                g[2].append(p)
+        dropped = []
+        for (exp, pl, t), (level, saves, ps) in sorted(groups.items(), key=lambda kv: (kv[1][0], -kv[1][1], -kv[0][2])):
+            if over <= 0 or level >= KEEP:
+                break
+            why = (f"budget: left out while running, re-planned at {hms(elapsed)} to fit {hms(self.budget)} "
+                   f"({words_of_level(level)}; measured costs ran ×{pace:.2f} the price)")
+            for p in ps:
+                p.skip, p.held = why, ""
+                self.left[(p.experiment, p.stem)] = 0
+                self.said_skipped.add(id(p))
+                self.journal.event("skipped", f"{exp}: skip {pl} threads={t}: {why}", experiment=exp,
+                                   placement=pl, threads=t, reason=why, variant=p.variant, budget=True)
+            dropped.append(f"{exp} {pl} threads={t}")
+            over -= saves
+        msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
+               f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: "
+               + (f"left out {len(dropped)} placement × thread count(s) that change the answer least: "
+                  + ", ".join(dropped) if dropped else "nothing more can be left out (every curve is at its "
+                  "first and last thread count): it will run over")
+               + ("" if over <= 0 or not dropped else "; still over: it will run over"))
+        if dropped or not self.said_over:
+            self.said_over = not dropped
+            print(visible(f"sweep: {msg}"), file=self.out, flush=True)
+            self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
+                               left_out=dropped)
 
     def progress(self, point, repeat):
         """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
@@ -213,10 +276,14 @@ class Sweep:
                 self.journal.event("experiment_skipped", f"{spec.name}: skip all: '{missing[0]}' is not on PATH",
                                    experiment=spec.name, reason=f"'{missing[0]}' is not on PATH")
                 continue
-            plans[spec.name] = plan(spec, self.topo)
+            plans[spec.name] = self.plans.get(spec.name) or plan(spec, self.topo)
+        self.plans = plans
         for spec in self.specs:
             for p in plans.get(spec.name, []):
-                if not p.skip:
+                if (p.held or p.skip.startswith("budget:")) and self.done_repeats(p):
+                    # chosen, or begun, by an earlier session of this run: its rows are data, never a skipped point
+                    p.held, p.skip = "", ""
+                if not p.skip and not p.held:
                     ok, n, _ci = self.settled(spec, p, self.done_repeats(p))
                     self.count(spec, p, ok, n)
                     if self.why_runs and not why_ev.complete(self.rf.evidence_dir(spec.name, p.stem), self.why_runs):
@@ -289,18 +356,20 @@ class Sweep:
         exp = spec.name
         os.makedirs(self.rf.points_dir(exp), exist_ok=True)
         for p in points:
-            if p.skip:
+            if p.skip and id(p) not in self.said_skipped:
                 self.journal.event("skipped", f"{exp}: skip {p.placement} threads={p.threads}: {p.skip}",
                                    experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip,
                                    **({"variant": p.variant, "same_as": p.same_as} if p.same_as else {}))
-        live = [p for p in points if not p.skip]
+        live = [p for p in points if not p.skip and not p.held]
         todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
+        held = [p for p in points if p.held]
         unexplained = [p for p in self.evidence_points(spec, points)
                        if not why_ev.complete(self.rf.evidence_dir(exp, p.stem), self.why_runs)]
-        if not todo and not unexplained:
+        if not todo and not unexplained and not held:
             self.journal.event("experiment_done", f"{exp}: every point already measured", experiment=exp)
-        elif self.prepare(spec, todo):
+        elif self.prepare(spec, todo or held):
             self.measure_points(spec, todo)
+            self.adapt(spec, points)
             self.explain(spec, points)
             self.run_teardown()
         rows = []
@@ -308,6 +377,64 @@ class Sweep:
             with open(path, newline="") as f:
                 rows += list(csv.DictReader(f, tidy.COLUMNS))
         tidy.write_atomic(self.rf.data_csv(exp), rows)
+
+    def adapt(self, spec, points):
+        """plan=adaptive: measure the held candidates refine() asks for, curve by curve, round after round,
+        until none is asked; the rest become skipped points, journaled with why (never drawn)."""
+        held = [p for p in points if p.held]
+        if not held:
+            return
+        name = why_points.metric(spec)
+        if name is None:      # no curve to refine by: every candidate is measured, as plan=grid would
+            self.journal.event("refine", f"{spec.name}: adaptive: no speedup or scaling chart to choose thread "
+                               "counts by: every candidate measured", experiment=spec.name, reason="no curve metric")
+            for p in held:
+                p.held = ""
+                self.count(spec, p, False, 0)
+            self.measure_points(spec, held)
+            return
+        while True:
+            rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
+            rows = [r for r in why_points.with_shared(points, rows) if r["metric"] == name]
+            if not rows:
+                break
+            better = better_of(spec.path, name, rows[0]["unit"])
+            chosen = []
+            for (v, pl), ps in why_points.curves(points).items():
+                waiting = {p.threads: p for p in ps if p.held}
+                if not waiting:
+                    continue
+                measured = self.curve(rows, v, pl)
+                ts = sorted({p.threads for p in ps if not p.skip or p.same_as})
+                chosen += [(waiting[t], why) for t, why in sorted(refine(ts, measured, better).items()) if t in waiting]
+            if not chosen:
+                break
+            for p, why in chosen:
+                p.held = ""
+                self.count(spec, p, False, 0)
+                self.journal.event("refine", f"{spec.name}: adaptive: measure {p.variant or '-'} {p.placement} "
+                                   f"threads={p.threads}: {why}", **self.fields(p), reason=why)
+            self.measure_points(spec, [p for p, _why in chosen])
+        rows = [r for p in points for rs in self.done_repeats(p).values() for r in rs]
+        rows = [r for r in why_points.with_shared(points, rows) if r["metric"] == name]
+        better = better_of(spec.path, name, rows[0]["unit"]) if rows else "higher"
+        for p in points:
+            if p.held:
+                p.held = ""
+                p.skip = unneeded(sorted({q.threads for q in points if (q.variant, q.placement) == (p.variant, p.placement)}),
+                                  self.curve(rows, p.variant, p.placement), p.threads, better)
+                self.journal.event("skipped", f"{spec.name}: skip {p.placement} threads={p.threads}: {p.skip}",
+                                   experiment=spec.name, placement=p.placement, threads=p.threads, reason=p.skip,
+                                   variant=p.variant, adaptive=True)
+
+    @staticmethod
+    def curve(rows, variant, placement):
+        """{threads: summary} of one curve's rows of the curve metric."""
+        by = {}
+        for r in rows:
+            if (r["variant"], r["placement"]) == (variant, placement) and str(r["threads"]).isdigit():
+                by.setdefault(int(r["threads"]), []).append(r)
+        return {t: why_points.summarised(rs) for t, rs in by.items()}
 
     def prepare(self, spec, todo):
         n = len(todo)
@@ -353,7 +480,7 @@ class Sweep:
                                        threads=members[0].threads, round=rnd, seed=self.seed,
                                        order=[p.variant for p in order])
                 for p in order:
-                    if id(p) in broken:
+                    if id(p) in broken or p.skip:       # p.skip: left out by a re-plan (replan)
                         continue
                     done = self.done_repeats(p)
                     ok, n, _ci = self.settled(spec, p, done)
@@ -510,6 +637,8 @@ class Sweep:
         self.journal.event("done", f"{exp}: done {p.key(repeat)} in {secs:.1f} s", **self.fields(p, repeat),
                            seconds=round(outcome.reading.seconds, 3), overhead_ms=round(overhead * 1000, 2),
                            noise=noise(outcome))
+        self.count(spec, p, *self.settled(spec, p, self.done_repeats(p))[:2])
+        self.replan()
         return True
 
 

@@ -10,6 +10,7 @@ import sys
 
 from lab.core.runfolder import LIMITS, RunFolderError, read_file, read_given, run_of
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.topology.topo import POLICIES
 
 from . import execmetric as av
@@ -46,14 +47,10 @@ KEYS = {
     "pin": ("choice:taskset self none", "taskset", True,
             "who applies the placement: the engine (taskset), the command, or nobody"),
     "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
-    "perf": ("choice:engine self", "engine", False,
-             "with perf=1: the engine records the command, or the command records itself"),
-    "share": ("choice:1 0", "1", True,
-              "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count (compact "
-              "and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, labelled so; "
-              "0: every placement measures its own"),
-    "pairs": ("count", "8", True,
-              "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
+    "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
+    "share": ("choice:1 0", "1", True, "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count (compact and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, labelled so; 0: every placement measures its own"),
+    "plan": ("choice:grid adaptive", "grid", True, "grid: every thread count of `threads`; adaptive: per curve (variant × placement) `threads` are candidates: a coarse geometric grid (×4 steps, the first and last count) first, then only where the answer lies: the bracket where efficiency crosses the scaling threshold is bisected, the peak's neighbours likewise, a curve stops once a point past its peak is below it over both 95% intervals; a candidate never measured is skipped and said so"),
+    "pairs": ("count", "8", True, "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
     "chart": ("chart", None, False, "repeated: scaling METRIC, speedup METRIC, bars METRIC or heatmap METRIC"),
     "metric": ("metric", None, False,
                "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last "
@@ -143,7 +140,21 @@ SHELL_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # The sweep's own command-line keys (scripts/lab/cli/sweep.py), never spec keys.
 MOST_PIDFILES = 16     # `server`: words (each a pidfile or a glob of them)
-ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history", "why", "why_runs")
+ENGINE_KEYS = ("profile", "perf", "run", "dry", "topology", "kind", "seed", "draw", "history", "why", "why_runs",
+               "budget")
+DURATION = re.compile(r"(?:(\d{1,3})h)?(?:(\d{1,4})m)?(?:(\d{1,6})s)?")
+MOST_BUDGET = 7 * 86400     # a week: a typo (budget=45000h) must not read as "no limit"
+
+
+def duration(text, where="command line"):
+    """Seconds of a budget: 45m, 1h30m, 90s, 2h (a bare number is refused: minutes or seconds?).
+    Raises SpecError naming where."""
+    m = DURATION.fullmatch(text or "")
+    secs = m and sum(int(g or 0) * k for g, k in zip(m.groups(), (3600, 60, 1)))
+    if not secs or secs > MOST_BUDGET:
+        raise SpecError(f"{where}: budget must be a duration above 0 and at most {MOST_BUDGET // 86400} days "
+                        f"such as 45m, 1h30m or 90s, not {text!r}")
+    return secs
 WHY_RUNS = (1, 10, 3)   # why_runs=N: fewest, most, default evidence runs per point (why=1)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
@@ -156,7 +167,7 @@ TARGET_KEYS = tuple(k for k, v in KEYS.items() if v[0] in TARGET_KINDS)
 LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z0-9_-]+)\])?\s*=\s*(.*?)\s*$")
 
 
-class SpecError(Exception):
+class SpecError(LabError):
     """A spec or override the engine will not run; str() is `file:line: message`."""
 
 

@@ -1,7 +1,7 @@
 """A run folder in formats others read: the lab's own documented JSON (docs/run-format.md, schema
-docs/run-format.schema.json), Bencher's Metric Format, and hyperfine's export. `document(run)` is the
-one reading of the run (lab/report/model.py's numbers, never recomputed); bmf() and hyperfine() only
-reshape it."""
+docs/run-format.schema.json), Bencher's Metric Format, and hyperfine's export. Each takes the Run the
+model read once (lab/core/run.py, lab/report/model.py: its numbers, never recomputed): `document(run)`
+is the Run as the JSON document; bmf() and hyperfine() only reshape that."""
 from .bmf import bmf
 from .document import FORMAT, VERSION, document
 from .hyperfine import hyperfine

@@ -10,9 +10,10 @@ import zipfile
 
 from lab.engine.rounds import identity
 from lab.core.runfolder import output_of
+from lab.errors import LabError
 
 
-class CodeError(Exception):
+class CodeError(LabError):
     pass
 
 
@@ -68,6 +69,7 @@ HISTORY_MODULES = ("lab/cli/history.py",
                    "lab/core/term.py",
                    "lab/engine/pricehistory.py",
                    "lab/engine/journal.py",
+                   "lab/errors.py",
                    "lab/__init__.py",
                    "lab/cli/__init__.py",
                    "lab/core/__init__.py",

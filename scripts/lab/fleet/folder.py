@@ -8,6 +8,7 @@ import tarfile
 
 from lab.core.archive import ArchiveError, members_of
 from lab.core.runfolder import stamp_now, write_atomic_text
+from lab.errors import LabError
 
 STATE = "fleet.json"
 
@@ -47,7 +48,7 @@ def find_or_new(results, signature):
     raise OSError(f"cannot create a fleet folder in {results}")
 
 
-class FetchError(Exception):
+class FetchError(LabError):
     pass
 
 

@@ -5,12 +5,14 @@ import os
 import re
 import subprocess
 
+from lab.errors import LabError
+
 SAFE_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # An Ansible host pattern (groups, names, :, &, !, *, commas): Ansible's own language, never shell.
 SAFE_PATTERN = re.compile(r"^[A-Za-z0-9_.:&!*,\[\]-]{1,200}$")
 
 
-class InventoryError(Exception):
+class InventoryError(LabError):
     """Bad inventory or pattern; str() is the one line to show (file:line where it applies)."""
 
 

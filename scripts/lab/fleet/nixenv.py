@@ -4,7 +4,7 @@
   nixenv.py paths     the store paths of this shell, sorted, one a line (nothing outside a Nix shell)
   nixenv.py digest    one line for env/build.txt: how many store paths, and the sha256 of their list
 
-One owner for one rule, read on both sides of a fleet sweep: the controller (scripts/lab/cli/fleet.py, inside
+One owner for one rule, read on both sides of a fleet sweep: the controller (scripts/lab/cli/fleet/, inside
 `nix develop`) copies these store paths to a Nix host (`nix copy`) and starts the host's sweep with these
 variables; the host's env.sh then records the same list (env/nix.txt) and digest (env/build.txt), so the
 two say whether they ran the same store paths.
@@ -19,6 +19,8 @@ import os
 import re
 import sys
 
+from lab.errors import LabError, program, run
+
 STORE_PATH = re.compile(r"/nix/store/[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+._?=-]+")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Set by the flake's shellHook or mkShell without a store path in them (flake.nix).
@@ -32,7 +34,7 @@ MOST_PATHS = 4096
 MOST_BYTES = 1 << 20
 
 
-class NixEnvError(Exception):
+class NixEnvError(LabError):
     """The shell's variables are too many or too large to ship; str() is the one line to show."""
 
 
@@ -67,6 +69,7 @@ def digest(paths):
     return f"{len(paths)} paths, sha256 {h[:16]} of their list (env/nix.txt)"
 
 
+@program("nixenv")
 def main(argv):
     if argv not in (["paths"], ["digest"]):
         print(__doc__.strip(), file=sys.stderr)
@@ -81,4 +84,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(main)

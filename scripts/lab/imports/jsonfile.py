@@ -9,6 +9,7 @@ import math
 
 from lab.core.runfolder import RunFolderError, read_given
 from lab.core.tidy import MAX_VALUE
+from lab.errors import LabError
 
 MAX_BYTES = 64 << 20        # the largest real export seen is a few MB; a 64 MiB file is not a result file
 MAX_OBJECTS = 200_000       # `{` in the text (an over-count: braces inside strings count too)
@@ -16,7 +17,7 @@ MAX_VALUES = 1_000_000      # `,` in the text: a bound on rows before any is bui
 MAX_TEXT = 4096             # characters of one name (a command, a benchmark's name)
 
 
-class BadInput(ValueError):
+class BadInput(LabError, ValueError):
     """A file the lab will not import; str() is the one line to print."""
 
 

@@ -19,8 +19,8 @@ SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 def model_of(by_t, better):
     """usl.Fit | usl.NoFit over every repeat of one placement's curve."""
-    ts = [t for t, p in by_t.items() for _r in p["repeats"]]
-    xs = [r["value"] for _t, p in by_t.items() for r in p["repeats"]]
+    ts = [t for t, p in by_t.items() for _r in p.repeats]
+    xs = [r.value for _t, p in by_t.items() for r in p.repeats]
     return usl.fit(ts, xs, lower=(better == "lower"))
 
 
@@ -58,14 +58,14 @@ def section(run, e):
     """{"metric", "better", "usl": {(variant, placement): fit}, "curves": [verdict.curve entries, each with
     its "variant"], "flames": {(variant, placement): path}, "evidence": bool} for an experiment with
     scaling words, else None. Every variant gets its own curves (seed 000 compares two)."""
-    sc = e.get("scaling")
+    sc = e.scaling
     if not sc:
         return None
-    variants = scaling.curves(e["points"], sc["metric"])
+    variants = scaling.curves(e.points, sc.metric)
     curves, models = [], {}
     for variant, by_p in sorted(variants.items()):
         errors = {}
-        for c in verdict.curve(scaling.summaries(by_p), sc["better"], evidence_of(run, e["name"], variant, errors)):
+        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e.name, variant, errors)):
             v = c["verdict"]
             c["variant"] = variant
             bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])
@@ -78,16 +78,16 @@ def section(run, e):
                 v["text"] = f"{variant}: {v['text']}"
             curves.append(c)
         for pl, by_t in sorted(by_p.items()):
-            models[(variant, pl)] = model_of(by_t, sc["better"])
-    return {"metric": sc["metric"], "better": sc["better"], "several": len(variants) > 1, "usl": models,
+            models[(variant, pl)] = model_of(by_t, sc.better)
+    return {"metric": sc.metric, "better": sc.better, "several": len(variants) > 1, "usl": models,
             "curves": curves, "flames": {}, "evidence": any(c["diff"] for c in curves)}
 
 
 def draw(rf, m):
     """Write each placement's differential flame graph to plots/<exp>-why-<placement>.svg (report.py,
     before it renders), and note its path in the model; a graph inferno cannot draw is said, not fatal."""
-    for e in m["experiments"]:
-        w = e.get("why")
+    for e in m.experiments:
+        w = e.why
         for c in (w or {}).get("curves", []):
             v = c["verdict"]
             name = f"{c['variant']}-{v['placement']}" if w["several"] else v["placement"]
@@ -98,6 +98,6 @@ def draw(rf, m):
             except flame.FlameError as err:
                 v["missing"] = list(v.get("missing") or []) + [f"no flame graph: {err}"]
                 continue
-            rel = os.path.relpath(rf.chart(e["name"], "why", name, "svg"), rf.path)
+            rel = os.path.relpath(rf.chart(e.name, "why", name, "svg"), rf.path)
             rf.write_text(rel, text)
             w["flames"][(c["variant"], v["placement"])] = rel

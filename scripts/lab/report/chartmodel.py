@@ -1,9 +1,11 @@
 """The shape of every chart, decided once: gnuplot (scripts/lab/report/charts.py, report.md's PNG) and the page's SVG
 (lab/report/html_page.py, report.html) both draw from these rules, so the two pictures of one run cannot
 disagree on a whisker, an ideal line, the order of bars or the rows of a heatmap."""
+import dataclasses
 from dataclasses import dataclass, field
 
-from lab.core.stats import median
+from lab.core.run import Point
+from lab.core.stats import Summary, median
 from lab.topology.topo import POLICIES, borders
 
 from lab.report import numa
@@ -12,9 +14,9 @@ from lab.report.scaling import curves
 
 def whisker(s):
     """(lo, hi, from_ci) of an error bar: the median's 95% CI where it exists (n >= 3), else min..max."""
-    if s["n"] >= 3 and s["ci_lo"] == s["ci_lo"]:
-        return max(s["ci_lo"], 0.0), s["ci_hi"], True
-    return s["min"], s["max"], False
+    if s.n >= 3 and s.ci_lo == s.ci_lo:
+        return max(s.ci_lo, 0.0), s.ci_hi, True
+    return s.min, s.max, False
 
 
 def is_rate(metric, unit):
@@ -70,22 +72,36 @@ def heatmap_axis(topo, seen):
 NAN = float("nan")
 
 
+@dataclass(frozen=True)
+class Mark(Point):
+    """What a chart draws at one place (a line's point, a bar, a heatmap cell): a point of the model, or
+    several pooled into one, with the points it stands for (their rows, raw folders, commands)."""
+    members: tuple = ()
+    extra: str = ""                 # one more line of its tooltip (a speedup mark's efficiency)
+    ideal: float | None = None      # a speedup mark's ideal
+
+
+def mark(p, **changes):
+    """The Mark of point p (its fields, these changed)."""
+    return Mark(**{f.name: getattr(p, f.name) for f in dataclasses.fields(Point)} | changes)
+
+
 def pooled(points):
     """THE pooling rule of every chart: one mark (a bar, a line's point, a heatmap cell) that gathers
     several points (several CPU sets of one relation, as c2c measures several pairs per relation) is
     the median of the points' medians; its whisker is the range of those medians (no CI: the sets are
     not repeats of one measurement), and it is suspect when any of them is. One point is itself.
-    The returned point has "members": the points it pools (their rows, raw folders, commands)."""
+    The returned Mark's members are the points it pools."""
     if len(points) == 1:
-        return dict(points[0], members=points)
-    meds = [p["s"]["median"] for p in points]
+        return mark(points[0], members=tuple(points))
+    meds = [p.summary.median for p in points]
     m = median(meds)
-    s = {"median": m, "min": min(meds), "max": max(meds), "n": len(meds),
-         "spread_pct": (max(meds) - min(meds)) / abs(m) * 100 if m else NAN,
-         "ci_lo": NAN, "ci_hi": NAN, "ci_pct": NAN,
-         "suspect": "; ".join(f"CPUs {p['cpus']}: {p['s']['suspect']}" for p in points if p["s"]["suspect"])}
-    sets = " ".join(p["cpus"] for p in points[:8]) + (" …" if len(points) > 8 else "")
-    return dict(points[0], s=s, cpus=f"median of {len(points)} CPU sets ({sets})", members=points)
+    s = Summary(median=m, min=min(meds), max=max(meds), n=len(meds),
+                spread_pct=(max(meds) - min(meds)) / abs(m) * 100 if m else NAN,
+                ci_lo=NAN, ci_hi=NAN, ci_pct=NAN, ci_method="none (a median of CPU sets' medians)",
+                suspect="; ".join(f"CPUs {p.cpus}: {p.summary.suspect}" for p in points if p.summary.suspect))
+    sets = " ".join(p.cpus for p in points[:8]) + (" …" if len(points) > 8 else "")
+    return mark(points[0], summary=s, cpus=f"median of {len(points)} CPU sets ({sets})", members=tuple(points))
 
 
 @dataclass
@@ -144,10 +160,10 @@ def _groups(points, key):
 
 
 def scaling_chart(points, metric, **_):
-    pts = [p for p in points if p["metric"] == metric and str(p["threads"]).isdigit()]
+    pts = [p for p in points if p.metric == metric and str(p.threads).isdigit()]
     if not pts:
         return None
-    unit = pts[0]["unit"]
+    unit = pts[0].unit
     lines = [Line(series_label(v, pl), v, pl, dict(sorted(marks.items())))
              for v, by_p in sorted(curves(pts, metric, pool=pooled).items())
              for pl, marks in sorted(by_p.items())]
@@ -155,53 +171,52 @@ def scaling_chart(points, metric, **_):
 
 
 def bars_chart(points, metric, **_):
-    pts = [p for p in points if p["metric"] == metric]
+    pts = [p for p in points if p.metric == metric]
     if not pts:
         return None
-    several = len({p["threads"] for p in pts}) > 1
-    groups = _groups(pts, lambda p: (bar_category(p["placement"], p["threads"], several), p["variant"]))
-    return Bars("bars", metric, pts[0]["unit"], sorted({c for c, _v in groups}, key=category_order),
+    several = len({p.threads for p in pts}) > 1
+    groups = _groups(pts, lambda p: (bar_category(p.placement, p.threads, several), p.variant))
+    return Bars("bars", metric, pts[0].unit, sorted({c for c, _v in groups}, key=category_order),
                 sorted({v for _c, v in groups}), {k: pooled(ms) for k, ms in groups.items()})
 
 
 def speedup_chart(points, metric, scaling=None, **_):
     """The speedup rows of lab/report/scaling.py (the numbers the words beside the chart rest on)."""
-    if not scaling or not scaling["rows"]:
+    if not scaling or not scaling.rows:
         return None
     lines = []
-    for pl in sorted(dict.fromkeys(r["placement"] for r in scaling["rows"]), key=category_order):
+    for pl in sorted(dict.fromkeys(r.placement for r in scaling.rows), key=category_order):
         marks = {}
-        for r in (r for r in scaling["rows"] if r["placement"] == pl):
-            bounded = r["s"]["n"] >= 3 and r["lo"] == r["lo"] and r["hi"] < float("inf")
-            s = {"median": r["speedup"], "min": r["speedup"], "max": r["speedup"], "n": r["s"]["n"],
-                 "ci_lo": r["lo"] if bounded else NAN, "ci_hi": r["hi"] if bounded else NAN,
-                 "ci_pct": NAN, "spread_pct": NAN, "suspect": r["s"]["suspect"]}
-            marks[r["threads"]] = {"variant": "", "placement": pl, "threads": r["threads"], "cpus": "", "s": s,
-                                   "metric": f"speedup of {metric}", "unit": "×", "ideal": r["ideal"], "members": [],
-                                   "extra": f"efficiency {r['eff'] * 100:.0f}% (95% CI {r['eff_lo'] * 100:.0f}–"
-                                            f"{r['eff_hi'] * 100:.0f}%)"}
+        for r in (r for r in scaling.rows if r.placement == pl):
+            bounded = r.summary.n >= 3 and r.lo == r.lo and r.hi < float("inf")
+            s = Summary(median=r.speedup, min=r.speedup, max=r.speedup, n=r.summary.n,
+                        ci_lo=r.lo if bounded else NAN, ci_hi=r.hi if bounded else NAN,
+                        ci_pct=NAN, spread_pct=NAN, ci_method="the speedup's 95% range", suspect=r.summary.suspect)
+            marks[r.threads] = Mark("", pl, r.threads, "", f"speedup of {metric}", "×", s, ideal=r.ideal,
+                                    extra=f"efficiency {r.eff * 100:.0f}% (95% CI {r.eff_lo * 100:.0f}–"
+                                          f"{r.eff_hi * 100:.0f}%)")
         lines.append(Line(pl, "", pl, marks))
-    return Series("speedup", metric, f"x, {metric} {scaling['better']} is better", lines, ideal=True)
+    return Series("speedup", metric, f"x, {metric} {scaling.better} is better", lines, ideal=True)
 
 
 def heatmap_chart(points, metric, topo=None, **_):
     """A node x node memory matrix (lab/report/numa.py: per cell the most threads), else the pair matrix
     of the first variant by name over the CPUs seen, in hwloc's order with its domain lines."""
-    pts = [p for p in points if p["metric"] == metric]
-    per = _groups(pts, lambda p: (p["variant"], p["threads"]))
+    pts = [p for p in points if p.metric == metric]
+    per = _groups(pts, lambda p: (p.variant, p.threads))
     nodes = numa.matrix([(v, t, metric, pooled(ms)) for (v, t), ms in per.items()], metric)
     if nodes:
         order = sorted({n for cell in nodes for n in cell})
-        return Matrix("heatmap", metric, next(iter(nodes.values()))["unit"], order, nodes, nodes=True,
+        return Matrix("heatmap", metric, next(iter(nodes.values())).unit, order, nodes, nodes=True,
                       variant="CPU node x memory node; bandwidth: all CPUs of a node")
-    pair = [p for p in pts if p["cpus"].count(",") == 1 and all(x.isdigit() for x in p["cpus"].split(","))]
-    first = heatmap_variant(p["variant"] for p in pair)
-    cells = {k: pooled(ms) for k, ms in _groups([p for p in pair if p["variant"] == first],
-                                                lambda p: tuple(int(x) for x in p["cpus"].split(","))).items()}
+    pair = [p for p in pts if p.cpus.count(",") == 1 and all(x.isdigit() for x in p.cpus.split(","))]
+    first = heatmap_variant(p.variant for p in pair)
+    cells = {k: pooled(ms) for k, ms in _groups([p for p in pair if p.variant == first],
+                                                lambda p: tuple(int(x) for x in p.cpus.split(","))).items()}
     if not cells:
         return None
     order, bounds = heatmap_axis(topo, {c for k in cells for c in k})
-    return Matrix("heatmap", metric, next(iter(cells.values()))["unit"], order, cells, list(bounds), first or "")
+    return Matrix("heatmap", metric, next(iter(cells.values())).unit, order, cells, list(bounds), first or "")
 
 
 KINDS = {"scaling": scaling_chart, "speedup": speedup_chart, "bars": bars_chart, "heatmap": heatmap_chart}
@@ -216,7 +231,7 @@ MAX_CATEGORIES = 64
 def build(kind, e, metric, topo=None):
     """The chart object of `chart = KIND METRIC` for an experiment of the run model, or None (no rows)."""
     f = KINDS.get(kind)
-    chart = f(e["points"], metric, scaling=e.get("scaling"), topo=topo) if f else None
+    chart = f(e.points, metric, scaling=e.scaling, topo=topo) if f else None
     if isinstance(chart, Series) and len(chart.lines) > MAX_SERIES:
         chart.left_out, chart.lines = len(chart.lines) - MAX_SERIES, chart.lines[:MAX_SERIES]
     if isinstance(chart, Bars) and (len(chart.variants) > MAX_SERIES or len(chart.categories) > MAX_CATEGORIES):

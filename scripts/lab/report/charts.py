@@ -35,7 +35,7 @@ def quoted(label):
 
 
 def suspect(p):
-    return bool(p["s"].get("suspect"))
+    return bool(p.summary.suspect)
 
 
 def series(chart, dat):
@@ -53,15 +53,15 @@ def series(chart, dat):
     with writing(dat) as f:
         for ln in lines:
             f.write(quoted(ln.variant or chart.metric if panels else ln.label) + "\n")
-            line = ideal({t: p["s"]["median"] for t, p in ln.marks.items()}) if chart.ideal else {}
+            line = ideal({t: p.summary.median for t, p in ln.marks.items()}) if chart.ideal else {}
             for t, p in sorted(ln.marks.items()):
-                s = p["s"]
-                best = p.get("ideal", line.get(t, float("nan")))
+                s = p.summary
+                best = p.ideal if p.ideal is not None else line.get(t, float("nan"))
                 lo, hi, _ci = whisker(s)
                 lo, hi = max(lo, 0) if chart.kind == "speedup" else lo, min(hi, 1e6) if chart.kind == "speedup" else hi
                 ymax = max(ymax, hi, best if chart.ideal else 0)
-                clean, hollow = ("NaN", f"{s['median']:.6g}") if suspect(p) else (f"{s['median']:.6g}", "NaN")
-                f.write(f"{t} {s['median']:.6g} {lo:.6g} {hi:.6g} {best:.6g} {clean} {hollow}\n")
+                clean, hollow = ("NaN", f"{s.median:.6g}") if suspect(p) else (f"{s.median:.6g}", "NaN")
+                f.write(f"{t} {s.median:.6g} {lo:.6g} {hi:.6g} {best:.6g} {clean} {hollow}\n")
             f.write("\n\n")
     info = {"n": len(lines), "unit": chart.unit, "ideal": int(chart.ideal),
             "suspect": int(any(suspect(p) for ln in lines for p in ln.marks.values()))}
@@ -84,8 +84,8 @@ def bars(chart, dat):
                 if p is None:
                     vals += ["NaN"] * 3 + ["0"]
                     continue
-                lo, hi, _ci = whisker(p["s"])
-                vals += [f"{p['s']['median']:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(suspect(p)))]
+                lo, hi, _ci = whisker(p.summary)
+                vals += [f"{p.summary.median:.6g}", f"{lo:.6g}", f"{hi:.6g}", str(int(suspect(p)))]
             f.write(quoted(cat) + " " + " ".join(vals) + "\n")
     return {"n": len(chart.variants), "unit": chart.unit,
             "suspect": int(any(suspect(p) for p in chart.cells.values()))}
@@ -98,7 +98,7 @@ def heatmap(chart, dat):
         for i, a in enumerate(chart.order):
             for j, b in enumerate(chart.order):
                 p = chart.at(a, b)
-                m = p["s"]["median"] if p else None
+                m = p.summary.median if p else None
                 x, y = (j, i) if chart.nodes else (i, j)
                 label = f"{m:.3g}" if chart.nodes else f"{m:.0f}" if p else ""
                 f.write(f'{x} {y} {m:.6g} "{label}"\n' if p else f'{x} {y} NaN ""\n')
@@ -123,7 +123,7 @@ def xrange_of(chart):
 
 def render(run, e, kind, metric, topo):
     chart = chartmodel.build(kind, e, metric, topo)
-    exp = e["name"]
+    exp = e.name
     if chart is None:
         return None, f"charts: {exp}: no rows for {metric}, no {kind} chart"
     base = RunFolder(run).chart(exp, kind, metric)
@@ -156,14 +156,14 @@ def draw_all(rf, exps):
     """Every chart the experiments' chart lines ask for: ([PNG written], [line said]). A spec with no data
     is read only for what it says is wrong with it; RunFolderError when a folder of the run is a link."""
     said = []
-    by_name = {e["name"]: e for e in exps}
+    by_name = {e.name: e for e in exps}
     specs = {os.path.realpath(rf.spec_path(name)) for name in by_name}
     for spec in rf.spec_paths():
         if os.path.realpath(spec) not in specs:
             spec_charts(spec)
     wanted = []
     for name, e in by_name.items():
-        for kind, metric in e["charts"]:
+        for kind, metric in e.charts:
             if kind in KINDS:
                 wanted.append((name, kind, metric))
             else:

@@ -49,8 +49,8 @@ def _by_threads(pts, metric, variant):
     """{threads: [points]} of one variant's metric (over placements, as the published series has none)."""
     out = {}
     for p in pts:
-        if p["metric"] == metric and p["variant"] == variant and str(p["threads"]).isdigit():
-            out.setdefault(int(p["threads"]), []).append(p)
+        if p.metric == metric and p.variant == variant and str(p.threads).isdigit():
+            out.setdefault(int(p.threads), []).append(p)
     return out
 
 
@@ -68,8 +68,7 @@ def arc_gap_grows(exps, pub, merged):
     e = exps.get("runner-empty")
     if not e:
         return None
-    pt, sa = (_by_threads(e["points"], "calls_per_s", "per-thread"),
-              _by_threads(e["points"], "calls_per_s", "shared-arc"))
+    pt, sa = _by_threads(e.points, "calls_per_s", "per-thread"), _by_threads(e.points, "calls_per_s", "shared-arc")
     common = sorted(set(pt) & set(sa))
     if len(common) < 2:
         return {"verdict": "not measurable here", "measured": "per-thread and shared-arc at two thread counts needed",
@@ -89,15 +88,14 @@ def arc_gap_grows(exps, pub, merged):
                      f"grows ×{g:.2f} (seed-000, {host})")
     else:
         published = "no published pair of figures at this span"
-    if min(x["median"] for x in s.values()) <= 0:
+    if min(x.median for x in s.values()) <= 0:
         return {"verdict": "inconclusive", "measured": "a median of 0 calls/s", "published": published,
                 "why": "a run measured nothing"}
-    gap_lo = s[("per-thread", lo)]["median"] / s[("shared-arc", lo)]["median"]
-    gap_hi = s[("per-thread", hi)]["median"] / s[("shared-arc", hi)]["median"]
-    measured = (f"per-thread {lo}→{hi} threads "
-                f"×{s[('per-thread', hi)]['median'] / s[('per-thread', lo)]['median']:.2f}, "
-                f"shared-arc ×{s[('shared-arc', hi)]['median'] / s[('shared-arc', lo)]['median']:.2f}: "
-                f"gap ×{gap_lo:.2f} → ×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
+    gap_lo = s[("per-thread", lo)].median / s[("shared-arc", lo)].median
+    gap_hi = s[("per-thread", hi)].median / s[("shared-arc", hi)].median
+    measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)].median / s[('per-thread', lo)].median:.2f}, "
+                f"shared-arc ×{s[('shared-arc', hi)].median / s[('shared-arc', lo)].median:.2f}: gap ×{gap_lo:.2f} → "
+                f"×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
     doubt = V.doubt_of([(f"{v} {t} threads", x) for (v, t), x in s.items()])
     if doubt:
         return {"verdict": "inconclusive", "measured": measured, "published": published, "why": doubt}
@@ -111,7 +109,7 @@ def arc_gap_grows(exps, pub, merged):
 
 def ccx_crossing_dearer(exps, merged):
     """seed-004: a same-CCX hop beats crossing a CCX."""
-    rel = next((exps[n]["relations"] for n in ("c2c-matrix", "c2c") if n in exps and exps[n].get("relations")), None)
+    rel = next((exps[n].relations for n in ("c2c-matrix", "c2c") if n in exps and exps[n].relations), None)
     claim = rel and rel.get("ccx_crossing")
     if claim and claim.get("ratio") is not None:
         return {"verdict": claim["verdict"], "published": f"×{claim['published']:.2f} ({claim['pub_where']})",
@@ -123,10 +121,8 @@ def ccx_crossing_dearer(exps, merged):
     e = exps.get("channel")
     if not e:
         return None
-    same = [p for p in e["points"]
-            if p["metric"] == "ns_per_msg" and p["placement"] == "same-l3" and p["variant"] == "unpadded"]
-    cross = [p for p in e["points"]
-             if p["metric"] == "ns_per_msg" and p["placement"] == "cross-l3" and p["variant"] == "unpadded"]
+    same = [p for p in e.points if p.metric == "ns_per_msg" and p.placement == "same-l3" and p.variant == "unpadded"]
+    cross = [p for p in e.points if p.metric == "ns_per_msg" and p.placement == "cross-l3" and p.variant == "unpadded"]
     if not same or not cross:
         return {"verdict": "not measurable here", "published": "", "measured": "",
                 "why": "no same-l3 and cross-l3 pair measured (one L3 domain: no CCX to cross)"}
@@ -141,13 +137,13 @@ def global_lock_knee(exps, pub, merged):
     if not e:
         return None
     parts, verdicts = [], []
-    tp = _by_threads(e["points"], "ops_per_s", "global")
+    tp = _by_threads(e.points, "ops_per_s", "global")
     ts = sorted(tp)
     knee_pub = _pub(pub, "seed-001", "cache-get", "global", "best_thread_count")
     kp = next(iter(knee_pub.values()), None)
     if len(ts) >= 3:
         # a knee: the best thread count is not the last one, its GET/s above the last one's beyond both CIs
-        best = max(ts, key=lambda t: merged(tp[t])["median"])
+        best = max(ts, key=lambda t: merged(tp[t]).median)
         if best == ts[-1]:
             verdict, why = "no", "GET/s highest at the most threads measured"
         else:
@@ -158,7 +154,7 @@ def global_lock_knee(exps, pub, merged):
         parts.append(f"knee: GET/s best at {best} of {ts[0]}–{ts[-1]} threads: {verdict} ({why})")
     else:
         parts.append(f"knee: not measurable here (global lock measured at {len(ts)} thread count(s); 3 needed)")
-    ms = _by_threads(e["points"], MUTEX, "global")
+    ms = _by_threads(e.points, MUTEX, "global")
     mt = sorted(ms)
     share_pub = _pub(pub, "seed-001", "cache-get", "global", MUTEX)
     published = (", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)"
@@ -168,12 +164,12 @@ def global_lock_knee(exps, pub, merged):
         doubt = V.doubt_of([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
         if doubt:
             verdicts.append("inconclusive")
-            parts.append(f"mutex share {lo['median']:.1f}% → {hi['median']:.1f}%: inconclusive ({doubt})")
+            parts.append(f"mutex share {lo.median:.1f}% → {hi.median:.1f}%: inconclusive ({doubt})")
         else:
             qlo, qhi = V.quotient_range(hi, lo)
             v, why = V.claim_above(qlo, qhi, GROWS_ABOVE)
             verdicts.append(v)
-            parts.append(f"mutex share {mt[0]}→{mt[-1]} threads {lo['median']:.1f}% → {hi['median']:.1f}%: {v} ({why})")
+            parts.append(f"mutex share {mt[0]}→{mt[-1]} threads {lo.median:.1f}% → {hi.median:.1f}%: {v} ({why})")
     else:
         parts.append("mutex share: not measured (sweep with perf=1)")
     if not verdicts:
@@ -266,7 +262,7 @@ def cause_word(results):
 def curves(run, exp, variant, e, metric, merged):
     """verdict.curve of one variant: [(placement, base, knee, diff or None, text)]."""
     out = []
-    for c in W.curve(series(e["points"], metric, variant, merged), "higher", evidence_of(run, exp, variant)):
+    for c in W.curve(series(e.points, metric, variant, merged), "higher", evidence_of(run, exp, variant)):
         v = c["verdict"]
         out.append((v["placement"], v["base_threads"], v["knee_threads"], c["diff"], v["text"]))
     return out
@@ -335,7 +331,7 @@ def server_lock(d):
 
 def server_lock_cause(run, e, merged):
     res = []
-    others = sorted({p["variant"] for p in e["points"]} - {"global", "memcached"})
+    others = sorted({p.variant for p in e.points} - {"global", "memcached"})
     for placement, b, k, d, text in curves(run, "cache-get", "global", e, "ops_per_s", merged):
         if d is None:
             res.append((None, f"global {text}"))
@@ -364,7 +360,7 @@ def server_lock_cause(run, e, merged):
 def slot_handover_cause(run, e):
     res = []
     handover = lambda r, fs: any(RING.search(f) for f in fs)  # noqa: E731
-    have = {(p["placement"], p["threads"]) for p in e["points"] if p["variant"] == "unpadded"}
+    have = {(p.placement, p.threads) for p in e.points if p.variant == "unpadded"}
     for placement, t in sorted(have):
         t = int(t)
         try:

@@ -42,9 +42,9 @@ def _medians(pts):
     """{(variant, placement, threads, cpus): {metric: median}} of the three CPU rows"""
     by = {}
     for p in pts:
-        if p["metric"] in (UTIL, BUSIEST, SERVER):
-            k = (p["variant"], p["placement"], p["threads"], p["cpus"])
-            by.setdefault(k, {})[p["metric"]] = p["s"]["median"]
+        if p.metric in (UTIL, BUSIEST, SERVER):
+            k = (p.variant, p.placement, p.threads, p.cpus)
+            by.setdefault(k, {})[p.metric] = p.summary.median
     return by
 
 

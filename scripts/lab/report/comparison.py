@@ -12,18 +12,18 @@ from lab.report import relations
 def by_key(model):
     """{(experiment, variant, placement, threads, metric, unit): {"all": [v], "clean": [v], "noise": bool}}."""
     out = {}
-    for e in model["experiments"]:
-        for p in e["points"] + e["noise"]:
-            if p.get("shared"):     # measured once, as another placement (plan.shared): compared there
+    for e in model.experiments:
+        for p in e.points + e.noise:
+            if p.shared:     # measured once, as another placement (plan.shared): compared there
                 continue
-            k = (e["name"], p["variant"], p["placement"], p["threads"], p["metric"], p["unit"])
-            d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p["noise"]})
-            for r in p["repeats"]:
-                d["all"].append(r["value"])
-                if r["suspect"]:
+            k = (e.name, p.variant, p.placement, p.threads, p.metric, p.unit)
+            d = out.setdefault(k, {"all": [], "clean": [], "suspect": 0, "noise": p.noise})
+            for r in p.repeats:
+                d["all"].append(r.value)
+                if r.suspect:
                     d["suspect"] += 1
                 else:
-                    d["clean"].append(r["value"])
+                    d["clean"].append(r.value)
     return out
 
 
@@ -108,12 +108,11 @@ def compare(ma, mb):
     rows = []
     for k in sorted(set(a) & set(b), key=order):
         sa, sb = summary(a[k]["all"]), summary(b[k]["all"])
-        row = {"key": k, "a": sa, "b": sb, "ratio": sb["median"] / sa["median"] if sa["median"] else float("nan")}
+        row = {"key": k, "a": sa, "b": sb, "ratio": sb.median / sa.median if sa.median else float("nan")}
         _t, _df, p = welch(a[k]["clean"], b[k]["clean"])
         skipped = a[k]["suspect"] + b[k]["suspect"]
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)),
-            "only_b": len(set(b) - set(a)),
-            "warnings": warnings(ma["run"], mb["run"])}
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+            "warnings": warnings(ma.path, mb.path)}

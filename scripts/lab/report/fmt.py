@@ -14,13 +14,13 @@ def fmt(x):
 
 def spread(s):
     """Relative spread, or why there is none (one sample, or a zero median)."""
-    if s["n"] < 2:
+    if s.n < 2:
         return "one sample"
-    return "–" if s["spread_pct"] != s["spread_pct"] else f"{s['spread_pct']:.1f}%"
+    return "–" if s.spread_pct != s.spread_pct else f"{s.spread_pct:.1f}%"
 
 
 def ci(s):
     """The median's 95% CI as ±% of it, or why there is none."""
-    if s["n"] < 3:
-        return f"n={s['n']}: none"
-    return "–" if s["ci_pct"] != s["ci_pct"] else f"±{s['ci_pct']:.1f}%"
+    if s.n < 3:
+        return f"n={s.n}: none"
+    return "–" if s.ci_pct != s.ci_pct else f"±{s.ci_pct:.1f}%"

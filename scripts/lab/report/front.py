@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lab.core.runfolder import RunFolder, RunFolderError
 from lab.core.term import visible
+from lab.errors import LabError
 from lab.report import causes, charts, goals, html_page, markdown, model
 from lab.report.journal import JournalError
 from lab.why import usl
@@ -23,23 +24,8 @@ UNREADABLE = (model.DataError, JournalError, RunFolderError)
 BUILDS = [0]     # how many times a model was built in this process (a test holds each program to one)
 
 
-class Unreadable(Exception):
+class Unreadable(LabError):
     """A run folder the model cannot be built from; str() is the one line (file:line where there is one)."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """A run folder read once: its folder and the model every renderer draws from (lab/report/model.py)."""
-    path: str
-    folder: RunFolder
-    model: dict
-
-    @property
-    def experiments(self):
-        return self.model["experiments"]
-
-    def experiment(self, name):
-        return next((e for e in self.experiments if e["name"] == name), None)
 
 
 @dataclass(frozen=True)
@@ -54,13 +40,12 @@ class Drawn:
 
 def read(path):
     """The Run of a run folder; Unreadable (one line) for a folder no model can be built from."""
-    rf = RunFolder(path)
     try:
-        m = model.build(rf.path)
+        run = model.build(RunFolder(path).path)
     except UNREADABLE as e:
         raise Unreadable(str(e)) from None
     BUILDS[0] += 1
-    return Run(rf.path, rf, m)
+    return run
 
 
 def draw_charts(run):
@@ -72,23 +57,29 @@ def draw_charts(run):
         raise Unreadable(str(e)) from None
     except (subprocess.SubprocessError, OSError) as e:
         said.append(f"charts: {e}")
-    for e in run.experiments:      # what the report shows: the charts on disk now
-        e["chart_files"] = model.chart_files(run.folder, e["name"], e["charts"])
     return made, said
+
+
+def with_charts_on_disk(run):
+    """The Run with each experiment's chart files as they are on disk now (what the report shows after
+    drawing): a new Run, the one read is not edited."""
+    return dataclasses.replace(run, experiments=tuple(
+        dataclasses.replace(e, chart_files=model.chart_files(run.folder, e.name, e.charts)) for e in run.experiments))
 
 
 def draw(run, charts_too=True):
     """Charts (unless charts_too=False), flame graphs, report.md and report.html of a Run; Unreadable when a
     folder of the run is not a real folder inside it (nothing is written there)."""
     made, said = draw_charts(run) if charts_too else ([], [])
+    run = with_charts_on_disk(run) if charts_too else run
     try:
-        causes.draw(run.folder, run.model)      # the flame graphs of why=1 evidence, by inferno into plots/
-        run.folder.write_text("report.md", markdown.render(run.model))
-        run.folder.write_text("report.html", html_page.report(run.model))
+        causes.draw(run.folder, run)      # the flame graphs of why=1 evidence, by inferno into plots/
+        run.folder.write_text("report.md", markdown.render(run))
+        run.folder.write_text("report.html", html_page.report(run))
     except RunFolderError as e:
         raise Unreadable(str(e)) from None
     for e in run.experiments:      # the goals a spec states, judged: the benchmark's last words
-        said += [f"{e['name']}: {line}" for line in goals.sentences(e["goals"])]
+        said += [f"{e.name}: {line}" for line in goals.sentences(e.goals)]
     return Drawn(tuple(made), run.folder.report_md, run.folder.report_html, tuple(said))
 
 
@@ -111,17 +102,17 @@ def after_sweep(outcome, out=None, quiet=False):
 
 def scaling_words(e, report_md):
     """How one experiment scales, as the terminal shows it (report.md has the numbers): [line]."""
-    sc = e.get("scaling")
+    sc = e.scaling
     if not sc:
         return []
-    return [f"How it scales ({sc['metric']}, {sc['better']} is better; numbers in {report_md}):"] + \
-        ["  - " + line.replace("**", "") for line in sc["sentences"]]
+    return [f"How it scales ({sc.metric}, {sc.better} is better; numbers in {report_md}):"] + \
+        ["  - " + line.replace("**", "") for line in sc.sentences]
 
 
 def why_words(e, report_html):
     """The cause in words (lab/report/causes.py) and each curve's USL model: [line]; what the host could
     not give comes first, once."""
-    w = e.get("why")
+    w = e.why
     if not w:
         return []
     out = [f"Why it stops scaling (evidence, flame graphs: {report_html}):"]

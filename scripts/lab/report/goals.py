@@ -21,6 +21,7 @@ import re
 
 from lab.engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
 from lab.engine.spec import spec_text
+from lab.core.run import Goal, GoalRow
 from lab.core import rules as V
 from lab.core.rules import merged
 
@@ -29,13 +30,13 @@ def _summaries(pts, metric):
     """{(variant, placement, threads): summary over that point's repeats (every CPU set merged)}."""
     by = {}
     for p in pts:
-        if p["metric"] == metric:
-            by.setdefault((p["variant"], p["placement"], str(p["threads"])), []).append(p)
+        if p.metric == metric:
+            by.setdefault((p.variant, p.placement, str(p.threads)), []).append(p)
     return {k: merged(v) for k, v in by.items()}
 
 
 def judge(goal, pts, doubts=None):
-    """[{text, placement, threads, picked, ratio, lo, hi, verdict, why, caveat}] for one parsed goal;
+    """[GoalRow] for one parsed goal;
     doubts: {(variant, placement, threads): words} of points whose server was not saturated
     (client.capacity_doubts)."""
     doubts = doubts or {}
@@ -51,32 +52,31 @@ def judge(goal, pts, doubts=None):
         nums = [(v, s[(v, pl, t)]) for v in goal["num"] if (v, pl, t) in s]
         if den is None or not nums:
             continue
-        picked, num = (max if higher else min)(nums, key=lambda x: x[1]["median"])
-        row = {"placement": pl, "threads": t, "picked": picked, "ratio": None, "lo": None, "hi": None,
-               "caveat": "; ".join(f"{v} {pl} t{t} {doubts[(v, pl, t)]}" for v in (picked, goal["den"])
-                                   if (v, pl, t) in doubts)}
+        picked, num = (max if higher else min)(nums, key=lambda x: x[1].median)
+        caveat = "; ".join(f"{v} {pl} t{t} {doubts[(v, pl, t)]}" for v in (picked, goal["den"]) if (v, pl, t) in doubts)
         doubt = V.doubt_of([(f"{picked} {pl} t{t}", num), (f"{goal['den']} {pl} t{t}", den)])
+        ratio = lo = hi = None
         if V.ci_bounds(den)[0] <= 0:
-            row.update(verdict="inconclusive", why=f"{goal['den']} {pl} t{t}: its 95% CI reaches 0")
+            verdict, why = "inconclusive", f"{goal['den']} {pl} t{t}: its 95% CI reaches 0"
         else:
-            row["ratio"] = num["median"] / den["median"]
-            row["lo"], row["hi"] = V.quotient_range(num, den)
-            r, lo, hi = goal["ratio"], row["lo"], row["hi"]
+            ratio = num.median / den.median
+            lo, hi = V.quotient_range(num, den)
+            r = goal["ratio"]
             where, sign = f"95% CI ×{lo:.2f}–×{hi:.2f}", "≥" if higher else "≤"
             if doubt:
-                row.update(verdict="inconclusive", why=doubt)
+                verdict, why = "inconclusive", doubt
             elif (lo >= r) if higher else (hi <= r):
-                row.update(verdict="met", why=f"{where}: all of it {sign} ×{r:g}")
+                verdict, why = "met", f"{where}: all of it {sign} ×{r:g}"
             elif (hi < r) if higher else (lo > r):
-                row.update(verdict="not met", why=f"{where}: none of it {sign} ×{r:g}")
+                verdict, why = "not met", f"{where}: none of it {sign} ×{r:g}"
             else:
-                row.update(verdict="inconclusive", why=f"{where} straddles ×{r:g}")
-        out.append(row)
+                verdict, why = "inconclusive", f"{where} straddles ×{r:g}"
+        out.append(GoalRow(pl, t, picked, ratio, lo, hi, caveat, verdict, why))
     return out
 
 
 def of_experiment(spec_path, pts, doubts=None):
-    """[{goal: text, rows: judge(), error: str}] for the goal lines of a run's saved spec. A line this
+    """[Goal] for the goal lines of a run's saved spec. A line this
     parser refuses (a received run's, or one written by a later lab) is shown as such, not judged."""
     out = []
     if not os.path.lexists(spec_path):
@@ -87,11 +87,11 @@ def of_experiment(spec_path, pts, doubts=None):
         try:
             g = parse(ln.split("=", 1)[1].strip())
         except ValueError as e:     # its text is not shown: a received file's words are not the report's
-            out.append({"goal": f"line {n}", "rows": [], "error": f"not a goal this lab reads: {e}"})
+            out.append(Goal(f"line {n}", (), f"not a goal this lab reads: {e}"))
             continue
         rows = judge(g, pts, doubts)
-        out.append({"goal": text(g), "rows": rows,
-                    "error": "" if rows else f"not measured here: no {g['metric']} of both sides at one point"})
+        out.append(Goal(text(g), tuple(rows),
+                        "" if rows else f"not measured here: no {g['metric']} of both sides at one point"))
     return out
 
 
@@ -99,11 +99,10 @@ def sentences(goals):
     """One line per judged goal row, for the report and the sweep's last words."""
     out = []
     for g in goals:
-        if not g["rows"]:
-            out.append(f"goal {g['goal']}: {g['error']}")
-        for r in g["rows"]:
-            ratio = f"{r['picked']} ×{r['ratio']:.2f}" if r["ratio"] is not None else r["picked"]
-            caveat = f"; not server-bound: {r['caveat']}" if r.get("caveat") else ""
-            out.append(f"goal {g['goal']} at {r['placement']} t{r['threads']}: {ratio}: {r['verdict']} "
-                       f"({r['why']}{caveat})")
+        if not g.rows:
+            out.append(f"goal {g.goal}: {g.error}")
+        for r in g.rows:
+            ratio = f"{r.picked} ×{r.ratio:.2f}" if r.ratio is not None else r.picked
+            caveat = f"; not server-bound: {r.caveat}" if r.caveat else ""
+            out.append(f"goal {g.goal} at {r.placement} t{r.threads}: {ratio}: {r.verdict} ({r.why}{caveat})")
     return out

@@ -97,29 +97,29 @@ HEATMAP_SVG_CPUS = 64    # above this many CPUs a heatmap is inlined as the gnup
 def chart_points(e):
     """{id(point): href} for chart markers: the point's row in the table (or its raw folder)."""
     out = {}
-    in_table = {id(p) for p in e["table"]}     # by identity: `p in list` of dicts is quadratic
-    for i, p in enumerate(e["points"]):
+    in_table = {id(p) for p in e.table}     # by identity: `p in list` of dicts is quadratic
+    for i, p in enumerate(e.points):
         if id(p) in in_table:
-            out[id(p)] = f"#{pid(e['name'], i)}"
+            out[id(p)] = f"#{pid(e.name, i)}"
         else:
-            raw = next((r["raw"] for r in p["repeats"] if r["raw"]), None)
+            raw = next((r.raw for r in p.repeats if r.raw), None)
             out[id(p)] = href(f"{raw}/") if raw else ""
     return out
 
 
 def command_of(p):
-    cmd = next((r["command"] for r in p["repeats"] if r["command"]), None)
+    cmd = next((r.command for r in p.repeats if r.command), None)
     return f"command: {cmd}" if cmd else ""
 
 
 def mark(p, hrefs, prefix):
     """(pooled point, href, tooltip line) of a chart mark: it links the first point it pools."""
-    first = (p.get("members") or [None])[0]
+    first = (p.members or [None])[0]
     if prefix:
         return p, "", f"run {prefix.strip()}"
     if first is None:
-        return p, "", p.get("extra", "")
-    return p, hrefs.get(id(first), ""), p.get("extra") or command_of(first)
+        return p, "", p.extra
+    return p, hrefs.get(id(first), ""), p.extra or command_of(first)
 
 
 def draw(run_label_sets, kind, metric, title, run=None):
@@ -159,9 +159,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
         hrefs = chart_points(e)
         cells = {k: mark(p, hrefs, "")[:2] for k, p in ch.cells.items()}
         if ch.nodes:
-            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order,
-                               mirror=False)
-        png = RunFolder(run).chart(e["name"], "heatmap", metric, "png") if run else ""
+            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order, mirror=False)
+        png = RunFolder(run).chart(e.name, "heatmap", metric, "png") if run else ""
         if len(ch.order) > HEATMAP_SVG_CPUS and os.path.exists(png):
             # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.
             return embed(run, view.Figure(os.path.relpath(png, run), f"{title} heatmap, {len(ch.order)} CPUs"))
@@ -172,39 +171,39 @@ def draw(run_label_sets, kind, metric, title, run=None):
 # --- report.html ------------------------------------------------------------------------------------
 def experiment(m, e):
     """What templates/report.html.j2 shows of one experiment: its marks, charts and view blocks."""
-    charts = [draw([("", e, False)], k, mt, f"{e['name']}: {mt}", m["run"]) for k, mt in dict.fromkeys(e["charts"])]
+    charts = [draw([("", e, False)], k, mt, f"{e.name}: {mt}", m.path) for k, mt in dict.fromkeys(e.charts)]
     return {"e": e, "marks": view.marks(e), "charts": [Markup(c) for c in charts if c],   # svg.py escapes its text
-            "imported": (e.get("relations") or {}).get("imported"), "blocks": view.experiment(e),
-            "perf": [(href(os.path.relpath(t["path"], m["run"])), t["point"]) for t in e["perf"]]}
+            "imported": (e.relations or {}).get("imported"), "blocks": view.experiment(e),
+            "perf": [(href(os.path.relpath(t["path"], m.path)), t["point"]) for t in e.perf]}
 
 
 def report(m):
-    exps = m["experiments"]
+    exps = m.experiments
     body = TEMPLATES.get_template("report.html.j2").render(
         m=m, frame=view.frame(m), exps=[experiment(m, e) for e in exps],
-        stories=view.stories(m).blocks if m["stories"] else [view.Paragraph(view.NO_STORY, flag="mute")],
-        env=view.environment(m["host"]).blocks, embed=lambda f: embed(m["run"], f))
-    return page(f"Scaling lab run {m['name']}", body)
+        stories=view.stories(m).blocks if m.stories else [view.Paragraph(view.NO_STORY, flag="mute")],
+        env=view.environment(m.host).blocks, embed=lambda f: embed(m.path, f))
+    return page(f"Scaling lab run {m.name}", body)
 
 
 # --- compare.html -----------------------------------------------------------------------------------
 def compare(ma, mb, cmp):
-    na, nb = ma["name"], mb["name"]
+    na, nb = ma.name, mb.name
     labels = [(f"A: {na}", ma), (f"B: {nb}", mb)]
-    exps_b = {e["name"]: e for e in mb["experiments"]}
+    exps_b = {e.name: e for e in mb.experiments}
     exps = []
-    for ea in ma["experiments"]:
-        eb = exps_b.get(ea["name"])
+    for ea in ma.experiments:
+        eb = exps_b.get(ea.name)
         if not eb:
             continue
-        charts = [draw([("A ", ea, False), ("B ", eb, True)], k, mt, f"{ea['name']}: {mt} (A solid, B dashed/light)")
-                  for k, mt in dict.fromkeys(ea["charts"]) if k != "heatmap"]
-        charted = {mt for _k, mt in ea["charts"]}
-        mine = [r for r in cmp["rows"] if r["key"][0] == ea["name"]]
+        charts = [draw([("A ", ea, False), ("B ", eb, True)], k, mt, f"{ea.name}: {mt} (A solid, B dashed/light)")
+                  for k, mt in dict.fromkeys(ea.charts) if k != "heatmap"]
+        charted = {mt for _k, mt in ea.charts}
+        mine = [r for r in cmp["rows"] if r["key"][0] == ea.name]
         shown = [r for r in mine if r["key"][4] in charted]
         rest = [r for r in mine if r["key"][4] not in charted]
-        noise = [r for r in cmp["noise"] if r["key"][0] == ea["name"]]
-        exps.append({"name": ea["name"], "charts": [Markup(c) for c in charts if c],
+        noise = [r for r in cmp["noise"] if r["key"][0] == ea.name]
+        exps.append({"name": ea.name, "charts": [Markup(c) for c in charts if c],
                      "blocks": ([view.compare_points(shown)] if shown else []) +
                      ([view.compare_points(rest, f"{'other metrics' if shown else 'every metric'} ({len(rest)} rows)",
                                            open_=not shown)] if rest else []) +
@@ -213,5 +212,5 @@ def compare(ma, mb, cmp):
     # the hosts' rows where they differ stand out: that is what the comparison is about
     body = TEMPLATES.get_template("compare.html.j2").render(
         na=na, nb=nb, ma=ma, mb=mb, cmp=cmp, exps=exps, relations=view.compare_relations(cmp),
-        hosts=view.fleet_hosts(labels, [(lab, m["run"] + "/report.html") for lab, m in labels]), embed=None)
+        hosts=view.fleet_hosts(labels, [(lab, m.path + "/report.html") for lab, m in labels]), embed=None)
     return page(f"{na} vs {nb}", body)

@@ -50,53 +50,53 @@ def blocks(items):
 
 
 def environment(m):
-    return blocks([view.environment(m["host"])])
+    return blocks([view.environment(m.host)])
 
 
 def perf_tables(run, e, most=8):
     out = []
     fence = "`" * 3
-    for top in e["perf"][:most]:     # read by the model through the safe reader (model.perf_tops)
+    for top in e.perf[:most]:     # read by the model through the safe reader (model.perf_tops)
         out += ["", f"<details><summary>perf: top symbols of {top['point']}</summary>", "", fence]
         out += [ln.rstrip().replace(fence, "'" * 3) for ln in top["text"].splitlines()] + [fence, "</details>"]
-    if len(e["perf"]) > most:
-        out.append(f"\n({len(e['perf']) - most} more profiles under raw/{e['name']}/.)")
+    if len(e.perf) > most:
+        out.append(f"\n({len(e.perf) - most} more profiles under raw/{e.name}/.)")
     return out
 
 
 def render(m):
     f = view.frame(m)
-    lines = [f"# Scaling lab run {m['name']}", "",
+    lines = [f"# Scaling lab run {m.name}", "",
              f"{f.head} · command `{f.command}`" + (f" · journal: {f.journal}" if f.journal else ""), "",
-             f"Host: {m['host']['one_line']}. An HTML version of this report: `report.html`.", "", f.tally, ""]
+             f"Host: {m.host.one_line}. An HTML version of this report: `report.html`.", "", f.tally, ""]
     lines += [f"**Warning:** {w}.\n" for w in f.warnings]
-    lines += blocks([view.stories(m)] if m["stories"] else [])
+    lines += blocks([view.stories(m)] if m.stories else [])
     lines += environment(m)
-    for e in m["experiments"]:
-        lines += [f"## {e['name']}", ""]
-        if e["spec"]:
-            lines += ["```"] + e["spec"] + ["```", ""]
+    for e in m.experiments:
+        lines += [f"## {e.name}", ""]
+        if e.spec:
+            lines += ["```"] + e.spec + ["```", ""]
         lines += [f"- {k.head}{k.label}{k.tail}" + (f": {k.reason}" if k.reason else "") for k in view.marks(e)]
         lines.append("")
-        lines += blocks(view.figures(m["run"], e))
-        rec = (e.get("relations") or {}).get("imported")
+        lines += blocks(view.figures(m.path, e))
+        rec = (e.relations or {}).get("imported")
         if rec:     # every published number shown names where it was published
             lines += [f"Published numbers, not measured here: {rec.get('source', '?')} "
                       f"(file {rec.get('file', '?')}).", ""]
         lines += blocks(view.experiment(e))
-        if not e["points"]:
+        if not e.points:
             lines += ["No measured rows.", ""]
-        lines += perf_tables(m["run"], e)
+        lines += perf_tables(m.path, e)
         lines.append("")
-    if m["not_measured"]:
-        lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m["not_measured"].items())] + [""]
+    if m.not_measured:
+        lines += ["## Not measured", ""] + [f"- {x}: {why}" for x, why in sorted(m.not_measured.items())] + [""]
     # A received name's control characters are shown as \xNN, never left for a terminal or viewer to obey.
     return visible("\n".join(lines), lines=True) + "\n"
 
 
 def comparison(ma, mb, cmp):
     """compare.py's page: two run models and their comparison (lab/report/comparison.py)."""
-    na, nb = ma["name"], mb["name"]
+    na, nb = ma.name, mb.name
     out = [f"# {na} vs {nb}", "", f"A = `{na}`, B = `{nb}`.", ""]
     out += [f"**Warning:** {w}." for w in cmp["warnings"]] + ([""] if cmp["warnings"] else [])
     out += ["## A"] + environment(ma)[1:] + ["## B"] + environment(mb)[1:]

@@ -4,6 +4,8 @@ command of every repeat), the published comparisons with their verdicts, and one
 
 Renderers format this model; they compute no number of their own."""
 import csv
+import dataclasses
+import json
 import math
 import os
 
@@ -13,6 +15,7 @@ from lab.engine.memplace import memory_nodes
 from lab.engine import plan
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
+from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
 from lab.core.stats import summary
 from lab.core.tidy import COLUMNS, read, row_problem
 
@@ -20,14 +23,18 @@ from lab.core import c2c_published
 from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.core import rules as V
 from lab.core.rules import merged
+from lab.errors import LabError
 from lab.report.journal import Journal
 
 # Published names that differ from ours for the same quantity.
 METRIC_ALIASES = {"one_way_latency": "one_way_ns"}
 POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
+# env/ files of key=value lines that say what moves results (scripts/env.sh writes them): the Host's settings
+SETTINGS = {"topology": "topology.txt", "virt": "virt.txt", "cpu_state": "cpu-state.txt",
+            "memory_time": "memory-time.txt"}
 
 
-class DataError(ValueError):
+class DataError(LabError, ValueError):
     """A data file the report cannot read; the message names file:line."""
 
 
@@ -74,9 +81,10 @@ def read_rows(path):
 
 # --- host -----------------------------------------------------------------------------------------
 def host(run, rec=None):
-    """The host's rows; rec: the run's import record (runfolder.import_record(), None for a sweep)."""
+    """The run's Host; rec: the run's import record (runfolder.import_record(), None for a sweep)."""
     env = RunFolder(run).env_dir
-    topo, virt, cpu = kv(f"{env}/topology.txt"), kv(f"{env}/virt.txt"), kv(f"{env}/cpu-state.txt")
+    settings = {key: kv(f"{env}/{name}") for key, name in SETTINGS.items()}
+    topo, virt, cpu = settings["topology"], settings["virt"], settings["cpu_state"]
     model = first_line(f"{env}/cpuinfo.txt", "model name").lstrip(": \t") or "unknown CPU"
     kind = virt.get("kind", "unknown")
     kind_text = {"vm": f"VM ({virt.get('vm', '?')})", "bare-metal": "bare metal"}.get(kind, kind)
@@ -90,33 +98,29 @@ def host(run, rec=None):
     shape = (f"{topo.get('packages', '?')} pkg · {topo.get('numa_nodes', '?')} NUMA · "
              f"{topo.get('l3_domains', '?')} L3 · {topo.get('cores', '?')} cores · {topo.get('pus', '?')} PUs")
     build = f"{env}/build.txt"
-    mt = kv(f"{env}/memory-time.txt")
+    mt = settings["memory_time"]
     kind_of_run = kind_of(rec)
     if kind_of_run == KIND_IMPORTED:   # another tool's result file (scripts/lab/imports/): what the file says
         src = f"{rec.get('source', '?')}, sha256 {str(rec.get('sha256', '?'))[:16]}…"
         said = rec.get("machine") if isinstance(rec.get("machine"), dict) else {}
-        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)",
-                "kind": KIND_IMPORTED, "imported": rec, "build": None,
-                "rows": [("host kind", f"imported ({src}; the machine as the file states it)"),
-                         ("CPU", str(rec.get("cpu", "?"))),
-                         ("topology", f"{rec.get('topology') or 'not given'}: {shape}")]
-                + [(f"file: {k}", str(v)) for k, v in list(said.items())[:32]]}
+        return Host(f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)", KIND_IMPORTED,
+                    (("host kind", f"imported ({src}; the machine as the file states it)"),
+                     ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}"))
+                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec, settings=settings)
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
-        return {"one_line": f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)",
-                "kind": KIND_PUBLISHED, "imported": rec, "build": None,
-                "rows": [("host kind", f"published (imported by import-c2c; {src})"),
-                         ("CPU", rec.get("cpu", "?")),
-                         ("CPU identity", " ".join(f"{k}={rec[k]}"
-                                                   for k in ("vendor_id", "cpu_family", "model", "uarch")
-                                                   if rec.get(k)) or "not catalogued"),
-                         ("topology", f"{rec.get('topology', '?')}: {shape}"),
-                         ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
-                                    f"{str(rec.get('sha256', '?'))[:16]}…")]}
-    return {
-        "one_line": f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
-        "kind": kind,
-        "rows": [
+        return Host(f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)", KIND_PUBLISHED,
+                    (("host kind", f"published (imported by import-c2c; {src})"),
+                     ("CPU", rec.get("cpu", "?")),
+                     ("CPU identity", " ".join(f"{k}={rec[k]}" for k in ("vendor_id", "cpu_family", "model", "uarch")
+                                               if rec.get(k)) or "not catalogued"),
+                     ("topology", f"{rec.get('topology', '?')}: {shape}"),
+                     ("matrix", f"{rec.get('cpus', '?')} CPUs, {rec.get('pairs', '?')} pairs, sha256 "
+                                f"{str(rec.get('sha256', '?'))[:16]}…")), imported=rec, settings=settings)
+    return Host(
+        f"{model} · {shape} · {kind_text} · Linux {kernel} · commit {commit} · {path}",
+        kind,
+        (
             ("host kind", f"{kind} (vm: {virt.get('vm', '?')}, container: {virt.get('container', '?')})"),
             ("CPU", model),
             ("topology", f"{topo.get('packages', '?')} package(s), {topo.get('numa_nodes', '?')} NUMA node(s) "
@@ -131,13 +135,14 @@ def host(run, rec=None):
             ("commit", first_line(f"{env}/git.txt")),
             ("path", path),
             ("memory and time", memory_time_row(mt)),
-        ] + ([("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt"))]
+        ) + ((("Cassandra cluster", cluster_row(f"{env}/cassandra-cluster.txt")),)
              if os.path.exists(f"{env}/cassandra-cluster.txt")
-             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else [])
-        + ([("load generators", network_row(f"{env}/network.txt"))] if os.path.exists(f"{env}/network.txt") else []),
-        "warnings": memory_time_warnings(mt),
-        "build": (read_file(build, "env") or "").strip() or None,
-    }
+             and not first_line(f"{env}/cassandra-cluster.txt").startswith("unavailable") else ())
+        + ((("load generators", network_row(f"{env}/network.txt")),) if os.path.exists(f"{env}/network.txt") else ()),
+        warnings=tuple(memory_time_warnings(mt)),
+        build=(read_file(build, "env") or "").strip() or None,
+        settings=settings,
+    )
 
 
 def cluster_row(path):
@@ -228,20 +233,16 @@ def points(run, exp, rows, journal):
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
-            reps.append({"repeat": r["repeat"], "value": float(r["value"]),
-                         "suspect": "; ".join(x for x in reasons if x),
-                         "raw": raw, "mem_nodes": nodes,
-                         "command": ev.get("command"), "seconds": ev.get("seconds")})
-        s = summary([x["value"] for x in reps])
-        bad = [x for x in reps if x["suspect"]]
-        s["suspect"] = "; ".join(f"r{x['repeat']}: {x['suspect']}" for x in bad)
+            reps.append(Repeat(r["repeat"], float(r["value"]), "; ".join(x for x in reasons if x), raw, tuple(nodes),
+                               ev.get("command"), ev.get("seconds")))
+        bad = [x for x in reps if x.suspect]
+        s = summary([x.value for x in reps], "; ".join(f"r{x.repeat}: {x.suspect}" for x in bad))
         # where the instrument said the measured memory was (ran-on.csv), over the repeats; "" if it did not say
-        mem = sorted({n for x in reps for n in x["mem_nodes"]})
-        out.append({"variant": variant, "placement": placement, "threads": threads, "cpus": cpus,
-                    "metric": metric, "unit": unit, "s": s, "repeats": reps, "noise": False,
-                    "mem_node": ",".join(map(str, mem)), "shared": ""})
+        mem = sorted({n for x in reps for n in x.mem_nodes})
+        out.append(Point(variant, placement, threads, cpus, metric, unit, s, tuple(reps),
+                         noise=metric in NOISE_METRICS, mem_node=",".join(map(str, mem))))
     out += shared_points(out, journal.shared(exp))
-    out.sort(key=lambda p: (p["metric"], p["variant"], p["placement"], tint(p["threads"]), p["cpus"]))
+    out.sort(key=lambda p: (p.metric, p.variant, p.placement, tint(p.threads), p.cpus))
     return out
 
 
@@ -250,20 +251,20 @@ def shared_points(pts, shared):
     curve, marked `shared` with the placement they were measured as; only where that point was measured."""
     by_point = {}
     for p in pts:       # by point, once: a received journal may name thousands of shared points
-        by_point.setdefault((p["variant"], p["placement"], p["threads"]), []).append(p)
-    return [dict(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
+        by_point.setdefault((p.variant, p.placement, p.threads), []).append(p)
+    return [dataclasses.replace(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
             if (variant, placement, threads) not in by_point       # measured itself: its own rows win
             for p in by_point.get((variant, owner, threads), ())]
 
 
 def headline(pts, metrics):
     """Charted metrics at a glance: (metric, unit, placement, threads) rows, one cell per variant."""
-    pts = [p for p in pts if p["metric"] in metrics]
-    variants = sorted({p["variant"] for p in pts})
+    pts = [p for p in pts if p.metric in metrics]
+    variants = sorted({p.variant for p in pts})
     cells = {}
     for p in pts:
-        cells.setdefault((p["metric"], p["unit"], p["placement"], p["threads"]), {}).setdefault(
-            p["variant"], []).append(p)
+        cells.setdefault((p.metric, p.unit, p.placement, p.threads), {}).setdefault(
+            p.variant, []).append(p)
     rows = []
     for k in sorted(cells, key=lambda k: (metrics.index(k[0]), k[2], tint(k[3]))):
         rows.append({"metric": k[0], "unit": k[1], "placement": k[2], "threads": k[3],
@@ -295,9 +296,9 @@ def matching(pts, metric, variant, threads=None):
     """{label: [points]} whose variant or placement is the published variant (label: the other one)."""
     found = {}
     for p in pts:
-        if p["metric"] == metric and variant in (p["variant"], p["placement"]) and \
-                (threads is None or str(p["threads"]) == str(threads)):
-            found.setdefault(p["variant"] if variant == p["placement"] else p["placement"], []).append(p)
+        if p.metric == metric and variant in (p.variant, p.placement) and \
+                (threads is None or str(p.threads) == str(threads)):
+            found.setdefault(p.variant if variant == p.placement else p.placement, []).append(p)
     return found
 
 
@@ -308,8 +309,8 @@ def beside(exp, pts, pub):
         metric = METRIC_ALIASES.get(r["metric"], r["metric"])
         for label, ps in sorted(matching(pts, metric, r["variant"], r["threads"]).items()):
             s = merged(ps)
-            rows.append({"pub": r, "label": label, "s": s, "unit": ps[0]["unit"],
-                         "ratio": s["median"] / float(r["value"])})
+            rows.append({"pub": r, "label": label, "s": s, "unit": ps[0].unit,
+                         "ratio": s.median / float(r["value"])})
     return rows
 
 
@@ -324,9 +325,9 @@ def shapes(exp, pts, pub):
     for (src, host_, variant, metric), pubpts in sorted(series.items()):
         mine = {}
         for p in pts:
-            if p["metric"] == METRIC_ALIASES.get(metric, metric) and variant in (p["variant"], p["placement"]) \
-                    and str(p["threads"]).isdigit():
-                mine.setdefault(int(p["threads"]), []).append(p)
+            if p.metric == METRIC_ALIASES.get(metric, metric) and variant in (p.variant, p.placement) \
+                    and str(p.threads).isdigit():
+                mine.setdefault(int(p.threads), []).append(p)
         common = sorted(set(pubpts) & set(mine))
         if len(common) < 2:
             continue
@@ -336,7 +337,7 @@ def shapes(exp, pts, pub):
         slo, shi = merged(mine[lo]), merged(mine[hi])
         mw, verdict, why = V.shape_verdict(pw, slo, shi, hi / lo, (f"{lo} threads", f"{hi} threads"))
         out.append({"source": src, "host": host_, "variant": variant, "lo": lo, "hi": hi,
-                    "pub_factor": pf, "pub_word": pw, "factor": shi["median"] / slo["median"],
+                    "pub_factor": pf, "pub_word": pw, "factor": shi.median / slo.median,
                     "word": mw, "verdict": verdict, "why": why})
     return out
 
@@ -344,10 +345,9 @@ def shapes(exp, pts, pub):
 def series_points(pts, lab):
     out = {}
     for p in pts:
-        if (p["variant"], p["placement"], p["metric"]) \
-                == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
-                and str(p["threads"]).isdigit():
-            out.setdefault(int(p["threads"]), []).append(p)
+        if (p.variant, p.placement, p.metric) == (lab["lab_variant"], lab["lab_placement"], lab["lab_metric"]) \
+                and str(p.threads).isdigit():
+            out.setdefault(int(p.threads), []).append(p)
     return out
 
 
@@ -385,7 +385,7 @@ def ratios(exp, pts, pub, vmap):
 
 # --- an experiment and a run ----------------------------------------------------------------------
 def missing_charts(charts, pts):
-    measured = {p["metric"] for p in pts}
+    measured = {p.metric for p in pts}
     out = []
     for kind, metric in charts:
         if metric not in measured:
@@ -404,9 +404,9 @@ def suspect_points(pts):
     """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
     out = {}
     for p in pts:
-        if p["s"]["suspect"]:
-            k = (p["variant"], p["placement"], p["threads"], p["cpus"], p["s"]["suspect"])
-            out.setdefault(k, (p, []))[1].append(p["metric"])
+        if p.summary.suspect:
+            k = (p.variant, p.placement, p.threads, p.cpus, p.summary.suspect)
+            out.setdefault(k, (p, []))[1].append(p.metric)
     return list(out.values())
 
 
@@ -432,25 +432,7 @@ def measured(run, exp, journal, rec):
     """(chart lines, every point) of an experiment: what its charts (charts.py) and its report start from."""
     rf = RunFolder(run)
     charts = chart_lines(rf, exp, rec)
-    all_pts = points(run, exp, read_rows(rf.data_csv(exp)), journal)
-    for p in all_pts:
-        p["noise"] = p["metric"] in NOISE_METRICS
-    return charts, all_pts
-
-
-def charted(run):
-    """The part of the model the charts draw from (lab/report/chartmodel.py): per experiment its chart lines,
-    measured points and scaling rows, without the published comparisons a report adds. Raises as build()."""
-    rf = RunFolder(run)
-    journal = Journal(rf)
-    rec = rf.import_record()
-    exps = []
-    for exp in rf.experiments():
-        charts, all_pts = measured(rf.path, exp, journal, rec)
-        e = {"name": exp, "charts": charts, "points": [p for p in all_pts if not p["noise"]]}
-        e["scaling"] = scaling.section(rf.path, e)
-        exps.append(e)
-    return {"run": rf.path, "experiments": exps}
+    return charts, points(run, exp, read_rows(rf.data_csv(exp)), journal)
 
 
 def chart_files(rf, exp, charts):
@@ -463,47 +445,47 @@ def experiment(run, exp, journal, pub, vmap, rec):
     rf = RunFolder(run)
     spec = rf.spec_path(exp)
     charts, all_pts = measured(run, exp, journal, rec)
-    pts = [p for p in all_pts if not p["noise"]]
+    pts = [p for p in all_pts if not p.noise]
     heat = {m for k, m in charts if k == "heatmap"}
     glance = headline(pts, [m for k, m in dict.fromkeys(charts) if k != "heatmap"])
     # A full pair matrix goes to the heatmap and the CSV, not into the table.
-    pair_rows = [p for p in pts if p["metric"] in heat and len(pts) > 60 and p["cpus"].count(",") == 1]
+    pair_rows = [p for p in pts if p.metric in heat and len(pts) > 60 and p.cpus.count(",") == 1]
     # by identity: `p not in pair_rows` compares dicts, quadratic (100 s for a 192-CPU matrix)
     pair_ids = {id(p) for p in pair_rows}
     bounds = client.bound(pts)
-    e = {
-        "name": exp,
-        "spec": [ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
-        "charts": charts,
-        "chart_files": chart_files(rf, exp, charts),
-        "missing_charts": missing_charts(charts, pts),
-        "skipped": journal.skipped(exp),
-        "points": pts,
-        "table": [p for p in pts if id(p) not in pair_ids],
+    e = Experiment(
+        name=exp,
+        spec=[ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
+        charts=charts,
+        chart_files=chart_files(rf, exp, charts),
+        missing_charts=missing_charts(charts, pts),
+        skipped=journal.skipped(exp),
+        points=pts,
+        table=[p for p in pts if id(p) not in pair_ids],
         # a "memory node" column in the points' tables, when an instrument of this experiment recorded one
-        "mem_column": any(p["mem_node"] for p in pts),
-        "pair_rows": len(pair_rows),
-        "noise": [p for p in all_pts if p["noise"]],
-        "glance": glance if glance["variants"] else None,
-        "suspect": [p for p in pts if p["s"]["suspect"]],
+        mem_column=any(p.mem_node for p in pts),
+        pair_rows=len(pair_rows),
+        noise=[p for p in all_pts if p.noise],
+        glance=glance if glance["variants"] else None,
+        suspect=[p for p in pts if p.summary.suspect],
         # the same repeats are suspect for every metric of a point: listed once per point
-        "suspect_points": suspect_points(pts),
-        "rate_bound": bounds,
-        "goals": goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
-        "remeasured": [event_line(e) for e in journal.of("remeasured", exp)],
+        suspect_points=suspect_points(pts),
+        rate_bound=bounds,
+        goals=goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
+        remeasured=[event_line(e) for e in journal.of("remeasured", exp)],
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
-        "remeasured_raw": [tried(run, exp, e) for e in journal.of("remeasured", exp)],
-        "failed": [event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
-                   for e in journal.of("failed", exp)],
-        "unconfident": [e for e in journal.of("confidence", exp) if e.get("confident") is False],
-        "perf": perf_tops(rf, exp),
-        "beside": beside(exp, pts, pub),
-        "shapes": shapes(exp, pts, pub),
-        "ratios": ratios(exp, pts, pub, vmap),
-        "numa": numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
-    }
-    e["relations"] = relations.of_experiment(run, e, rec)    # c2c, c2c-matrix: per relation, beside published
-    return e
+        remeasured_raw=[tried(run, exp, e) for e in journal.of("remeasured", exp)],
+        failed=[event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
+               for e in journal.of("failed", exp)],
+        unconfident=[e for e in journal.of("confidence", exp) if e.get("confident") is False],
+        perf=perf_tops(rf, exp),
+        beside=beside(exp, pts, pub),
+        shapes=shapes(exp, pts, pub),
+        ratios=ratios(exp, pts, pub, vmap),
+        numa=numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
+    )
+    # c2c, c2c-matrix: per relation, beside published
+    return dataclasses.replace(e, relations=relations.of_experiment(run, e, rec))
 
 
 def perf_tops(rf, exp):
@@ -525,7 +507,7 @@ def story_rows(exps, pub, run=None):
     """One row per seed story with an experiment in this run: its claim, the published figure of that
     claim, what was measured, and the verdict on the claim (lab/report/claims.py). The per-point checks
     (published figures, shapes, ratios) are kept as the row's details; they do not decide it."""
-    present = {e["name"]: e for e in exps}
+    present = {e.name: e for e in exps}
     out = []
     for st in stories():
         names = [x for x in st["experiments"].split() if x in present]
@@ -534,20 +516,19 @@ def story_rows(exps, pub, run=None):
         checks = []
         for name in names:
             e = present[name]
-            for r in e["shapes"]:
+            for r in e.shapes:
                 if r["source"] == st["source"]:
                     checks.append((f"{r['variant']} {r['lo']}→{r['hi']} threads: ×{r['factor']:.2f} ({r['word']})",
                                    r["verdict"], r["why"]))
-            for r in e["ratios"]:
+            for r in e.ratios:
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
         c = claims.judge(st["source"], present, pub, merged, run) or \
             {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
              "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it",
              "cause": claims.NO_EVIDENCE, "cause_why": ""}
-        out.append({"source": st["source"], "title": st["title"], "effect": st["effect"], "experiments": names,
-                    "checks": checks, "claim": c["claim"], "published": c["published"], "measured": c["measured"],
-                    "verdict": c["verdict"], "why": c["why"], "cause": c["cause"], "cause_why": c["cause_why"]})
+        out.append(Story(st["source"], st["title"], st["effect"], tuple(names), tuple(checks), c["claim"],
+                         c["published"], c["measured"], c["verdict"], c["why"], c["cause"], c["cause_why"]))
     return out
 
 
@@ -564,32 +545,36 @@ def with_baseline(h, journal):
                     cells.setdefault(kind, []).append(float(v))
     if cells.get("core") and cells.get("memory"):
         span = {k: f"{min(v):.3g}" + (f"–{max(v):.3g}" if max(v) != min(v) else "") for k, v in cells.items()}
-        h["rows"] = list(h["rows"]) + [("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
-                                        f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
-                                        "runs at the sweep's start; docs/design.md)")]
+        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
+                                                   f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
+                                                   "runs at the sweep's start; docs/design.md)"),))
     return h
 
 
+def code_identity(rf):
+    """sweep/identity.json (what code measured: engine/api.py writes it) as a dict, else None."""
+    ident = rf.read("sweep/identity.json")
+    try:
+        code = json.loads(ident) if ident else None
+    except ValueError:
+        code = None
+    return code if isinstance(code, dict) else None
+
+
 def build(run):
-    """The whole model of a run folder. Raises DataError / JournalError on unreadable input."""
+    """The whole model of a run folder: a Run. Raises DataError / JournalError on unreadable input."""
     rf = RunFolder(run)
     run = rf.path
     journal = Journal(rf)
     rec = rf.import_record()      # what kind of run this is, read once (runfolder.kind_of)
     pub, vmap = published(), variant_map()
-    exps = [experiment(run, exp, journal, pub, vmap, rec) for exp in rf.experiments()]
-    for e in exps:      # how a command scales, in words (an experiment with a speedup chart), and why
-        e["scaling"] = scaling.section(run, e)
-        e["why"] = causes.section(run, e)
-    return {
-        "run": run,
-        "name": rf.name,
-        "kind": kind_of(rec),
-        "state": rf.state() or "unknown",
-        "command": first_line(rf.sweep_file("command")),
-        "host": with_baseline(host(run, rec), journal),
-        "journal": "journal.jsonl" if journal.structured else "none",
-        "experiments": exps,
-        "not_measured": journal.experiments_skipped(),
-        "stories": story_rows(exps, pub, run),
-    }
+    exps = []
+    for exp in rf.experiments():    # how a command scales, in words (an experiment with a speedup chart), and why
+        e = experiment(run, exp, journal, pub, vmap, rec)
+        e = dataclasses.replace(e, scaling=scaling.section(run, e))
+        exps.append(dataclasses.replace(e, why=causes.section(run, e)))
+    return Run(path=run, name=rf.name, kind=kind_of(rec), state=rf.state() or "unknown",
+               command=first_line(rf.sweep_file("command")), host=with_baseline(host(run, rec), journal),
+               journal="journal.jsonl" if journal.structured else "none", experiments=tuple(exps),
+               not_measured=journal.experiments_skipped(), stories=tuple(story_rows(exps, pub, run)),
+               code=code_identity(rf))

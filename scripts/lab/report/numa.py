@@ -64,13 +64,12 @@ def distances(run):
 
 def _pool(points, metric, local):
     """Summary over every repeat of the local (or remote) cells' node figures, with suspect carried."""
-    cells = matrix([(p["variant"], p["threads"], p["metric"], p) for p in points], metric)
+    cells = matrix([(p.variant, p.threads, p.metric, p) for p in points], metric)
     chosen = [p for (c, m), p in cells.items() if (c == m) == local]
     if not chosen:
         return None, 0
-    s = summary([r["value"] for p in chosen for r in p["repeats"]])
-    s["suspect"] = "; ".join(p["s"]["suspect"] for p in chosen if p["s"]["suspect"])
-    return s, len(chosen)
+    return summary([r.value for p in chosen for r in p.repeats],
+                   "; ".join(p.summary.suspect for p in chosen if p.summary.suspect)), len(chosen)
 
 
 CATALOGUE = os.path.join(ROOT, "reference", "numa-mem", "catalogue.csv")
@@ -122,9 +121,9 @@ def published_line(path=CATALOGUE):
 
 
 def _ratio(num, den):
-    q = num["median"] / den["median"] if den["median"] else float("nan")
+    q = num.median / den.median if den.median else float("nan")
     lo, hi = quotient_range(num, den)
-    if num["n"] < 3 or den["n"] < 3:
+    if num.n < 3 or den.n < 3:
         return q, f"×{q:.2f} (no CI: fewer than 3 repeats)"
     return q, f"×{q:.2f} (95% CI ×{lo:.2f}–×{hi:.2f})"
 
@@ -132,7 +131,7 @@ def _ratio(num, den):
 def notes(run, points):
     """{"lines": sentences, "distances": {node: row}} for an experiment whose points hold a node matrix,
     else None. The sentences are plain text (markdown-safe, escaped by the HTML renderer)."""
-    items = [(p["variant"], p["threads"], p["metric"], p) for p in points]
+    items = [(p.variant, p.threads, p.metric, p) for p in points]
     lat, bw = matrix(items, LATENCY), matrix(items, BANDWIDTH)
     if not lat and not bw:
         return None
@@ -150,10 +149,10 @@ def notes(run, points):
             _q, lat_text = _ratio(lr, ll)
             _q, bw_text = _ratio(bl, br)
             out.append(f"Remote memory costs {lat_text} latency and {bw_text} bandwidth here "
-                       f"(latency: remote ÷ local, {fmt(lr['median'])} vs {fmt(ll['median'])} ns; bandwidth: "
-                       f"local ÷ remote, {fmt(bl['median'])} vs {fmt(br['median'])} GB/s, all CPUs of a node; "
+                       f"(latency: remote ÷ local, {fmt(lr.median)} vs {fmt(ll.median)} ns; bandwidth: "
+                       f"local ÷ remote, {fmt(bl.median)} vs {fmt(br.median)} GB/s, all CPUs of a node; "
                        f"pooled over {nl} local and {nr} remote cells, each cell in the heatmaps).")
-            doubt = "; ".join(x for x in (ll["suspect"], lr["suspect"], bl["suspect"], br["suspect"]) if x)
+            doubt = "; ".join(x for x in (ll.suspect, lr.suspect, bl.suspect, br.suspect) if x)
             if doubt:
                 out.append(f"Some of these repeats are suspect: {doubt}.")
         else:
@@ -164,10 +163,10 @@ def notes(run, points):
     dist = distances(run)
     if not dist:
         out.append("Firmware distances: not captured (env/numa-nodes.txt missing).")
-    where = [p for p in points if p["metric"] == "mem_on_node_pct" and node_cell(p["variant"])
-             and p["s"]["min"] < 100]
+    where = [p for p in points if p.metric == "mem_on_node_pct" and node_cell(p.variant)
+             and p.summary.min < 100]
     for p in where:
-        out.append(f"Memory of cell {p['variant']} was not all on its node: as little as {fmt(p['s']['min'])}% "
+        out.append(f"Memory of cell {p.variant} was not all on its node: as little as {fmt(p.summary.min)}% "
                    "of the sampled pages.")
     return {"lines": out, "distances": dist}
 

@@ -27,13 +27,13 @@ def compare(runs):
         cells = [summary(d[k]["all"]) if k in d and d[k]["all"] else None for d in keyed]
         is_noise = any(d[k]["noise"] for d in keyed if k in d)
         suspect = [d[k]["suspect"] if k in d else 0 for d in keyed]
-        ref = cells[0]["median"] if cells[0] else None
-        ratios = [c["median"] / ref if c and ref else None for c in cells]
+        ref = cells[0].median if cells[0] else None
+        ratios = [c.median / ref if c and ref else None for c in cells]
         (noise if is_noise else rows).append({"key": k, "cells": cells, "ratios": ratios, "suspect": suspect})
     warn = []
     first_label, first = runs[0]
     for label, m in runs[1:]:
-        warn += [f"{label} vs {first_label}: {w}" for w in warnings(first["run"], m["run"])]
+        warn += [f"{label} vs {first_label}: {w}" for w in warnings(first.path, m.path)]
     common = sum(1 for r in rows if all(r["cells"]))
     return {"labels": [lab for lab, _m in runs], "rows": rows, "noise": noise, "warnings": warn, "common": common}
 
@@ -54,18 +54,18 @@ def markdown(runs, cmp, title, missing=()):
 
 
 def names(runs):
-    return list(dict.fromkeys(e["name"] for _l, m in runs for e in m["experiments"]))
+    return list(dict.fromkeys(e.name for _l, m in runs for e in m.experiments))
 
 
 def html(runs, cmp, title, missing=(), links=()):
     """links: [(label, relative href of that host's report.html)]."""
     labels = cmp["labels"]
-    first = {e["name"]: e for e in runs[0][1]["experiments"]}
+    first = {e.name: e for e in runs[0][1].experiments}
     exps = []
     for name in names(runs):
-        per = [(lab, next((e for e in m["experiments"] if e["name"] == name), None)) for lab, m in runs]
+        per = [(lab, next((e for e in m.experiments if e.name == name), None)) for lab, m in runs]
         present = [(f"{lab} ", e, i > 0) for i, (lab, e) in enumerate(per) if e]
-        charts_of = (first.get(name) or present[0][1])["charts"]
+        charts_of = (first.get(name) or present[0][1]).charts
         charts = [hp.draw(present, k, mt, f"{name}: {mt} ({labels[0]} solid, others dashed)")
                   for k, mt in dict.fromkeys(charts_of) if k != "heatmap"]
         exps.append({"name": name, "charts": [Markup(c) for c in charts if c],     # svg.py escapes its text

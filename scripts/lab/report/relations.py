@@ -37,24 +37,24 @@ def run_topology(run):
 def pairs_of(run, e, topo=None):
     """(variant, {(a, b): (relation, median ns)}) of an experiment's one_way_ns pair points; the CAS
     mode when the run has it (what the published matrices measured)."""
-    pts = [p for p in e["points"] if p["metric"] == C.METRIC and p["cpus"].count(",") == 1]
-    variants = sorted({p["variant"] for p in pts})
+    pts = [p for p in e.points if p.metric == C.METRIC and p.cpus.count(",") == 1]
+    variants = sorted({p.variant for p in pts})
     if not variants:
         return None, {}
     variant = C.VARIANT if C.VARIANT in variants else variants[0]
     out = {}
     for p in pts:
-        if p["variant"] != variant:
+        if p.variant != variant:
             continue
-        a, b = (int(x) for x in p["cpus"].split(","))
-        rel = p["placement"] if p["placement"] in PAIRS else None
+        a, b = (int(x) for x in p.cpus.split(","))
+        rel = p.placement if p.placement in PAIRS else None
         if rel is None and topo is not None:
             try:
                 rel = topo.relation(a, b)
             except PlacementError:
                 rel = None
         if rel:
-            out[(min(a, b), max(a, b))] = (rel, p["s"]["median"])
+            out[(min(a, b), max(a, b))] = (rel, p.summary.median)
     return variant, out
 
 
@@ -78,13 +78,13 @@ def home_split(pairs, topo, home):
         h = halves.get(rel)
         if not h or not h["home"] or not h["other"]:
             continue
-        hs, os_ = (summary(h[k]) | {"p10": percentile(h[k], 10), "p90": percentile(h[k], 90)}
-                   for k in ("home", "other"))
-        differ = not (hs["p10"] <= os_["median"] <= hs["p90"]) or not (os_["p10"] <= hs["median"] <= os_["p90"])
-        ratio = os_["median"] / hs["median"]
-        words = (f"the other socket's {rel} pairs {os_['median']:.0f} ns "
-                 f"(p10–p90 {os_['p10']:.0f}–{os_['p90']:.0f}, {os_['n']} pairs) vs {hs['median']:.0f} ns on the "
-                 f"line's home socket (p10–p90 {hs['p10']:.0f}–{hs['p90']:.0f}, {hs['n']} pairs): ×{ratio:.2f}")
+        hs, os_ = (summary(h[k]) for k in ("home", "other"))
+        (h10, h90), (o10, o90) = ((percentile(h[k], 10), percentile(h[k], 90)) for k in ("home", "other"))
+        differ = not (h10 <= os_.median <= h90) or not (o10 <= hs.median <= o90)
+        ratio = os_.median / hs.median
+        words = (f"the other socket's {rel} pairs {os_.median:.0f} ns "
+                 f"(p10–p90 {o10:.0f}–{o90:.0f}, {os_.n} pairs) vs {hs.median:.0f} ns on the "
+                 f"line's home socket (p10–p90 {h10:.0f}–{h90:.0f}, {hs.n} pairs): ×{ratio:.2f}")
         out.append({"relation": rel, "home": hs, "other": os_, "differ": differ, "ratio": ratio, "words": words})
     return out
 
@@ -176,7 +176,7 @@ def ccx_crossing(groups, cpu=""):
         return out
     sn, sd = summary(num), summary(den)
     qlo, qhi = V.quotient_range(sn, sd)
-    ratio = sn["median"] / sd["median"]
+    ratio = sn.median / sd.median
     beats, why_b = V.claim_above(qlo, qhi, 1.0)
     eq, why_e = V.equivalence(qlo, qhi, lo, hi)
     own = CCX_CLAIM["cpu"] in cpu
@@ -198,7 +198,7 @@ def published_rows():
 def of_experiment(run, e, rec):
     """Everything above for one experiment of a run model, or None when it is not a c2c experiment; rec:
     the run's import record (runfolder.import_record(), None for a sweep)."""
-    if e["name"] not in EXPERIMENTS:
+    if e.name not in EXPERIMENTS:
         return None
     topo = run_topology(run)
     variant, pairs = pairs_of(run, e, topo)
@@ -221,7 +221,7 @@ def of_experiment(run, e, rec):
 
 def of_model(m):
     """(experiment name, relations) of a run model's fullest c2c experiment: the matrix, else c2c."""
-    found = {e["name"]: e["relations"] for e in m["experiments"] if e.get("relations")}
+    found = {e.name: e.relations for e in m.experiments if e.relations}
     for name in ("c2c-matrix", "c2c"):
         if name in found:
             return name, found[name]

@@ -17,7 +17,11 @@ For a placement P and thread count n, with b the smallest thread count measured 
 Any point with fewer than 3 repeats or a suspect repeat makes the words that rest on it inconclusive
 (core/rules.py, the rule for every verdict of the lab).
 """
+import re
 
+import dataclasses
+
+from lab.core.run import Scaling
 from lab.engine import journal as jr
 from lab.engine.spec import better_of, curve_metric
 from lab.core.runfolder import RunFolder
@@ -35,32 +39,29 @@ def threads_word(n):
 def stops(placement, rows, pus):
     """(word, sentence): where scaling stops for one placement."""
     if len(rows) < 2:
-        return "one thread count", (f"{placement}: only {threads_word(rows[0]['threads'])} measured: "
-                                    "no scaling to judge.")
+        return "one thread count", f"{placement}: only {threads_word(rows[0].threads)} measured: no scaling to judge."
     unknown = None
     for prev, r in zip(rows, rows[1:]):
         word, why = efficiency_word(r)
-        at = (f"at {threads_word(r['threads'])} the speedup is ×{r['speedup']:.2f} (95% CI "
-              f"×{r['lo']:.2f}–×{r['hi']:.2f})")
+        at = f"at {threads_word(r.threads)} the speedup is ×{r.speedup:.2f} (95% CI ×{r.lo:.2f}–×{r.hi:.2f})"
         if word == "below":
             if unknown:
-                return "inconclusive", (f"{placement}: scaling stops at or before {threads_word(prev['threads'])}: "
+                return "inconclusive", (f"{placement}: scaling stops at or before {threads_word(prev.threads)}: "
                                         f"{at}, {why} < {pct(THRESHOLD)}; inconclusive at "
                                         f"{threads_word(unknown[0])} ({unknown[1]}).")
-            return "stops", (f"{placement}: **scaling stops at {threads_word(prev['threads'])}**: {at}, "
+            return "stops", (f"{placement}: **scaling stops at {threads_word(prev.threads)}**: {at}, "
                              f"{why} < {pct(THRESHOLD)}.")
         if word == "inconclusive" and not unknown:
-            unknown = (r["threads"], why)
+            unknown = (r.threads, why)
     if unknown:
         return "inconclusive", (f"{placement}: cannot tell where scaling stops: at {threads_word(unknown[0])} "
                                 f"{unknown[1]}.")
     last = rows[-1]
-    tail = (f"at {threads_word(last['threads'])} ×{last['speedup']:.2f} (95% CI ×{last['lo']:.2f}–×{last['hi']:.2f}), "
+    tail = (f"at {threads_word(last.threads)} ×{last.speedup:.2f} (95% CI ×{last.lo:.2f}–×{last.hi:.2f}), "
             f"efficiency ≥ {pct(THRESHOLD)} at every count")
-    if last["threads"] >= pus:
+    if last.threads >= pus:
         return "scales", f"{placement}: **scales to every PU here** ({pus}): {tail}."
-    return "scales", (f"{placement}: scales to {threads_word(last['threads'])}, the most measured (the host "
-                      f"has {pus} PUs): {tail}.")
+    return "scales", f"{placement}: scales to {threads_word(last.threads)}, the most measured (the host has {pus} PUs): {tail}."
 
 
 def overlaps(a, b):
@@ -76,7 +77,7 @@ def best(series, better):
         here = {p: by_t[t] for p, by_t in series.items() if t in by_t}
         if len(here) < 2:
             continue
-        key = (lambda p: here[p]["median"]) if better == "higher" else (lambda p: -here[p]["median"])
+        key = (lambda p: here[p].median) if better == "higher" else (lambda p: -here[p].median)
         top = max(here, key=key)
         ties = sorted(p for p in here if p != top and overlaps(here[p], here[top]))
         out.append((t, top, ties, bool(doubt([(p, s) for p, s in here.items()]))))
@@ -173,28 +174,28 @@ def curves(points, metric, pool=None):
     runs); by default the last of them (a model has one)."""
     out = {}
     for p in points:
-        if p["metric"] == metric and str(p["threads"]).isdigit():
-            out.setdefault(p["variant"], {}).setdefault(p["placement"], {}).setdefault(int(p["threads"]), []).append(p)
+        if p.metric == metric and str(p.threads).isdigit():
+            out.setdefault(p.variant, {}).setdefault(p.placement, {}).setdefault(int(p.threads), []).append(p)
     pool = pool or (lambda ps: ps[-1])
     return {v: {pl: {t: pool(ps) for t, ps in by_t.items()} for pl, by_t in by_p.items()} for v, by_p in out.items()}
 
 
 def summaries(by_p):
     """{placement: {threads: summary}} of one variant's curves (what speedups() and why.verdict take)."""
-    return {pl: {t: p["s"] for t, p in by_t.items()} for pl, by_t in by_p.items()}
+    return {pl: {t: p.summary for t, p in by_t.items()} for pl, by_t in by_p.items()}
 
 
 def analyse(points, metric, better, topo, pus):
     """The scaling section of one experiment (its first variant's curves): rows and sentences.
     points: the model's points."""
-    variant = next((p["variant"] for p in points if p["metric"] == metric), None)
+    variant = next((p.variant for p in points if p.metric == metric), None)
     by_p = curves(points, metric).get(variant)
     if not by_p:
         return None
     series = summaries(by_p)
-    cpus = {(pl, t): [int(c) for c in p["cpus"].split(",") if c.isdigit()]
+    cpus = {(pl, t): [int(c) for c in p.cpus.split(",") if c.isdigit()]
             for pl, by_t in by_p.items() for t, p in by_t.items()}
-    unit = next(p["unit"] for by_t in by_p.values() for p in by_t.values())     # one metric, one unit
+    unit = next(p.unit for by_t in by_p.values() for p in by_t.values())     # one metric, one unit
     sp = speedups(series, better)
     words = [stops(p, rows, pus) for p, rows in sorted(sp.items())]
     pin = pinning(series, better)
@@ -207,9 +208,8 @@ def analyse(points, metric, better, topo, pus):
         for t, top, ties, doubtful in best(series, better)) + "."] if best(series, better) else []
     sentences += pinning_sentences(pin)
     sentences += crossings(series, cpus, topo, better)
-    return {"metric": metric, "unit": unit, "better": better, "threshold": THRESHOLD,
-            "rows": [r for p in sorted(sp) for r in sp[p]], "words": dict(zip(sorted(sp), (w for w, _s in words))),
-            "pinning": pin, "sentences": sentences}
+    return Scaling(metric, unit, better, THRESHOLD, tuple(r for p in sorted(sp) for r in sp[p]),
+                   dict(zip(sorted(sp), (w for w, _s in words))), tuple(pin), tuple(sentences))
 
 
 # --- reading a run -----------------------------------------------------------------------------------
@@ -218,17 +218,34 @@ def section(run, e):
     first `scaling METRIC` chart (the stories' specs draw curves, not speedups: their "why" needs the
     curve's knee); else None. run: its folder's path."""
     rf = RunFolder(run)
-    metric = curve_metric(e["charts"], rf.has_evidence(e["name"]))
+    metric = curve_metric(e.charts, rf.has_evidence(e.name))
     if metric is None:
         return None
-    unit = next((p["unit"] for p in e["points"] if p["metric"] == metric), "")
+    unit = next((p.unit for p in e.points if p.metric == metric), "")
     topo = rf.topology()
-    pus = len(topo.pus) if topo else max((int(p["threads"]) for p in e["points"] if str(p["threads"]).isdigit()),
+    pus = len(topo.pus) if topo else max((int(p.threads) for p in e.points if str(p.threads).isdigit()),
                                          default=1)
-    better = better_of(rf.spec_path(e["name"]), metric, unit)
-    out = analyse(e["points"], metric, better, topo, pus)
-    if out:
-        out["sentences"] += perf_stat_sentence(rf)
+    better = better_of(rf.spec_path(e.name), metric, unit)
+    out = analyse(e.points, metric, better, topo, pus)
+    if not out:
+        return None
+    return dataclasses.replace(out, sentences=out.sentences + tuple(unmeasured_sentences(out.rows, e.skipped))
+                               + tuple(perf_stat_sentence(rf)))
+
+
+def unmeasured_sentences(rows, skipped):
+    """Per placement, the thread counts the plan left unmeasured (plan=adaptive, a budget: the journal's
+    skipped points) beside those measured: the words above rest only on the measured ones."""
+    left = {}
+    for s in skipped:
+        m = re.match(r"(\S+) threads=(\d+): (adaptive|budget):", s)
+        if m:
+            left.setdefault(m.group(1), set()).add(int(m.group(2)))
+    out = []
+    for pl, ts in sorted(left.items()):
+        measured = sorted({r.threads for r in rows if r.placement == pl})
+        out.append(f"{pl}: measured at {', '.join(map(str, measured)) or 'no'} threads; skipped (the adaptive plan or "
+                   f"the budget; the skipped points say why): {', '.join(map(str, sorted(ts)))}.")
     return out
 
 

@@ -62,13 +62,12 @@ def _clip(out, x, lo, hi, ymax, Y, colour, dotted):
 
 
 def tip(p, extra=""):
-    s = p["s"]
-    lines = [f"{p['variant'] or '–'} {p['placement']} · {p['threads']} threads · CPUs {p['cpus']}",
-             f"{p['metric']}: median {fmt(s['median'])} {p['unit']} (min {fmt(s['min'])}, max "
-             f"{fmt(s['max'])}, n={s['n']}"
-             + (f", 95% CI ±{s['ci_pct']:.1f}%" if s["ci_pct"] == s["ci_pct"] else "") + ")"]
-    if s.get("suspect"):
-        lines.append(f"suspect: {s['suspect']}")
+    s = p.summary
+    lines = [f"{p.variant or '–'} {p.placement} · {p.threads} threads · CPUs {p.cpus}",
+             f"{p.metric}: median {fmt(s.median)} {p.unit} (min {fmt(s.min)}, max {fmt(s.max)}, n={s.n}"
+             + (f", 95% CI ±{s.ci_pct:.1f}%" if s.ci_pct == s.ci_pct else "") + ")"]
+    if s.suspect:
+        lines.append(f"suspect: {s.suspect}")
     if extra:
         lines.append(extra)
     return "\n".join(lines)
@@ -108,7 +107,7 @@ def _legend(entries, out, note):
 
 
 def _marker(out, x, y, colour, p, href, extra=""):
-    hollow = bool(p["s"].get("suspect"))
+    hollow = bool(p.summary.suspect)
     c = el(_linked(out, href), "circle", cx=f"{x:.1f}", cy=f"{y:.1f}", r=5 if hollow else 4,
            fill="#fff" if hollow else colour, stroke=colour, stroke_width=2 if hollow else 1,
            **{"class": "pt sus" if hollow else "pt"})
@@ -117,7 +116,7 @@ def _marker(out, x, y, colour, p, href, extra=""):
 
 def scaling(title, ylabel, series, ideal=False):
     """series: [{label, colour (index), dash, pts: [(point, href, extra)]}] → an SVG string."""
-    xs = sorted({int(p["threads"]) for s in series for p, _h, _e in s["pts"]})
+    xs = sorted({int(p.threads) for s in series for p, _h, _e in s["pts"]})
     if not xs:
         return ""
     logx = len(xs) > 2 and xs[-1] / max(xs[0], 1) >= 4
@@ -128,13 +127,12 @@ def scaling(title, ylabel, series, ideal=False):
         f = (math.log2(t) - math.log2(xs[0])) / (math.log2(xs[-1]) - math.log2(xs[0])) if logx \
             else (t - xs[0]) / (xs[-1] - xs[0])
         return x0 + 20 + (x1 - x0 - 40) * f
-    top = max((p["s"]["max"] for s in series for p, _h, _e in s["pts"]), default=1)
+    top = max((p.summary.max for s in series for p, _h, _e in s["pts"]), default=1)
     ideal_lines = []
     if ideal:
         for s in series:
-            pts = sorted(s["pts"], key=lambda q: int(q[0]["threads"]))
-            ideal_lines.append(sorted(chartmodel.ideal({int(q[0]["threads"]): q[0]["s"]["median"]
-                                                        for q in pts}).items()))
+            pts = sorted(s["pts"], key=lambda q: int(q[0].threads))
+            ideal_lines.append(sorted(chartmodel.ideal({int(q[0].threads): q[0].summary.median for q in pts}).items()))
             top = max([top] + [v for _t, v in ideal_lines[-1]])
     ymax = _nice_max(top * 1.05)
     def Y(v):
@@ -146,18 +144,17 @@ def scaling(title, ylabel, series, ideal=False):
     el(out, "text", "threads", x=f"{(L + W - R) / 2:.0f}", y=H - 8, **{"class": "xl"})
     for i, s in enumerate(series):
         c = PALETTE[s["colour"] % len(PALETTE)]
-        pts = sorted(s["pts"], key=lambda q: int(q[0]["threads"]))
+        pts = sorted(s["pts"], key=lambda q: int(q[0].threads))
         if ideal:
             el(out, "polyline", fill="none", stroke=c, stroke_width="1", stroke_dasharray="2 4",
                points=" ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in ideal_lines[i]))
-        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2",
-           stroke_dasharray="6 3" if s.get("dash") else None,
-           points=" ".join(f"{X(int(p['threads'])):.1f},{Y(p['s']['median']):.1f}" for p, _h, _e in pts))
+        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2", stroke_dasharray="6 3" if s.get("dash") else None,
+           points=" ".join(f"{X(int(p.threads)):.1f},{Y(p.summary.median):.1f}" for p, _h, _e in pts))
         for p, href, extra in pts:
-            lo, hi, from_ci = chartmodel.whisker(p["s"])
-            x = X(int(p["threads"]))
+            lo, hi, from_ci = chartmodel.whisker(p.summary)
+            x = X(int(p.threads))
             _clip(out, x, lo, hi, ymax, Y, c, not from_ci)
-            _marker(out, x, Y(p["s"]["median"]), c, p, href, extra)
+            _marker(out, x, Y(p.summary.median), c, p, href, extra)
     _legend([(s["label"], PALETTE[s["colour"] % len(PALETTE)], s.get("dash")) for s in series], out,
             "whisker: 95% CI" + ("\nthin dots: ideal scaling" if ideal else ""))
     return _done(out)
@@ -167,7 +164,7 @@ def bars(title, ylabel, categories, variants):
     """categories: [(name, {variant_label: (point, href, extra)})]; variants: [(label, colour, hatched)]."""
     if not categories or not variants:
         return ""
-    top = max((p["s"]["max"] for _c, cells in categories for p, _h, _e in cells.values()), default=1)
+    top = max((p.summary.max for _c, cells in categories for p, _h, _e in cells.values()), default=1)
     ymax = _nice_max(top * 1.05)
     def Y(v):
         return T + (H - T - B) * (1 - v / ymax)
@@ -190,14 +187,14 @@ def bars(title, ylabel, categories, variants):
             p, href, extra = cells[label]
             c = PALETTE[colour % len(PALETTE)]
             x = cx - bw * len(variants) / 2 + vi * bw
-            y = Y(p["s"]["median"])
-            hollow = bool(p["s"].get("suspect"))
+            y = Y(p.summary.median)
+            hollow = bool(p.summary.suspect)
             r = el(_linked(out, href), "rect", x=f"{x + 1:.1f}", y=f"{y:.1f}", width=f"{bw - 2:.1f}",
                    height=f"{Y(0) - y:.1f}", fill="#fff" if hollow else c,
                    fill_opacity="0.45" if hatched and not hollow else None, stroke=c, stroke_width=2 if hollow else 1,
                    **{"class": "bar sus" if hollow else "bar"})
             el(r, "title", tip(p, extra))
-            lo, hi, from_ci = chartmodel.whisker(p["s"])
+            lo, hi, from_ci = chartmodel.whisker(p.summary)
             _clip(out, x + bw / 2, lo, hi, ymax, Y, "#222", not from_ci)
     lx, ly = W - R + 16, T + 6
     for label, colour, hatched in variants:
@@ -220,7 +217,7 @@ def heatmap(title, unit, cells, order, bounds=(), mirror=True):
     if not n:
         return ""
     size = min(48, max(6, 480 // n))
-    vals = [p["s"]["median"] for p, _h in cells.values()]
+    vals = [p.summary.median for p, _h in cells.values()]
     lo, hi = min(vals), max(vals)
     side = 60 + size * n
     width = max(side + 160, 460)
@@ -236,7 +233,7 @@ def heatmap(title, unit, cells, order, bounds=(), mirror=True):
             if not got:
                 continue
             p, href = got
-            f = 0 if hi == lo else (p["s"]["median"] - lo) / (hi - lo)
+            f = 0 if hi == lo else (p.summary.median - lo) / (hi - lo)
             colour = f"rgb({255 - int(f * 128)},{247 - int(f * 247)},{236 - int(f * 236)})"
             r = el(_linked(out, href), "rect", x=60 + j * size, y=40 + i * size, width=size, height=size, fill=colour,
                    **{"class": "cell"})

@@ -151,39 +151,39 @@ DISTURBED_SHARE = 0.25      # a run with this share of its points suspect is sai
 
 
 def frame(m):
-    exps = m["experiments"]
-    total, bad = sum(len(e["points"]) for e in exps), sum(len(e["suspect"]) for e in exps)
-    tally = (f'{total} points · {bad} suspect · {sum(len(e["remeasured"]) for e in exps)} re-measured · '
-             f'{sum(len(e["skipped"]) for e in exps)} skipped · {sum(len(e["failed"]) for e in exps)} failed · '
-             f'{len(m["not_measured"])} experiments not measured')
-    warnings = list(m["host"].get("warnings", []))
+    exps = m.experiments
+    total, bad = sum(len(e.points) for e in exps), sum(len(e.suspect) for e in exps)
+    tally = (f'{total} points · {bad} suspect · {sum(len(e.remeasured) for e in exps)} re-measured · '
+             f'{sum(len(e.skipped) for e in exps)} skipped · {sum(len(e.failed) for e in exps)} failed · '
+             f'{len(m.not_measured)} experiments not measured')
+    warnings = list(m.host.warnings)
     if total and bad / total >= DISTURBED_SHARE:
         warnings.append(f"{bad} of {total} points have suspect repeats: the interference guard saw steal or other "
                         "processes on their CPUs (reasons per point below). Verdicts that rest on them are "
                         "inconclusive; measure again on a quiet host for an answer")
-    if m["state"] == "complete":
-        state, head, journal = "ok", "Sweep complete", m["journal"]
-    elif m["state"] == "imported":
+    if m.state == "complete":
+        state, head, journal = "ok", "Sweep complete", m.journal
+    elif m.state == "imported":
         state, head, journal = "imported", "Imported published matrix, not measured here", None
     else:
-        state, head, journal = "warn", f"Sweep state: {m['state']} (the numbers below are what was measured so far)", \
-            m["journal"]
-    return Frame(tally, tuple(warnings), state, head, m["command"], journal)
+        state, head, journal = "warn", f"Sweep state: {m.state} (the numbers below are what was measured so far)", \
+            m.journal
+    return Frame(tally, tuple(warnings), state, head, m.command, journal)
 
 
 def stories(m):
-    if not m["stories"]:
+    if not m.stories:
         return None
     rows = []
-    for s in m["stories"]:
+    for s in m.stories:
         rows.append(Row([
-            Cell(f"{s['source']} {s['title']}", items=[Cell(x, link=f"#exp-{x}") for x in s["experiments"]]),
-            Cell(s["claim"]), Cell(s["published"] or "–"), Cell(s["measured"] or "–"),
-            Cell(s["verdict"], flag="badge", note=s["why"], tip=s["why"], strong=True),
-            Cell(s["cause"], note=s["cause_why"], tip=s["cause_why"]),
+            Cell(f"{s.source} {s.title}", items=[Cell(x, link=f"#exp-{x}") for x in s.experiments]),
+            Cell(s.claim), Cell(s.published or "–"), Cell(s.measured or "–"),
+            Cell(s.verdict, flag="badge", note=s.why, tip=s.why, strong=True),
+            Cell(s.cause, note=s.cause_why, tip=s.cause_why),
         ]))
-    details = [f"{s['source']}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s["checks"])
-               for s in m["stories"] if s["checks"]]
+    details = [f"{s.source}: " + "; ".join(f"{c[0]}: {c[1]} ({c[2]})" for c in s.checks)
+               for s in m.stories if s.checks]
     table = Table("", cols("story", "claim", "published", "measured here", "verdict", "cause"),
                   rows, id="verdicts", sortable=False,
                   note="yes / no judge the story's claim at the spans measured here, from the 95% CIs of the "
@@ -199,13 +199,13 @@ def stories(m):
 def environment(h):
     """The host's rows, then one row per instrument's build (env/build.txt)."""
     rows = []
-    for k, v in h["rows"]:
+    for k, v in h.rows:
         if k == "host kind":       # the first word (vm, bare-metal, container) is what a reader must not miss
             kind, _, rest = v.partition(" ")
             rows.append(Row([Cell(k), Cell(kind, strong=True, note=rest.removeprefix("(").removesuffix(")"))]))
         else:
             rows.append(Row([Cell(k), Cell(v)]))
-    builds = [ln.split(": ", 1) for ln in (h["build"] or "").splitlines() if ": " in ln]
+    builds = [ln.split(": ", 1) for ln in (h.build or "").splitlines() if ": " in ln]
     # every line of env/build.txt but the compiler wrapper's and the compiler's defaults is an instrument
     rows += [Row([Cell("build"), Cell(f"{name}: {how}", code=True)]) for name, how in builds
              if name != "wrapper" and not name.endswith(" defaults")] or [Row([Cell("build"), Cell("not recorded")])]
@@ -218,47 +218,47 @@ def marks(e):
     """What the reader must know before the numbers: suspect points, rate-bound points, goals,
     re-measured, failed, skipped and not-confident points, charts that could not be drawn."""
     out = []
-    for p, metrics in e["suspect_points"]:
-        i = next(i for i, q in enumerate(e["points"]) if q is p)
-        out.append(Mark("suspect: ", f"{p['variant'] or '–'} {p['placement']} t{p['threads']}", f"#{pid(e['name'], i)}",
-                        f" ({', '.join(metrics)})", p["s"]["suspect"], "sus"))
+    for p, metrics in e.suspect_points:
+        i = next(i for i, q in enumerate(e.points) if q is p)
+        out.append(Mark("suspect: ", f"{p.variant or '–'} {p.placement} t{p.threads}", f"#{pid(e.name, i)}",
+                        f" ({', '.join(metrics)})", p.summary.suspect, "sus"))
     out += [Mark("", f"{b['variant'] or '–'} {b['placement']} t{b['threads']}", reason=b["words"], cls="sus")
-            for b in e["rate_bound"]]
-    out += [Mark(s, cls="goal") for s in goals.sentences(e["goals"])]
+            for b in e.rate_bound]
+    out += [Mark(s, cls="goal") for s in goals.sentences(e.goals)]
     out += [Mark(f"re-measured: {s}", attach=("discarded attempt", href(raw + "/")) if raw else None)
-            for s, raw in zip(e["remeasured"], e["remeasured_raw"])]
-    out += [Mark(f"failed: {s}") for s in e["failed"]]
-    out += [Mark(f"skipped: {s}") for s in e["skipped"]]
+            for s, raw in zip(e.remeasured, e.remeasured_raw)]
+    out += [Mark(f"failed: {s}") for s in e.failed]
+    out += [Mark(f"skipped: {s}") for s in e.skipped]
     out += [Mark(f"not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
-                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e["unconfident"]]
-    out += [Mark(s, cls="mute") for s in e["missing_charts"]]
+                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e.unconfident]
+    out += [Mark(s, cls="mute") for s in e.missing_charts]
     return out
 
 
 # --- experiment sections ----------------------------------------------------------------------------
 def scaling(e):
     """How the command scales, in words, then the numbers the words rest on (lab/report/scaling.py)."""
-    sc = e.get("scaling")
+    sc = e.scaling
     if not sc:
         return None
-    words = Paragraph(items=list(sc["sentences"]))
-    how = Paragraph(f"Speedup of {sc['metric']} ({sc['better']} is better) over the placement's fewest threads; "
+    words = Paragraph(items=list(sc.sentences))
+    how = Paragraph(f"Speedup of {sc.metric} ({sc.better} is better) over the placement's fewest threads; "
                     f"efficiency = speedup / ideal; scaling stops where efficiency is below "
-                    f"{sc['threshold'] * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one "
+                    f"{sc.threshold * 100:.0f}% over its whole 95% CI. Words resting on a suspect point or one "
                     "with fewer than 3 repeats are inconclusive.", flag="mute")
-    rows = [Row([Cell(r["placement"]), tnum(r["threads"]),
-                 num(r["s"]["median"], f"{fmt(r['s']['median'])} {sc['unit']}"), num(r["s"]["n"], str(r["s"]["n"])),
-                 num(r["speedup"], f"×{r['speedup']:.2f} (×{r['lo']:.2f}–×{r['hi']:.2f})"),
-                 num(r["eff"], f"{r['eff'] * 100:.0f}% ({r['eff_lo'] * 100:.0f}–{r['eff_hi'] * 100:.0f}%)"),
-                 Cell(r["doubt"])]) for r in sc["rows"]]
-    t = Table("", cols("placement", "threads", f"{sc['metric']} median", "n", "speedup (95% CI)",
+    rows = [Row([Cell(r.placement), tnum(r.threads),
+                 num(r.summary.median, f"{fmt(r.summary.median)} {sc.unit}"), num(r.summary.n, str(r.summary.n)),
+                 num(r.speedup, f"×{r.speedup:.2f} (×{r.lo:.2f}–×{r.hi:.2f})"),
+                 num(r.eff, f"{r.eff * 100:.0f}% ({r.eff_lo * 100:.0f}–{r.eff_hi * 100:.0f}%)"),
+                 Cell(r.doubt)]) for r in sc.rows]
+    t = Table("", cols("placement", "threads", f"{sc.metric} median", "n", "speedup (95% CI)",
                        "efficiency (95% CI)", "doubt", numeric=(1, 2, 3, 4, 5)), rows)
     return Section("How it scales", [words, how, t])
 
 
 def numa_notes(e):
     """A node x node memory matrix's verdict and the firmware's distance table (lab/report/numa.py)."""
-    n = e.get("numa")
+    n = e.numa
     if not n:
         return None
     blocks = [Paragraph(line) for line in n["lines"]]
@@ -273,12 +273,12 @@ def numa_notes(e):
 def glance(e):
     """The charted metrics at a glance, a cell per variant, pooled as the charts pool (chartmodel.pooled:
     several CPU sets of one row are the median of their medians), so the table and the bars agree."""
-    g = e["glance"]
-    if not g or not e["points"]:
+    g = e.glance
+    if not g or not e.points:
         return None
     members = {}
-    for p in e["points"]:
-        members.setdefault((p["metric"], p["unit"], p["placement"], p["threads"], p["variant"]), []).append(p)
+    for p in e.points:
+        members.setdefault((p.metric, p.unit, p.placement, p.threads, p.variant), []).append(p)
     rows = []
     for r in g["rows"]:
         cells = []
@@ -287,12 +287,12 @@ def glance(e):
             if not ms:
                 cells.append(Cell(""))
                 continue
-            s = chartmodel.pooled(ms)["s"]
+            s = chartmodel.pooled(ms).summary
             # one text for both writers: the median, then its 95% CI where n >= 3, else how few repeats
-            t = fmt(s["median"]) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
-                                    f" ({ci(s)})" if s["n"] >= 3 else f" (n={s['n']})")
-            cells.append(num(s["median"], t + (" ⚠" if s["suspect"] else ""),
-                             flag="suspect" if s["suspect"] else None, tip=s["suspect"]))
+            t = fmt(s.median) + (f" (median of {len(ms)} CPU sets)" if len(ms) > 1 else
+                                    f" ({ci(s)})" if s.n >= 3 else f" (n={s.n})")
+            cells.append(num(s.median, t + (" ⚠" if s.suspect else ""),
+                             flag="suspect" if s.suspect else None, tip=s.suspect))
         rows.append(Row([Cell(r["metric"]), Cell(r["placement"]), tnum(r["threads"])] + cells + [Cell(r["unit"])]))
     columns = [Column("metric"), Column("placement"), Column("threads", True)] + \
         [Column(v or "–", True) for v in g["variants"]] + [Column("unit")]
@@ -304,52 +304,49 @@ def glance(e):
 
 def repeats(p):
     """The repeats of a point: raw folder, value, suspect reason, command (the page folds them in its row)."""
-    return [Cell(f"r{r['repeat']}", link=href(r["raw"] + "/") if r["raw"] else None, note=fmt(r["value"]),
-                 tip=r["suspect"], flag="suspect" if r["suspect"] else None, command=r["command"] or "")
-            for r in p["repeats"]]
+    return [Cell(f"r{r.repeat}", link=href(r.raw + "/") if r.raw else None, note=fmt(r.value),
+                 tip=r.suspect, flag="suspect" if r.suspect else None, command=r.command or "")
+            for r in p.repeats]
 
 
 def medians(e):
     """Every point (a matrix's pairs are in the heatmap): median, min–max, spread, n, 95% CI, repeats."""
-    if not e["table"] or not e["points"]:
+    if not e.table or not e.points:
         return None
-    mem = e.get("mem_column")       # the node(s) the instrument said the memory was on
-    in_table = {id(p) for p in e["table"]}      # by identity: `p in list` of dicts is quadratic
+    mem = e.mem_column       # the node(s) the instrument said the memory was on
+    in_table = {id(p) for p in e.table}      # by identity: `p in list` of dicts is quadratic
     rows = []
-    for i, p in enumerate(e["points"]):
+    for i, p in enumerate(e.points):
         if id(p) not in in_table:
             continue
-        s = p["s"]
-        bad = sum(1 for r in p["repeats"] if r["suspect"])
-        mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s["suspect"], tip=s["suspect"]) if bad else Cell("")
-        place = Cell(p["placement"], note=f"measured once, as {p['shared']}" if p.get("shared") else "")
-        rows.append(Row([Cell(p["variant"]), place, tnum(p["threads"]), Cell(p["cpus"])]
-                        + ([Cell(p["mem_node"] or "–")] if mem else [])
-                        + [Cell(p["metric"]), num(s["median"]), Cell(f"{fmt(s['min'])} – {fmt(s['max'])}"),
-                           num(s["spread_pct"], spread(s)), num(s["n"], str(s["n"])), num(s["ci_pct"], ci(s)),
-                           Cell(p["unit"]), mark, Cell(items=repeats(p), fold=f"{len(p['repeats'])} repeat"
-                                                       + ("s" if len(p["repeats"]) != 1 else ""))],
-                        id=pid(e["name"], i)))
-    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) \
-        + ([Column("memory node")] if mem else []) + \
+        s = p.summary
+        bad = sum(1 for r in p.repeats if r.suspect)
+        mark = Cell(f"⚠ {bad} suspect", flag="suspect", note=s.suspect, tip=s.suspect) if bad else Cell("")
+        place = Cell(p.placement, note=f"measured once, as {p.shared}" if p.shared else "")
+        rows.append(Row([Cell(p.variant), place, tnum(p.threads), Cell(p.cpus)]
+                        + ([Cell(p.mem_node or "–")] if mem else [])
+                        + [Cell(p.metric), num(s.median), Cell(f"{fmt(s.min)} – {fmt(s.max)}"),
+                           num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
+                           Cell(p.unit), mark, Cell(items=repeats(p), fold=f"{len(p.repeats)} repeat"
+                                                       + ("s" if len(p.repeats) != 1 else ""))], id=pid(e.name, i)))
+    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
         [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
          Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
     fold = f"every point: median, min–max, n, 95% CI, raw folders and commands ({len(rows)} rows)"
-    note = f"({e['pair_rows']} per-pair rows are in the heatmap and the CSV.)" if e["pair_rows"] else ""
+    note = f"({e.pair_rows} per-pair rows are in the heatmap and the CSV.)" if e.pair_rows else ""
     return Table("Medians over repeats", columns, rows, fold=fold, open=len(rows) <= 12, note=note)
 
 
 def noise(e):
     """The guard's readings per point (steal, foreign CPU time, …): not results, folded."""
     by = {}
-    for p in e["noise"]:
-        by.setdefault((p["variant"], p["placement"], p["threads"], p["cpus"]), {})[p["metric"]] = p
+    for p in e.noise:
+        by.setdefault((p.variant, p.placement, p.threads, p.cpus), {})[p.metric] = p
     if not by:
         return None
-    metrics = sorted({p["metric"] for p in e["noise"]})
+    metrics = sorted({p.metric for p in e.noise})
     rows = [Row([Cell(k[0]), Cell(k[1]), tnum(k[2]), Cell(k[3])] +
-                [num(ms[m]["s"]["median"],
-                     f"{fmt(ms[m]['s']['median'])} (max {fmt(ms[m]['s']['max'])}) {ms[m]['unit']}")
+                [num(ms[m].summary.median, f"{fmt(ms[m].summary.median)} (max {fmt(ms[m].summary.max)}) {ms[m].unit}")
                  if m in ms else Cell("") for m in metrics])
             for k, ms in sorted(by.items(), key=lambda kv: numeric_threads(kv[0]))]
     return Table("", cols("variant", "placement", "threads", "cpus", numeric=(2,)) +
@@ -359,7 +356,7 @@ def noise(e):
 
 def relations(e):
     """Per-relation medians, the home-socket split and the catalogued machines beside them."""
-    r = e.get("relations")
+    r = e.relations
     if not r:
         return None
     blocks = [Table(f"Per relation ({r['variant']}, one_way_ns over pairs)",
@@ -395,25 +392,22 @@ def relations(e):
 def published(e):
     """The experiment's published figures: shapes, ratios between variants, figures beside the measured."""
     blocks = []
-    if e["shapes"]:
+    if e.shapes:
         blocks.append(Table("Does the shape reproduce?",
                             cols("source", "host", "variant", "threads", "published growth", "measured growth",
                                  "shape reproduces", "why"),
-                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]),
-                                  Cell(f"{r['lo']} → {r['hi']}"),
-                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"),
-                                  Cell(f"×{r['factor']:.2f} ({r['word']})"),
-                                  Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e["shapes"]],
+                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]), Cell(f"{r['lo']} → {r['hi']}"),
+                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"), Cell(f"×{r['factor']:.2f} ({r['word']})"),
+                                  Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e.shapes],
                             note="Growth is the rate at the larger thread count over the rate at the smaller one; "
                                  "near-linear means at least 75% of ideal, flat or falling less than "
                                  "×1.15. The verdict is "
                                  "inconclusive when the growth's 95% CI spans two of these words."))
-    if e["ratios"]:
+    if e.ratios:
         rows = []
         # the ratios measured here first; a published one this run could not measure says why in its row
-        for r in sorted(e["ratios"], key=lambda r: r["ratio"] is None):
-            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] \
-                else f"{r['threads']} → {r['here']} here"
+        for r in sorted(e.ratios, key=lambda r: r["ratio"] is None):
+            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
             cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
             rows.append(Row([Cell(r["source"]), Cell(r["host"]), Cell(r["metric"]), Cell(r["name"]), Cell(str(where)),
                              Cell(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), Cell(cell),
@@ -424,15 +418,12 @@ def published(e):
                                  "same direction", "why"), rows,
                             note="Lab series for the published variants: reference/variants.csv. "
                                  "\"about equal\" is within 3%."))
-    if e["beside"]:
-        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]),
-                     Cell(b["pub"]["threads"]),
-                     Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]),
-                                                   f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
-                     num(b["s"]["median"], f"{fmt(b['s']['median'])} {b['unit']} ({b['label'] or '-'})"),
-                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"]["n"], str(b["s"]["n"])),
-                     num(b["s"]["ci_pct"], ci(b["s"]))])
-                for b in e["beside"]]
+    if e.beside:
+        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
+                     Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
+                     num(b["s"].median, f"{fmt(b['s'].median)} {b['unit']} ({b['label'] or '-'})"),
+                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)), num(b["s"].ci_pct, ci(b["s"]))])
+                for b in e.beside]
         blocks.append(Table("Beside the published figures",
                             cols("source", "host", "variant", "threads", "metric", "published", "measured",
                                  "measured / published", "n", "95% CI", numeric=(5, 6, 7, 8, 9)), rows,
@@ -447,7 +438,7 @@ def why(e):
     """Why it stops scaling (lab/report/causes.py): per curve the verdict with its evidence (why=1), the
     stacks whose cost per unit of work grew most, the differential flame graph, then the USL model of
     every curve. Every name in it comes from evidence files: the writers escape it."""
-    w = e.get("why")
+    w = e.why
     if not w:
         return None
     blocks = []
@@ -522,7 +513,7 @@ def experiment(e):
 
 def figures(run, e):
     """The experiment's charts as image files of the run folder (report.md's PNGs)."""
-    return [Figure(f"{base}.png", f"{e['name']}-{kind}-{metric}") for kind, metric, base in e["chart_files"]
+    return [Figure(f"{base}.png", f"{e.name}-{kind}-{metric}") for kind, metric, base in e.chart_files
             if os.path.exists(os.path.join(run, f"{base}.png"))]
 
 
@@ -531,20 +522,19 @@ def host_cell(s, unit, suspect=0):
     """A host's median with its CI; ⚠ when some of its repeats are suspect (the host's report says why)."""
     if not s:
         return Cell("–")
-    return num(s["median"], f"{fmt(s['median'])} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else ""))
+    return num(s.median, f"{fmt(s.median)} {unit} ({ci(s)})" + (f" ⚠{suspect} suspect" if suspect else ""))
 
 
 def fleet_hosts(runs, links=()):
     """The hosts' environments side by side; a row where they differ is flagged (what the comparison is about)."""
     href_of = dict(links)
-    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m["host"]["rows"]))
-    envs = [dict(m["host"]["rows"]) for _l, m in runs]
+    keys = list(dict.fromkeys(k for _l, m in runs for k, _v in m.host.rows))
+    envs = [dict(m.host.rows) for _l, m in runs]
     rows = [Row([Cell(k, strong=True)] + [Cell(e.get(k, "")) for e in envs],
                 flag="differs" if len({e.get(k) for e in envs}) > 1 else None) for k in keys]
-    rows.append(Row([Cell("sweep", strong=True)] + [Cell(m["state"], note=m["command"]) for _l, m in runs]))
-    rows.append(Row([Cell("build", strong=True)]
-                    + [Cell(m["host"]["build"] or "not recorded", code=bool(m["host"]["build"]))
-                       for _l, m in runs]))
+    rows.append(Row([Cell("sweep", strong=True)] + [Cell(m.state, note=m.command) for _l, m in runs]))
+    rows.append(Row([Cell("build", strong=True)] + [Cell(m.host.build or "not recorded", code=bool(m.host.build))
+                                                   for _l, m in runs]))
     return Table("", [Column("")] + [Column(lab, link=href_of.get(lab)) for lab, _m in runs], rows, sortable=False)
 
 
@@ -569,7 +559,7 @@ def fleet_points(cmp, name):
 def fleet_noise(cmp, name):
     """The guard's readings per host, never as ratios."""
     rows = [Row([Cell(r["key"][1]), Cell(r["key"][2]), tnum(r["key"][3]), Cell(r["key"][4])] +
-                [num(s["median"], f"{fmt(s['median'])} {r['key'][5]}") if s else Cell("–") for s in r["cells"]])
+                [num(s.median, f"{fmt(s.median)} {r['key'][5]}") if s else Cell("–") for s in r["cells"]])
             for r in cmp["noise"] if r["key"][0] == name]
     if not rows:
         return None
@@ -585,8 +575,8 @@ def compare_points(rows, fold="", open_=False):
     for r in rows:
         k = r["key"]
         out.append(Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]),
-                        num(r["a"]["median"], f"{fmt(r['a']['median'])} {k[5]} ({ci(r['a'])})"),
-                        num(r["b"]["median"], f"{fmt(r['b']['median'])} {k[5]} ({ci(r['b'])})"),
+                        num(r["a"].median, f"{fmt(r['a'].median)} {k[5]} ({ci(r['a'])})"),
+                        num(r["b"].median, f"{fmt(r['b'].median)} {k[5]} ({ci(r['b'])})"),
                         num(r["ratio"], f"{r['ratio']:.3f}"), num(r["p"], "–" if r["p"] != r["p"] else f"{r['p']:.3g}"),
                         Cell(r["sig"], flag="badge",
                              note=f"{r['skipped']} suspect repeats left out" if r["skipped"] else "")]))
@@ -617,7 +607,7 @@ def compare_relations(cmp):
 def compare_noise(rows, fold=""):
     """Noise readings of both runs, side by side, never a ratio."""
     def side(s, unit):
-        return num(s["median"], f"{fmt(s['median'])} {unit}") if s else Cell("–")
+        return num(s.median, f"{fmt(s.median)} {unit}") if s else Cell("–")
     return Table("", cols("experiment", "variant", "placement", "threads", "metric", "A", "B", numeric=(3, 5, 6)),
                  [Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]),
                        side(r["a"], k[5]), side(r["b"], k[5])])

@@ -36,12 +36,14 @@ import xml.etree.ElementTree as ET
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from lab.errors import LabError, program, run
+
 SPREAD = ("unpinned", "compact", "cores", "scatter")
 PAIRS = ("smt", "same-l2", "same-l3", "cross-l3", "cross-die", "cross-numa", "cross-package", "cross-kind")
 POLICIES = SPREAD + PAIRS
 
 
-class PlacementError(Exception):
+class PlacementError(LabError):
     """A request the topology cannot satisfy; the message says which and why."""
 
 
@@ -529,6 +531,7 @@ def parse_cpus(text):
     return out
 
 
+@program("placement")
 def main(argv):
     topology = os.environ.get("LAB_TOPOLOGY") or None
     kind = os.environ.get("LAB_KIND") or None
@@ -572,11 +575,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except PlacementError as e:
-        print(f"placement: {e}", file=sys.stderr)
-        sys.exit(2)
-    except BrokenPipeError:                     # `topo.py pairs … | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+    run(main)

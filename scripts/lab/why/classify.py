@@ -13,6 +13,9 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
   kernel       on-CPU with a kernel leaf frame (`_[k]`): system time;
   shared data  on-CPU in a user function whose hottest instructions at the knee (hotins) include a
                lock-prefixed or xchg read-modify-write (ATOMIC);
+  memory (remote pages)  on-CPU in any other user function, where the knee's evidence runs say the
+               program's hot mapping lives on one node and its threads ran elsewhere (why/memory.py:
+               `remote`; pages spread or local are not claimed);
   other        anything else (I/O waits, sleeps, user code without an atomic: plain stores to shared lines
                or memory bandwidth, which need counters: "memory: not measurable here").
 A class's share is the growth of all its stacks taken together (findings or not: diff.together, summed
@@ -41,8 +44,9 @@ LOCK_FRAMES = re.compile(r"pthread_mutex_(?:timed|clock)?lock|lll_lock_wait|lll_
 WAKE_FRAMES = re.compile(r"lll_lock_wake|futex_wake|pthread_cond_(?:signal|broadcast)", re.I)
 ATOMIC = re.compile(r"^\s*(?:lock\b|xchg\b)", re.I)
 LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|\[)|_\[k\]$|@plt|@@GLIBC|\(inlined\)")
-CLASSES = ("lock", "shared data", "serial phase", "scheduler", "kernel", "memory", "no single cause", "scales",
-           "inconclusive")
+REMOTE = "memory (remote pages)"
+CLASSES = ("lock", "shared data", "serial phase", "scheduler", "kernel", "memory", REMOTE, "no single cause",
+           "scales", "inconclusive")
 REASONS = {"[futex]": "waiting on a futex", "[runqueue]": "waiting for a CPU (run queue)", "[io]": "waiting on I/O",
            "[sleep]": "sleeping", "[other]": "blocked"}
 
@@ -105,7 +109,10 @@ def rule(d, row):
     if fs and fs[-1].endswith("_[k]"):
         return "kernel"
     leaf = user_frames(fs)[-1] if user_frames(fs) else ""
-    return "shared data" if leaf and hot_atomic(d, leaf) else "other"
+    if leaf and hot_atomic(d, leaf):
+        return "shared data"
+    # no counter says which memory the code touches: user code's growth where the placement is remote
+    return REMOTE if leaf and (d.get("memory") or {}).get("kind") == "remote" else "other"
 
 
 def flat(total):
@@ -231,6 +238,12 @@ def classify(d):
     out["cause"] = top if dominant else "no single cause"
     if "other" in out["classes"] or out["cause"] == "no single cause":
         out["notes"].append(memory)
+    where = d.get("memory")
+    if where and where["kind"] != "one node":     # where the memory lives, said beside any cause
+        rows = out["classes"].get(REMOTE, {}).get("rows") or []
+        fn = (named(frames(rows[0])) or f"`{user_frames(frames(rows[0]))[-1]}`") if rows else ""
+        out["notes"].append(f"{REMOTE if where['kind'] == 'remote' else 'memory placement'}: {where['words']}" +
+                            (f"; the added on-CPU cost is in {fn}" if fn else ""))
     if "shared data" in out["classes"] and pmu[0] != "ok":
         out["notes"].append("perf c2c would confirm the contended cache line where the host has a PMU")
     return out

@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from lab.why import alone
+from lab.why import memory
 from lab.engine.evidence import store as evidence, gate
 
 LEVEL = 0.95
@@ -86,6 +87,7 @@ def load(folder, kept=True):
         run["threads"], run["hotins"] = got.get("threads"), got.get("hotins")
         # the parallelism timeline and the stacks sampled while one thread ran (lab/why/alone.py)
         run["parallel"], run["alone"] = got.get("parallel"), got.get("alone")
+        run["numa"], run["cpus"] = got.get("numa"), got.get("cpus")     # where the memory lives (why/memory.py)
         runs.append(run)
     return {"meta": meta, "runs": runs}
 
@@ -291,6 +293,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
            "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {})),
            "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
            "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
+           "memory": memory.of_runs(knee_ev["runs"]),
            "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
                                   gate.summary(knee_ev["meta"], knee_threads)) if x]}
     for kind in KINDS:

@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import tempfile
 
+from lab.errors import LabError
+
 MAX_STACKS = 2000          # the rest are summed into one [other stacks] frame per kind
 MAX_BYTES = 4 * 1024 * 1024
 ZERO_DELTA = 'fill="rgb(250,250,250)"'   # inferno's colour for a frame whose delta is 0
@@ -21,7 +23,7 @@ GREY = 'fill="rgb(190,190,190)"'
 TIMEOUT_S = 60
 
 
-class FlameError(RuntimeError):
+class FlameError(LabError, RuntimeError):
     """The flame graph could not be drawn (tool missing or failing, output too large)."""
 
 

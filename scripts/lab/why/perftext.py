@@ -5,13 +5,15 @@ another exception out. The bounds are far above what perf prints for one program
 large server is a few MB) and far below what would slow a reader down."""
 import re
 
+from lab.errors import LabError
+
 MAX_CHARS = 16 * 2 ** 20     # characters of one report
 MAX_LINES = 200000
 MAX_LINE = 4096              # characters of one line (a c2c Pareto row with a long C++ symbol is ~400)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-class PerfTextError(Exception):
+class PerfTextError(LabError):
     """A perf text the parsers refuse; str() is one line, `what:line: message`."""
 
     def __init__(self, what, line, message):

@@ -36,6 +36,7 @@ from . import store as ev
 from . import pmu
 from . import fold
 from . import gate
+from . import numamaps
 
 HZ = 999                    # the full tier's sample frequency (TIERS[0])
 STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder (TIERS[0])
@@ -304,7 +305,8 @@ def evidence_run(folder, run, data, env, log, status, comms=()):
         hot = None
     ev.write_run(folder, run, oncpu=f.oncpu, offcpu=f.offcpu if traced else None,
                  futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot,
-                 parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None)
+                 parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None,
+                 cpus=f.cpu_rows() if traced else None)
     stripped = f.stripped()
     if stripped:
         status["symbols"] = "missing: " + " ".join(stripped)
@@ -442,11 +444,13 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
     out = os.path.join(folder, f"stdout_r{r}.txt")
     err = os.path.join(folder, f"stderr_r{r}.log")
     server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err, tier)
+    numa = numamaps.Sampler(who if what == "server" else (), comms)    # where its memory is, while it runs
     try:
         rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
                                     child.OUTPUT_CAP)
     finally:
         server.stop()
+        numa.stop()
     n = repetitions(counted) if seconds > 0 else 1
     cut = "size limit reached" in open(err, errors="replace").read()
     got = {"lost": "", "cut": cut, "wall": None, "reps": n, "status": None, "out": out, "scope": what, "who": who}
@@ -463,6 +467,7 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier):
         return got
     got["status"], span = evidence_run(folder, r, data if what == "tree" else server_data, env,
                                        os.path.join(folder, "evidence.log"), status, comms)
+    numa.write(folder, r)
     # the attached server's recording outlasts the command: the command's own wall time then
     got["wall"] = (span if what == "tree" else None) or usage.wall_s
     remove(data, server_data, counted)    # hundreds of MiB: the folded files are what is kept

@@ -115,7 +115,7 @@ def trace_field(trace, name):
 
 class Thread:
     __slots__ = ("tid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
-                 "off_at", "off_reason", "off_stack", "woke_at", "futex")
+                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus")
 
     def __init__(self, tid, comm):
         self.tid, self.comm = tid, comm
@@ -123,6 +123,7 @@ class Thread:
         self.vol = self.invol = self.migr = 0
         self.last_cpu = self.on_at = self.off_at = self.woke_at = None
         self.off_reason, self.off_stack, self.futex = None, (), None
+        self.cpus = {}            # cpu → seconds on it, from the switch records (where it ran: numamaps)
 
 
 class Folder:
@@ -178,6 +179,7 @@ class Folder:
             self.running(e)
         if e.kind == "exit" and t.on_at is not None:       # it ran until it exited
             t.oncpu += e.time - t.on_at
+            t.cpus[t.last_cpu] = t.cpus.get(t.last_cpu, 0.0) + e.time - t.on_at
             t.on_at = None
         if e.kind == "cpu-clock" or e.kind == "cycles":
             self.samples += 1
@@ -203,6 +205,7 @@ class Folder:
         elif e.kind in ("switch_out", "switch_out_preempt"):
             if t.on_at is not None:
                 t.oncpu += e.time - t.on_at
+                t.cpus[e.cpu] = t.cpus.get(e.cpu, 0.0) + e.time - t.on_at
             t.on_at, t.off_at, t.woke_at = None, e.time, None
             if e.kind == "switch_out_preempt":
                 t.invol += 1
@@ -307,6 +310,11 @@ class Folder:
         return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
                  "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
+
+    def cpu_rows(self):
+        """Per thread and CPU, the seconds it ran there (between its switch records)."""
+        return [{"tid": t.tid, "comm": t.comm, "cpu": c, "seconds": s}
+                for t in self.threads.values() for c, s in sorted(t.cpus.items()) if c is not None and s > 0]
 
     def span(self):
         """Seconds from the tree's first to its last recorded event: its run under the profiler, without

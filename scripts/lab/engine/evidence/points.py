@@ -60,9 +60,8 @@ def compared(spec, rows):
 def summarised(rows):
     """A point's summary as the report's model makes it (lab/report/model.py points): its suspect repeats
     count, since the knee rule calls a point with one inconclusive."""
-    s = summary([float(r["value"]) for r in rows])
-    s["suspect"] = "; ".join(f"r{r['repeat']}: {r['suspect']}" for r in rows if r.get("suspect"))
-    return s
+    return summary([float(r["value"]) for r in rows],
+                   "; ".join(f"r{r['repeat']}: {r['suspect']}" for r in rows if r.get("suspect")))
 
 
 def measured(points):

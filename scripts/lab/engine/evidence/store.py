@@ -7,6 +7,8 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   futex_r<N>.csv      addr,waits,wait_us,stack
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
+  cpus_r<N>.csv       tid,comm,cpu,seconds (where each thread ran, from the switch records)
+  numa_r<N>.json      where the program's memory was (numamaps.py writes and reads it)
   meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence;
                       since the validity gate (lab/engine/evidence/gate.py) also runs_judged, disturbance and
                       timed_suspect (format 1 still: a folder without them is read as before, every
@@ -20,6 +22,9 @@ import os
 import re
 
 from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
+from lab.errors import LabError
+
+from . import numamaps
 
 FORMAT = 1
 MAX_STACKS = 20000          # distinct stacks per file; the rest is summed into TRUNCATED
@@ -35,11 +40,12 @@ FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
 THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations")
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
 PARALLEL_COLUMNS = ("running", "seconds")
+CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
 OK = "ok"
 NA = "not available here: "
 
 
-class EvidenceError(Exception):
+class EvidenceError(LabError):
     """A malformed or oversized evidence file; str() is `file:line: message`."""
 
 
@@ -86,8 +92,11 @@ def csv_text(columns, rows):
 
 
 def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None, parallel=None,
-              alone=None):
+              alone=None, cpus=None):
     """Write what one evidence run gave; None leaves that file out (meta.json says why)."""
+    if cpus is not None:
+        write_atomic_text(path(folder, "cpus", run), csv_text(CPUS_COLUMNS, [
+            dict(r, comm=clean_frame(r["comm"]), seconds=f"{r['seconds']:.6f}") for r in cpus[:MAX_STACKS]]))
     if parallel is not None:
         write_atomic_text(path(folder, "parallel", run), csv_text(PARALLEL_COLUMNS, [
             {"running": int(r["running"]), "seconds": f"{r['seconds']:.6f}"} for r in parallel[:MAX_STACKS]]))
@@ -253,6 +262,18 @@ def read_parallel(p):
     return {r["running"]: r["seconds"] for r in _rows(p, PARALLEL_COLUMNS, (count, seconds))}
 
 
+def read_cpus(p):
+    """[{"tid", "comm", "cpu", "seconds"}] of cpus_r<N>.csv."""
+    return _rows(p, CPUS_COLUMNS, (count, text, count, seconds))
+
+
+def read_numa(p):
+    try:
+        return numamaps.read(p)
+    except numamaps.NumaMapsError as e:
+        raise EvidenceError(str(e)) from None
+
+
 def seconds(v):
     x = float(v)
     if not (math.isfinite(x) and 0 <= x <= 1e7):
@@ -288,10 +309,12 @@ def read_run(folder, run):
     out = {}
     for kind, reader in (("oncpu", read_folded), ("offcpu", read_folded), ("futex", read_futex),
                          ("threads", read_threads), ("hotins", read_hotins), ("alone", read_folded),
-                         ("parallel", read_parallel)):
+                         ("parallel", read_parallel), ("cpus", read_cpus)):
         p = path(folder, kind, run)
         if os.path.exists(p):
             out[kind] = reader(p)
+    if os.path.exists(numamaps.path(folder, run)):
+        out["numa"] = read_numa(numamaps.path(folder, run))
     return out
 
 

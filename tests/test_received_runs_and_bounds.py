@@ -1,19 +1,20 @@
-"""Hostile input, fourth round (issue 44): a received run folder is an untrusted file system, a received
-archive chooses no targets, and every bound holds. Each test's set-up is the reproduction."""
+"""Received runs and the engine's bounds (hostile input, issue 44): a received run folder is an untrusted
+file system, a received archive chooses no targets, every key value is one line in its real domain, a
+fleet host's record is data, and the engine's bounds cover the whole process tree. Each test's set-up is
+the reproduction. (test_hostile.py: values a user passes never become shell text.)"""
 import json
-import sys
 import os
 import tarfile
 
 import pytest
 
 from conftest import sh
-from test_hostile import quick_run, set_cells
+from labtest import set_cells
 
 
 # --- 1a. writes into a run folder -------------------------------------------------------------------
-def test_charts_never_write_through_a_linked_dat_and_a_cell_never_becomes_a_line(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_charts_never_write_through_a_linked_dat_and_a_cell_never_becomes_a_line(tmp_path, results, lab_run):
+    run = lab_run.quick()
     spec = run / "sweep" / "specs" / "spin.spec"
     spec.write_text(spec.read_text() + "chart = speedup iters_per_s\n")
     canary = tmp_path / "pwned"
@@ -30,8 +31,8 @@ def test_charts_never_write_through_a_linked_dat_and_a_cell_never_becomes_a_line
     assert not any(line.startswith("touch") for line in dat.read_text().splitlines())
 
 
-def test_a_plots_folder_that_is_a_link_is_refused_and_nothing_written_there(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_plots_folder_that_is_a_link_is_refused_and_nothing_written_there(tmp_path, results, lab_run):
+    run = lab_run.quick()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     for f in (run / "plots").iterdir():
@@ -43,8 +44,8 @@ def test_a_plots_folder_that_is_a_link_is_refused_and_nothing_written_there(tmp_
     assert os.listdir(elsewhere) == []
 
 
-def test_report_refuses_a_linked_folder_and_replaces_a_linked_report_not_its_target(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_report_refuses_a_linked_folder_and_replaces_a_linked_report_not_its_target(tmp_path, results, lab_run):
+    run = lab_run.quick()
     outside = tmp_path / "outside.txt"
     outside.write_text("mine\n")
     (run / "report.md").unlink()
@@ -54,9 +55,9 @@ def test_report_refuses_a_linked_folder_and_replaces_a_linked_report_not_its_tar
 
 
 # --- 1b. a received archive carries measurement settings only -----------------------------------------
-def packed(tmp_path, results, **overrides):
+def packed(lab_run, tmp_path, **overrides):
     """A real quick run, its args.json's overrides extended as a sender would, packed."""
-    run = quick_run(tmp_path, results, name="theirs")
+    run = lab_run.quick(name="theirs")
     args = json.loads((run / "sweep" / "args.json").read_text())
     args["overrides"].update(overrides)
     (run / "sweep" / "args.json").write_text(json.dumps(args))
@@ -65,12 +66,11 @@ def packed(tmp_path, results, **overrides):
     return tmp_path / "theirs.tar.gz"
 
 
-def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, results):
-    archive = packed(tmp_path, results, clients="victim@example.org", nodes="10.9.9.9:9042",
+def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, results, lab_run):
+    archive = packed(lab_run, tmp_path, clients="victim@example.org", nodes="10.9.9.9:9042",
                      server=".work/cassandra/cassandra.pid", nodes_server=".work/cluster/node1/cassandra.pid",
                      history="/etc/shadow")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
-           timeout=300)
+    p = lab_run.program("archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), timeout=300)
     for key in ("clients", "nodes", "server", "nodes_server", "history"):
         assert f"archive: not applying {key}=" in p.stderr
     replay = next(d for d in os.listdir(tmp_path / "results") if "replay" in d)
@@ -79,10 +79,9 @@ def test_a_replay_drops_the_hosts_servers_and_files_an_archive_names(tmp_path, r
     assert "shadow" not in command
 
 
-def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, results):
-    archive = packed(tmp_path, results, retries="1000", retry_pause="86400", max_steal="0", max_foreign="0")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
-           check=False,
+def test_a_replay_is_priced_at_its_worst_case_not_its_expected_one(tmp_path, results, lab_run):
+    archive = packed(lab_run, tmp_path, retries="1000", retry_pause="86400", max_steal="0", max_foreign="0")
+    p = lab_run.program("archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
            timeout=300)
     assert p.returncode == 2 and "at worst" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -98,8 +97,8 @@ def refused_in_one_line(p, name):
     assert len([ln for ln in p.stderr.splitlines() if name in ln]) == 1
 
 
-def test_env_files_that_link_outside_are_refused_not_copied_into_reports(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_env_files_that_link_outside_are_refused_not_copied_into_reports(tmp_path, results, lab_run):
+    run = lab_run.quick()
     secret = tmp_path / "id_rsa"
     secret.write_text("SECRET-KEY-MATERIAL\n")
     (run / "env" / "build.txt").unlink(missing_ok=True)
@@ -108,14 +107,14 @@ def test_env_files_that_link_outside_are_refused_not_copied_into_reports(tmp_pat
     p = report_of(run)
     refused_in_one_line(p, "build.txt")
     assert not (run / "report.md").exists()
-    other = quick_run(tmp_path, results, name="other")
+    other = lab_run.quick(name="other")
     p = sh("python3", "-m", "lab.cli.compare", str(other), str(run), str(tmp_path / "cmp.md"), check=False)
     refused_in_one_line(p, "build.txt")
     assert "SECRET" not in p.stdout + p.stderr
 
 
-def test_a_dev_zero_link_or_a_fifo_in_env_is_refused_at_once(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_dev_zero_link_or_a_fifo_in_env_is_refused_at_once(tmp_path, results, lab_run):
+    run = lab_run.quick()
     cpuinfo = run / "env" / "cpuinfo.txt"
     cpuinfo.unlink(missing_ok=True)
     cpuinfo.symlink_to("/dev/zero")
@@ -125,8 +124,8 @@ def test_a_dev_zero_link_or_a_fifo_in_env_is_refused_at_once(tmp_path, results):
     refused_in_one_line(report_of(run), "cpuinfo.txt")     # sh's timeout fails the test if it hangs
 
 
-def test_a_huge_env_file_is_refused_not_read_whole(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_huge_env_file_is_refused_not_read_whole(tmp_path, results, lab_run):
+    run = lab_run.quick()
     with open(run / "env" / "build.txt", "wb") as f:
         f.truncate(400 << 20)       # 400 MB of hole: cheap to make, costly to read
     p = report_of(run)
@@ -134,8 +133,8 @@ def test_a_huge_env_file_is_refused_not_read_whole(tmp_path, results):
     assert "more than" in p.stderr
 
 
-def test_a_journal_key_that_climbs_out_of_the_run_is_refused(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_journal_key_that_climbs_out_of_the_run_is_refused(tmp_path, results, lab_run):
+    run = lab_run.quick()
     journal = run / "sweep" / "journal.jsonl"
     lines = journal.read_text().splitlines()
     evs = [json.loads(ln) for ln in lines]
@@ -148,8 +147,8 @@ def test_a_journal_key_that_climbs_out_of_the_run_is_refused(tmp_path, results):
     assert "is not a repeat's name" in p.stderr
 
 
-def test_a_wrongly_typed_import_record_or_a_ran_on_folder_gives_one_line(tmp_path, results):
-    run = quick_run(tmp_path, results)
+def test_a_wrongly_typed_import_record_or_a_ran_on_folder_gives_one_line(tmp_path, results, lab_run):
+    run = lab_run.quick()
     (run / "env" / "imported.json").write_text(json.dumps({"cpu": "x", "cpus": "many", "pairs": [1]}))
     refused_in_one_line(report_of(run), "imported.json")
     (run / "env" / "imported.json").write_text("[]")
@@ -169,10 +168,9 @@ def test_a_newline_in_a_scale_key_adds_no_spec_line(tmp_path, results):
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
-def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, results):
-    archive = packed(tmp_path, results, variants="loop\nbuild = touch /tmp/x")
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"),
-           check=False,
+def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, results, lab_run):
+    archive = packed(lab_run, tmp_path, variants="loop\nbuild = touch /tmp/x")
+    p = lab_run.program("archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"), check=False,
            timeout=300)
     assert p.returncode == 2 and "one line of printable text" in p.stderr, p.stderr
     assert not any("replay" in n for n in os.listdir(tmp_path / "results"))
@@ -218,11 +216,10 @@ def test_metric_names_of_the_engine_and_nested_quantifiers_are_refused(results, 
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
-def test_a_metric_over_what_readers_accept_fails_the_point_and_the_sweep(tmp_path, results):
+def test_a_metric_over_what_readers_accept_fails_the_point_and_the_sweep(tmp_path, results, lab_run):
     run = tmp_path / "run"
-    p = sh("python3", "-m", "lab.cli.scale", f"run={run}", "metric=big:v=([0-9]+)", "threads=1", "placements=unpinned",
-           "repeats=1", "retries=0", "warmup=0", "capacity=0", "--", "echo", "v=" + "9" * 30,
-           env=results, check=False, timeout=120)
+    p = lab_run.scale(f"run={run}", "metric=big:v=([0-9]+)", "threads=1", "placements=unpinned",
+           "repeats=1", "retries=0", "warmup=0", "capacity=0", "--", "echo", "v=" + "9" * 30, check=False, timeout=120)
     assert p.returncode != 0, p.stderr
     assert "beyond" in (run / "sweep" / "journal.log").read_text()
 
@@ -241,7 +238,7 @@ def test_cluster_sh_does_no_arithmetic_on_record_text_and_checks_the_heap(tmp_pa
 
 
 def test_a_cassandra_hosts_pidfile_with_lines_cannot_rewrite_the_cluster_record(tmp_path):
-    from lab.cli import fleet
+    from lab.cli.fleet import cluster as fleet
     report = tmp_path / "db1.json"
     report.write_text(json.dumps({"host": "db1", "cql": "10.0.0.1:9042", "address": "10.0.0.1", "numa": "0",
                                   "pid": "4242\nnode=9 host=evil cql=203.0.113.9:9042 pid=1", "work": "/srv/lab"}))
@@ -281,13 +278,13 @@ def test_a_400_digit_number_in_a_history_summary_is_refused_not_a_traceback(tmp_
 
 @pytest.mark.parametrize("progress", ["[1, 2]", '"text"', "12", '{"done": 1e999, "last": ["x"]}', "[" * 5000])
 def test_progress_json_that_is_not_an_object_gives_a_line_not_a_traceback(progress):
-    from lab.cli import fleet
+    from lab.cli.fleet import sweep as fleet
     line = fleet.progress_line({"progress": progress})
     assert "\n" not in line and ("starting" in line or "? repeats done" in line), line
 
 
 def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
-    from lab.cli import fleet
+    from lab.cli.fleet import sweep as fleet
     ok = fleet.progress_line({"progress": json.dumps({"done": 3, "left": 7, "eta_s": 125.0, "last": "p"})})
     assert "3 repeats done" in ok and "7 repeats left, ETA 0:02:05" in ok, ok
     for left, eta in ((-1, 5), (7, float("nan")), ("7", 5), (7, 1e300), (True, 5)):
@@ -362,7 +359,7 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
 
 
 def test_vm_or_bare_metal_names_every_layer():
-    from lab.cli import fleet
+    from lab.cli.fleet import check as fleet
     assert fleet.virt_word({"detect_vm": "kvm", "detect_container": "docker", "detect_virt": "docker"}) == \
         "VM (kvm), in a container (docker)"
     assert fleet.virt_word({"detect_vm": "none", "detect_container": "none"}) == "bare metal"
@@ -373,28 +370,27 @@ def test_vm_or_bare_metal_names_every_layer():
 SCALE_ONE = ("threads=1", "placements=unpinned", "repeats=1", "retries=0", "warmup=0", "capacity=0")
 
 
-def test_a_setsid_grandchild_holding_stdout_does_not_outlast_the_timeout(tmp_path, results):
+def test_a_setsid_grandchild_holding_stdout_does_not_outlast_the_timeout(tmp_path, results, lab_run):
     run = tmp_path / "run"
-    p = sh("python3", "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "timeout=3", "--", "bash", "-c",
-           "setsid sleep 91.25 & sleep 92.5", env=results, check=False, timeout=60)
+    p = lab_run.scale(f"run={run}", *SCALE_ONE, "timeout=3", "--", "bash", "-c",
+           "setsid sleep 91.25 & sleep 92.5", check=False, timeout=60)
     assert "timeout" in (run / "sweep" / "journal.log").read_text(), p.stderr
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 91.25" in ln]
 
 
-def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_path, results):
+def test_a_child_that_clears_its_environment_does_not_outlive_its_repeat(tmp_path, results, lab_run):
     run = tmp_path / "run"
-    sh("python3", "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "--", "bash", "-c",
-       "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", env=results, timeout=120)
+    lab_run.scale(f"run={run}", *SCALE_ONE, "--", "bash", "-c",
+       "env -i setsid sleep 287.25 </dev/null >/dev/null 2>&1 & echo started", timeout=120)
     assert not [ln for ln in sh("ps", "-eo", "args").stdout.splitlines() if "sleep 287.25" in ln]
 
 
-def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engine(tmp_path, results):
+def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engine(tmp_path, results, lab_run):
     # The engine itself SIGKILLed mid-repeat: its reaper must still end the command's detached children,
     # those that dropped the sweep's environment marker (`env -i`) as well as a plain one.
     import signal
     import subprocess
     import time
-    from conftest import ROOT
     from lab.engine import cgroup, orphans
     probe = orphans.new_token()
     if not cgroup.create(probe):
@@ -405,9 +401,8 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
     cmd = (f"setsid env -i sleep {marks[0]} </dev/null >/dev/null 2>&1 & "
            f"env -i setsid sleep {marks[1]} </dev/null >/dev/null 2>&1 & "
            f"sleep {marks[2]} </dev/null >/dev/null 2>&1 & sleep 299.5")
-    p = subprocess.Popen([sys.executable, "-m", "lab.cli.scale", f"run={run}", *SCALE_ONE, "timeout=600", "--",
-                          "bash", "-c", cmd], cwd=ROOT, env=dict(os.environ, **results), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+    p = lab_run.start(f"run={run}", *SCALE_ONE, "timeout=600", "--", "bash", "-c", cmd, program="scale",
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     def alive():
         return [ln for ln in sh("ps", "-eo", "pid=,args=").stdout.splitlines()
@@ -465,7 +460,7 @@ def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, r
     from conftest import ROOT
     p = sh("python3", "-m", "lab.cli.scale", "save=../abs.spec", "--", "true", env=results, check=False)
     assert p.returncode == 2 and "or absolute" in p.stderr      # the message says what it accepts
-    folder = os.path.join(ROOT, ".work", "tests", f"hostile4-{os.getpid()}.spec")
+    folder = os.path.join(ROOT, ".work", "tests", f"received-{os.getpid()}.spec")
     os.makedirs(folder, exist_ok=True)
     try:
         p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results,
@@ -473,7 +468,7 @@ def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, r
         assert p.returncode == 2 and "a folder of that name exists" in p.stderr and "Traceback" not in p.stderr
     finally:
         os.rmdir(folder)
-    rel = os.path.join(".work", "tests", f"hostile4-dry-{os.getpid()}.spec")
+    rel = os.path.join(".work", "tests", f"received-dry-{os.getpid()}.spec")
     p = sh("python3", "-m", "lab.cli.scale", f"save={rel}", "dry=1", *SCALE_ONE, "--", "true", env=results, check=False)
     assert "not written" in p.stderr and not os.path.exists(os.path.join(ROOT, rel)), p.stderr
 
