@@ -12,10 +12,11 @@ import sys
 import tarfile
 
 import pytest
-from conftest import ROOT, sh
 
+from conftest import ROOT, sh
 from lab.core import c2c_published as C
 from lab.report import markdown, model
+
 CAT = os.path.join(ROOT, "reference", "c2c")
 
 
@@ -150,8 +151,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
         assert float(printed[rel][2]) == pytest.approx(statistics.median(xs), abs=0.051)
     # heatmap: hwloc's order (socket 0's cores with their siblings, then socket 1), one border between
     # (the chart object both the PNG's data and the page's SVG are drawn from: lab/report/chartmodel.py)
-    from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
+    from lab.report import chartmodel, model
     ex = next(x for x in model.build(run).experiments if x.name == "c2c-matrix")
     chart = chartmodel.build("heatmap", ex, "one_way_ns", RunFolder(run).topology())
     order = chart.order

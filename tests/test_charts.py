@@ -1,15 +1,14 @@
 """Charts from a tidy CSV: the heatmap orders CPUs by hwloc's logical order and marks domain boundaries;
 bars follow the lab's placement order."""
-import shutil
 import subprocess
 
-from conftest import ROOT, TOPO, in_process, sh
+from conftest import TOPO, in_process, sh
 
 
 def heatmap_of(run, exp):
     """The heatmap chart object both pictures draw (lab/report/chartmodel.py), from the run model."""
-    from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
+    from lab.report import chartmodel, model
     e = next(e for e in model.build(str(run)).experiments if e.name == exp)
     return chartmodel.build("heatmap", e, "one_way_ns", RunFolder(str(run)).topology())
 

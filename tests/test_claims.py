@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from conftest import ROOT, evidence_of, sh
-
-from lab.report import claims, model
 from lab.core import rules as V
-from lab.why import diff
 from lab.engine.evidence import store as EV
+from lab.report import claims, model
+from lab.why import diff
+
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 
 

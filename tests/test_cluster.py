@@ -9,9 +9,10 @@ import subprocess
 import time
 
 import pytest
+
 from conftest import ROOT, results, rows, sh  # noqa: F401  (fixture)
-from lab.engine.journal import read as read_journal
 from lab.core.runfolder import RunFolder
+from lab.engine.journal import read as read_journal
 
 CLUSTER = os.path.join(ROOT, "cassandra", "cluster.sh")
 CASSANDRA = os.path.join(ROOT, "cassandra", "cassandra.sh")

@@ -109,6 +109,7 @@ def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journ
     journal over the cap says nothing (it is not read), and runs older than the newest MAX_RUNS are not
     read at all."""
     import shutil
+
     from lab.engine import pricehistory as history
     spec = tmp_path / "h.spec"
     spec.write_text("experiment = hist\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = unpinned\n"
@@ -140,6 +141,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
     import io
 
     import pytest
+
     from lab.engine import api
     topo = "topology=pack:2 core:4 pu:2"
     req = api.request(["dry=1", topo, "repeats=auto", "min_repeats=2", "max_repeats=5", SPEC])
@@ -162,7 +164,8 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
 def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
     """A short command's evidence run is repeated until why_seconds have passed (lab/engine/evidence/collect.py), so the
     price counts that time, not the command's own run: the dry run does not promise a short sweep."""
-    from lab.engine import api, price as pr
+    from lab.engine import api
+    from lab.engine import price as pr
     topo = "topology=pack:1 core:2 pu:1"
     got = {}
     for secs in ("0", "8"):

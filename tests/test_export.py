@@ -11,10 +11,10 @@ import subprocess
 
 import jsonschema
 import pytest
-from conftest import ROOT, rows, sh
-from labtest import LabRun
 
+from conftest import ROOT, rows, sh
 from lab.report import model
+from labtest import LabRun
 
 SCHEMA = json.load(open(os.path.join(ROOT, "docs", "run-format.schema.json")))
 # Bencher's Metric Format as documented at https://bencher.dev/docs/reference/bencher-metric-format

@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
-import browser
 import pytest
+
+import browser
 from conftest import ROOT, TOPO
 from labtest import ADDRS, journal, needs_hosts
 
@@ -64,8 +65,8 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     """hostA has measured this sweep before (a run in its lab_dir's results/), hostB never: hostA's dry run
     takes seconds per run from hostA's own run, read there by the lab's history reader, hostB's from the
     spec's cost. Then hostB's python answers the reader with a crafted summary: refused, by hostB's name."""
-    from lab.engine.pricehistory import local
     from lab.core.runfolder import hostname
+    from lab.engine.pricehistory import local
     a, b = fleet["hosts"]["hostA"], fleet["hosts"]["hostB"]
     run = a.dir / "lab" / "results" / f"20260101T000000Z-{hostname()}"
     sh_env = dict(fleet["env"], LAB_RESULTS=str(a.dir / "lab" / "results"))
@@ -306,7 +307,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):  # noqa: F81
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     # A host's CPU model or error text reaches the terminal through the fleet's one printer.
-    from lab.cli.fleet import common as fleet     # the fleet's one printer
+    from lab.cli.fleet import common as fleet  # the fleet's one printer
     fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out

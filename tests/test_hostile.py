@@ -550,6 +550,7 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
 def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_cheap():
     import glob
     import time
+
     from lab.topology.topo import PAIRS, PlacementError, Topology
     for xml in sorted(glob.glob(os.path.join(ROOT, "topologies", "*.xml")))[:6]:
         t = Topology(xml)

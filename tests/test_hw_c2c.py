@@ -3,8 +3,8 @@ below with their sources: no host of the lab has a PMU), both header layouts, In
 truncated or garbled report gives one PerfTextError line, never a traceback."""
 
 import pytest
-from conftest import assert_garbled_is_one_line
 
+from conftest import assert_garbled_is_one_line
 from lab.why import c2creport as C
 from lab.why.perftext import PerfTextError
 

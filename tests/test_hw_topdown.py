@@ -3,8 +3,8 @@ sources: no host of the lab has a PMU), in perf's three layouts, Intel and AMD; 
 points; a truncated or garbled output is one PerfTextError line."""
 
 import pytest
-from conftest import assert_garbled_is_one_line
 
+from conftest import assert_garbled_is_one_line
 from lab.why import topdown as T
 from lab.why.perftext import PerfTextError
 

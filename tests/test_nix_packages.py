@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "nix"))

@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_garbled_is_one_line
 
+from conftest import ROOT, assert_garbled_is_one_line
 from lab.engine.evidence import numamaps as N
 from lab.engine.evidence import store
 from lab.why import classify as C

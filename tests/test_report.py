@@ -6,7 +6,7 @@ Every CSV value and journal event below is test input written by hand, not a mea
 import json
 import re
 
-from conftest import ROOT, in_process, sh
+from conftest import in_process, sh
 from labtest import FakeRun
 
 HEADER10 = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"

@@ -14,6 +14,7 @@ import re
 import shutil
 
 import pytest
+
 from browser import Browser, chromium
 from conftest import ROOT, sh
 from labtest import LabRun, journal

@@ -14,13 +14,13 @@ import subprocess
 import time
 
 import pytest
-from conftest import TOPO, rows, sh
-from labtest import LabRun, journal
 
-from lab.report import model, scaling
+from conftest import TOPO, rows, sh
 from lab.core.run import Point, Repeat
 from lab.core.stats import summary
+from lab.report import model, scaling
 from lab.topology.topo import Topology
+from labtest import LabRun, journal
 
 RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}
 BASE = ("retries=0", "warmup=0")

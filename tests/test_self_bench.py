@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from conftest import ROOT, rows, sh
-from labtest import journal
 from lab.engine.spec import Spec, profiles
+from labtest import journal
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
            (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"), ("bench-mem", "c-probes"))}

@@ -4,8 +4,8 @@ import os
 import re
 
 import pytest
-from conftest import ROOT, sh
 
+from conftest import ROOT, sh
 from lab.engine.spec import KEYS, Spec, SpecError, overrides_from
 
 

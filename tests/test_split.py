@@ -4,6 +4,7 @@ over ssh with its host key checked. Both are this machine, so the report must sa
 import json
 
 import pytest
+
 from conftest import rows, sh
 from labtest import journal, needs_hosts
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from conftest import rows, sh
-from labtest import LabRun, journal
 from lab.engine.guard import NOISE_METRICS
+from labtest import LabRun, journal
 
 SPEC = "tests/fixtures/spin.spec"
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",

@@ -162,9 +162,8 @@ def test_a_fleet_shows_the_same_rows_in_fleet_md_and_fleet_html(tmp_path):
 
 
 def test_every_chart_kind_the_spec_accepts_is_built_and_written():
-    from lab.report import charts
     from lab.engine.spec import CHART_KINDS
-    from lab.report import chartmodel
+    from lab.report import chartmodel, charts
     assert set(CHART_KINDS) == set(chartmodel.KINDS) == set(charts.WRITERS)
 
 
@@ -244,6 +243,7 @@ def test_every_svg_chart_escapes_what_a_run_folder_names(tmp_path):
     """svg.py builds ElementTree elements: a hostile variant, placement, unit or title stays text, and
     every chart kind parses as XML with no element it did not draw."""
     import xml.etree.ElementTree as ET
+
     from lab.core.run import Point
     from lab.core.stats import Summary
     from lab.report import svg  # conftest puts scripts/ on the path

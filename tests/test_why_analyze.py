@@ -12,12 +12,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from lab.report import scaling
-from lab.why import classify as C
 from lab.core import rules
 from lab.core.stats import Summary
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+from lab.report import scaling
+from lab.why import classify as C
 from lab.why import diff, flame, verdict
-from lab.engine.evidence import store as evidence, gate
 
 
 def known(m, lo, hi, n=5):

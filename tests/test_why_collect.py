@@ -12,14 +12,14 @@ import statistics
 import subprocess
 
 import pytest
-from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 
+from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 from lab.engine import orphans
-from lab.why import classify as C
-from lab.report import model, scaling
-from lab.why import diff, verdict
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as ev
+from lab.report import model, scaling
+from lab.why import classify as C
+from lab.why import diff, verdict
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 BUILD = os.path.join(FIXTURES, "build")

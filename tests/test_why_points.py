@@ -6,11 +6,11 @@ import os
 import shutil
 
 import pytest
-from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F401 (build: a fixture)
 
+from lab.engine.evidence import points as W
 from lab.engine.plan import Point
 from lab.engine.spec import Spec
-from lab.engine.evidence import points as W
+from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F401 (build: a fixture)
 
 SPEC = "experiment = t\ncommand = true {threads}\nplacements = compact unpinned\nthreads = 1 2 4 8\n"
 

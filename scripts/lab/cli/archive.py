@@ -20,14 +20,26 @@ import tempfile
 import zlib
 
 from lab import ROOT
-from lab.engine import api
-from lab.report import front
-from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, spec_dir
-from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
-                       output_of, read_file, results_dir, run_name, stamp_now)
 from lab.core.archive import MAX_TOP, members_of
+from lab.core.runfolder import (
+    KIND_IMPORTED,
+    KIND_PUBLISHED,
+    RunFolder,
+    RunFolderError,
+    find,
+    hostname,
+    kind_of,
+    output_of,
+    read_file,
+    results_dir,
+    run_name,
+    stamp_now,
+)
 from lab.core.term import visible
+from lab.engine import api
+from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, spec_dir
 from lab.errors import LabError, program, run
+from lab.report import front
 
 
 def pack(name):

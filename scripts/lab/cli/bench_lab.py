@@ -15,16 +15,17 @@ import collections
 import os
 import sys
 
-from lab.engine import api
-from lab.report import front
-from lab.engine import journal as jr
-from lab.engine.spec import spec_charts
-from lab.engine.guard import NOISE_METRICS
-from lab.core.stats import median
 from lab.core.runfolder import RunFolder, hostname, results_dir, run_name, stamp_now
+from lab.core.stats import median
 from lab.core.term import visible
 from lab.core.tidy import read
+from lab.engine import api
+from lab.engine import journal as jr
+from lab.engine.guard import NOISE_METRICS
+from lab.engine.spec import spec_charts
 from lab.errors import program, run
+from lab.report import front
+
 SPEC = "experiments/cache-get.spec"
 
 

@@ -38,12 +38,12 @@ import sys
 import tempfile
 
 from lab import ROOT
+from lab.core.term import visible
 from lab.engine import api
-from lab.report import front
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
-from lab.core.term import visible
 from lab.errors import LabError, program, run
+from lab.report import front
 from lab.topology.topo import PlacementError, Topology
 
 OWN = ("metric", "save")

@@ -19,9 +19,9 @@ import sys
 
 from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
-from lab.errors import LabError
+from lab.errors import LabError, program, run
 from lab.why import usl
-from lab.errors import program, run
+
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 

@@ -24,6 +24,7 @@ import stat
 import sys
 import tempfile
 import time
+
 from lab import ROOT
 from lab.errors import LabError
 

@@ -27,13 +27,13 @@ from lab.topology.topo import PlacementError, Topology
 
 from . import perfstat
 from . import price as pr
+from .plan import plan
+from .point import check_program, check_quoting, expand_args
 from .pricehistory import HistoryError
 from .pricehistory import load as load_history
 from .pricehistory import local as local_history
-from .plan import plan
-from .point import check_program, check_quoting, expand_args
-from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, duration, load, overrides_from, profiles
 from .rounds import Sweep, identity
+from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, duration, load, overrides_from, profiles
 
 
 class EngineError(LabError):

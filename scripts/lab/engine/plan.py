@@ -13,7 +13,6 @@ from lab.core import rules
 from lab.topology.topo import PAIRS, PlacementError
 
 
-
 def stem(variant, placement, threads):
     """A point's name in file names, one per point and the one owner of it (the engine writes by it, the
     report and the stories read by it); a repeat's files are `<stem>_r<N>`. A variant or placement of

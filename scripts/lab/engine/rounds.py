@@ -19,21 +19,19 @@ import time
 from lab.core import tidy
 from lab.core.stats import ci_method, ci_pct
 from lab.core.term import visible
+from lab.engine.evidence import collect as why_collect
+from lab.engine.evidence import points as why_points
+from lab.engine.evidence import store as why_ev
 from lab.topology.topo import cpu_list
 
-from . import capacity, cgroup, child, hostprep
+from . import capacity, cgroup, child, hostprep, orphans, prefix
 from . import journal as jr
-from . import orphans
 from . import point as pt
-from . import prefix
 from .guard import NOISE_METRICS, corun_short
 from .memplace import misplaced
 from .plan import KEEP, importance, plan, refine, unneeded, words_of_level
-from .spec import better_of
 from .price import hms
-from lab.engine.evidence import collect as why_collect
-from lab.engine.evidence import store as why_ev
-from lab.engine.evidence import points as why_points
+from .spec import better_of
 
 
 class Interrupted(Exception):

@@ -27,14 +27,14 @@ rules (written out in docs/design.md, "The stories' causes"):
 """
 import re
 
+from lab.core import rules as V
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
-from lab.core import rules as V
 from lab.why import classify as C
 from lab.why import diff
-from lab.engine.evidence import store as evidence
-from lab.engine.evidence import gate
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10

@@ -5,7 +5,6 @@ import os
 
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, RunFolder, read_file
 from lab.core.stats import summary, welch
-
 from lab.report import relations
 
 

@@ -9,7 +9,6 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from lab.core.runfolder import RunFolder
-
 from lab.report import chartmodel, svg, view
 from lab.report.view import href, pid
 

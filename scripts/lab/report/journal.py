@@ -2,7 +2,8 @@
 engine). The report reads events only from here; no other file parses journal wording."""
 import os
 
-from lab.engine.journal import JournalError, read as read_jsonl  # noqa: F401  (JournalError: re-exported)
+from lab.engine.journal import JournalError  # noqa: F401  (JournalError: re-exported)
+from lab.engine.journal import read as read_jsonl
 from lab.topology.topo import POLICIES
 
 

@@ -1,8 +1,8 @@
 """report.md from the run's view (lab/report/view.py): the same tables as report.html, as text. This
 file says only how a block looks in markdown."""
 
-from lab.report import view
 from lab.core.term import visible
+from lab.report import view
 
 
 def cell(c):

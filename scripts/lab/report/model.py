@@ -9,21 +9,29 @@ import json
 import math
 import os
 
-from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
-from lab.engine.perfsummary import METRICS as PERF_METRICS
-from lab.engine.memplace import memory_nodes
-from lab.engine import plan
-from lab.engine.spec import NAME, chart_line_ok, spec_charts
-from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
-from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
-from lab.core.stats import summary
-from lab.core.tidy import COLUMNS, read, row_problem
-
 from lab.core import c2c_published
-from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.core import rules as V
 from lab.core.rules import merged
+from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
+from lab.core.runfolder import (
+    KIND_IMPORTED,
+    KIND_PUBLISHED,
+    KIND_SWEEP,
+    ROOT,
+    RunFolder,
+    RunFolderError,
+    kind_of,
+    read_file,
+)
+from lab.core.stats import summary
+from lab.core.tidy import COLUMNS, read, row_problem
+from lab.engine import plan
+from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
+from lab.engine.memplace import memory_nodes
+from lab.engine.perfsummary import METRICS as PERF_METRICS
+from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.errors import LabError
+from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.report.journal import Journal
 
 # Published names that differ from ours for the same quantity.

@@ -4,17 +4,16 @@ table beside it, and the verdict in words "remote memory costs Ã—L latency and Ã
 A cell is a row whose variant is `cpuC-memM` (CPU node C, memory node M). A cell's bandwidth has a
 one-thread and an all-CPUs-of-the-node row; a matrix shows the node's figure (the most threads), as
 Intel MLC's bandwidth matrix does."""
+import csv
 import os
 import re
 
-import csv
+from lab.core.rules import quotient_range
 
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 from lab.core.runfolder import ROOT, RunFolder, read_file
 from lab.core.stats import summary
-
 from lab.report.fmt import fmt
-from lab.core.rules import quotient_range
 
 CELL = re.compile(r"^cpu(\d+)-mem(\d+)$")
 LATENCY, BANDWIDTH = "latency_ns", "read_gbps"

@@ -7,7 +7,6 @@ only lays them out as fleet.md and fleet.html."""
 from markupsafe import Markup
 
 from lab.core.stats import summary
-
 from lab.report import html_page as hp
 from lab.report import markdown as md
 from lab.report import view

@@ -15,11 +15,10 @@ import os
 
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 from lab.core import c2c_published as C
-from lab.core.stats import percentile, summary
-from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
-from lab.topology.topo import PAIRS, PlacementError
-
 from lab.core import rules as V
+from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
+from lab.core.stats import percentile, summary
+from lab.topology.topo import PAIRS, PlacementError
 
 EXPERIMENTS = ("c2c", "c2c-matrix")
 # The published figure for seed 004's claim on its own CPU: nviennot/core-to-core-latency's README,

@@ -1,11 +1,11 @@
 """The verdict in words (issue 43, item 5), per placement: one paragraph of plain text and the rows of the
 report's "Why it stops scaling" table. Plain text only: names read from evidence files are data, and the
 report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
-from lab.why import classify as C
 from lab.core import rules
-from lab.why import diff
-from lab.why import alone
-from lab.engine.evidence import store as evidence, gate
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+from lab.why import alone, diff
+from lab.why import classify as C
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
