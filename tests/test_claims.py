@@ -116,7 +116,8 @@ def test_seed001_cause_found_only_when_the_server_lock_grows_most(tmp_path):
     write_point(run, "cache-get", "striped_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 20e3})))
     s = story(run, "seed-001")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added cost per GET", s.cause_why), s.cause_why
+    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET "
+                     r"\(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added cost per GET", s.cause_why), s.cause_why
     assert "the classifier's cause: lock" in s.cause_why
     # the other mode's lock grows as much: the lock is not global's alone, not found
     shutil.rmtree(os.path.join(run, "raw", "cache-get", "striped_compact_t2_why"))
@@ -151,7 +152,8 @@ def test_seed000_recorded_here_found_for_shared_arc_only(tmp_path):
     stay flat; found, and the words give both."""
     s = story(recorded_run(tmp_path, "runner-empty"), "seed-000")
     assert s.cause == "found", s.cause_why
-    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call.*per-thread's ([\d.]+) → ([\d.]+) ns",
+    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call"
+                  r".*per-thread's ([\d.]+) → ([\d.]+) ns",
                   s.cause_why)
     assert m, s.cause_why
     sa0, sa1, pt0, pt1 = map(float, m.groups())
@@ -185,7 +187,8 @@ def test_seed000_cause_needs_shared_arc_refcounts_and_not_per_thread(tmp_path):
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
     s = story(run, "seed-000")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added CPU time per call", s.cause_why), s.cause_why
+    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added CPU time per call",
+                     s.cause_why), s.cause_why
     # per-thread's refcounts grow as much: the cause is not shared-arc's sharing
     shutil.rmtree(os.path.join(run, "raw", "runner-empty", "per-thread_compact_t2_why"))
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
@@ -240,7 +243,8 @@ def test_seed004_cause_is_the_slot_handover_unpadded_adds(tmp_path):
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
     s = story(run, "seed-004")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run \(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
+    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run "
+                     r"\(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
     shutil.rmtree(os.path.join(run, "raw", "channel", "unpadded_same-l3_t2_why"))
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 900, RING: 100}, {})), unit="run", work=1)
     assert story(run, "seed-004").cause == "not found"

@@ -195,7 +195,8 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
         # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
         deadline = time.monotonic() + 300   # shipping and each host's first ./lab, on a loaded machine
         while not any(e["event"] == "done" for e in host_journal(b)):
-            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
+            assert first.poll() is None and time.monotonic() < deadline, \
+                first.stdout.read() if first.poll() else "timeout"
             time.sleep(0.1)
         pid = int(host_run(b).read("sweep/lock").split()[0])
         b.stop()

@@ -183,7 +183,8 @@ def evidence(samples, placement_runs=None):
         r["numa"], r["cpus"] = numa, rows
     return {"meta": {"format": 1, "runs": len(runs), "unit": "run", "work": [1] * len(runs),
                      "sample": {"event": "cpu-clock", "hz": 1000},
-                     "evidence": {"oncpu": "ok", "offcpu": "not available here: test", "futex": "not available here: test",
+                     "evidence": {"oncpu": "ok", "offcpu": "not available here: test",
+                                  "futex": "not available here: test",
                                   "sched": "ok", "hotins": "ok", "c2c": "not available here: no PMU",
                                   "topdown": "not available here: no PMU", "symbols": "ok"}}, "runs": runs}
 

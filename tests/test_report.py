@@ -23,7 +23,8 @@ def runner_empty(tmp_path, values, name="run", suspect=None, noise=False):
             tail = f",{why}" if why else ("," if suspect or noise else "")
             lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},calls_per_s,{x},1/s{tail}")
             if noise:
-                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},noise_steal_pct,{30 if why else 1},%{tail}")
+                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},"
+                             f"noise_steal_pct,{30 if why else 1},%{tail}")
     return (FakeRun(tmp_path, name).csv("runner-empty", lines)
             .spec("runner-empty", "experiment = runner-empty\nchart = scaling calls_per_s\n").folder)
 

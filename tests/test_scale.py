@@ -131,7 +131,8 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     assert {(r["placement"], r["threads"]) for r in data} == {("compact", "1"), ("compact", "2"),
                                                               ("unpinned", "1"), ("unpinned", "2")}
     # xz's output went to the raw folder, bounded; the engine's own time per repeat is in the journal
-    assert all(os.path.getsize(p) <= (1 << 20) + 200 for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
+    assert all(os.path.getsize(p) <= (1 << 20) + 200
+               for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
     assert all(e["overhead_ms"] >= 0 for e in journal(run, "done"))
     for ext in ("png", "svg"):
         assert os.path.getsize(os.path.join(run, "plots", f"xz-blocks-speedup-wall_s.{ext}")) > 1000
@@ -283,7 +284,8 @@ def test_words_from_synthetic_points():
     assert "makes no difference** at 1 thread" in text
     assert "crossing a package gains **87%** at 2 threads (scatter against compact" in text
     # lower is better (seconds): the same speeds as times
-    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
+    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"),
+             pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
     assert scaling.analyse(times, "t", "lower", None, 2).words == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
     pts[3] = dataclasses.replace(pts[3], summary=pts[3].summary.marked("r1: foreign 50% > 10%"))

@@ -204,7 +204,8 @@ def test_perf_profile_per_point(tmp_path, results, engine):
 
 
 def test_failing_build_loses_only_its_experiment(tmp_path, results, engine):
-    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "build = echo compiler exploded >&2; false\n")
+    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'",
+                        "build = echo compiler exploded >&2; false\n")
     run = tmp_path / "run"
     p = engine.at(run).sweep(broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
     assert p.returncode == 1

@@ -153,7 +153,7 @@ def replay(archive):
             raise LabError(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not "
                            "measure it and keeps no spec to replay; measure the same command here with `./lab scale` "
                            "and `./lab compare` the two runs")
-        if kind == KIND_PUBLISHED:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+        if kind == KIND_PUBLISHED:  # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
             raise LabError(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): "
                            "it has no spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` "
                            "the two runs")

@@ -196,7 +196,8 @@ def main(argv):
             print(f"scale: no words: {visible(err)}", file=sys.stderr)
     e = run and run.experiment(name)
     e = e if e and e.scaling else None
-    for line in (front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html)) if e else ():
+    for line in ((front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html))
+                 if e else ()):
         print(visible(line))
     return outcome.code
 

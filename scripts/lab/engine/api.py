@@ -196,7 +196,8 @@ def budget_of(keys, paths, topo):
     pus = len(topo.pus)
     secs = SMALL_BUDGET if pus <= SMALL_HOST else DEFAULT_BUDGET
     return float(secs), (f"the default sweep's on a host of {pus} PUs"
-                         f" ({'at most' if pus <= SMALL_HOST else 'more than'} {SMALL_HOST}); budget=DURATION or budget=none")
+                         f" ({'at most' if pus <= SMALL_HOST else 'more than'} {SMALL_HOST});"
+                         " budget=DURATION or budget=none")
 
 
 def price(req):

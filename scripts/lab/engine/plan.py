@@ -154,7 +154,8 @@ def shared(points, resolved):
         owner = owners.setdefault(key, p.placement)
         if owner != p.placement:
             p.same_as, p.held = owner, ""      # measured as its owner, whenever the owner's curve asks
-            p.skip = f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}: measured once there, shared"
+            p.skip = (f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}:"
+                      " measured once there, shared")
     return points
 
 

@@ -419,7 +419,8 @@ class Sweep:
         for p in points:
             if p.held:
                 p.held = ""
-                p.skip = unneeded(sorted({q.threads for q in points if (q.variant, q.placement) == (p.variant, p.placement)}),
+                p.skip = unneeded(sorted({q.threads for q in points
+                                          if (q.variant, q.placement) == (p.variant, p.placement)}),
                                   self.curve(rows, p.variant, p.placement), p.threads, better)
                 self.journal.event("skipped", f"{spec.name}: skip {p.placement} threads={p.threads}: {p.skip}",
                                    experiment=spec.name, placement=p.placement, threads=p.threads, reason=p.skip,

@@ -47,10 +47,20 @@ KEYS = {
     "pin": ("choice:taskset self none", "taskset", True,
             "who applies the placement: the engine (taskset), the command, or nobody"),
     "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
-    "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
-    "share": ("choice:1 0", "1", True, "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count (compact and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, labelled so; 0: every placement measures its own"),
-    "plan": ("choice:grid adaptive", "grid", True, "grid: every thread count of `threads`; adaptive: per curve (variant × placement) `threads` are candidates: a coarse geometric grid (×4 steps, the first and last count) first, then only where the answer lies: the bracket where efficiency crosses the scaling threshold is bisected, the peak's neighbours likewise, a curve stops once a point past its peak is below it over both 95% intervals; a candidate never measured is skipped and said so"),
-    "pairs": ("count", "8", True, "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
+    "perf": ("choice:engine self", "engine", False,
+             "with perf=1: the engine records the command, or the command records itself"),
+    "share": ("choice:1 0", "1", True,
+              "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count "
+              "(compact and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, "
+              "labelled so; 0: every placement measures its own"),
+    "plan": ("choice:grid adaptive", "grid", True,
+             "grid: every thread count of `threads`; adaptive: per curve (variant × placement) `threads` are "
+             "candidates: a coarse geometric grid (×4 steps, the first and last count) first, then only where the "
+             "answer lies: the bracket where efficiency crosses the scaling threshold is bisected, the peak's "
+             "neighbours likewise, a curve stops once a point past its peak is below it over both 95% intervals; "
+             "a candidate never measured is skipped and said so"),
+    "pairs": ("count", "8", True,
+              "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
     "chart": ("chart", None, False, "repeated: scaling METRIC, speedup METRIC, bars METRIC or heatmap METRIC"),
     "metric": ("metric", None, False,
                "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last "

@@ -113,5 +113,6 @@ def compare(ma, mb):
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb),
+            "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             "warnings": warnings(ma.path, mb.path)}

@@ -158,7 +158,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
         hrefs = chart_points(e)
         cells = {k: mark(p, hrefs, "")[:2] for k, p in ch.cells.items()}
         if ch.nodes:
-            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order, mirror=False)
+            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order,
+                               mirror=False)
         png = RunFolder(run).chart(e.name, "heatmap", metric, "png") if run else ""
         if len(ch.order) > HEATMAP_SVG_CPUS and os.path.exists(png):
             # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.

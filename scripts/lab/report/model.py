@@ -114,7 +114,8 @@ def host(run, rec=None):
         return Host(f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)", KIND_IMPORTED,
                     (("host kind", f"imported ({src}; the machine as the file states it)"),
                      ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}"))
-                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec, settings=settings)
+                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]),
+                    imported=rec, settings=settings)
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
         return Host(f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)", KIND_PUBLISHED,
@@ -260,7 +261,8 @@ def shared_points(pts, shared):
     by_point = {}
     for p in pts:       # by point, once: a received journal may name thousands of shared points
         by_point.setdefault((p.variant, p.placement, p.threads), []).append(p)
-    return [dataclasses.replace(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
+    return [dataclasses.replace(p, placement=placement, shared=owner)
+            for (variant, placement, threads), owner in shared.items()
             if (variant, placement, threads) not in by_point       # measured itself: its own rows win
             for p in by_point.get((variant, owner, threads), ())]
 
@@ -553,9 +555,10 @@ def with_baseline(h, journal):
                     cells.setdefault(kind, []).append(float(v))
     if cells.get("core") and cells.get("memory"):
         span = {k: f"{min(v):.3g}" + (f"–{max(v):.3g}" if max(v) != min(v) else "") for k, v in cells.items()}
-        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
-                                                   f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
-                                                   "runs at the sweep's start; docs/design.md)"),))
+        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline",
+                                                   f"core {span['core']} ns, memory {span['memory']} ns per step over "
+                                                   f"{len(cells['core'])} CPU reading(s) (best of the probe's runs at "
+                                                   "the sweep's start; docs/design.md)"),))
     return h
 
 

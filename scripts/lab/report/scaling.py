@@ -67,7 +67,8 @@ def stops(placement, rows, pus):
             f"efficiency ≥ {pct(THRESHOLD)} at every count")
     if last.threads >= pus:
         return "scales", f"{placement}: **scales to every PU here** ({pus}): {tail}."
-    return "scales", f"{placement}: scales to {threads_word(last.threads)}, the most measured (the host has {pus} PUs): {tail}."
+    return "scales", (f"{placement}: scales to {threads_word(last.threads)}, the most measured"
+                      f" (the host has {pus} PUs): {tail}.")
 
 
 def overlaps(a, b):

@@ -148,7 +148,8 @@ def scaling(title, ylabel, series, ideal=False):
         if ideal:
             el(out, "polyline", fill="none", stroke=c, stroke_width="1", stroke_dasharray="2 4",
                points=" ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in ideal_lines[i]))
-        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2", stroke_dasharray="6 3" if s.get("dash") else None,
+        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2",
+           stroke_dasharray="6 3" if s.get("dash") else None,
            points=" ".join(f"{X(int(p.threads)):.1f},{Y(p.summary.median):.1f}" for p, _h, _e in pts))
         for p, href, extra in pts:
             lo, hi, from_ci = chartmodel.whisker(p.summary)

@@ -329,7 +329,8 @@ def medians(e):
                            num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
                            Cell(p.unit), mark, Cell(items=repeats(p), fold=f"{len(p.repeats)} repeat"
                                                        + ("s" if len(p.repeats) != 1 else ""))], id=pid(e.name, i)))
-    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
+    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + \
+        ([Column("memory node")] if mem else []) + \
         [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
          Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
     fold = f"every point: median, min–max, n, 95% CI, raw folders and commands ({len(rows)} rows)"
@@ -396,8 +397,10 @@ def published(e):
         blocks.append(Table("Does the shape reproduce?",
                             cols("source", "host", "variant", "threads", "published growth", "measured growth",
                                  "shape reproduces", "why"),
-                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]), Cell(f"{r['lo']} → {r['hi']}"),
-                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"), Cell(f"×{r['factor']:.2f} ({r['word']})"),
+                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]),
+                                  Cell(f"{r['lo']} → {r['hi']}"),
+                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"),
+                                  Cell(f"×{r['factor']:.2f} ({r['word']})"),
                                   Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e.shapes],
                             note="Growth is the rate at the larger thread count over the rate at the smaller one; "
                                  "near-linear means at least 75% of ideal, flat or falling less than "
@@ -407,7 +410,8 @@ def published(e):
         rows = []
         # the ratios measured here first; a published one this run could not measure says why in its row
         for r in sorted(e.ratios, key=lambda r: r["ratio"] is None):
-            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
+            where = (r["threads"] if r["here"] is None or str(r["here"]) == r["threads"]
+                     else f"{r['threads']} → {r['here']} here")
             cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
             rows.append(Row([Cell(r["source"]), Cell(r["host"]), Cell(r["metric"]), Cell(r["name"]), Cell(str(where)),
                              Cell(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), Cell(cell),
@@ -419,10 +423,12 @@ def published(e):
                             note="Lab series for the published variants: reference/variants.csv. "
                                  "\"about equal\" is within 3%."))
     if e.beside:
-        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
-                     Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
+        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]),
+                     Cell(b["pub"]["threads"]), Cell(b["pub"]["metric"]),
+                     num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
                      num(b["s"].median, f"{fmt(b['s'].median)} {b['unit']} ({b['label'] or '-'})"),
-                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)), num(b["s"].ci_pct, ci(b["s"]))])
+                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)),
+                     num(b["s"].ci_pct, ci(b["s"]))])
                 for b in e.beside]
         blocks.append(Table("Beside the published figures",
                             cols("source", "host", "variant", "threads", "metric", "published", "measured",
