@@ -153,7 +153,16 @@ test-fast:
 test-lab:
     python3 -m pytest -q --durations=25 tests
 
+# Lint the drivers: shellcheck the shell scripts, then ruff the Python
+[group('test')]
+lint: lint-shell lint-python
+
 # shellcheck every driver
 [group('test')]
-lint:
+lint-shell:
     shellcheck -S warning lab scripts/*.sh tests/fixtures/*.sh $(ls */*.sh */bench/*.sh 2>/dev/null)
+
+# ruff the lab's Python (ruff.toml: long lines, unused imports and names, import order)
+[group('test')]
+lint-python:
+    ruff check scripts tests

@@ -47,6 +47,8 @@
     { pkg = pkgs.gnumake; commands = [ "make" ]; }
     { pkg = pkgs.pkg-config; commands = [ "pkg-config" ]; }
     { pkg = pkgs.shellcheck; commands = [ "shellcheck" ]; }
+    # just lint's Python linter (versions.env pins the same ruff for ./lab).
+    { pkg = pkgs.ruff; commands = [ "ruff" ]; }
     { pkg = pkgs.git; commands = [ "git" ]; }
     # fleet/: Ansible drives several hosts over ssh (versions.env pins ansible-core for ./lab; this is
     # nixpkgs' ansible at the pinned rev, whose version each fleet folder records in controller.txt).

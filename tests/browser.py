@@ -11,7 +11,8 @@ import tempfile
 import time
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--remote-debugging-pipe", "--window-size=1280,900"]
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--remote-debugging-pipe",
+         "--window-size=1280,900"]
 
 
 def chromium():
@@ -51,7 +52,8 @@ class Browser:
                 raise TimeoutError("chromium did not answer in time")
             chunk = os.read(self._r, 1 << 20)
             if not chunk:
-                raise RuntimeError("chromium closed the pipe: " + self.proc.stderr.read().decode(errors="replace")[-2000:])
+                raise RuntimeError("chromium closed the pipe: "
+                                   + self.proc.stderr.read().decode(errors="replace")[-2000:])
             self._buf += chunk
         msg, _, self._buf = self._buf.partition(b"\0")
         return json.loads(msg)

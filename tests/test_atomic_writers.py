@@ -9,13 +9,12 @@ import sys
 import zipfile
 
 import pytest
-from conftest import ROOT, source_opens
 
+from conftest import ROOT, source_opens
 from lab.core import c2c_published as C
-from lab.core import runfolder
-from lab.core import tidy
-from lab.fleet import code
+from lab.core import runfolder, tidy
 from lab.core.runfolder import RunFolderError, output_of, write_atomic_text, writing
+from lab.fleet import code
 
 # open(..., "w"/"wb") calls allowed, per file, and why they are not the atomic writer
 IN_PLACE = {

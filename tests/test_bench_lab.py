@@ -23,7 +23,8 @@ def test_bench_lab_says_which_differences_the_lab_flagged(tmp_path, results, lab
     spec = tmp_path / "twice.spec"
     spec.write_text(f"experiment = twice\ncommand = {emit} {{variant}}\nvariants = steady noisy\n"
                     "placements = compact\nthreads = 1\nrepeats = auto\nmin_repeats = 3\nmax_repeats = 3\n"
-                    "ci = 5\nwarmup = 0\nretries = 0\ncapacity = 0\nmax_foreign = 100\nmax_neighbour = 100\nmax_steal = 100\n"
+                    "ci = 5\nwarmup = 0\nretries = 0\ncapacity = 0\nmax_foreign = 100\n"
+                    "max_neighbour = 100\nmax_steal = 100\n"
                     "max_invol_cs = 1000000000\nmin_corun = 0\nchart = bars ops_per_s\n")
     p = lab_run.program("bench_lab", str(spec))
     out = p.stdout

@@ -12,10 +12,11 @@ import sys
 import tarfile
 
 import pytest
-from conftest import ROOT, sh
 
+from conftest import ROOT, sh
 from lab.core import c2c_published as C
 from lab.report import markdown, model
+
 CAT = os.path.join(ROOT, "reference", "c2c")
 
 
@@ -150,8 +151,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
         assert float(printed[rel][2]) == pytest.approx(statistics.median(xs), abs=0.051)
     # heatmap: hwloc's order (socket 0's cores with their siblings, then socket 1), one border between
     # (the chart object both the PNG's data and the page's SVG are drawn from: lab/report/chartmodel.py)
-    from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
+    from lab.report import chartmodel, model
     ex = next(x for x in model.build(run).experiments if x.name == "c2c-matrix")
     chart = chartmodel.build("heatmap", ex, "one_way_ns", RunFolder(run).topology())
     order = chart.order
@@ -161,7 +162,8 @@ def test_import_prints_summary_draws_bordered_heatmap_and_reports(tmp_path, resu
     assert os.path.exists(os.path.join(run, "env", "lstopo.xml"))
     md = open(os.path.join(run, "report.md")).read()
     assert "published matrix from nviennot/core-to-core-latency" in md
-    assert "Published numbers, not measured here: nviennot/core-to-core-latency results/ (file 2x-xeon-e5-2690.csv)" in md
+    assert ("Published numbers, not measured here: nviennot/core-to-core-latency results/ "
+            "(file 2x-xeon-e5-2690.csv)") in md
     cross = statistics.median(by["cross-package"])
     assert re.search(rf"\| cross-package \| 256 \| {cross:.3g} ns \|", md), md
     assert "Beside the published machines" in md and "Ice Lake-SP" in md
@@ -277,7 +279,8 @@ def test_compare_replay_dry_run_and_run_key_on_an_imported_run(tmp_path, results
 
 def test_catalogue_recipe_imports_named_machines(results):
     p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "2x-xeon-e5-2690", env=results)
-    assert p.stdout.startswith("# 2x-xeon-e5-2690: Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz (nviennot/core-to-core-latency")
+    assert p.stdout.startswith("# 2x-xeon-e5-2690: Intel(R) Xeon(R) CPU E5-2690 0 @ 2.90GHz "
+                               "(nviennot/core-to-core-latency")
     assert len(os.listdir(results["LAB_RESULTS"])) == 1
     p = sh(sys.executable, "-m", "lab.cli.import_c2c", "catalogue", "nope", env=results, check=False)
     assert p.returncode == 2 and "no machine named 'nope'" in p.stderr

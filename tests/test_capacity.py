@@ -251,7 +251,8 @@ def test_the_judgement_takes_out_what_the_servers_share_explains_and_no_more():
     # A share the probe's times do not show (read while its thread was not competing) makes no change
     # between before and after, and never judges below what was measured.
     unseen = capacity.Reading(base, {0: dict(before[0], server=0.0)}, {0: dict(before[0], server=0.5)}, 0.03)
-    assert unseen.change["core"] == 0 and unseen.pct["core"] >= unseen.measured["core"] and unseen.disturbed(limits) == ""
+    assert unseen.change["core"] == 0 and unseen.pct["core"] >= unseen.measured["core"] \
+        and unseen.disturbed(limits) == ""
     # No more than SHARE_CAP of a CPU is explained.
     swamped = capacity.Reading(base, {0: dict(before[0], server=0.0)},
                                {0: {"core": 50.0, "memory": 500.0, "server": 1.0}}, 0.03)

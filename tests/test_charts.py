@@ -1,15 +1,14 @@
 """Charts from a tidy CSV: the heatmap orders CPUs by hwloc's logical order and marks domain boundaries;
 bars follow the lab's placement order."""
-import shutil
 import subprocess
 
-from conftest import ROOT, TOPO, in_process, sh
+from conftest import TOPO, in_process, sh
 
 
 def heatmap_of(run, exp):
     """The heatmap chart object both pictures draw (lab/report/chartmodel.py), from the run model."""
-    from lab.report import chartmodel, model
     from lab.core.runfolder import RunFolder
+    from lab.report import chartmodel, model
     e = next(e for e in model.build(str(run)).experiments if e.name == exp)
     return chartmodel.build("heatmap", e, "one_way_ns", RunFolder(str(run)).topology())
 
@@ -84,7 +83,8 @@ def test_suspect_points_are_hollow_and_whiskers_are_the_ci(tmp_path):
             lines.append(f"r,sp,a,compact,{t},0,{i},ops_per_s,{x},1/s,{why}")
             lines.append(f"r,sp,a,compact,{t},0,{i},noise_steal_pct,1,%,{why}")
     (run / "data" / "sp.csv").write_text("\n".join(lines) + "\n")
-    (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\nchart = bars ops_per_s\n")
+    (run / "sweep" / "specs" / "sp.spec").write_text("experiment = sp\nchart = scaling ops_per_s\n"
+                                                     "chart = bars ops_per_s\n")
     sh("python3", "-m", "lab.cli.charts", str(run))
     rows = [ln.split() for ln in (run / "plots" / "sp-scaling-ops_per_s.dat").read_text().splitlines()[1:4]]
     # threads median lo hi ideal clean suspect: the CI of (90, 100, 110) is 100 ± t(0.975, 2)·sqrt(pi/2)·10/√3

@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from conftest import ROOT, evidence_of, sh
-
-from lab.report import claims, model
 from lab.core import rules as V
-from lab.why import diff
 from lab.engine.evidence import store as EV
+from lab.report import claims, model
+from lab.why import diff
+
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 
 
@@ -24,7 +24,8 @@ def run_with(tmp_path, exp, rows, name="run"):
         (run / d).mkdir(parents=True, exist_ok=True)
     lines = [HEADER]
     for variant, placement, threads, cpus, metric, xs, unit in rows:
-        lines += [f'r,{exp},{variant},{placement},{threads},"{cpus}",{i},{metric},{x},{unit},' for i, x in enumerate(xs, 1)]
+        lines += [f'r,{exp},{variant},{placement},{threads},"{cpus}",{i},{metric},{x},{unit},'
+                  for i, x in enumerate(xs, 1)]
     (run / "data" / f"{exp}.csv").write_text("\n".join(lines) + "\n")
     (run / "sweep" / "specs" / f"{exp}.spec").write_text(f"experiment = {exp}\n")
     return str(run)
@@ -102,7 +103,8 @@ def curve_rows(variants, metric, unit="1/s"):
 
 
 ON_SERVER = {("cache-server", "start_thread", "worker_main", "process_get", "assoc_find"): 400}
-LOCK_WAIT = ("[futex]", "cache-server", "start_thread", "worker_main", "process_get", "__GI___lll_lock_wait", "futex_wait")
+LOCK_WAIT = ("[futex]", "cache-server", "start_thread", "worker_main", "process_get", "__GI___lll_lock_wait",
+             "futex_wait")
 
 
 def test_seed001_cause_found_only_when_the_server_lock_grows_most(tmp_path):
@@ -114,7 +116,8 @@ def test_seed001_cause_found_only_when_the_server_lock_grows_most(tmp_path):
     write_point(run, "cache-get", "striped_compact_t2", noisy((ON_SERVER, {LOCK_WAIT: 20e3})))
     s = story(run, "seed-001")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added cost per GET", s.cause_why), s.cause_why
+    assert re.search(r"global's server lock stacks \(\d+ together\) \+[\d.]+ µs per GET "
+                     r"\(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added cost per GET", s.cause_why), s.cause_why
     assert "the classifier's cause: lock" in s.cause_why
     # the other mode's lock grows as much: the lock is not global's alone, not found
     shutil.rmtree(os.path.join(run, "raw", "cache-get", "striped_compact_t2_why"))
@@ -139,7 +142,8 @@ def recorded_run(tmp_path, exp, unit="1/s"):
                 v, p, t, cpus, metric, xs = line.split(",", 5)
                 rows.append((v, p, int(t), cpus.replace(";", ","), metric, [float(x) for x in xs.split(";")], unit))
     run = run_with(tmp_path, exp, rows)
-    shutil.copytree(os.path.join(STORIES, exp), os.path.join(run, "raw", exp), ignore=shutil.ignore_patterns("timed.csv"))
+    shutil.copytree(os.path.join(STORIES, exp), os.path.join(run, "raw", exp),
+                    ignore=shutil.ignore_patterns("timed.csv"))
     return run
 
 
@@ -148,7 +152,8 @@ def test_seed000_recorded_here_found_for_shared_arc_only(tmp_path):
     stay flat; found, and the words give both."""
     s = story(recorded_run(tmp_path, "runner-empty"), "seed-000")
     assert s.cause == "found", s.cause_why
-    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call.*per-thread's ([\d.]+) → ([\d.]+) ns",
+    m = re.search(r"Arc refcount stacks \(\d+ together\) ([\d.]+) → ([\d.]+) ns per call"
+                  r".*per-thread's ([\d.]+) → ([\d.]+) ns",
                   s.cause_why)
     assert m, s.cause_why
     sa0, sa1, pt0, pt1 = map(float, m.groups())
@@ -182,7 +187,8 @@ def test_seed000_cause_needs_shared_arc_refcounts_and_not_per_thread(tmp_path):
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
     s = story(run, "seed-000")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added CPU time per call", s.cause_why), s.cause_why
+    assert re.search(r"\+[\d.]+ µs per call \(95% CI \+[\d.]+ µs to \+[\d.]+ µs\): 100% of the added CPU time per call",
+                     s.cause_why), s.cause_why
     # per-thread's refcounts grow as much: the cause is not shared-arc's sharing
     shutil.rmtree(os.path.join(run, "raw", "runner-empty", "per-thread_compact_t2_why"))
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
@@ -216,7 +222,8 @@ def test_seed000_cause_spread_over_many_thin_stacks_is_tested_as_one(tmp_path):
 def test_seed000_an_atomic_hot_instruction_counts_as_refcount(tmp_path):
     run = run_with(tmp_path, "runner-empty", curve_rows(("shared-arc", "per-thread"), "calls_per_s"))
     leaf = ("runner", "start_thread", "worker", "rune::runtime::vm::Vm::call_offset_fn")
-    hot = [{"symbol": leaf[-1], "dso": "runner", "offset": "0x40", "samples": 500, "instruction": "lock xadd %rax,(%rdx)"}]
+    hot = [{"symbol": leaf[-1], "dso": "runner", "offset": "0x40", "samples": 500,
+            "instruction": "lock xadd %rax,(%rdx)"}]
     for v in ("shared-arc", "per-thread"):
         write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, leaf: 100}, {})), hotins=hot)
     write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, leaf: 900}, {})), hotins=hot)
@@ -236,7 +243,8 @@ def test_seed004_cause_is_the_slot_handover_unpadded_adds(tmp_path):
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
     s = story(run, "seed-004")
     assert s.cause == "found", s.cause_why
-    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run \(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
+    assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run "
+                     r"\(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
     shutil.rmtree(os.path.join(run, "raw", "channel", "unpadded_same-l3_t2_why"))
     write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 900, RING: 100}, {})), unit="run", work=1)
     assert story(run, "seed-004").cause == "not found"

@@ -9,9 +9,10 @@ import subprocess
 import time
 
 import pytest
+
 from conftest import ROOT, results, rows, sh  # noqa: F401  (fixture)
-from lab.engine.journal import read as read_journal
 from lab.core.runfolder import RunFolder
+from lab.engine.journal import read as read_journal
 
 CLUSTER = os.path.join(ROOT, "cassandra", "cluster.sh")
 CASSANDRA = os.path.join(ROOT, "cassandra", "cassandra.sh")
@@ -36,7 +37,7 @@ def test_bad_settings_are_refused(tmp_path):
     assert not (tmp_path / "c").exists() and not (tmp_path / "n").exists()
 
 
-def test_nodes_override_is_checked(results):
+def test_nodes_override_is_checked(results):  # noqa: F811 (the fixture imported above)
     p = sh(".work/tools/bin/python", "-m", "lab.cli.sweep", "experiments/runner-cql.spec", "dry=1",
            "nodes=127.0.0.2:9042;touch /tmp/x", env=results, check=False)
     assert p.returncode == 2 and "nodes must be ADDRESS:PORT" in p.stderr, p.stderr
@@ -52,7 +53,7 @@ def alive(pid):
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no java (./lab installs openjdk-17)")
 @pytest.mark.rust_build
-def test_cluster_up_runner_cql_cluster_down(tmp_path, results):
+def test_cluster_up_runner_cql_cluster_down(tmp_path, results):  # noqa: F811 (the fixture imported above)
     # The nodes' folder lies inside the project, as the default .work/cluster does: the sweep's `server`
     # (pidfiles inside the project) names every node's pidfile, so their JVMs are the measurement's own.
     work = os.path.join(".work", "tests", f"cluster-{os.getpid()}")

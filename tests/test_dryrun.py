@@ -109,6 +109,7 @@ def test_the_history_reads_a_bounded_number_of_runs_and_skips_an_oversized_journ
     journal over the cap says nothing (it is not read), and runs older than the newest MAX_RUNS are not
     read at all."""
     import shutil
+
     from lab.engine import pricehistory as history
     spec = tmp_path / "h.spec"
     spec.write_text("experiment = hist\ncommand = tests/fixtures/spin.sh 1 20000\nplacements = unpinned\n"
@@ -140,6 +141,7 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
     import io
 
     import pytest
+
     from lab.engine import api
     topo = "topology=pack:2 core:4 pu:2"
     req = api.request(["dry=1", topo, "repeats=auto", "min_repeats=2", "max_repeats=5", SPEC])
@@ -150,7 +152,8 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
     (spin,) = price.experiments
     assert spin.repeats == (2, 2, 5) and spin.source == "spec's cost"
     assert price.fewest == price.expected < price.most < price.worst
-    assert len(spin.skipped) == len([ln for ln in text.splitlines() if ln.startswith(("impossible: spin", "shared: spin"))])
+    assert len(spin.skipped) == len([ln for ln in text.splitlines()
+                                     if ln.startswith(("impossible: spin", "shared: spin"))])
     for bad, says in ((["nonsense"], "unknown argument"), (["dry=2", SPEC], "dry must be"),
                       (["dry=1", "threads=0", SPEC], "threads"), (["topology=pack:1 pu:1", SPEC], "use it with dry=1")):
         with pytest.raises(api.EngineError) as e:
@@ -181,7 +184,8 @@ def test_cache_gets_cause_profile_is_the_seed_001_why_run(results):
     short pipelined windows (a 3 s run's lock events fill perf's limit), priced with its evidence runs."""
     p = sh("python3", "-m", "lab.cli.sweep", "dry=1", "why=1", "profile=cause", "topology=pack:1 l3:1 core:4 pu:1",
            "experiments/cache-get.spec", env=results)
-    points = {(f[1], f[2], int(f[3])) for f in (ln.split() for ln in p.stdout.splitlines()) if f and f[0] == "cache-get"}
+    points = {(f[1], f[2], int(f[3])) for f in (ln.split() for ln in p.stdout.splitlines())
+              if f and f[0] == "cache-get"}
     assert points == {(v, "compact", t) for v in ("global", "striped") for t in (1, 2)}, p.stdout
     assert "why=1: 5" not in p.stdout and "why=1: 3 evidence runs" in p.stdout
 

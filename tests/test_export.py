@@ -11,10 +11,10 @@ import subprocess
 
 import jsonschema
 import pytest
-from conftest import ROOT, rows, sh
-from labtest import LabRun
 
+from conftest import ROOT, rows, sh
 from lab.report import model
+from labtest import LabRun
 
 SCHEMA = json.load(open(os.path.join(ROOT, "docs", "run-format.schema.json")))
 # Bencher's Metric Format as documented at https://bencher.dev/docs/reference/bencher-metric-format
@@ -79,7 +79,8 @@ def test_json_is_valid_and_holds_the_run(sort_run):
         assert [r["value"] for r in q["repeats"]] == [r.value for r in p.repeats]
         assert q["suspect"] == p.summary.suspect and q["noise"] == p.noise
         for k, v in q["stats"].items():      # the lab's own statistics, NaN as null
-            assert same(v, getattr(p.summary, k) if getattr(p.summary, k) == getattr(p.summary, k) else None), (k, v, getattr(p.summary, k))
+            assert same(v, getattr(p.summary, k) if getattr(p.summary, k) == getattr(p.summary, k) else None), \
+                (k, v, getattr(p.summary, k))
     # every repeat of the tidy CSV is there
     csv_rows = rows(os.path.join(sort_run, "data", "sortgoal.csv"))
     assert sum(len(p["repeats"]) for p in pts.values()) == len(csv_rows)

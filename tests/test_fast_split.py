@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 
@@ -72,6 +73,7 @@ def test_every_slow_fixture_is_one_fixture_of_the_suite():
     """A slow fixture renamed would leave its tests fast unnoticed, and a fast fixture of the same name
     elsewhere would be slow: each name in SLOW_FIXTURES is defined once, as a fixture."""
     import glob
+
     from conftest import SLOW_FIXTURES
     sources = {p: open(p).read() for p in glob.glob(os.path.join(ROOT, "tests", "*.py"))}
     for name in SLOW_FIXTURES:

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from conftest import ROOT
 
 REV = "8fd9daa3db09ced9700431c5b7ad0e8ba199b575"

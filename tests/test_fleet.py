@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
-import browser
 import pytest
+
+import browser
 from conftest import ROOT, TOPO
 from labtest import ADDRS, journal, needs_hosts
 
@@ -64,8 +65,8 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     """hostA has measured this sweep before (a run in its lab_dir's results/), hostB never: hostA's dry run
     takes seconds per run from hostA's own run, read there by the lab's history reader, hostB's from the
     spec's cost. Then hostB's python answers the reader with a crafted summary: refused, by hostB's name."""
-    from lab.engine.pricehistory import local
     from lab.core.runfolder import hostname
+    from lab.engine.pricehistory import local
     a, b = fleet["hosts"]["hostA"], fleet["hosts"]["hostB"]
     run = a.dir / "lab" / "results" / f"20260101T000000Z-{hostname()}"
     sh_env = dict(fleet["env"], LAB_RESULTS=str(a.dir / "lab" / "results"))
@@ -90,7 +91,8 @@ def test_plan_prices_each_host_from_its_own_history(fleet):
     # the reader it is sent first: exiting before Ansible has written it all is a broken pipe (rc 32),
     # a reader that failed rather than a crafted answer.
     fake = fleet["tmp"] / "hostB-python"
-    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) cat >/dev/null; printf '%s\\n' '{\"format\": \"scaling-lab history 1\", "
+    fake.write_text("#!/bin/sh\ncase \"$1\" in -c) cat >/dev/null; printf '%s\\n' '{\"format\": "
+                    "\"scaling-lab history 1\", "
                     "\"host\": \"hostB\", \"entries\": [{\"experiment\": \"counters\", \"profile\": \"smoke\", "
                     "\"seconds_per_run\": -1, \"repeats\": null, \"remeasured_per_repeat\": 0, \"run\": \"x\"}]}'; "
                     "exit 0;; esac\nexec /usr/bin/python3 \"$@\"\n")
@@ -193,7 +195,8 @@ def test_sweep_on_two_hosts_survives_a_host_lost_half_way_and_resumes_it(fleet):
         # hostB goes away half-way: once it has measured a repeat, its sshd and its sweep are killed.
         deadline = time.monotonic() + 300   # shipping and each host's first ./lab, on a loaded machine
         while not any(e["event"] == "done" for e in host_journal(b)):
-            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read() if first.poll() else "timeout"
+            assert first.poll() is None and time.monotonic() < deadline, \
+                first.stdout.read() if first.poll() else "timeout"
             time.sleep(0.1)
         pid = int(host_run(b).read("sweep/lock").split()[0])
         b.stop()
@@ -275,7 +278,7 @@ def test_a_fetched_archive_is_only_a_run_folder(tmp_path):
     assert not (tmp_path / "evil").exists() and not (tmp_path / "hostB").exists()
 
 
-def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
+def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):  # noqa: F811 (the fixture imported above)
     """What fleet-sweep polls on each host: the state, whether the engine still runs, repeats done."""
     run = tmp_path / "run"
     sweep = subprocess.Popen([sys.executable, "-m", "lab.cli.sweep", f"run={run}", *SWEEP[:4],
@@ -305,7 +308,7 @@ def test_progress_reads_a_run_as_its_sweep_goes(tmp_path, results):
 
 def test_what_a_host_sends_back_is_shown_not_obeyed(capsys):
     # A host's CPU model or error text reaches the terminal through the fleet's one printer.
-    from lab.cli.fleet import common as fleet     # the fleet's one printer
+    from lab.cli.fleet import common as fleet  # the fleet's one printer
     fleet.say("hostA | \x1b]0;owned\x07\x1b[2J Xeon | ok\nhostB | EPYC | ok")
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
@@ -409,7 +412,8 @@ def test_a_nix_host_gets_the_controllers_store_paths(fleet):
                             "--store", f"local?root={root}", path], capture_output=True, text=True)
     assert never.returncode != 0, never.stdout
     p = fleet_cmd(shell_env, *args, check=0, timeout=600)
-    assert f"hostA: sweep started in" in p.stdout and "Nix host: the controller's 1 store paths copied there" in p.stdout
+    assert "hostA: sweep started in" in p.stdout \
+        and "Nix host: the controller's 1 store paths copied there" in p.stdout
     assert "hostB: sweep started in" in p.stdout and "hostB" in p.stdout.split("the host's own packages")[0], p.stdout
     # the path is valid in hostA's store now: nix copy put it there
     there = subprocess.run(["nix", "--extra-experimental-features", "nix-command", "path-info", "--offline",
@@ -465,7 +469,8 @@ def test_fleet_plan_prices_in_process_and_a_hostile_history_is_one_line(tmp_path
     assert open(tmp_path / "good.txt").read().rstrip().endswith(price.line())
     hostile = {"not an object": "[1, 2, 3]", "a string": '"fast"', "huge float": doc(seconds_per_run=1e308),
                "huge integer": doc().replace('"repeats": 4', '"repeats": ' + "9" * 500),
-               "wrong type": doc(seconds_per_run="0.25"), "entries not a list": doc().replace("[{", "{").replace("}]", "}"),
+               "wrong type": doc(seconds_per_run="0.25"),
+               "entries not a list": doc().replace("[{", "{").replace("}]", "}"),
                "a list for a name": doc(experiment=["counters"])}
     for name, text in hostile.items():
         bad = tmp_path / "bad.json"

@@ -5,8 +5,8 @@ import json
 import subprocess
 
 import pytest
-from conftest import in_process
 
+from conftest import in_process
 from lab.report import model
 
 

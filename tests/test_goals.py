@@ -6,6 +6,7 @@ import glob
 import os
 
 import pytest
+
 from conftest import sh
 
 SPEC = """experiment = goals

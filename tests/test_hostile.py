@@ -101,7 +101,8 @@ def test_a_locked_run_is_not_shared_and_other_code_is_not_resumed(tmp_path, resu
 
 
 def test_a_huge_synthetic_topology_is_refused_at_once():
-    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False, timeout=20)
+    p = sh("python3", "-m", "lab.cli.topo", "--topology", "pack:1000 core:1000 pu:1000", "summary", check=False,
+           timeout=20)
     assert p.returncode == 2 and "has 1000000000 PUs" in p.stderr
 
 
@@ -549,6 +550,7 @@ def test_a_full_disk_stops_the_sweep_in_one_line_and_a_resume_completes_it(tmp_p
 def test_pair_spreads_are_the_list_spread_without_building_it_and_a_big_host_is_cheap():
     import glob
     import time
+
     from lab.topology.topo import PAIRS, PlacementError, Topology
     for xml in sorted(glob.glob(os.path.join(ROOT, "topologies", "*.xml")))[:6]:
         t = Topology(xml)

@@ -7,8 +7,8 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT
 
+from conftest import ROOT
 from lab.engine import hostprep
 
 needs_ns = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None

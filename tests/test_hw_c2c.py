@@ -3,8 +3,8 @@ below with their sources: no host of the lab has a PMU), both header layouts, In
 truncated or garbled report gives one PerfTextError line, never a traceback."""
 
 import pytest
-from conftest import assert_garbled_is_one_line
 
+from conftest import assert_garbled_is_one_line
 from lab.why import c2creport as C
 from lab.why.perftext import PerfTextError
 
@@ -90,7 +90,7 @@ PERF5_INTEL = """\
   -------------------------------------------------------------
            0.00%  100.00%    0.00%    0.00%                0x10     0       1            0x4011b4         0        98        52    52422         1  [.] summer       example1  example1.c:20   0
            0.00%    0.00%  100.00%  100.00%                0x14     0       1            0x401227         0         0         0   104713         1  [.] incrementer  example1  example1.c:31   0 
-"""
+"""  # noqa: E501 (perf's own columns, verbatim)
 
 # Source: Leo Yan, "[PATCH v3 00/11] perf c2c: Support display for Arm64", LKML 2022-05-18,
 # <20220518055729.1869566-1-leo.yan@linaro.org>: "The display result with x86 memory samples" (perf >= 6.0
@@ -127,7 +127,7 @@ PERF6_X86_PEER = """\
         1        0      129        0        0        0        0      0x55c8971f00c0
     -------------------------------------------------------------------------------
              0.00%  100.00%    0.00%    0.00%    0.00%    0.00%                0x20     0       1      0x55c8971ed455         0        88        94         0      914         2  [.] 0x0000000000001455  false_sharing.exe  false_sharing.exe[1455]   0
-"""
+"""  # noqa: E501 (perf's own columns, verbatim)
 
 # Source: perfgo/perfgo, examples/false-sharing/README.md (GitHub), "Step 5: Detecting False Sharing with
 # c2c Analysis": an AMD host, IBS (`Events : ibs_op/ldlat=0/`), perf >= 6.0 headers. Complete as published.
@@ -218,7 +218,7 @@ PERF6_AMD_IBS = """\
   ----------------------------------------------------------------------
           75.00%   49.62%    0.00%    0.00%    0.00%                0x30     0       1            0x53dc88       410        75         0     1552        12  [.] github.com/perfgo/perfgo/e  perfgo.test.linux.amd64  go.go:0       0
           25.00%   50.38%    0.00%    0.00%    0.00%                0x38     0       1            0x53dbc8         0        75         0     1600        10  [.] github.com/perfgo/perfgo/e  perfgo.test.linux.amd64  go.go:0       0
-"""
+"""  # noqa: E501 (perf's own columns, verbatim)
 
 # Source: the kernel's Documentation/kernel-hacking/false-sharing.rst (torvalds/linux): will-it-scale's
 # tlb_flush1, `perf c2c report --call-graph none -k vmlinux`; the totals and the Pareto rows as quoted there
@@ -238,7 +238,7 @@ KERNEL_DOC_ROWS = """\
     0.00%   11.20%    0.00%    0.00%    0.00%    0x8     1       1  0xffffffff812c29bf         0       170       136      555        64  [k] lru_add_fn                 [kernel.vmlinux]  mm_inline.h:41     1
     0.00%    7.62%    0.00%    0.00%    0.00%    0x8     1       1  0xffffffff812c3ec5         0       175       108      632        64  [k] release_pages              [kernel.vmlinux]  mm_inline.h:41     1
     0.00%   23.29%    0.00%    0.00%    0.00%   0x10     1       1  0xffffffff81372d0a         0       234       279     1051        64  [k] __mod_memcg_lruvec_state   [kernel.vmlinux]  memcontrol.c:736   1
-"""
+"""  # noqa: E501 (perf's own columns, verbatim)
 
 # Source: Lipeng Zhu, "[PATCH] fs/address_space: add alignment padding for i_map and i_mmap_rwsem to mitigate
 # a false sharing.", LKML/linux-fsdevel 2023-06-28, <20230628105624.150352-1-lipeng.zhu@intel.com>: the
@@ -259,7 +259,7 @@ TWO_SOCKET_ROWS = """\
     0.00%    0.01%    0.00%    0.00%    0x8     0       1  0xffffffffabb9a0c4         0       323       518       97        74  [k] rwsem_down_write_slowpath   [kernel.kallsyms]  rwsem_down_write_slowpath+308    0  1
    44.74%   49.78%    0.00%    0.00%   0x10     0       1  0xffffffffab170995       609       344       430    26841       160  [k] rwsem_spin_on_owner         [kernel.kallsyms]  rwsem_spin_on_owner+53           0  1
    26.62%   22.39%    0.00%    0.00%   0x10     0       1  0xffffffffab170965       514       347       437    13364       160  [k] rwsem_spin_on_owner         [kernel.kallsyms]  rwsem_spin_on_owner+5            0  1
-"""
+"""  # noqa: E501 (perf's own columns, verbatim)
 
 
 def test_perf5_intel_layout_whole_report():

@@ -2,8 +2,8 @@
 with its source), and the lab's cross-CCX words; a truncated or garbled report is one PerfTextError line."""
 
 import pytest
-from conftest import assert_garbled_is_one_line
 
+from conftest import assert_garbled_is_one_line
 from lab.why import perfmem as M
 from lab.why.perftext import PerfTextError
 

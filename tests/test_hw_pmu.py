@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from lab.engine.evidence import store as ev
 from lab.engine.evidence import pmu
+from lab.engine.evidence import store as ev
 
 HERE = pmu.probe()
 NO_PMU = "ok" not in (HERE.open_cycles, HERE.stat_cycles)

@@ -3,8 +3,8 @@ sources: no host of the lab has a PMU), in perf's three layouts, Intel and AMD; 
 points; a truncated or garbled output is one PerfTextError line."""
 
 import pytest
-from conftest import assert_garbled_is_one_line
 
+from conftest import assert_garbled_is_one_line
 from lab.why import topdown as T
 from lab.why.perftext import PerfTextError
 
@@ -92,7 +92,7 @@ AMD_PIPELINE_L2 = """\
     45,576,278,997      ls_not_halted_cyc                                                       (24.97%)
 
        8.278323506 seconds time elapsed
-"""
+"""  # noqa: E501 (perf stat's own columns, verbatim)
 
 # Source: Arm Learning Paths, "Performance analysis code example" (learn.arm.com, a learningpathall page):
 # `taskset -c 1 perf stat -C 1 --topdown ./test 1000000000` on x86, perf's per-core column layout.

@@ -15,10 +15,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, rows, sh
-from labtest import LabRun, journal
 
+from conftest import ROOT, rows, sh
 from lab.report import model
+from labtest import LabRun, journal
 
 PY = sys.executable
 IMPORT = ("-m", "lab.cli.import_run")

@@ -46,7 +46,8 @@ def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results, lab
     md = (run / "report.md").read_text()
     assert "memory on node 0, expected 7" in md
     # the report shows the node beside the point, in both renderings (lab/report/model.py shapes it once)
-    assert any(ln.startswith("| variant | placement | threads | cpus | memory node | metric |") for ln in md.splitlines())
+    assert any(ln.startswith("| variant | placement | threads | cpus | memory node | metric |")
+               for ln in md.splitlines())
     row = next(ln for ln in md.splitlines() if "| x |" in ln)
     assert [c.strip() for c in row.split("|")][5:7] == ["0", "x"], row
     html = (run / "report.html").read_text()
@@ -55,5 +56,6 @@ def test_a_sweep_marks_the_repeat_suspect_with_the_reason(tmp_path, results, lab
 
 def test_memory_nodes_are_read_from_ran_on(tmp_path):
     from lab.engine.memplace import memory_nodes
-    assert memory_nodes(ran_on(tmp_path, 'a,-,"0",0,0,0,0,1,-1', 'a,-,"0",1,0,0,0,-1,-1', 'a,-,"0",2,0,0,0,0,1')) == [0, 1]
+    assert memory_nodes(ran_on(tmp_path, 'a,-,"0",0,0,0,0,1,-1', 'a,-,"0",1,0,0,0,-1,-1',
+                               'a,-,"0",2,0,0,0,0,1')) == [0, 1]
     assert memory_nodes(str(tmp_path / "nowhere")) == []

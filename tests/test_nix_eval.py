@@ -4,6 +4,7 @@ import os
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "nix"))

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "nix"))
@@ -145,7 +146,8 @@ def test_runner_package_builds_checks_and_installs_in_the_sandbox_layout(tmp_pat
                  ["ls", "-A", ROOT]):
         p = subprocess.run([*prefix, "bash", "-c", VIEW, "view", target, os.path.join(top, crate, "target"),
                             top, ROOT, here, *step], env=env, capture_output=True, text=True, timeout=1800)
-        assert p.returncode == 0, f"{' '.join(step)} in {here}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-4000:]}"
+        assert p.returncode == 0, (f"{' '.join(step)} in {here}: exit {p.returncode}\n"
+                                   f"{p.stdout[-3000:]}\n{p.stderr[-4000:]}")
     # what the build saw at the checkout's place: the src, nothing else
     assert sorted(p.stdout.split()) == sorted({f.split("/")[0] for f in pkg["src"]["files"]})
     built = os.path.join(target, pkg["buildType"], pkg["mainProgram"])

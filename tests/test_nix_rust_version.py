@@ -6,6 +6,7 @@ import os
 import tomllib
 
 import pytest
+
 from conftest import ROOT
 
 

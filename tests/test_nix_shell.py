@@ -6,6 +6,7 @@ import re
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "nix"))

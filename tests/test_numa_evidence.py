@@ -11,8 +11,8 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT, sh
 
+from conftest import ROOT, sh
 from lab.engine.evidence import store
 from lab.why import classify as C
 from lab.why import diff, memory

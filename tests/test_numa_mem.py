@@ -9,6 +9,7 @@ import os
 from conftest import in_process, sh
 from labtest import TWO_NODES, numa_run
 
+
 def test_two_nodes_heatmaps_keep_cpu_and_memory_node_apart(tmp_path):
     run = numa_run(tmp_path, TWO_NODES, [[10, 21], [21, 10]])
     sh("python3", "-m", "lab.cli.charts", str(run))

@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_garbled_is_one_line
 
+from conftest import ROOT, assert_garbled_is_one_line
 from lab.engine.evidence import numamaps as N
 from lab.engine.evidence import store
 from lab.why import classify as C
@@ -183,7 +183,8 @@ def evidence(samples, placement_runs=None):
         r["numa"], r["cpus"] = numa, rows
     return {"meta": {"format": 1, "runs": len(runs), "unit": "run", "work": [1] * len(runs),
                      "sample": {"event": "cpu-clock", "hz": 1000},
-                     "evidence": {"oncpu": "ok", "offcpu": "not available here: test", "futex": "not available here: test",
+                     "evidence": {"oncpu": "ok", "offcpu": "not available here: test",
+                                  "futex": "not available here: test",
                                   "sched": "ok", "hotins": "ok", "c2c": "not available here: no PMU",
                                   "topdown": "not available here: no PMU", "symbols": "ok"}}, "runs": runs}
 

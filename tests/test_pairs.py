@@ -7,7 +7,8 @@ import os
 import random
 
 import pytest
-from conftest import ROOT, TOPO, sh
+
+from conftest import TOPO, sh
 from lab.topology.topo import PAIRS, PU, PlacementError, Topology
 
 SEEDS = [line.split("`")[1] for line in open(os.path.join(TOPO, "README.md"))

@@ -83,7 +83,8 @@ def exactly(median, lo, hi):
 
 
 def test_refine_bisects_the_knee_bracket_and_stops_when_neighbours():
-    exact = {t: exactly(v, v * 0.999, v * 1.001) for t, v in ((1, 1000.0), (4, 3900.0), (16, 9000.0), (64, 30000.0), (256, 110000.0))}
+    exact = {t: exactly(v, v * 0.999, v * 1.001)
+             for t, v in ((1, 1000.0), (4, 3900.0), (16, 9000.0), (64, 30000.0), (256, 110000.0))}
     ask = refine(GRID, exact, "higher")
     # efficiency at 16 is 56%: the bracket 4–16 is bisected at its geometric middle (8)
     assert 8 in ask and "knee" in ask[8]
@@ -136,7 +137,8 @@ def test_the_default_sweep_fits_its_budget_by_its_own_price(results, host):
         # the full grid is ~1:39 here (issue 54): points were left out, each said so with why
         left = [ln for ln in out.splitlines() if ln.startswith("skipped: ") and ": budget: left out" in ln]
         assert left and "placement × thread count(s) left out to fit" in out
-        measured = {(f[0], f[2], f[3]) for f in (ln.split() for ln in out.splitlines()) if len(f) > 6 and f[3].isdigit()}
+        measured = {(f[0], f[2], f[3]) for f in (ln.split() for ln in out.splitlines())
+                    if len(f) > 6 and f[3].isdigit()}
         for ln in left:     # a point left out is not among those priced
             exp, pl, t = re.match(r"skipped: (\S+) (\S+) threads=(\d+):", ln).groups()
             assert (exp, pl, t) not in measured

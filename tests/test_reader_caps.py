@@ -5,7 +5,6 @@ import json
 import os
 
 from conftest import in_process
-
 from lab.core import runfolder
 
 

@@ -356,7 +356,8 @@ def test_a_run_folder_named_with_escape_sequences_is_shown_not_obeyed(tmp_path):
     name = "run\x1b]0;pwned\x07\x1b[2J"
     run, other = lab_run(tmp_path, name), lab_run(tmp_path, "other")
     outputs = [in_process("lab.cli.report", run), in_process("lab.cli.charts", run),
-               in_process("lab.cli.compare", other, run), in_process("lab.cli.report", tmp_path / f"x\x1b[2J", check=False),
+               in_process("lab.cli.compare", other, run),
+               in_process("lab.cli.report", tmp_path / "x\x1b[2J", check=False),
                sh("scripts/open.sh", str(run), env={"DISPLAY": "", "WAYLAND_DISPLAY": ""})]
     for p in outputs:
         assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr, p

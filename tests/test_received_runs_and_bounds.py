@@ -182,7 +182,8 @@ def test_a_newline_in_a_replayed_override_never_reaches_the_snapshot(tmp_path, r
     ("min_corun=1000", "min_corun must be a number from 0 to 100"),
 ])
 def test_numbers_outside_their_real_domain_are_refused(tmp_path, results, arg, says):
-    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec", env=results,
+    p = sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", arg, "tests/fixtures/spin.spec",
+           env=results,
            check=False)
     assert p.returncode == 2 and says in p.stderr, p.stderr
 
@@ -196,6 +197,7 @@ def test_hex_and_octal_counts_are_read_as_hwloc_reads_them():
 
 def test_a_huge_numa_index_mask_is_read_in_linear_time():
     import time
+
     from lab.topology.topo import bitmap
     t0 = time.process_time()
     got = bitmap("0x1" + ",0x0" * 200_000)      # one bit at index 6,400,000: a crafted os_index
@@ -293,6 +295,7 @@ def test_progress_shows_what_a_host_has_left_only_when_it_is_of_its_shape():
 
 def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
     import subprocess
+
     from lab.fleet.folder import FetchError, unpack
     (tmp_path / "run" / "data").mkdir(parents=True)
     with open(tmp_path / "run" / "data" / "x.csv", "wb") as f:
@@ -306,9 +309,11 @@ def test_a_fetched_tarball_with_a_sparse_member_is_refused(tmp_path):
 def test_local_hosts_run_with_the_controllers_own_python(tmp_path):
     import subprocess
     import sys
+
     from lab.fleet import play
     inv = tmp_path / "hosts.ini"
-    inv.write_text("[lab]\nh1 ansible_connection=local\nh2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+    inv.write_text("[lab]\nh1 ansible_connection=local\n"
+                   "h2 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
                    "h3 ansible_host=192.0.2.1\n")
     env = play.environment()
     extra = play.local_python(str(inv), env, str(tmp_path))
@@ -325,6 +330,7 @@ def test_a_local_hosts_broken_interpreter_is_one_line_and_an_unset_one_is_the_co
     # (where Ansible's discovery would find it), a local host without an interpreter still works.
     import subprocess
     import sys
+
     from conftest import ROOT
     shims = tmp_path / "shims"
     shims.mkdir()
@@ -389,6 +395,7 @@ def test_children_that_clear_their_environment_and_detach_die_with_a_killed_engi
     import signal
     import subprocess
     import time
+
     from lab.engine import cgroup, orphans
     probe = orphans.new_token()
     if not cgroup.create(probe):
@@ -431,6 +438,7 @@ def test_a_member_of_the_sweeps_cgroup_v2_group_alone_is_ended_by_the_reaper():
     import signal
     import subprocess
     import time
+
     from lab.engine import cgroup, orphans
     token = orphans.new_token()
     v2 = [g for g in cgroup.create(token) if not g.startswith(cgroup.V1)]
@@ -461,7 +469,8 @@ def test_save_is_a_file_inside_the_project_and_not_written_under_dry(tmp_path, r
     folder = os.path.join(ROOT, ".work", "tests", f"received-{os.getpid()}.spec")
     os.makedirs(folder, exist_ok=True)
     try:
-        p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results, check=False)
+        p = sh("python3", "-m", "lab.cli.scale", f"save={os.path.relpath(folder, ROOT)}", "--", "true", env=results,
+               check=False)
         assert p.returncode == 2 and "a folder of that name exists" in p.stderr and "Traceback" not in p.stderr
     finally:
         os.rmdir(folder)

@@ -6,7 +6,7 @@ Every CSV value and journal event below is test input written by hand, not a mea
 import json
 import re
 
-from conftest import ROOT, in_process, sh
+from conftest import in_process, sh
 from labtest import FakeRun
 
 HEADER10 = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit"
@@ -23,7 +23,8 @@ def runner_empty(tmp_path, values, name="run", suspect=None, noise=False):
             tail = f",{why}" if why else ("," if suspect or noise else "")
             lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},calls_per_s,{x},1/s{tail}")
             if noise:
-                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},noise_steal_pct,{30 if why else 1},%{tail}")
+                lines.append(f"r,runner-empty,{variant},compact,{threads},0,{i},"
+                             f"noise_steal_pct,{30 if why else 1},%{tail}")
     return (FakeRun(tmp_path, name).csv("runner-empty", lines)
             .spec("runner-empty", "experiment = runner-empty\nchart = scaling calls_per_s\n").folder)
 
@@ -111,7 +112,8 @@ def test_journal_jsonl_drives_the_lists_and_noise_stays_out_of_results(tmp_path)
          "threads": 2, "repeat": 1, "key": "shared-arc_compact_t2_r1", "command": "rust-runner/x --threads 2"},
         {"ts": "t", "event": "failed", "experiment": "runner-empty", "variant": "per-thread", "placement": "scatter",
          "threads": 2, "repeat": 1, "rc": 3, "reason": "no CSV"},
-        {"ts": "t", "event": "confidence", "experiment": "runner-empty", "variant": "shared-arc", "placement": "compact",
+        {"ts": "t", "event": "confidence", "experiment": "runner-empty", "variant": "shared-arc",
+         "placement": "compact",
          "threads": 2, "metric": "calls_per_s", "n": 10, "ci_pct": 7.5, "confident": False},
     ]
     (run / "sweep" / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -136,7 +138,8 @@ def test_corrupt_csv_is_a_clear_error_not_a_traceback(tmp_path):
     good = runner_empty(tmp_path, LINEAR, "good")
     path = run / "data" / "runner-empty.csv"
     path.write_text(path.read_text() + "r,runner-empty,x,compact,1,0,1,calls_per_s,fast,1/s\n")
-    for args in (["python3", "-m", "lab.cli.report", str(run)], ["python3", "-m", "lab.cli.compare", str(good), str(run), str(tmp_path / "c.md")]):
+    for args in (["python3", "-m", "lab.cli.report", str(run)],
+                 ["python3", "-m", "lab.cli.compare", str(good), str(run), str(tmp_path / "c.md")]):
         p = sh(*args, check=False)
         assert p.returncode == 2 and "Traceback" not in p.stderr
         assert f"{path}:14: value 'fast' is not a number" in p.stderr
@@ -155,8 +158,10 @@ def test_compare_old_and_new_runs_noise_apart_suspect_left_out_and_warnings(tmp_
     p = in_process("lab.cli.compare", str(old), str(new), str(out))
     text = out.read_text()
     assert "build not recorded in A and B" in text
-    assert "spec runner-empty.spec differs (0 line(s) only in A, 1 only in B): A has [], B has ['threads = 1 2']" in text
-    line = next(ln for ln in text.splitlines() if ln.startswith("| runner-empty | per-thread | compact | 2 | calls_per_s |"))
+    assert ("spec runner-empty.spec differs (0 line(s) only in A, 1 only in B): "
+            "A has [], B has ['threads = 1 2']") in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("| runner-empty | per-thread | "
+                                                                "compact | 2 | calls_per_s |"))
     assert "| 1.500 |" in line and "(1 suspect repeats left out)" in line
     # noise is shown apart, never as a ratio row
     assert "| runner-empty | per-thread | compact | 2 | noise_steal_pct |" not in text.split("## Noise per point")[0]

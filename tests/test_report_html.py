@@ -14,6 +14,7 @@ import re
 import shutil
 
 import pytest
+
 from browser import Browser, chromium
 from conftest import ROOT, sh
 from labtest import LabRun, journal
@@ -84,7 +85,8 @@ def stories_present(run):
 
 # A chart is an inline SVG with data marks, or (a matrix over many CPUs) an inlined PNG that decoded.
 CHART_CHECK = """Array.from(document.querySelectorAll('.chart')).map(function(s){var r=s.getBoundingClientRect();
-return {w:r.width,h:r.height,marks:s.tagName==='IMG'?(s.complete&&s.naturalWidth>0?1:0):s.querySelectorAll('.pt,.bar,.cell').length,
+return {w:r.width,h:r.height,
+marks:s.tagName==='IMG'?(s.complete&&s.naturalWidth>0?1:0):s.querySelectorAll('.pt,.bar,.cell').length,
 visible:getComputedStyle(s).visibility!=='hidden'&&getComputedStyle(s).display!=='none'};})"""
 
 
@@ -119,7 +121,8 @@ def test_report_html_in_a_browser(browsed_runs):
     assert br.eval("document.querySelectorAll('svg .sus').length") >= 2       # iters_per_s and loop_ns
     body = br.eval("document.body.textContent")      # folded <details> included
     # (this host's load may have made other repeats of the point suspect too: their reasons come first)
-    assert "suspect: loop compact t2 (cpu_sys_s, cpu_user_s, iters_per_s, loop_ns, max_rss_kib, wall_s) — " in body and f"r2: {SUSPECT_WHY}" in body
+    assert "suspect: loop compact t2 (cpu_sys_s, cpu_user_s, iters_per_s, loop_ns, max_rss_kib, wall_s) — " in body \
+        and f"r2: {SUSPECT_WHY}" in body
     assert "re-measured: loop compact t2 r2 attempt 1: steal 35% > 10%" in body
     skips = journal(a, "skipped")
     for e in skips:
@@ -130,7 +133,8 @@ def test_report_html_in_a_browser(browsed_runs):
     assert "iters_per_s" in glance and "noise_" not in glance
     assert "noise per point" in body
     # every point row links its raw folders and shows the command it ran
-    raw_links = br.eval("Array.from(document.querySelectorAll('a[href^=\"./raw/spin/\"]')).map(a=>a.getAttribute('href'))")
+    raw_links = br.eval("Array.from(document.querySelectorAll('a[href^=\"./raw/spin/\"]'))"
+                        ".map(a=>a.getAttribute('href'))")
     assert "./raw/spin/loop_compact_t2_r2/" in raw_links
     assert all(os.path.isdir(a / h) for h in raw_links)
     assert "tests/fixtures/spin.sh 2 20000" in br.eval("document.documentElement.innerHTML")

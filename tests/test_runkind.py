@@ -7,7 +7,6 @@ import os
 import shutil
 
 from conftest import ROOT
-
 from lab.core import c2c_published as C
 from lab.core import runfolder
 from lab.report import model

@@ -14,13 +14,13 @@ import subprocess
 import time
 
 import pytest
-from conftest import TOPO, rows, sh
-from labtest import LabRun, journal
 
-from lab.report import model, scaling
+from conftest import TOPO, rows, sh
 from lab.core.run import Point, Repeat
 from lab.core.stats import summary
+from lab.report import model, scaling
 from lab.topology.topo import Topology
+from labtest import LabRun, journal
 
 RESOURCES = {"wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_kib"}
 BASE = ("retries=0", "warmup=0")
@@ -131,7 +131,8 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     assert {(r["placement"], r["threads"]) for r in data} == {("compact", "1"), ("compact", "2"),
                                                               ("unpinned", "1"), ("unpinned", "2")}
     # xz's output went to the raw folder, bounded; the engine's own time per repeat is in the journal
-    assert all(os.path.getsize(p) <= (1 << 20) + 200 for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
+    assert all(os.path.getsize(p) <= (1 << 20) + 200
+               for p in glob.glob(os.path.join(run, "raw", "*", "*", "stdout.txt")))
     assert all(e["overhead_ms"] >= 0 for e in journal(run, "done"))
     for ext in ("png", "svg"):
         assert os.path.getsize(os.path.join(run, "plots", f"xz-blocks-speedup-wall_s.{ext}")) > 1000
@@ -150,8 +151,8 @@ def test_xz_run_folder_chart_words_and_saved_spec_rerun(tmp_path, results, text_
     run2 = tmp_path / "again"
     lab_run.at(run2).sweep("repeats=1", "threads=1", "placements=unpinned", *BASE, str(saved))
     assert RESOURCES <= {r["metric"] for r in rows(run2 / "data" / "xz-blocks.csv")}
-    dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml", str(saved),
-             env=results)
+    dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"topology={TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml",
+             str(saved), env=results)
     assert "points, ETA" in dry.stdout
 
 
@@ -283,7 +284,8 @@ def test_words_from_synthetic_points():
     assert "makes no difference** at 1 thread" in text
     assert "crossing a package gains **87%** at 2 threads (scatter against compact" in text
     # lower is better (seconds): the same speeds as times
-    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"), pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
+    times = [pt("compact", 1, [1.002, 1, 0.998], "0", "t", "s"),
+             pt("compact", 2, [0.954, 0.952, 0.95], "0,1", "t", "s")]
     assert scaling.analyse(times, "t", "lower", None, 2).words == {"compact": "stops"}
     # a suspect point or too few repeats: inconclusive, with the reason
     pts[3] = dataclasses.replace(pts[3], summary=pts[3].summary.marked("r1: foreign 50% > 10%"))
@@ -365,5 +367,6 @@ def test_the_words_are_of_the_folder_the_sweep_wrote_not_the_newest_journal(tmp_
               f"save={tmp_path / 'words-of.spec'}", "--", "true")
     (real,) = [r for r in glob.glob(os.path.join(results["LAB_RESULTS"], "*")) if r != decoy]
     assert f"run folder: {real}" in p.stderr, p.stderr
-    assert p.stdout.startswith(f"How it scales (wall_s, lower is better; numbers in {real}/report.md)"), (p.stdout, p.stderr)
+    assert p.stdout.startswith(f"How it scales (wall_s, lower is better; numbers in {real}/report.md)"), \
+        (p.stdout, p.stderr)
     assert "no words" not in p.stderr

@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from conftest import ROOT, rows, sh
-from labtest import journal
 from lab.engine.spec import Spec, profiles
+from labtest import journal
 
 RECIPES = {name: os.path.join(ROOT, f"{folder}/lab.just") for name, folder in
            (("bench-runner", "rust-runner"), ("bench-probes", "c-probes"), ("bench-mem", "c-probes"))}
@@ -29,8 +29,10 @@ def test_bench_runner_is_priced_as_an_ordinary_sweep(results):
     Cassandra, and the empty workload and the inserts against Latte (priced on a fixture host whether or not `latte` is
     on this one's PATH), each point priced, nothing started."""
     specs, _ = recipe_specs("bench-runner")
-    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "profile=smoke", "topology=pack:1 core:2 pu:2", *specs, env=results).stdout
-    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"], ["bench-runner-latte"],
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "profile=smoke", "topology=pack:1 core:2 pu:2", *specs,
+             env=results).stdout
+    points = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["bench-runner"], ["bench-runner-insert"],
+                                                                          ["bench-runner-latte"],
                                                                      ["bench-runner-latte-insert"])]
     assert sorted((f[0], f[1], f[3]) for f in points) == [
         ("bench-runner", "per-thread", "1"), ("bench-runner", "per-thread", "2"),
@@ -44,7 +46,8 @@ def test_bench_runner_is_priced_as_an_ordinary_sweep(results):
 def test_bench_probes_profile_is_priced(results):
     specs, profile = recipe_specs("bench-probes")
     assert profile == ["bench"]
-    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "profile=bench", "topology=pack:1 l3:1 core:4 pu:2", *specs, env=results).stdout
+    out = sh("python3", "-m", "lab.cli.sweep", "dry=1", "profile=bench", "topology=pack:1 l3:1 core:4 pu:2", *specs,
+             env=results).stdout
     points = [ln.split() for ln in out.splitlines() if ln.split()[:1] and ln.split()[0] in
               ("c2c", "c2c-matrix", "counters", "channel", "channel-pipeline")]
     by_exp = {}
@@ -76,8 +79,8 @@ def test_bench_mem_is_priced_as_an_ordinary_sweep(results):
     specs, _ = recipe_specs("bench-mem")
     assert specs == ["experiments/bench-mem.spec"]
     for profile in ("default", "smoke"):
-        out = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"profile={profile}", "topology=pack:2 [numa] core:2 pu:2", *specs,
-                 env=results).stdout
+        out = sh("python3", "-m", "lab.cli.sweep", "dry=1", f"profile={profile}", "topology=pack:2 [numa] core:2 pu:2",
+                 *specs, env=results).stdout
         points = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["bench-mem"]]
         assert sorted((f[1], f[2], f[3]) for f in points) == [("likwid", "unpinned", "1"), ("mem", "unpinned", "1")]
         assert "2 points, ETA" in out, out

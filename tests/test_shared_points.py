@@ -5,12 +5,12 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, in_process, rows
-from labtest import journal
 
+from conftest import ROOT, in_process, rows
 from lab.engine.plan import plan
 from lab.engine.spec import Spec
 from lab.topology.topo import Topology
+from labtest import journal
 
 EPYC = os.path.join(ROOT, "topologies", "AMD-19h-Zen3-2xEpyc-7763.v2.xml")
 

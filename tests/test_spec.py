@@ -4,8 +4,8 @@ import os
 import re
 
 import pytest
-from conftest import ROOT, sh
 
+from conftest import ROOT, sh
 from lab.engine.spec import KEYS, Spec, SpecError, overrides_from
 
 
@@ -49,7 +49,8 @@ def test_overrides_are_checked_and_shell_keys_cannot_be_overridden(tmp_path, res
         overrides_from([("command", "rm -rf ~")], ("profile",))
     with pytest.raises(SpecError, match="unknown key 'thread'"):
         overrides_from([("thread", "2")], ("profile",))
-    p = sh("python3", "-m", "lab.cli.sweep", "placements=compact nonsense", "tests/fixtures/spin.spec", env=results, check=False)
+    p = sh("python3", "-m", "lab.cli.sweep", "placements=compact nonsense", "tests/fixtures/spin.spec", env=results,
+           check=False)
     assert p.returncode == 2 and "command line: placements must be placements from" in p.stderr
     assert os.listdir(results["LAB_RESULTS"]) == []
 
@@ -90,4 +91,5 @@ def test_an_unknown_placeholder_in_shell_text_is_refused_with_its_line(tmp_path,
     # a shell variable's ${NAME} is bash's own, not a placeholder
     spec.write_text("experiment = typo\ncommand = tests/fixtures/spin.sh {threads} 100 ${SPIN_SLEEP:-0}\n"
                     "threads = 1\nrepeats = 1\nwarmup = 0\n")
-    assert sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", str(spec), env=results).returncode == 0
+    assert sh("python3", "-m", "lab.cli.sweep", f"run={tmp_path / 'run'}", "dry=1", str(spec),
+              env=results).returncode == 0

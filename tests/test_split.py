@@ -4,6 +4,7 @@ over ssh with its host key checked. Both are this machine, so the report must sa
 import json
 
 import pytest
+
 from conftest import rows, sh
 from labtest import journal, needs_hosts
 
@@ -15,7 +16,8 @@ def ssh_env(f, results):
     """An ssh config naming the hosts as a user's would: address, port, key, and the test's known_hosts."""
     cfg = f["tmp"] / "ssh_config"
     cfg.write_text("".join(f"Host {n}\n  HostName {h.addr}\n  Port {h.port}\n  User root\n"
-                           f"  IdentityFile {f['tmp'] / 'client_key'}\n  UserKnownHostsFile {f['tmp'] / 'known_hosts'}\n"
+                           f"  IdentityFile {f['tmp'] / 'client_key'}\n"
+                           f"  UserKnownHostsFile {f['tmp'] / 'known_hosts'}\n"
                            for n, h in f["hosts"].items()))
     return dict(results, LAB_SSH_CONFIG=str(cfg), PATH=f["env"]["PATH"])
 

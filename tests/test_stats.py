@@ -3,6 +3,7 @@ import math
 import os
 
 import pytest
+
 from lab.core.stats import median, percentile, summary, welch
 from lab.core.tidy import fill
 
@@ -111,6 +112,7 @@ OLD_MEDIAN_CI = [([10, 12, 11], (7.886343801635775, 14.113656198364225)),
 
 def test_results_are_those_of_the_hand_written_code_before_scipy():
     from scipy import stats as sp
+
     from lab.core.stats import median_ci
     for (xs, ys), old in OLD_WELCH:
         assert welch(xs, ys) == pytest.approx(old, rel=1e-9)

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from conftest import rows, sh
-from labtest import LabRun, journal
 from lab.engine.guard import NOISE_METRICS
+from labtest import LabRun, journal
 
 SPEC = "tests/fixtures/spin.spec"
 SCHEMA = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "repeat", "metric", "value", "unit",
@@ -184,7 +184,7 @@ def test_compare_archive_and_replay(tmp_path, results, engine):
     archive = tmp_path / "a.tar.gz"
     assert archive.exists()
     # replay measures with this checkout's own spec of the experiment (here the fixtures' folder)
-    p = sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
+    sh("python3", "-m", "lab.cli.archive", "replay", str(archive), env=dict(results, LAB_SPECS="tests/fixtures"))
     replays = glob.glob(os.path.join(results["LAB_RESULTS"], "*-replay-a-*"))
     assert len(replays) == 1
     assert rows(os.path.join(replays[0], "data", "spin.csv"))
@@ -204,7 +204,8 @@ def test_perf_profile_per_point(tmp_path, results, engine):
 
 
 def test_failing_build_loses_only_its_experiment(tmp_path, results, engine):
-    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'", "build = echo compiler exploded >&2; false\n")
+    broken = write_spec(tmp_path, "printf 'metric,value,unit\\nx,1,s\\n'",
+                        "build = echo compiler exploded >&2; false\n")
     run = tmp_path / "run"
     p = engine.at(run).sweep(broken, "repeats=1", "placements=compact", "threads=1", SPEC, check=False)
     assert p.returncode == 1

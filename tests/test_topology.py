@@ -1,6 +1,7 @@
 """Placements on real-machine fixtures and the seed hosts' synthetic strings: exact CPU lists."""
 import pytest
-from conftest import ROOT, TOPO, sh
+
+from conftest import TOPO, sh
 
 HASWELL = f"{TOPO}/Intel-Haswell-2xXeon-E5-2680v3.v2.xml"
 EPYC = f"{TOPO}/AMD-19h-Zen3-2xEpyc-7763.v2.xml"

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from lab.why import usl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -160,7 +161,7 @@ def test_the_program_reads_repeats_either_column_order_and_lower_is_better(tmp_p
 ])
 def test_bad_input_is_one_line_naming_file_and_line_and_exit_2(tmp_path, capsys, body, line, why):
     # the program's main in this process (test_bad_bytes_usage_and_missing_files_exit_2 runs it end to end)
-    from lab.cli import usl as program          # scripts/lab/cli/usl.py
+    from lab.cli import usl as program  # scripts/lab/cli/usl.py
     f = tmp_path / "bad.csv"
     f.write_text(body)
     assert program.main([str(f)]) == 2
@@ -181,7 +182,7 @@ def test_bad_bytes_usage_and_missing_files_exit_2(tmp_path):
 
 
 def test_the_row_bound_is_enforced(tmp_path, monkeypatch):
-    from lab.cli import usl as program          # scripts/lab/cli/usl.py, the program's reader
+    from lab.cli import usl as program  # scripts/lab/cli/usl.py, the program's reader
     monkeypatch.setattr(program, "MAX_ROWS", 3)
     f = tmp_path / "many.csv"
     f.write_text("threads,throughput\n1,1\n2,2\n3,3\n4,4\n")

@@ -74,7 +74,8 @@ def test_c2c_bars_in_the_png_data_and_the_page_svg_are_the_median_of_pair_median
         if len(PAIRS[rel]) > 1:
             assert f"median of {len(PAIRS[rel])} CPU sets" in tip
     # the bars' heights on the page are the same numbers: height ∝ median, on one scale
-    heights = [float(h) for h in re.findall(r'<rect x="[^"]*" y="[^"]*" width="[^"]*" height="([^"]*)"[^>]*class="bar"', svg)]
+    heights = [float(h) for h in re.findall(r'<rect x="[^"]*" y="[^"]*" width="[^"]*" '
+                                            r'height="([^"]*)"[^>]*class="bar"', svg)]
     for (rel, h) in zip(PAIRS, heights):
         assert abs(h / heights[-1] - png[rel][0] / png["cross-package"][0]) < 0.01, (rel, heights)
 
@@ -161,9 +162,8 @@ def test_a_fleet_shows_the_same_rows_in_fleet_md_and_fleet_html(tmp_path):
 
 
 def test_every_chart_kind_the_spec_accepts_is_built_and_written():
-    from lab.report import charts
     from lab.engine.spec import CHART_KINDS
-    from lab.report import chartmodel
+    from lab.report import chartmodel, charts
     assert set(CHART_KINDS) == set(chartmodel.KINDS) == set(charts.WRITERS)
 
 
@@ -223,7 +223,8 @@ def test_a_pair_measured_twice_is_one_heatmap_cell_in_the_png_data_and_the_page_
     # CPU pair 0,1 measured under two placements (medians 11 and 31), 1,2 once: the cell is the median of
     # the two medians (21), not the median of the six repeats pooled (30.5)
     lines = [f'r,hm,cas,{pl},2,"{pair}",{i},one_way_ns,{x},ns,'
-             for pl, pair, xs in (("smt", "0,1", (10, 11, 50)), ("pairs", "0,1", (30, 31, 90)), ("pairs", "1,2", (5, 6, 7)))
+             for pl, pair, xs in (("smt", "0,1", (10, 11, 50)), ("pairs", "0,1", (30, 31, 90)),
+                                  ("pairs", "1,2", (5, 6, 7)))
              for i, x in enumerate(xs, 1)]
     run = run_folder(tmp_path, "hm", lines, "chart = heatmap one_way_ns\n")
     sh("python3", "-m", "lab.cli.charts", str(run))
@@ -242,6 +243,7 @@ def test_every_svg_chart_escapes_what_a_run_folder_names(tmp_path):
     """svg.py builds ElementTree elements: a hostile variant, placement, unit or title stays text, and
     every chart kind parses as XML with no element it did not draw."""
     import xml.etree.ElementTree as ET
+
     from lab.core.run import Point
     from lab.core.stats import Summary
     from lab.report import svg  # conftest puts scripts/ on the path

@@ -7,10 +7,10 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT, sh
 
-from lab.why import alone
+from conftest import ROOT, sh
 from lab.engine.evidence import store as ev
+from lab.why import alone
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 

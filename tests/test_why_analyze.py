@@ -12,12 +12,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from lab.report import scaling
-from lab.why import classify as C
 from lab.core import rules
 from lab.core.stats import Summary
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+from lab.report import scaling
+from lab.why import classify as C
 from lab.why import diff, flame, verdict
-from lab.engine.evidence import store as evidence, gate
 
 
 def known(m, lo, hi, n=5):
@@ -44,7 +45,8 @@ def ev(oncpu, offcpu=None, work=None, hz=1000, unit="run", **state):
     said.update(state)
     runs = [{"oncpu": oncpu[i], "offcpu": offcpu[i] if offcpu is not None else None, "futex": None,
              "threads": None, "hotins": None} for i in range(n)]
-    return {"meta": {"format": 1, "runs": n, "unit": unit, "work": work or [1] * n, "sample": {"event": "cpu-clock", "hz": hz},
+    return {"meta": {"format": 1, "runs": n, "unit": unit, "work": work or [1] * n,
+                     "sample": {"event": "cpu-clock", "hz": hz},
                      "evidence": said}, "runs": runs}
 
 
@@ -181,7 +183,8 @@ def test_lock_serial_scheduler_rules_on_hand_made_stacks():
     off_b = [{"[futex];p;worker;update_table;pthread_mutex_lock;__lll_lock_wait": 100,
               "[futex];p;worker;pthread_barrier_wait": 100, "[runqueue];p;worker": 100}] * 3
     off_k = [{"[futex];p;worker;update_table;pthread_mutex_lock;__lll_lock_wait": 500_000 + i,
-              "[futex];p;worker;pthread_barrier_wait": 200_000 + i, "[runqueue];p;worker": 100_000 + i} for i in range(3)]
+              "[futex];p;worker;pthread_barrier_wait": 200_000 + i,
+              "[runqueue];p;worker": 100_000 + i} for i in range(3)]
     d = diff.differential(ev(on, off_b), ev(on, off_k), "compact", 1, 2)
     got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wait": "lock", "pthread_barrier_wait": "serial phase", "worker": "scheduler"}
@@ -320,7 +323,8 @@ def test_curve_says_unreadable_evidence(tmp_path):
 def test_a_joins_wait_is_never_a_finding_nor_counted():
     on = [{"p;worker;crunch": 1000}] * 3
     j = "[futex];p;main;pthread_join"
-    d = diff.differential(ev(on, [{j: 1_000_000 + i} for i in range(3)]), ev(on, [{j: 2_000_000 + i} for i in range(3)]))
+    d = diff.differential(ev(on, [{j: 1_000_000 + i} for i in range(3)]),
+                          ev(on, [{j: 2_000_000 + i} for i in range(3)]))
     row = next(r for r in d["stacks"] if r["name"] == j)
     assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
     assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)

@@ -12,14 +12,14 @@ import statistics
 import subprocess
 
 import pytest
-from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 
+from conftest import ROOT, TRACEPOINT_PARTS, evidence_of, sh
 from lab.engine import orphans
-from lab.why import classify as C
-from lab.report import model, scaling
-from lab.why import diff, verdict
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as ev
+from lab.report import model, scaling
+from lab.why import classify as C
+from lab.why import diff, verdict
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "why")
 BUILD = os.path.join(FIXTURES, "build")
@@ -44,7 +44,8 @@ def build():
 
 
 def scale(results_dir, *args, env=None, check=True):
-    return sh("python3", "-m", "lab.cli.scale", *args, env=dict({"LAB_RESULTS": str(results_dir)}, **(env or {})), check=check)
+    return sh("python3", "-m", "lab.cli.scale", *args, env=dict({"LAB_RESULTS": str(results_dir)}, **(env or {})),
+              check=check)
 
 
 def run_folder(results_dir):
@@ -362,10 +363,11 @@ def test_why_comm_counts_the_named_processes_only(build, tmp_path):
 
 
 def test_dry_run_prices_the_evidence_runs(results):
-    plan = sh("python3", "-m", "lab.cli.scale", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact", "--", "true",
-              env=results).stdout
+    plan = sh("python3", "-m", "lab.cli.scale", "dry=1", "why=1", "why_runs=4", "threads=1 2", "placements=compact",
+              "--", "true", env=results).stdout
     assert "why=1: 4 evidence runs per point" in plan
-    plain = sh("python3", "-m", "lab.cli.scale", "dry=1", "threads=1 2", "placements=compact", "--", "true", env=results).stdout
+    plain = sh("python3", "-m", "lab.cli.scale", "dry=1", "threads=1 2", "placements=compact", "--", "true",
+               env=results).stdout
     eta = lambda text: text.split("ETA ")[1].split()[0]  # noqa: E731
     assert eta(plan) != eta(plain)
 
@@ -549,7 +551,7 @@ my prog  10/11 [000]  100.005990:       sched:sched_switch: prev_comm=my prog pr
 
 my prog  10/11 [000]  100.006000: PERF_RECORD_SWITCH OUT preempt
 my prog  10/11 [001]  100.007000: PERF_RECORD_SWITCH IN
-"""
+"""  # noqa: E501 (perf script's own lines, verbatim)
 
 
 def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():

@@ -1,15 +1,16 @@
-"""why_points (lab/engine/evidence/points.py): where why=1's evidence runs go, from a curve's timed rows, by the report's
+"""why_points (lab/engine/evidence/points.py): where why=1's evidence runs go, from a curve's timed rows, by the
+report's
 own knee rule; and what the dry run prices before the knee is known. Nothing is measured here."""
 import glob
 import os
 import shutil
 
 import pytest
-from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F401 (build: a fixture)
 
+from lab.engine.evidence import points as W
 from lab.engine.plan import Point
 from lab.engine.spec import Spec
-from lab.engine.evidence import points as W
+from test_why_collect import BASE, build, journal, run_folder, scale  # noqa: F401 (build: a fixture)
 
 SPEC = "experiment = t\ncommand = true {threads}\nplacements = compact unpinned\nthreads = 1 2 4 8\n"
 
@@ -128,7 +129,7 @@ def evidence_at(run):
 
 
 @needs_perf
-def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes_what_is_missing(build, tmp_path):
+def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes_what_is_missing(build, tmp_path):  # noqa: F811 (the fixture imported above)
     from lab.report import model
     scale(tmp_path, *BASE, *CURVE, "repeats=3", "--", "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
@@ -152,7 +153,7 @@ def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes
 
 
 @needs_perf
-def test_why_points_all_makes_evidence_at_every_point(build, tmp_path):
+def test_why_points_all_makes_evidence_at_every_point(build, tmp_path):  # noqa: F811 (the fixture imported above)
     scale(tmp_path, *BASE, *CURVE, "why_points=all", "--", "tests/fixtures/why/build/scales", "{threads}")
     run = run_folder(tmp_path)
     assert evidence_at(run) == [1, 2, 4] and journal(run, "evidence_points") == []

@@ -6,9 +6,8 @@ import re
 import shutil
 
 from conftest import ROOT, in_process, sh
-from lab.report import model
 from lab.core.runfolder import RunFolder
-from lab.report import front
+from lab.report import front, model
 
 HEADER = "run_id,experiment,variant,placement,threads,cpus,repeat,metric,value,unit,suspect"
 RECORDED = f"{ROOT}/tests/fixtures/why/recorded"

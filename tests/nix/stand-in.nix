@@ -80,7 +80,7 @@ let
     "just" "hyperfine" "likwid" "perf" "numactl" "hwloc" "gnuplot" "util-linux" "hostname-debian" "getconf"
     "dmidecode" "jdk17_headless" "maven" "memcached" "cargo" "rustc" "clippy" "rustfmt" "clang" "llvm"
     "gnumake" "pkg-config" "shellcheck" "git" "autoreconfHook" "kmod" "cpio" "zstd" "ansible" "openssh" "iproute2"
-    "nix" "inferno" "gbenchmark"
+    "nix" "inferno" "gbenchmark" "ruff"
   ] tool // {
     inherit lib callPackage gcc;
     glibc = tool "glibc" // { bin = tool "glibc-bin"; };

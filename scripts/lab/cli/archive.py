@@ -20,14 +20,26 @@ import tempfile
 import zlib
 
 from lab import ROOT
-from lab.engine import api
-from lab.report import front
-from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, spec_dir
-from lab.core.runfolder import (KIND_IMPORTED, KIND_PUBLISHED, RunFolder, RunFolderError, find, hostname, kind_of,
-                       output_of, read_file, results_dir, run_name, stamp_now)
 from lab.core.archive import MAX_TOP, members_of
+from lab.core.runfolder import (
+    KIND_IMPORTED,
+    KIND_PUBLISHED,
+    RunFolder,
+    RunFolderError,
+    find,
+    hostname,
+    kind_of,
+    output_of,
+    read_file,
+    results_dir,
+    run_name,
+    stamp_now,
+)
 from lab.core.term import visible
+from lab.engine import api
+from lab.engine.spec import ENGINE_KEYS, TARGET_KEYS, Spec, spec_dir
 from lab.errors import LabError, program, run
+from lab.report import front
 
 
 def pack(name):
@@ -90,7 +102,8 @@ def settings(overrides, say=True):
     for k, v in overrides.items():
         if (k in TARGET_KEYS or k in ENGINE_KEYS) and say:
             print(visible(f"archive: not applying {k}={v[:80]}: an archive carries measurement settings only, "
-                          f"{'not the hosts, servers or files a replay talks to' if k in TARGET_KEYS else 'not the sweep command'}"),
+                          + ("not the hosts, servers or files a replay talks to" if k in TARGET_KEYS
+                             else "not the sweep command")),
                   file=sys.stderr)
         if k not in TARGET_KEYS and k not in ENGINE_KEYS:
             out[k] = v
@@ -140,7 +153,7 @@ def replay(archive):
             raise LabError(f"{os.path.basename(old)} is imported from {rec.get('source', '?')}: the lab did not "
                            "measure it and keeps no spec to replay; measure the same command here with `./lab scale` "
                            "and `./lab compare` the two runs")
-        if kind == KIND_PUBLISHED:     # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
+        if kind == KIND_PUBLISHED:  # a published matrix read by import-c2c: nothing was measured, nothing can be re-run
             raise LabError(f"{os.path.basename(old)} is an imported published matrix ({rec.get('source', '?')}): "
                            "it has no spec to replay; measure this host with `./lab c2c-matrix` and `./lab compare` "
                            "the two runs")
@@ -153,7 +166,8 @@ def replay(archive):
         for exp in args["experiments"]:
             theirs = old_rf.spec_path(exp)
             if exp not in mine:
-                print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"), file=sys.stderr)
+                print(visible(f"archive: {exp}: no local spec measures it; its spec is shown, not run:"),
+                      file=sys.stderr)
                 show_spec(theirs, old)
                 continue
             specs.append(mine[exp].path)

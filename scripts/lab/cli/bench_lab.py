@@ -7,23 +7,25 @@
 Runs the same sweep twice, back to back, into two run folders, then prints: the largest ratio between
 the two runs' medians over points neither run flagged (a suspect repeat, or not confident; goal ≤ 1.15),
 whether every point whose two runs differ by more than that was flagged in at least one run (the lab
-knew it was unsure), how many repeats were measured again or kept as suspect and why, the noise the guard saw, and the engine's own time per
+knew it was unsure), how many repeats were measured again or kept as suspect and why, the noise the guard saw,
+and the engine's own time per
 point (the journal's overhead_ms: planning, bookkeeping and guard reads, not the measured command).
 """
 import collections
 import os
 import sys
 
-from lab.engine import api
-from lab.report import front
-from lab.engine import journal as jr
-from lab.engine.spec import spec_charts
-from lab.engine.guard import NOISE_METRICS
-from lab.core.stats import median
 from lab.core.runfolder import RunFolder, hostname, results_dir, run_name, stamp_now
+from lab.core.stats import median
 from lab.core.term import visible
 from lab.core.tidy import read
+from lab.engine import api
+from lab.engine import journal as jr
+from lab.engine.guard import NOISE_METRICS
+from lab.engine.spec import spec_charts
 from lab.errors import program, run
+from lab.report import front
+
 SPEC = "experiments/cache-get.spec"
 
 

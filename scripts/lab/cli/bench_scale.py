@@ -23,14 +23,15 @@ import sys
 import tempfile
 import time
 
-from lab.engine import api
-from lab.report import front
-from lab.engine import journal as jr
 from lab.core.rules import quotient_range
 from lab.core.runfolder import RunFolder
 from lab.core.stats import summary
 from lab.core.tidy import read
+from lab.engine import api
+from lab.engine import journal as jr
 from lab.errors import LabError, program, run
+from lab.report import front
+
 LIMITS = {"rounds": 50, "runs": 20, "lines": 5_000_000}
 
 

@@ -7,8 +7,8 @@ report is drawn by lab.cli.report, which draws the charts too.
 import sys
 
 from lab.core.term import visible
-from lab.report import front
 from lab.errors import program, run
+from lab.report import front
 
 
 @program("charts")

@@ -11,11 +11,13 @@ which is the point of comparing them, so they are not matched.
 import os
 import sys
 
-from lab.report import html_page, markdown, model
-from lab.report.comparison import compare
 from lab.core.runfolder import RunFolder, write_atomic_text
 from lab.core.term import visible
 from lab.errors import program, run
+from lab.report import html_page, markdown, model
+from lab.report.comparison import compare
+
+
 @program("compare")
 def main(argv):
     if len(argv) < 2:

@@ -14,10 +14,12 @@ import os
 import sys
 
 from lab import exports
-from lab.report import model
 from lab.core.runfolder import RunFolder, is_run, run_of, write_atomic_text
 from lab.core.term import visible
 from lab.errors import program, run
+from lab.report import model
+
+
 @program("export")
 def main(argv):
     runs = [a for a in argv if "=" not in a]

@@ -9,9 +9,11 @@ price that host's dry run from what it prints.
 import json
 import sys
 
-from lab.engine.pricehistory import summary
 from lab.core.runfolder import hostname
+from lab.engine.pricehistory import summary
 from lab.errors import program, run
+
+
 @program("history")
 def main(argv):
     if len(argv) != 1:

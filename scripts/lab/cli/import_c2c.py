@@ -14,10 +14,11 @@ import shutil
 import sys
 
 from lab.core import c2c_published as C
-from lab.core.term import visible
-from lab.report import front
 from lab.core.runfolder import results_dir, run_name, stamp_now
+from lab.core.term import visible
 from lab.errors import program, run
+from lab.report import front
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "source", "run")
 

@@ -16,11 +16,12 @@ import shutil
 import sys
 
 from lab import imports
-from lab.imports.runwriter import write_run
-from lab.engine.spec import NAME
-from lab.report import front
 from lab.core.term import visible
+from lab.engine.spec import NAME
 from lab.errors import program, run
+from lab.imports.runwriter import write_run
+from lab.report import front
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("topology", "name", "run", "threads")
 

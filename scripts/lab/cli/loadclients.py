@@ -23,11 +23,11 @@ import threading
 import time
 
 from lab import ROOT
-from lab.engine.guard import Window
-from lab.fleet import clients as cl
 from lab.core.runfolder import of_raw, write_atomic_text
 from lab.core.term import visible
+from lab.engine.guard import Window
 from lab.errors import LabError, program, run
+from lab.fleet import clients as cl
 
 LOG_MOST = 1 << 20          # a client's stderr kept in raw/, at most
 METRIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -11,9 +11,10 @@ own timing is untouched).
 import json
 import sys
 
-from lab.engine.journal import JournalError, read
 from lab.core.runfolder import RunFolder
+from lab.engine.journal import JournalError, read
 from lab.errors import program, run
+
 # The programs that run the engine in their own process (lab/engine/api.py's callers): a pid in sweep/lock
 # running one of them is the sweep's engine, any other is a pid reused since.
 ENGINE_PROGRAMS = (b"lab.cli.sweep", b"lab.cli.scale", b"lab.cli.archive", b"lab.cli.bench_lab", b"lab.cli.bench_scale")

@@ -10,8 +10,8 @@ import sys
 
 from lab.core.runfolder import RunFolder, is_run
 from lab.core.term import visible
-from lab.report import front
 from lab.errors import program, run
+from lab.report import front
 
 
 @program("report")

@@ -38,12 +38,12 @@ import sys
 import tempfile
 
 from lab import ROOT
+from lab.core.term import visible
 from lab.engine import api
-from lab.report import front
 from lab.engine import execmetric as av
 from lab.engine.spec import ENGINE_KEYS, KEYS, PLACEHOLDERS, Spec, SpecError, check, one_line
-from lab.core.term import visible
 from lab.errors import LabError, program, run
+from lab.report import front
 from lab.topology.topo import PlacementError, Topology
 
 OWN = ("metric", "save")
@@ -196,7 +196,8 @@ def main(argv):
             print(f"scale: no words: {visible(err)}", file=sys.stderr)
     e = run and run.experiment(name)
     e = e if e and e.scaling else None
-    for line in (front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html)) if e else ():
+    for line in ((front.scaling_words(e, run.folder.report_md) + front.why_words(e, run.folder.report_html))
+                 if e else ()):
         print(visible(line))
     return outcome.code
 

@@ -34,8 +34,10 @@ docs/instruments.md lists them. Exit: 0 complete, 1 points failed, 2 bad input (
 import sys
 
 from lab.engine import api
-from lab.report import front
 from lab.errors import program, run
+from lab.report import front
+
+
 @program("error")
 def main(argv):
     """Price the sweep (dry=1) or measure it: a narrative over lab/engine/api.py."""

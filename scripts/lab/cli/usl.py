@@ -5,7 +5,8 @@
 
 FILE.csv has a header and two columns: `threads` and the metric (`throughput`, or any name), one
 observation a row, in either order; a thread count may repeat (every repeat is used). Values are finite
-positive numbers (at most 1e18, as every value the lab reads); at most 1,000,000 rows. metric=lower: the values are lower-is-better (the wall time of
+positive numbers (at most 1e18, as every value the lab reads); at most 1,000,000 rows.
+metric=lower: the values are lower-is-better (the wall time of
 a fixed amount of work) and the model is fitted to 1/value.
 Prints sigma, kappa, lambda and the peak, one a line with its 95% interval, then the words
 (scripts/lab/why/usl.py says how the fit and its intervals are made).
@@ -18,9 +19,9 @@ import sys
 
 from lab.core.runfolder import RunFolderError, open_given
 from lab.core.tidy import value_problem
-from lab.errors import LabError
+from lab.errors import LabError, program, run
 from lab.why import usl
-from lab.errors import program, run
+
 MAX_ROWS, MAX_LINE = 1_000_000, 1024
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 

@@ -25,11 +25,13 @@ def members_of(archive, t, max_total=MAX_TOTAL):
         if len(members) > MAX_MEMBERS:
             raise ArchiveError(f"{archive}: more than {MAX_MEMBERS} members: not a run folder")
         if m.name.startswith("/") or ".." in parts or "" in parts or not (m.isfile() or m.isdir()):
-            raise ArchiveError(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. paths are not unpacked)")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r} (links, devices, absolute and .. "
+                               "paths are not unpacked)")
         if m.issparse():
             raise ArchiveError(f"{archive}: refusing member {m.name!r}: a sparse file")
         if m.size > MAX_MEMBER:
-            raise ArchiveError(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than {MAX_MEMBER >> 20} MiB")
+            raise ArchiveError(f"{archive}: refusing member {m.name!r}: {m.size} bytes, more than "
+                               f"{MAX_MEMBER >> 20} MiB")
         total += m.size
         if total > max_total:
             raise ArchiveError(f"{archive}: more than {max_total >> 30} GiB unpacked: not a run folder")

@@ -24,6 +24,7 @@ import stat
 import sys
 import tempfile
 import time
+
 from lab import ROOT
 from lab.errors import LabError
 
@@ -148,7 +149,8 @@ class RunFolder:
         return os.path.join(self.raw_dir, exp, key)
 
     def evidence_dir(self, exp, stem):
-        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/engine/evidence/store.py owns its files)."""
+        """raw/<exp>/<stem>_why/: a point's evidence runs (why=1; scripts/lab/engine/evidence/store.py owns its
+        files)."""
         return os.path.join(self.raw_dir, exp, f"{stem}_why")
 
     def has_evidence(self, exp):

@@ -27,13 +27,13 @@ from lab.topology.topo import PlacementError, Topology
 
 from . import perfstat
 from . import price as pr
+from .plan import plan
+from .point import check_program, check_quoting, expand_args
 from .pricehistory import HistoryError
 from .pricehistory import load as load_history
 from .pricehistory import local as local_history
-from .plan import plan
-from .point import check_program, check_quoting, expand_args
-from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, duration, load, overrides_from, profiles
 from .rounds import Sweep, identity
+from .spec import ENGINE_KEYS, WHY_RUNS, SpecError, default_specs, duration, load, overrides_from, profiles
 
 
 class EngineError(LabError):
@@ -196,7 +196,8 @@ def budget_of(keys, paths, topo):
     pus = len(topo.pus)
     secs = SMALL_BUDGET if pus <= SMALL_HOST else DEFAULT_BUDGET
     return float(secs), (f"the default sweep's on a host of {pus} PUs"
-                         f" ({'at most' if pus <= SMALL_HOST else 'more than'} {SMALL_HOST}); budget=DURATION or budget=none")
+                         f" ({'at most' if pus <= SMALL_HOST else 'more than'} {SMALL_HOST});"
+                         " budget=DURATION or budget=none")
 
 
 def price(req):

@@ -20,7 +20,8 @@ A spec's `server` (guard.py) is the measurement's own load, and it does not stop
 the lab's Cassandra is still busy on the point's CPUs when the probe runs after the window. Each probe
 therefore asks for the server side's share of each probed CPU over the probe's run (every process the
 `server` key names, summed; `--watch PID` per process: every thread's run time in ns, charged to the
-CPU the thread last ran on; clock ticks, guard.py's unit, are too coarse for a probe of some 15 ms): a server that took a fraction f of a CPU's time explains a chain
+CPU the thread last ran on; clock ticks, guard.py's unit, are too coarse for a probe of some 15 ms): a
+server that took a fraction f of a CPU's time explains a chain
 slowed to (1 - f) of its baseline, so the probe's times are judged net of it, time × (1 - f). What that
 share does not explain (a burner beside the server, a hypervisor neighbour) is still lost capacity. Two
 approximations: the share is over the probe's threads' whole life (their buffer set-up included, beside
@@ -102,7 +103,8 @@ def probe(root, cpus, servers=()):
 class Session:
     """The probes around one repeat from one probe process (`--serve`, a line "probe" each): the probe
     after the window starts no process and opens only the server's threads that are new (its buffers are
-    freed while the command runs), which per repeat cost more than the watch itself (c-probes/README.md, "capacity"). It sleeps on
+    freed while the command runs), which per repeat cost more than the watch itself (c-probes/README.md,
+    "capacity"). It sleeps on
     its input in between. `seconds`: its whole cost, start and end included."""
 
     def __init__(self, root, cpus, servers=()):

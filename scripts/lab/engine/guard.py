@@ -11,7 +11,8 @@ leaves no trace in the guest's /proc/stat, but a "contention" run whose threads 
 measured none.
 
 foreign = busy time on the point's CPUs that the measured tree did not use, nor the engine itself while
-it measured (its threads copy an `exec` command's output from pipes: the measurement's own work). irq and softirq time is
+it measured (its threads copy an `exec` command's output from pipes: the measurement's own work). irq and
+softirq time is
 left out of busy: loopback traffic is the measurement's own, and the kernel does not charge it to the
 process. A lower bound, then: it catches a competing process, not interrupt storms.
 

@@ -111,8 +111,10 @@ def prepare():
 
 def record():
     """The facts env/tracing.txt keeps, `key=value` a line: a received run that lacks evidence says why."""
-    facts = [("tracefs", ",".join(mounted("tracefs")) or ("not mounted" if kernel_has("tracefs") else "not in this kernel")),
-             ("debugfs", ",".join(mounted("debugfs")) or ("not mounted" if kernel_has("debugfs") else "not in this kernel")),
+    facts = [("tracefs", ",".join(mounted("tracefs"))
+              or ("not mounted" if kernel_has("tracefs") else "not in this kernel")),
+             ("debugfs", ",".join(mounted("debugfs"))
+              or ("not mounted" if kernel_has("debugfs") else "not in this kernel")),
              ("tracepoints", tracing_dir() or "none"), ("euid", os.geteuid())]
     facts += [(n, setting(n) if setting(n) is not None else "unreadable") for n in SETTINGS]
     facts += [(f"cuts {n}", f"{what}; {fix}") for n, _v, what, fix in cuts()]

@@ -13,7 +13,6 @@ from lab.core import rules
 from lab.topology.topo import PAIRS, PlacementError
 
 
-
 def stem(variant, placement, threads):
     """A point's name in file names, one per point and the one owner of it (the engine writes by it, the
     report and the stories read by it); a repeat's files are `<stem>_r<N>`. A variant or placement of
@@ -155,7 +154,8 @@ def shared(points, resolved):
         owner = owners.setdefault(key, p.placement)
         if owner != p.placement:
             p.same_as, p.held = owner, ""      # measured as its owner, whenever the owner's curve asks
-            p.skip = f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}: measured once there, shared"
+            p.skip = (f"the same CPUs as {owner} at {p.threads} thread{'s' if p.threads != 1 else ''}:"
+                      " measured once there, shared")
     return points
 
 

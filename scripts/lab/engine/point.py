@@ -15,8 +15,8 @@ from lab.core import tidy
 from lab.core.runfolder import write_atomic_text
 from lab.topology.topo import cpu_list
 
-from . import execmetric as av
 from . import capacity, cgroup, child, guard, perfstat, perfsummary, prefix
+from . import execmetric as av
 from .spec import PLACEHOLDERS, SpecError
 
 PLACEHOLDER = re.compile(r"(?<!\$)\{(" + "|".join(PLACEHOLDERS) + r")\}")

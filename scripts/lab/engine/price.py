@@ -14,9 +14,9 @@ import shutil
 from dataclasses import dataclass
 
 from lab.core.term import visible
-from lab.topology.topo import cpu_ranges
 from lab.engine.evidence import collect as why_collect
 from lab.engine.evidence import points as why_points
+from lab.topology.topo import cpu_ranges
 
 from .plan import KEEP, Point, importance, words_of_level
 

@@ -19,21 +19,19 @@ import time
 from lab.core import tidy
 from lab.core.stats import ci_method, ci_pct
 from lab.core.term import visible
+from lab.engine.evidence import collect as why_collect
+from lab.engine.evidence import points as why_points
+from lab.engine.evidence import store as why_ev
 from lab.topology.topo import cpu_list
 
-from . import capacity, cgroup, child, hostprep
+from . import capacity, cgroup, child, hostprep, orphans, prefix
 from . import journal as jr
-from . import orphans
 from . import point as pt
-from . import prefix
 from .guard import NOISE_METRICS, corun_short
 from .memplace import misplaced
 from .plan import KEEP, importance, plan, refine, unneeded, words_of_level
-from .spec import better_of
 from .price import hms
-from lab.engine.evidence import collect as why_collect
-from lab.engine.evidence import store as why_ev
-from lab.engine.evidence import points as why_points
+from .spec import better_of
 
 
 class Interrupted(Exception):
@@ -260,7 +258,8 @@ class Sweep:
                                    "running, before measuring", count=n)
         pid, self.reaper = orphans.start_reaper(self.token, os.path.join(self.root, "scripts"))
         self.cgroups = cgroup.create(self.token)
-        self.rf.write_text("sweep/engine.json", json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
+        self.rf.write_text("sweep/engine.json",
+                           json.dumps({"pid": os.getpid(), "token": self.token, "reaper": pid}) + "\n")
 
     def run_all(self):
         """Returns the exit code: 0 complete, 1 some points failed, 2 a command rejected its input,
@@ -330,7 +329,8 @@ class Sweep:
                                reason=why)
             return
         self.journal.event("capacity_baseline", runs=capacity.BASELINE_RUNS, seconds=round(secs, 3),
-                           ns={str(c): {k: round(v, 3) for k, v in d.items()} for c, d in sorted(self.capacity.items())})
+                           ns={str(c): {k: round(v, 3) for k, v in d.items()}
+                               for c, d in sorted(self.capacity.items())})
 
     def interrupt(self, signum, _frame):
         if self.stopping:
@@ -419,7 +419,8 @@ class Sweep:
         for p in points:
             if p.held:
                 p.held = ""
-                p.skip = unneeded(sorted({q.threads for q in points if (q.variant, q.placement) == (p.variant, p.placement)}),
+                p.skip = unneeded(sorted({q.threads for q in points
+                                          if (q.variant, q.placement) == (p.variant, p.placement)}),
                                   self.curve(rows, p.variant, p.placement), p.threads, better)
                 self.journal.event("skipped", f"{spec.name}: skip {p.placement} threads={p.threads}: {p.skip}",
                                    experiment=spec.name, placement=p.placement, threads=p.threads, reason=p.skip,
@@ -507,7 +508,8 @@ class Sweep:
                     break
 
     def evidence_points(self, spec, points):
-        """why=1: the measured points that get evidence runs (lab/engine/evidence/points.py: why_points), judged from the
+        """why=1: the measured points that get evidence runs (lab/engine/evidence/points.py: why_points),
+        judged from the
         timed repeats kept so far; final once the experiment's timed rounds are done. points: the plan's
         (a shared point's curve counts, and its evidence is its owner's)."""
         if not self.why_runs:
@@ -562,7 +564,8 @@ class Sweep:
                          + (f" and {c['knee']}, {c['why']}" if c["knee"] != c["base"] else "") for c in curves)
         self.journal.event("evidence_points", f"{exp}: evidence runs at the points the differential compares "
                            "(and a placement's other variants at the same thread counts): "
-                           + (said or f"none (no timed repeat of {why_points.metric(spec)})"), experiment=exp, curves=curves)
+                           + (said or f"none (no timed repeat of {why_points.metric(spec)})"),
+                           experiment=exp, curves=curves)
 
     def warm_up(self, spec, p, count):
         raw = self.rf.raw(p.experiment, p.key(0))
@@ -594,7 +597,8 @@ class Sweep:
             if outcome.rc != 0 and not outcome.reason:
                 outcome.reason = silent_failure(self.rf.path)
             measured += outcome.reading.seconds if outcome.reading else secs
-            if outcome.rc == 2 and not spec.get("exec"):   # the lab's instruments' "bad input"; any program's 2 is a failure
+            # the lab's instruments' "bad input"; any program's 2 is a failure
+            if outcome.rc == 2 and not spec.get("exec"):
                 self.journal.event("failed", f"{exp}: the command rejected its input (exit 2): {shown}: "
                                    f"{outcome.reason}", **self.fields(p, repeat), rc=2, reason=outcome.reason)
                 raise RejectedInput()

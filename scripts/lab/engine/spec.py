@@ -29,48 +29,105 @@ KEYS = {
     "setup": ("shell", "", False, "run once after build, before the first point"),
     "teardown": ("shell", "", False, "run once after the last point, also when the sweep is interrupted"),
     "command": ("shell", None, False, "the measuring command, with {placeholders}"),
-    "exec": ("argv", None, False, "instead of command: any program as a JSON array of words, run without a shell; {threads}, {cpus}, {ncpus}… are replaced inside words as plain text"),
+    "exec": ("argv", None, False,
+             "instead of command: any program as a JSON array of words, run without a shell; {threads}, {cpus}, "
+             "{ncpus}… are replaced inside words as plain text"),
     "args": ("shell", "", False, "text put in place of {args}: a profile can change the arguments, not the command"),
     "variants": ("words", "-", True, "values of {variant} (default: one empty variant)"),
     "placements": ("placements", "unpinned", True, "placement policies (docs/design.md)"),
-    "threads": ("threads", "auto", True, "thread counts, or auto = 1, 2, 4, … and the PU count, or all = every CPU the placement can use (one per core for cores); pairs use 2"),
+    "threads": ("threads", "auto", True,
+                "thread counts, or auto = 1, 2, 4, … and the PU count, or all = every CPU the placement can use (one "
+                "per core for cores); pairs use 2"),
     "repeats": ("repeats", "3", True, "measured repeats per point, or auto: until the median's 95% CI is within ci"),
     "min_repeats": ("count", "3", True, "repeats=auto: never fewer"),
     "max_repeats": ("count", "6", True, "repeats=auto: never more"),
     "ci": ("percent", "5", True, "repeats=auto: target half-width of the median's 95% CI, % of the median"),
     "confidence": ("words", "", True, "metrics the CI rule watches (default: the first chart's metric)"),
     "warmup": ("count0", "1", True, "runs of the first point discarded before measuring"),
-    "pin": ("choice:taskset self none", "taskset", True, "who applies the placement: the engine (taskset), the command, or nobody"),
+    "pin": ("choice:taskset self none", "taskset", True,
+            "who applies the placement: the engine (taskset), the command, or nobody"),
     "membind": ("choice:local interleave none", "none", True, "memory policy on the placement's NUMA nodes (numactl)"),
-    "perf": ("choice:engine self", "engine", False, "with perf=1: the engine records the command, or the command records itself"),
-    "share": ("choice:1 0", "1", True, "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count (compact and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, labelled so; 0: every placement measures its own"),
-    "plan": ("choice:grid adaptive", "grid", True, "grid: every thread count of `threads`; adaptive: per curve (variant × placement) `threads` are candidates: a coarse geometric grid (×4 steps, the first and last count) first, then only where the answer lies: the bracket where efficiency crosses the scaling threshold is bisected, the peak's neighbours likewise, a curve stops once a point past its peak is below it over both 95% intervals; a candidate never measured is skipped and said so"),
-    "pairs": ("count", "8", True, "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
+    "perf": ("choice:engine self", "engine", False,
+             "with perf=1: the engine records the command, or the command records itself"),
+    "share": ("choice:1 0", "1", True,
+              "1: a point whose placement gives the same CPUs as an earlier placement's at that thread count "
+              "(compact and scatter at 1 thread, every pinned placement at every PU) is measured once and shared, "
+              "labelled so; 0: every placement measures its own"),
+    "plan": ("choice:grid adaptive", "grid", True,
+             "grid: every thread count of `threads`; adaptive: per curve (variant × placement) `threads` are "
+             "candidates: a coarse geometric grid (×4 steps, the first and last count) first, then only where the "
+             "answer lies: the bracket where efficiency crosses the scaling threshold is bisected, the peak's "
+             "neighbours likewise, a curve stops once a point past its peak is below it over both 95% intervals; "
+             "a candidate never measured is skipped and said so"),
+    "pairs": ("count", "8", True,
+              "{pairs} and {smt_pairs}: how many CPU pairs of the relation, spread over hwloc's list"),
     "chart": ("chart", None, False, "repeated: scaling METRIC, speedup METRIC, bars METRIC or heatmap METRIC"),
-    "metric": ("metric", None, False, "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last match; its group, else the whole match)"),
+    "metric": ("metric", None, False,
+               "repeated, exec only: NAME:REGEX[:UNIT[:higher|lower]] reads NAME from the command's stdout (the last "
+               "match; its group, else the whole match)"),
     "timeout": ("seconds", "600", True, "seconds per run before it is killed"),
-    "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally `max M` for a command with a time budget) until a run of this spec exists here"),
+    "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally "
+                                "`max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
-    "server": ("pidfiles", "", True, "pidfiles (from the project root; space-separated, globs allowed, at most 16) of the server side the command talks to but did not start, such as the lab's Cassandra or every node of a local cluster: their CPU time is the measurement's, not foreign load, and the CPUs they may use are watched too"),
-    "nodes_server": ("pidfiles", "", True, "pidfiles (as `server`) of the server side when `nodes` names contact points, such as every node of a local cluster (`.work/cluster/node*/cassandra.pid`): with `nodes` set they are the measurement's own instead of `server`'s, and without it they are not (a cluster left running is then foreign load)"),
-    "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as `cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as $LAB_NODES (empty: the spec's own default server)"),
-    "clients": ("clients", "", True, "load generators on other hosts: ssh destinations DEST[,DEST…] (`ssh DEST` works from here in batch mode, host keys known; $LAB_SSH_CONFIG may name an ssh config); the command sees it as $LAB_CLIENTS (cache-server/point.sh runs loadgen on each; empty: on this host)"),
+    "server": ("pidfiles", "", True,
+               "pidfiles (from the project root; space-separated, globs allowed, at most 16) of the server side the "
+               "command talks to but did not start, such as the lab's Cassandra or every node of a local cluster: "
+               "their CPU time is the measurement's, not foreign load, and the CPUs they may use are watched too"),
+    "nodes_server": ("pidfiles", "", True,
+                     "pidfiles (as `server`) of the server side when `nodes` names contact points, such as every node "
+                     "of a local cluster (`.work/cluster/node*/cassandra.pid`): with `nodes` set they are the "
+                     "measurement's own instead of `server`'s, and without it they are not (a cluster left running "
+                     "is then foreign load)"),
+    "nodes": ("nodes", "", True, "contact points of a server on other addresses or hosts (ADDRESS:PORT,…), such as "
+                                 "`cassandra/cluster.sh nodes`; build, setup, teardown and the command see it as "
+                                 "$LAB_NODES (empty: the spec's own default server)"),
+    "clients": ("clients", "", True,
+                "load generators on other hosts: ssh destinations DEST[,DEST…] (`ssh DEST` works from here in batch "
+                "mode, host keys known; $LAB_SSH_CONFIG may name an ssh config); the command sees it as $LAB_CLIENTS "
+                "(cache-server/point.sh runs loadgen on each; empty: on this host)"),
     "max_foreign": ("percent", "10", True, "guard: busy time of other processes on the point's CPUs above this"),
-    "max_neighbour": ("percent", "50", True, "guard: busy time of other processes on the host's other CPUs (outside the point's), which share its L3 and memory bandwidth, above this (their mean; 100: never)"),
-    "max_invol_cs": ("seconds", "2000", True, "guard: involuntary context switches of the measured processes per second that other processes forced (a share of them in proportion to those processes' CPU time on the point's CPUs; switches between the measured processes' own threads do not count)"),
-    "capacity": ("choice:1 0", "1", True, "guard: 1 times a short fixed workload (c-probes/build/capacity, core and memory) on the point's CPUs just before and after every repeat (one probe process for both, `--serve`); 0 for points shorter than the probe"),
-    "max_capacity_loss": ("percent", "25", True, "guard: a repeat whose capacity probe's core chain ran this much slower than the sweep's baseline, or differed this much before and after, is disturbed"),
-    "max_memory_capacity_loss": ("percent", "100", True, "guard: the same for the probe's memory walk; 100 (never) by default: its time depends on what the measured program left in the caches (recorded, not judged)"),
-    "min_corun": ("percent", "70", True, "guard: a run whose threads ran together (the instrument's corun_pct) less than this share is disturbed"),
+    "max_neighbour": ("percent", "50", True,
+                      "guard: busy time of other processes on the host's other CPUs (outside the point's), which share "
+                      "its L3 and memory bandwidth, above this (their mean; 100: never)"),
+    "max_invol_cs": ("seconds", "2000", True,
+                     "guard: involuntary context switches of the measured processes per second that other processes "
+                     "forced (a share of them in proportion to those processes' CPU time on the point's CPUs; switches "
+                     "between the measured processes' own threads do not count)"),
+    "capacity": ("choice:1 0", "1", True,
+                 "guard: 1 times a short fixed workload (c-probes/build/capacity, core and memory) on the point's CPUs "
+                 "just before and after every repeat (one probe process for both, `--serve`); 0 for points "
+                 "shorter than the probe"),
+    "max_capacity_loss": ("percent", "25", True,
+                          "guard: a repeat whose capacity probe's core chain ran this much slower than the sweep's "
+                          "baseline, or differed this much before and after, is disturbed"),
+    "max_memory_capacity_loss": ("percent", "100", True,
+                                 "guard: the same for the probe's memory walk; 100 (never) by default: its time "
+                                 "depends on what the measured program left in the caches (recorded, not judged)"),
+    "min_corun": ("percent", "70", True,
+                  "guard: a run whose threads ran together (the instrument's corun_pct) less than "
+                  "this share is disturbed"),
     "retries": ("count0", "2", True, "guard: a disturbed run is measured again at most this many times"),
     "retry_pause": ("seconds", "2", True, "guard: seconds to wait before measuring a disturbed run again"),
     "sweep": ("choice:yes no", "yes", False, "no: `./lab sweep` without spec arguments leaves this experiment out"),
-    "goal": ("goal", None, False, "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive from their 95% intervals (lab/report/goals.py)"),
-    "why_seconds": ("seconds", "2", True, "why=1: an evidence run of a fixed-work command repeats it (in the same recording and pinning) until this many seconds have passed, at most half the timeout; its cost per run divides by the repetitions; 0: one run (a throughput metric's runs are never repeated)"),
-    "why_comm": ("comms", "", True, "why=1: the processes (comm names, space-separated) whose evidence counts, e.g. a server the command starts beside its load generator; only their scheduler events are recorded with stacks (empty: the command's whole tree)"),
-    "why_points": ("choice:differential all", "differential", True, "why=1: which points get evidence runs: differential = per curve (variant × placement) of an experiment with scaling words, the fewest threads and the knee, the two points the why's differential compares (chosen once the experiment's timed repeats are done); all = every point"),
-    "calls": ("count", "", False, "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds cpu_us_per_call, the command's user+system CPU (wait4) per call"),
+    "goal": ("goal", None, False,
+             "repeated: NUM[|NUM…] / DEN METRIC >= RATIO (or <=) [threads=N] [placement=P]: a target ratio of two "
+             "variants' medians (NUM: the best of those named) that the report judges met, not met or inconclusive "
+             "from their 95% intervals (lab/report/goals.py)"),
+    "why_seconds": ("seconds", "2", True,
+                    "why=1: an evidence run of a fixed-work command repeats it (in the same recording and pinning) "
+                    "until this many seconds have passed, at most half the timeout; its cost per run divides by the "
+                    "repetitions; 0: one run (a throughput metric's runs are never repeated)"),
+    "why_comm": ("comms", "", True, "why=1: the processes (comm names, space-separated) whose evidence counts, e.g. a "
+                                    "server the command starts beside its load generator; only their scheduler events "
+                                    "are recorded with stacks (empty: the command's whole tree)"),
+    "why_points": ("choice:differential all", "differential", True,
+                   "why=1: which points get evidence runs: differential = per curve (variant × placement) of an "
+                   "experiment with scaling words, the fewest threads and the knee, the two points the why's "
+                   "differential compares (chosen once the experiment's timed repeats are done); all = every point"),
+    "calls": ("count", "", False,
+              "the calls (requests, inserts…) one run of the command makes in all, warm-up included: the engine adds "
+              "cpu_us_per_call, the command's user+system CPU (wait4) per call"),
 }
 CHART_KINDS = ("scaling", "speedup", "bars", "heatmap")
 REPEATED = ("chart", "metric", "goal")
@@ -81,7 +138,8 @@ MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "second
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes", "clients",
+MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes",
+                "clients",
                 "why_comm")
 COMM = re.compile(r"[A-Za-z0-9._+-]{1,15}")    # a process name as the kernel keeps it (15 bytes); perf filter text
 # The values a command may name as {name}: the engine fills them in per point and repeat
@@ -183,7 +241,8 @@ def check(key, value, where):
         bad = "ADDRESS:PORT[,ADDRESS:PORT…] (at most 64; addresses of letters, digits, '.', '-')"
     elif kind == "clients" and not clients_ok(value):
         # they reach shell as $LAB_CLIENTS and ssh as destinations: lab/fleet/clients.py says which are
-        bad = f"DEST[,DEST…]: at most {MOST_CLIENTS} different ssh destinations ([user@]host of letters, digits, '.', '_', '-')"
+        bad = (f"DEST[,DEST…]: at most {MOST_CLIENTS} different ssh destinations ([user@]host of letters, "
+               "digits, '.', '_', '-')")
     elif kind == "chart" and not chart_line_ok(words):
         bad = f"KIND METRIC with KIND one of {' '.join(CHART_KINDS)} and METRIC a name"
     elif kind == "shell" and unknown_placeholder(value):

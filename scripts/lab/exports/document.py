@@ -47,10 +47,12 @@ def experiment(e):
             "points": [point(p) for p in e.points + e.noise if not p.shared],
             "scaling": {"metric": sc.metric, "unit": sc.unit, "better": sc.better,
                         "threshold": sc.threshold, "words": sc.words, "sentences": sc.sentences,
-                        "rows": [{k: getattr(r, k) for k in ("placement", "threads", "base", "speedup", "lo", "hi", "ideal",
-                                                    "eff", "eff_lo", "eff_hi", "doubt")} for r in sc.rows]}
+                        "rows": [{k: getattr(r, k) for k in ("placement", "threads", "base", "speedup", "lo", "hi",
+                                                             "ideal", "eff", "eff_lo", "eff_hi", "doubt")}
+                                 for r in sc.rows]}
             if sc else None,
-            "goals": [dataclasses.asdict(g) for g in e.goals], "skipped": e.skipped, "failed": e.failed, "remeasured": e.remeasured}
+            "goals": [dataclasses.asdict(g) for g in e.goals], "skipped": e.skipped, "failed": e.failed,
+            "remeasured": e.remeasured}
 
 
 def document(m):
@@ -59,6 +61,7 @@ def document(m):
            "run": {"name": m.name, "state": m.state, "command": m.command},
            "machine": machine(m.host), "code": m.code,
            "experiments": [experiment(e) for e in m.experiments],
-           "stories": [{k: getattr(s, k) for k in ("source", "title", "claim", "published", "measured", "verdict", "why")}
+           "stories": [{k: getattr(s, k) for k in ("source", "title", "claim", "published", "measured", "verdict",
+                                                   "why")}
                        for s in m.stories]}
     return clean(doc)

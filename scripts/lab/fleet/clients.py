@@ -20,6 +20,7 @@ import subprocess
 
 # The `clients` value's grammar is the spec's (lab/engine/clients.py); the error is shared with it.
 from lab.engine.clients import DEST, MOST_CLIENTS, ClientError, parse  # noqa: F401,E402
+
 # Words of the remote command: options and values of loadgen's, an address, a path. No quotes, no spaces.
 WORD = re.compile(r"[A-Za-z0-9_.,:/=+-]{1,4096}")
 SSH_CONNECT_TIMEOUT = 15
@@ -40,7 +41,8 @@ def resolve(dest, config=None):
     p = subprocess.run(ssh_base(config) + ["-G", "--", dest], capture_output=True, text=True, timeout=10,
                        stdin=subprocess.DEVNULL)
     if p.returncode != 0:
-        raise ClientError(f"client {dest}: ssh cannot read its settings: {(p.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]}")
+        raise ClientError(f"client {dest}: ssh cannot read its settings: "
+                          f"{(p.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]}")
     out = {}
     for line in p.stdout.splitlines():
         k, _, v = line.partition(" ")

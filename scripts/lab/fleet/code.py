@@ -8,8 +8,8 @@ import subprocess
 import tarfile
 import zipfile
 
-from lab.engine.rounds import identity
 from lab.core.runfolder import output_of
+from lab.engine.rounds import identity
 from lab.errors import LabError
 
 

@@ -133,7 +133,8 @@ def local_python_problem(hv):
 def select(inv, pattern, path, env):
     """The hosts an Ansible pattern selects (ansible --list-hosts), in inventory order."""
     if not SAFE_PATTERN.match(pattern):
-        raise InventoryError(f"hosts={pattern!r}: not an Ansible host pattern (group or host names, ':', '&', '!', '*')")
+        raise InventoryError(f"hosts={pattern!r}: not an Ansible host pattern (group or host "
+                             "names, ':', '&', '!', '*')")
     p = subprocess.run(["ansible", "-i", path, "--list-hosts", pattern], capture_output=True, text=True, env=env)
     chosen = {ln.strip() for ln in p.stdout.splitlines()[1:] if ln.strip()}
     hosts = [h for h in inv["hosts"] if h in chosen]

@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+
 from lab import ROOT
 
 FLEET = os.path.join(ROOT, "fleet")

@@ -83,7 +83,8 @@ class Doc:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.bad(where, f"expected a number, found {kind(v)}")
         if isinstance(v, int) and abs(v) > MAX_VALUE:     # float() of a 400-digit integer overflows
-            raise self.bad(where, f"a whole number of {v.bit_length()} bits is not a measurement (at most {MAX_VALUE:g})")
+            raise self.bad(where, f"a whole number of {v.bit_length()} bits is not a measurement "
+                                  f"(at most {MAX_VALUE:g})")
         v = float(v)
         if not math.isfinite(v) or abs(v) > MAX_VALUE:
             raise self.bad(where, f"{v!r} is not a measurement (finite, at most {MAX_VALUE:g})")

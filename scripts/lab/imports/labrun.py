@@ -48,7 +48,8 @@ def parse(doc, path, threads_name):
                 rat = f"{pat}.repeats[{k}]"
                 d.obj(r, rat)
                 imp.add(exp, f["variant"], threads, d.whole(r.get("repeat"), f"{rat}.repeat", 0, 10**6), f["metric"],
-                        d.num(r.get("value"), f"{rat}.value", signed=True), f["unit"], cpus=f["cpus"], placement=f["placement"],
+                        d.num(r.get("value"), f"{rat}.value", signed=True), f["unit"], cpus=f["cpus"],
+                        placement=f["placement"],
                         suspect=d.text(r.get("suspect", ""), f"{rat}.suspect"))
     mach = d.obj(doc.get("machine", {}), "machine")
     for key, fname in SETTINGS.items():

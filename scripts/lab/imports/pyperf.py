@@ -58,7 +58,8 @@ def parse(doc, path, threads_name):
         any_thread |= threads is not None
         threads = threads or 1
         if (variant, threads) in seen:
-            raise d.bad(at, f"the same point ({variant[:40]!r}, {threads} threads) as benchmarks[{seen[(variant, threads)]}]")
+            raise d.bad(at, f"the same point ({variant[:40]!r}, {threads} threads) as "
+                            f"benchmarks[{seen[(variant, threads)]}]")
         seen[(variant, threads)] = i
         n = rss = 0
         for j, run in enumerate(d.arr(b.get("runs"), f"{at}.runs")):

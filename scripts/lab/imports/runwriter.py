@@ -9,8 +9,7 @@ import os
 import shutil
 import time
 
-from lab.core.runfolder import (IMPORT_RECORD, RunFolder, RunFolderError, import_record, results_dir, run_name,
-                                stamp_now)
+from lab.core.runfolder import IMPORT_RECORD, RunFolder, RunFolderError, import_record, results_dir, run_name, stamp_now
 from lab.core.term import visible
 from lab.core.tidy import write_atomic
 from lab.topology.topo import PlacementError, Topology, xml_text

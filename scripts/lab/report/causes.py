@@ -7,12 +7,12 @@ section, scale.py prints its words. Everything read from evidence files is plain
 import os
 import re
 
-from lab.engine import plan
-from lab.report import scaling
 from lab.core.runfolder import RunFolder
-from lab.why import diff, flame, usl, verdict
-from lab.report.journal import Journal, JournalError
+from lab.engine import plan
 from lab.engine.evidence.store import EvidenceError
+from lab.report import scaling
+from lab.report.journal import Journal, JournalError
+from lab.why import diff, flame, usl, verdict
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 

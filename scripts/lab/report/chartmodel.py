@@ -6,10 +6,9 @@ from dataclasses import dataclass, field
 
 from lab.core.run import Point
 from lab.core.stats import Summary, median
-from lab.topology.topo import POLICIES, borders
-
 from lab.report import numa
 from lab.report.scaling import curves
+from lab.topology.topo import POLICIES, borders
 
 
 def whisker(s):

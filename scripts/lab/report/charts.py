@@ -9,15 +9,12 @@ gnuplot data files (RUN/plots/*.dat) and the scripts in plots/ draw them.
 """
 import os
 import subprocess
-import sys
 
 from lab import ROOT
+from lab.core.runfolder import RunFolder, output_of, writing
 from lab.engine.spec import spec_charts
-from lab.core.runfolder import RunFolder, RunFolderError, output_of, writing
-from lab.core.term import visible
 from lab.report import chartmodel
 from lab.report.chartmodel import KINDS, ideal, whisker
-
 
 GNUPLOT_TIMEOUT = 120      # seconds for one chart; a chart draws at most chartmodel.MAX_SERIES series
 

@@ -15,7 +15,8 @@ of the points involved: cause() → found / not found / no evidence (run with wh
 rules (written out in docs/design.md, "The stories' causes"):
   seed-000  shared-arc's CPU time per call grows at its knee, the refcount findings (on-CPU stacks through
             an Arc clone/drop frame or the runner's vm_for_call, or classed shared data) explain at least
-            FOUND_SHARE of the added CPU time per call (diff.added_cost's rule over the on-CPU stacks), and per-thread's refcount findings at the same
+            FOUND_SHARE of the added CPU time per call (diff.added_cost's rule over the on-CPU stacks), and
+            per-thread's refcount findings at the same
             thread counts grew less than half as much per call;
   seed-001  the server's lock findings (class lock, in a cache-server thread) explain at least FOUND_SHARE
             of global's added cost per GET at its knee, and every other lock mode with evidence at the
@@ -26,14 +27,14 @@ rules (written out in docs/design.md, "The stories' causes"):
 """
 import re
 
+from lab.core import rules as V
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
-from lab.core import rules as V
 from lab.why import classify as C
 from lab.why import diff
-from lab.engine.evidence import store as evidence
-from lab.engine.evidence import gate
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
@@ -156,7 +157,8 @@ def global_lock_knee(exps, pub, merged):
     ms = _by_threads(e.points, MUTEX, "global")
     mt = sorted(ms)
     share_pub = _pub(pub, "seed-001", "cache-get", "global", MUTEX)
-    published = ", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)" if share_pub else ""
+    published = (", ".join(f"{v:g}% at {t}" for t, v in sorted(share_pub.items())) + " threads (seed-001)"
+                 if share_pub else "")
     if len(mt) >= 2:
         lo, hi = merged(ms[mt[0]]), merged(ms[mt[-1]])
         doubt = V.doubt_of([(f"{mt[0]} threads", lo), (f"{mt[-1]} threads", hi)])
@@ -176,7 +178,8 @@ def global_lock_knee(exps, pub, merged):
         word = verdicts[0]
     else:
         word = "no" if "no" in verdicts else "inconclusive"
-    return {"verdict": word, "published": f"best at {kp:g} threads on 2 × 8 cores; mutex {published}" if kp else published,
+    return {"verdict": word,
+            "published": f"best at {kp:g} threads on 2 × 8 cores; mutex {published}" if kp else published,
             "measured": "; ".join(parts), "why": "; ".join(parts)}
 
 
@@ -252,7 +255,8 @@ def cause_word(results):
         return NO_EVIDENCE
     if not any(f is not None for f, _ in results) and any("inconclusive: " in t for _, t in results):
         return INCONCLUSIVE          # evidence was recorded, the validity gate kept none (the text says why)
-    return "found" if any(f for f, _ in results) else "not found" if any(f is False for f, _ in results) else NO_EVIDENCE
+    return ("found" if any(f for f, _ in results)
+            else "not found" if any(f is False for f, _ in results) else NO_EVIDENCE)
 
 
 def curves(run, exp, variant, e, metric, merged):
@@ -267,7 +271,8 @@ def curves(run, exp, variant, e, metric, merged):
 def refcount(r, fs):
     """A seed-000 refcount stack: on-CPU, through an Arc clone/drop frame or the runner's vm_for_call (it
     clones the shared program's Arcs for each call, rust-runner/src/exec/call.rs), or classed shared data."""
-    return r["kind"] == "on-CPU" and (r.get("class") == "shared data" or any(ARC.search(f) or f == "vm_for_call" for f in fs))
+    return r["kind"] == "on-CPU" and (r.get("class") == "shared data"
+                                      or any(ARC.search(f) or f == "vm_for_call" for f in fs))
 
 
 def on_added(d):
@@ -288,7 +293,8 @@ def arc_refcount_cause(run, e, merged):
         said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks ({sa['stacks']} together) "
                 f"{sa['base'] * 1e3:.1f} → {sa['knee'] * 1e3:.1f} ns per call, {beyond(sa, 'call')}: "
                 f"{sa['share'] * 100:.0f}% of the added CPU time per call (CPU time per call "
-                f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: {C.classify(d)['cause']})")
+                f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: "
+                f"{C.classify(d)['cause']})")
         dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
         pt = part(dp, refcount, on_added(dp)) if dp else None
         said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
@@ -333,7 +339,8 @@ def server_lock_cause(run, e, merged):
         g = part(d, server_lock(d))
         cause = C.classify(d)["cause"]
         said = (f"{placement} {b}→{k} server threads: global's server lock stacks ({g['stacks']} together) "
-                f"{beyond(g, 'GET')}: {g['share'] * 100:.0f}% of the added cost per GET (the classifier's cause: {cause})")
+                f"{beyond(g, 'GET')}: {g['share'] * 100:.0f}% of the added cost per GET (the "
+                f"classifier's cause: {cause})")
         worse = []
         for v in others:
             dv, why = compare(run, "cache-get", v, placement, b, k)
@@ -357,7 +364,8 @@ def slot_handover_cause(run, e):
     for placement, t in sorted(have):
         t = int(t)
         try:
-            ep, eu = evidence_of(run, "channel", "padded")(placement, t), evidence_of(run, "channel", "unpadded")(placement, t)
+            ep = evidence_of(run, "channel", "padded")(placement, t)
+            eu = evidence_of(run, "channel", "unpadded")(placement, t)
         except (ValueError, OSError, evidence.EvidenceError) as err:
             res.append((None, f"{placement}: {err}"))
             continue
@@ -371,7 +379,8 @@ def slot_handover_cause(run, e):
         c = C.classify(d)
         h = part(d, handover)
         tot = d["total"].get("on")
-        grew = f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}" if tot and tot["ratio"] == tot["ratio"] else "?"
+        grew = (f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}"
+                if tot and tot["ratio"] == tot["ratio"] else "?")
         said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop, "
                 f"{h['stacks']} stacks together) {beyond(h, unit(d))}: {h['share'] * 100:.0f}% of the added cost "
                 f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c['cause']})")
@@ -387,9 +396,11 @@ def cause(source, exps, run, merged):
     e = exps.get(name)
     if not e or not run:
         return {"cause": NO_EVIDENCE, "cause_why": f"no {name} points with evidence" if name else ""}
-    res = {"seed-000": lambda: arc_refcount_cause(run, e, merged), "seed-001": lambda: server_lock_cause(run, e, merged),
+    res = {"seed-000": lambda: arc_refcount_cause(run, e, merged),
+           "seed-001": lambda: server_lock_cause(run, e, merged),
            "seed-004": lambda: slot_handover_cause(run, e)}[source]()
-    return {"cause": cause_word(res), "cause_why": "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence"}
+    return {"cause": cause_word(res),
+            "cause_why": "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence"}
 
 
 def judge(source, exps, pub, merged, run=None):

@@ -93,6 +93,7 @@ def capacity_doubts(bounds):
     out = {}
     for b in bounds:
         if b["server_pct"] is None or b["server_pct"] < SATURATED_PCT:
-            server = f"the server at {b['server_pct']:.0f}%" if b["server_pct"] is not None else "the server not measured"
+            server = (f"the server at {b['server_pct']:.0f}%" if b["server_pct"] is not None
+                      else "the server not measured")
             out[(b["variant"], b["placement"], str(b["threads"]))] = f"{b['kind']}, {server}"
     return out

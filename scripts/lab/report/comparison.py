@@ -5,7 +5,6 @@ import os
 
 from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, RunFolder, read_file
 from lab.core.stats import summary, welch
-
 from lab.report import relations
 
 
@@ -41,7 +40,8 @@ def warnings(a_run, b_run):
     pub = [x for x, rf in runs if rf.kind() == KIND_PUBLISHED]
     if pub:     # a published matrix has no build and no spec: say what it is instead
         return [f"{' and '.join(pub)} {'is an' if len(pub) == 1 else 'are'} imported published "
-                f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: compare them by relation"]
+                f"matri{'x' if len(pub) == 1 else 'ces'} (import-c2c), not measured by this lab: "
+                "compare them by relation"]
     ra, rb = RunFolder(a_run), RunFolder(b_run)
     ba, bb = read_text(ra.env("build.txt")), read_text(rb.env("build.txt"))
     if ba is None or bb is None:
@@ -50,13 +50,16 @@ def warnings(a_run, b_run):
     elif ba.strip() != bb.strip():
         only_a, only_b = differing(ba.splitlines(), bb.splitlines())
         out.append(f"the two runs measured differently built code (env/build.txt differs in {len(only_a)} line(s) "
-                   f"of A and {len(only_b)} of B): " + "; ".join([f"-{ln}" for ln in only_a[:3]] + [f"+{ln}" for ln in only_b[:3]]))
+                   f"of A and {len(only_b)} of B): "
+                   + "; ".join([f"-{ln}" for ln in only_a[:3]] + [f"+{ln}" for ln in only_b[:3]]))
     out += memory_time_differs(ra, rb)
     sa, sb = ra.specs_dir, rb.specs_dir
     names = sorted(set(os.listdir(sa) if os.path.isdir(sa) else []) & set(os.listdir(sb) if os.path.isdir(sb) else []))
     for name in names:
-        ta = [ln.strip() for ln in read_file(os.path.join(sa, name)).splitlines() if ln.strip() and not ln.startswith("#")]
-        tb = [ln.strip() for ln in read_file(os.path.join(sb, name)).splitlines() if ln.strip() and not ln.startswith("#")]
+        ta = [ln.strip() for ln in read_file(os.path.join(sa, name)).splitlines()
+              if ln.strip() and not ln.startswith("#")]
+        tb = [ln.strip() for ln in read_file(os.path.join(sb, name)).splitlines()
+              if ln.strip() and not ln.startswith("#")]
         if ta != tb:
             only_a, only_b = differing(ta, tb)
             out.append(f"spec {name} differs ({len(only_a)} line(s) only in A, {len(only_b)} only in B): "
@@ -110,5 +113,6 @@ def compare(ma, mb):
         row.update(p=p, skipped=skipped,
                    sig=("significant" if p < 0.05 else "n.s.") if p == p else "too few clean repeats")
         rows.append(row)
-    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb), "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+    return {"rows": rows, "noise": noise, "relations": relations.compare(ma, mb),
+            "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             "warnings": warnings(ma.path, mb.path)}

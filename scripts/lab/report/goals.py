@@ -19,11 +19,11 @@ lower bounds, not of what the servers can do.
 import os
 import re
 
-from lab.engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
-from lab.engine.spec import spec_text
-from lab.core.run import Goal, GoalRow
 from lab.core import rules as V
 from lab.core.rules import merged
+from lab.core.run import Goal, GoalRow
+from lab.engine.goals import MOST_GOALS, parse, text  # noqa: F401 (the spec's grammar; text for callers)
+from lab.engine.spec import spec_text
 
 
 def _summaries(pts, metric):

@@ -9,7 +9,6 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from lab.core.runfolder import RunFolder
-
 from lab.report import chartmodel, svg, view
 from lab.report.view import href, pid
 
@@ -40,7 +39,7 @@ svg .lg{font:12px sans-serif;fill:#333}svg .grid{stroke:#e6e9ed}svg a:hover circ
 .marks li{margin:2px 0}.sus{color:var(--inc)}.warn{background:#fff8c5;border:1px solid #d4a72c;padding:8px 12px;border-radius:6px;margin:8px 0}
 details>summary{cursor:pointer;color:#0969da;margin:4px 0}nav a{margin-right:12px}.badge{font-size:12px;color:var(--mute)}
 tr.differs td{background:#fff8c5}
-"""
+"""  # noqa: E501 (the CSS as the page embeds it)
 
 JS = """
 document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){
@@ -159,7 +158,8 @@ def draw(run_label_sets, kind, metric, title, run=None):
         hrefs = chart_points(e)
         cells = {k: mark(p, hrefs, "")[:2] for k, p in ch.cells.items()}
         if ch.nodes:
-            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order, mirror=False)
+            return svg.heatmap(f"{title} (rows: CPU node, columns: memory node)", ch.unit, cells, ch.order,
+                               mirror=False)
         png = RunFolder(run).chart(e.name, "heatmap", metric, "png") if run else ""
         if len(ch.order) > HEATMAP_SVG_CPUS and os.path.exists(png):
             # A big matrix as SVG rects would weigh megabytes: the gnuplot PNG, inlined, stays self-contained.

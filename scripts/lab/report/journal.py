@@ -2,13 +2,15 @@
 engine). The report reads events only from here; no other file parses journal wording."""
 import os
 
-from lab.engine.journal import JournalError, read as read_jsonl  # noqa: F401  (JournalError: re-exported)
+from lab.engine.journal import JournalError  # noqa: F401  (JournalError: re-exported)
+from lab.engine.journal import read as read_jsonl
 from lab.topology.topo import POLICIES
 
 
 def point_of(ev):
     """(experiment, variant, placement, threads, repeat) of a point event, as strings."""
-    return tuple("" if ev.get(k) is None else str(ev[k]) for k in ("experiment", "variant", "placement", "threads", "repeat"))
+    return tuple("" if ev.get(k) is None else str(ev[k])
+                 for k in ("experiment", "variant", "placement", "threads", "repeat"))
 
 
 class Journal:

@@ -1,8 +1,8 @@
 """report.md from the run's view (lab/report/view.py): the same tables as report.html, as text. This
 file says only how a block looks in markdown."""
 
-from lab.report import view
 from lab.core.term import visible
+from lab.report import view
 
 
 def cell(c):
@@ -81,7 +81,8 @@ def render(m):
         lines += blocks(view.figures(m.path, e))
         rec = (e.relations or {}).get("imported")
         if rec:     # every published number shown names where it was published
-            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} (file {rec.get('file', '?')}).", ""]
+            lines += [f"Published numbers, not measured here: {rec.get('source', '?')} "
+                      f"(file {rec.get('file', '?')}).", ""]
         lines += blocks(view.experiment(e))
         if not e.points:
             lines += ["No measured rows.", ""]

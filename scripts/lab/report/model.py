@@ -9,21 +9,29 @@ import json
 import math
 import os
 
-from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
-from lab.engine.perfsummary import METRICS as PERF_METRICS
-from lab.engine.memplace import memory_nodes
-from lab.engine import plan
-from lab.engine.spec import NAME, chart_line_ok, spec_charts
-from lab.core.runfolder import KIND_IMPORTED, KIND_PUBLISHED, KIND_SWEEP, ROOT, RunFolder, RunFolderError, kind_of, read_file
-from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
-from lab.core.stats import summary
-from lab.core.tidy import COLUMNS, read, row_problem
-
 from lab.core import c2c_published
-from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.core import rules as V
 from lab.core.rules import merged
+from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
+from lab.core.runfolder import (
+    KIND_IMPORTED,
+    KIND_PUBLISHED,
+    KIND_SWEEP,
+    ROOT,
+    RunFolder,
+    RunFolderError,
+    kind_of,
+    read_file,
+)
+from lab.core.stats import summary
+from lab.core.tidy import COLUMNS, read, row_problem
+from lab.engine import plan
+from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
+from lab.engine.memplace import memory_nodes
+from lab.engine.perfsummary import METRICS as PERF_METRICS
+from lab.engine.spec import NAME, chart_line_ok, spec_charts
 from lab.errors import LabError
+from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.report.journal import Journal
 
 # Published names that differ from ours for the same quantity.
@@ -106,7 +114,8 @@ def host(run, rec=None):
         return Host(f"{rec.get('cpu', '?')} · {shape} · imported from {src} (not measured here)", KIND_IMPORTED,
                     (("host kind", f"imported ({src}; the machine as the file states it)"),
                      ("CPU", str(rec.get("cpu", "?"))), ("topology", f"{rec.get('topology') or 'not given'}: {shape}"))
-                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]), imported=rec, settings=settings)
+                    + tuple((f"file: {k}", str(v)) for k, v in list(said.items())[:32]),
+                    imported=rec, settings=settings)
     if kind_of_run == KIND_PUBLISHED:     # a published matrix: the CPU and the source are what the import recorded
         src = f"published matrix from {rec.get('source', '?')}, file {rec.get('file', '?')}"
         return Host(f"{rec.get('cpu', '?')} · {shape} · {src} (imported, not measured here)", KIND_PUBLISHED,
@@ -252,7 +261,8 @@ def shared_points(pts, shared):
     by_point = {}
     for p in pts:       # by point, once: a received journal may name thousands of shared points
         by_point.setdefault((p.variant, p.placement, p.threads), []).append(p)
-    return [dataclasses.replace(p, placement=placement, shared=owner) for (variant, placement, threads), owner in shared.items()
+    return [dataclasses.replace(p, placement=placement, shared=owner)
+            for (variant, placement, threads), owner in shared.items()
             if (variant, placement, threads) not in by_point       # measured itself: its own rows win
             for p in by_point.get((variant, owner, threads), ())]
 
@@ -319,7 +329,8 @@ def shapes(exp, pts, pub):
     series = {}
     for r in pub:
         if r["experiment"] == exp and r["threads"].isdigit():
-            series.setdefault((r["source"], r["host"], r["variant"], r["metric"]), {})[int(r["threads"])] = float(r["value"])
+            key = (r["source"], r["host"], r["variant"], r["metric"])
+            series.setdefault(key, {})[int(r["threads"])] = float(r["value"])
     out = []
     for (src, host_, variant, metric), pubpts in sorted(series.items()):
         mine = {}
@@ -376,7 +387,8 @@ def ratios(exp, pts, pub, vmap):
             else:
                 row["ratio"], row["word"], row["verdict"], row["why"] = V.ratio_verdict(
                     row["pub_word"], merged(other), merged(mine[t]),
-                    (f"{lab['lab_variant']} {lab['lab_placement']}", f"{base_lab['lab_variant']} {base_lab['lab_placement']}"))
+                    (f"{lab['lab_variant']} {lab['lab_placement']}",
+                     f"{base_lab['lab_variant']} {base_lab['lab_placement']}"))
             out.append(row)
     return out
 
@@ -543,9 +555,10 @@ def with_baseline(h, journal):
                     cells.setdefault(kind, []).append(float(v))
     if cells.get("core") and cells.get("memory"):
         span = {k: f"{min(v):.3g}" + (f"–{max(v):.3g}" if max(v) != min(v) else "") for k, v in cells.items()}
-        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline", f"core {span['core']} ns, memory {span['memory']} ns "
-                                                   f"per step over {len(cells['core'])} CPU reading(s) (best of the probe's "
-                                                   "runs at the sweep's start; docs/design.md)"),))
+        h = dataclasses.replace(h, rows=h.rows + (("capacity baseline",
+                                                   f"core {span['core']} ns, memory {span['memory']} ns per step over "
+                                                   f"{len(cells['core'])} CPU reading(s) (best of the probe's runs at "
+                                                   "the sweep's start; docs/design.md)"),))
     return h
 
 

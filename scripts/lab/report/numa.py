@@ -4,17 +4,16 @@ table beside it, and the verdict in words "remote memory costs ×L latency and �
 A cell is a row whose variant is `cpuC-memM` (CPU node C, memory node M). A cell's bandwidth has a
 one-thread and an all-CPUs-of-the-node row; a matrix shows the node's figure (the most threads), as
 Intel MLC's bandwidth matrix does."""
+import csv
 import os
 import re
 
-import csv
+from lab.core.rules import quotient_range
 
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 from lab.core.runfolder import ROOT, RunFolder, read_file
 from lab.core.stats import summary
-
 from lab.report.fmt import fmt
-from lab.core.rules import quotient_range
 
 CELL = re.compile(r"^cpu(\d+)-mem(\d+)$")
 LATENCY, BANDWIDTH = "latency_ns", "read_gbps"
@@ -52,7 +51,8 @@ def distances(run):
     """{node: [distance to node 0, 1, …]} from env/numa-nodes.txt (the kernel's table, which is the
     firmware's SLIT); {} when not captured."""
     rf = RunFolder(run)
-    text = read_file(rf.env("numa-nodes.txt"), "env", rf.path) or ""     # the safe reader: a FIFO, a link, /dev/zero refused
+    # the safe reader: a FIFO, a link, /dev/zero refused
+    text = read_file(rf.env("numa-nodes.txt"), "env", rf.path) or ""
     out = {}
     for line in text.splitlines()[:MAX_NODES]:
         m = DISTANCES.match(line)       # digit-bounded: a 5,000-digit distance was a ValueError in int()

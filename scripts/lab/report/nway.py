@@ -7,7 +7,6 @@ only lays them out as fleet.md and fleet.html."""
 from markupsafe import Markup
 
 from lab.core.stats import summary
-
 from lab.report import html_page as hp
 from lab.report import markdown as md
 from lab.report import view
@@ -46,7 +45,8 @@ def markdown(runs, cmp, title, missing=()):
     out += ["## Hosts", ""] + md.blocks([view.fleet_hosts(runs)])
     out += ["## Medians (95% CI), ratio to " + labels[0], ""]
     for name in names(runs):
-        out += [f"#### {name}", ""] + md.blocks([t for t in (view.fleet_points(cmp, name), view.fleet_noise(cmp, name)) if t])
+        out += [f"#### {name}", ""] + md.blocks([t for t in (view.fleet_points(cmp, name),
+                                                              view.fleet_noise(cmp, name)) if t])
     out += [f"{len(cmp['rows'])} points; {cmp['common']} measured on every host. Noise readings (steal, "
             "foreign CPU, involuntary switches, MHz) are never ratios.", ""]
     return "\n".join(out) + "\n"

@@ -15,11 +15,10 @@ import os
 
 # scripts/ is on sys.path: the programs that import the reporting package put it there
 from lab.core import c2c_published as C
-from lab.core.stats import percentile, summary
-from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
-from lab.topology.topo import PAIRS, PlacementError
-
 from lab.core import rules as V
+from lab.core.runfolder import KIND_SWEEP, RunFolder, kind_of, read_file
+from lab.core.stats import percentile, summary
+from lab.topology.topo import PAIRS, PlacementError
 
 EXPERIMENTS = ("c2c", "c2c-matrix")
 # The published figure for seed 004's claim on its own CPU: nviennot/core-to-core-latency's README,
@@ -236,6 +235,7 @@ def compare(ma, mb):
     if not ra or not rb:
         return []
     a, b = {x["relation"]: x for x in ra["rows"]}, {x["relation"]: x for x in rb["rows"]}
-    return [{"relation": r, "a": a.get(r), "b": b.get(r), "exp_a": f"{ea} {ra['variant']}", "exp_b": f"{eb} {rb['variant']}",
+    return [{"relation": r, "a": a.get(r), "b": b.get(r),
+             "exp_a": f"{ea} {ra['variant']}", "exp_b": f"{eb} {rb['variant']}",
              "ratio": b[r]["median_ns"] / a[r]["median_ns"] if r in a and r in b else None}
             for r in PAIRS if r in a or r in b]

@@ -17,17 +17,23 @@ For a placement P and thread count n, with b the smallest thread count measured 
 Any point with fewer than 3 repeats or a suspect repeat makes the words that rest on it inconclusive
 (core/rules.py, the rule for every verdict of the lab).
 """
+import dataclasses
 import re
 
-import dataclasses
-
+from lab.core import rules as V
+from lab.core.rules import (  # noqa: F401 (the rule's names, used here and by scaling's readers)
+    EQUAL,
+    THRESHOLD,
+    doubt,
+    efficiency_word,
+    pct,
+    ratio,
+    speedups,
+)
 from lab.core.run import Scaling
+from lab.core.runfolder import RunFolder
 from lab.engine import journal as jr
 from lab.engine.spec import better_of, curve_metric
-from lab.core.runfolder import RunFolder
-
-from lab.core import rules as V
-from lab.core.rules import EQUAL, THRESHOLD, doubt, efficiency_word, pct, ratio, speedups  # noqa: F401 (the rule's names, used here and by scaling's readers)
 
 LEVELS = (("package", "a package"), ("numa", "a NUMA node"), ("l3", "an L3"))
 
@@ -61,7 +67,8 @@ def stops(placement, rows, pus):
             f"efficiency ≥ {pct(THRESHOLD)} at every count")
     if last.threads >= pus:
         return "scales", f"{placement}: **scales to every PU here** ({pus}): {tail}."
-    return "scales", f"{placement}: scales to {threads_word(last.threads)}, the most measured (the host has {pus} PUs): {tail}."
+    return "scales", (f"{placement}: scales to {threads_word(last.threads)}, the most measured"
+                      f" (the host has {pus} PUs): {tail}.")
 
 
 def overlaps(a, b):

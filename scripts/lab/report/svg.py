@@ -26,7 +26,8 @@ def el(parent, tag, text=None, **attrs):
 
 
 def _svg(title, **attrs):
-    return ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", **{k.replace("_", "-"): str(v) for k, v in attrs.items()},
+    return ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg",
+                              **{k.replace("_", "-"): str(v) for k, v in attrs.items()},
                               "role": "img", "aria-label": title})
 
 
@@ -56,7 +57,8 @@ def _clip(out, x, lo, hi, ymax, Y, colour, dotted):
        stroke_dasharray="2 2" if dotted else None)
     if hi > ymax:
         y = Y(ymax)
-        el(out, "path", d=f"M{x - 4:.1f},{y + 6:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y + 6:.1f}", fill="none", stroke=colour)
+        el(out, "path", d=f"M{x - 4:.1f},{y + 6:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y + 6:.1f}",
+           fill="none", stroke=colour)
 
 
 def tip(p, extra=""):
@@ -146,7 +148,8 @@ def scaling(title, ylabel, series, ideal=False):
         if ideal:
             el(out, "polyline", fill="none", stroke=c, stroke_width="1", stroke_dasharray="2 4",
                points=" ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in ideal_lines[i]))
-        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2", stroke_dasharray="6 3" if s.get("dash") else None,
+        el(out, "polyline", fill="none", stroke=c, stroke_width="2.2",
+           stroke_dasharray="6 3" if s.get("dash") else None,
            points=" ".join(f"{X(int(p.threads)):.1f},{Y(p.summary.median):.1f}" for p, _h, _e in pts))
         for p, href, extra in pts:
             lo, hi, from_ci = chartmodel.whisker(p.summary)
@@ -174,7 +177,8 @@ def bars(title, ylabel, categories, variants):
     for ci_, (cat, cells) in enumerate(categories):
         cx = x0 + cw * (ci_ + 0.5)
         if cw < 80:      # narrow categories: labels slanted so that they do not run into each other
-            el(out, "text", cat[:18], transform=f"translate({cx:.1f},{H - B + 12}) rotate(-25)", style="text-anchor:end",
+            el(out, "text", cat[:18], transform=f"translate({cx:.1f},{H - B + 12}) rotate(-25)",
+               style="text-anchor:end",
                **{"class": "xt"})
         else:
             el(out, "text", cat[:24], x=f"{cx:.1f}", y=H - B + 18, **{"class": "xt"})
@@ -196,7 +200,8 @@ def bars(title, ylabel, categories, variants):
     lx, ly = W - R + 16, T + 6
     for label, colour, hatched in variants:
         c = PALETTE[colour % len(PALETTE)]
-        el(out, "rect", x=lx, y=ly - 6, width="22", height="12", fill=c, fill_opacity="0.45" if hatched else None, stroke=c)
+        el(out, "rect", x=lx, y=ly - 6, width="22", height="12", fill=c,
+           fill_opacity="0.45" if hatched else None, stroke=c)
         el(out, "text", label[:26], x=lx + 28, y=ly + 4, **{"class": "lg"})
         ly += 17
     el(out, "rect", x=lx, y=ly, width="22", height="12", fill="#fff", stroke="#444", stroke_width="2")
@@ -236,7 +241,8 @@ def heatmap(title, unit, cells, order, bounds=(), mirror=True):
             el(r, "title", tip(p))
     for i in bounds:
         at = 60 + (i + 1) * size, 40 + (i + 1) * size
-        el(out, "line", x1=at[0], y1="40", x2=at[0], y2=side - 20, stroke="#000", stroke_width="1.5", **{"class": "border"})
+        el(out, "line", x1=at[0], y1="40", x2=at[0], y2=side - 20, stroke="#000", stroke_width="1.5",
+           **{"class": "border"})
         el(out, "line", x1="60", y1=at[1], x2=side, y2=at[1], stroke="#000", stroke_width="1.5", **{"class": "border"})
     el(out, "text", f"{fmt(lo)}–{fmt(hi)} {unit}", x=side + 10, y="60", **{"class": "lg"})
     el(out, "text", "light = low", x=side + 10, y="76", **{"class": "lg"})

@@ -329,7 +329,8 @@ def medians(e):
                            num(s.spread_pct, spread(s)), num(s.n, str(s.n)), num(s.ci_pct, ci(s)),
                            Cell(p.unit), mark, Cell(items=repeats(p), fold=f"{len(p.repeats)} repeat"
                                                        + ("s" if len(p.repeats) != 1 else ""))], id=pid(e.name, i)))
-    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + ([Column("memory node")] if mem else []) + \
+    columns = cols("variant", "placement", "threads", "cpus", numeric=(2,)) + \
+        ([Column("memory node")] if mem else []) + \
         [Column("metric"), Column("median", True), Column("min – max"), Column("spread", True), Column("n", True),
          Column("95% CI", True), Column("unit"), Column(""), Column("repeats: raw folder, command", html_only=True)]
     fold = f"every point: median, min–max, n, 95% CI, raw folders and commands ({len(rows)} rows)"
@@ -365,7 +366,8 @@ def relations(e):
                           num(x["median_ns"], f"{fmt(x['median_ns'])} ns"), num(x["p10_ns"]), num(x["p90_ns"])])
                      for x in r["rows"]]),
               Paragraph(f"Home-node split: {r['home_note']}.", flag="mute",
-                        items=[f"{x['relation']}: do the halves differ? **{'yes' if x['differ'] else 'no'}**: {x['words']}"
+                        items=[f"{x['relation']}: do the halves differ? "
+                               f"**{'yes' if x['differ'] else 'no'}**: {x['words']}"
                                for x in r["split"]])]
     b = r["beside"]
     if b.get("error"):
@@ -374,12 +376,14 @@ def relations(e):
         ms = b["machines"]
 
         def cell(x):
-            return num(x["median_ns"], f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})") if x else Cell("–")
+            return num(x["median_ns"], f"{fmt(x['median_ns'])} ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])})") \
+                if x else Cell("–")
         blocks.append(Table(
             "Beside the published machines (median ns, p10–p90; same vendor and family first)",
             [Column("relation"), Column("this run", True)] +
             [Column(m["cpu"], True, note=m["uarch"] + (f" · same {m['same']}" if m["same"] else "")) for m in ms],
-            [Row([Cell(rel), cell(b["here"].get(rel))] + [cell(m["rows"].get(rel)) for m in ms]) for rel in b["relations"]],
+            [Row([Cell(rel), cell(b["here"].get(rel))] + [cell(m["rows"].get(rel)) for m in ms])
+             for rel in b["relations"]],
             sortable=False))
         blocks.append(Paragraph(items=[f"{m['cpu']}: {m['cite']} (CAS, mean over samples)" +
                                        (f"; same {m['same']} as this run's CPU" if m["same"] else "") for m in ms]))
@@ -393,20 +397,25 @@ def published(e):
         blocks.append(Table("Does the shape reproduce?",
                             cols("source", "host", "variant", "threads", "published growth", "measured growth",
                                  "shape reproduces", "why"),
-                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]), Cell(f"{r['lo']} → {r['hi']}"),
-                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"), Cell(f"×{r['factor']:.2f} ({r['word']})"),
+                            [Row([Cell(r["source"]), Cell(r["host"]), Cell(r["variant"]),
+                                  Cell(f"{r['lo']} → {r['hi']}"),
+                                  Cell(f"×{r['pub_factor']:.2f} ({r['pub_word']})"),
+                                  Cell(f"×{r['factor']:.2f} ({r['word']})"),
                                   Cell(r["verdict"], flag="badge"), Cell(r["why"])]) for r in e.shapes],
                             note="Growth is the rate at the larger thread count over the rate at the smaller one; "
-                                 "near-linear means at least 75% of ideal, flat or falling less than ×1.15. The verdict is "
+                                 "near-linear means at least 75% of ideal, flat or falling less than "
+                                 "×1.15. The verdict is "
                                  "inconclusive when the growth's 95% CI spans two of these words."))
     if e.ratios:
         rows = []
         # the ratios measured here first; a published one this run could not measure says why in its row
         for r in sorted(e.ratios, key=lambda r: r["ratio"] is None):
-            where = r["threads"] if r["here"] is None or str(r["here"]) == r["threads"] else f"{r['threads']} → {r['here']} here"
+            where = (r["threads"] if r["here"] is None or str(r["here"]) == r["threads"]
+                     else f"{r['threads']} → {r['here']} here")
             cell = f"×{r['ratio']:.2f} ({r['word']})" if r["ratio"] is not None else r["why"]
             rows.append(Row([Cell(r["source"]), Cell(r["host"]), Cell(r["metric"]), Cell(r["name"]), Cell(str(where)),
-                             Cell(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), Cell(cell), Cell(r["verdict"], flag="badge"),
+                             Cell(f"×{r['pub_ratio']:.2f} ({r['pub_word']})"), Cell(cell),
+                             Cell(r["verdict"], flag="badge"),
                              Cell(r["why"] if r["ratio"] is not None else "")]))
         blocks.append(Table("Published ratios between variants",
                             cols("source", "host", "metric", "ratio", "threads", "published", "measured",
@@ -414,10 +423,12 @@ def published(e):
                             note="Lab series for the published variants: reference/variants.csv. "
                                  "\"about equal\" is within 3%."))
     if e.beside:
-        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]), Cell(b["pub"]["threads"]),
-                     Cell(b["pub"]["metric"]), num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
+        rows = [Row([Cell(b["pub"]["source"]), Cell(b["pub"]["host"]), Cell(b["pub"]["variant"]),
+                     Cell(b["pub"]["threads"]), Cell(b["pub"]["metric"]),
+                     num(float(b["pub"]["value"]), f"{fmt(float(b['pub']['value']))} {b['pub']['unit']}"),
                      num(b["s"].median, f"{fmt(b['s'].median)} {b['unit']} ({b['label'] or '-'})"),
-                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)), num(b["s"].ci_pct, ci(b["s"]))])
+                     num(b["ratio"], f"{b['ratio']:.2f}"), num(b["s"].n, str(b["s"].n)),
+                     num(b["s"].ci_pct, ci(b["s"]))])
                 for b in e.beside]
         blocks.append(Table("Beside the published figures",
                             cols("source", "host", "variant", "threads", "metric", "published", "measured",
@@ -446,7 +457,8 @@ def why(e):
                 missing.setdefault(m, []).append(c)
     for m, curves in missing.items():
         where = "" if len(curves) == len([c for c in w["curves"] if c["diff"] is not None]) else \
-            " (" + ", ".join(f"{c['variant']}, {c['verdict']['placement']}" if w["several"] else c["verdict"]["placement"]
+            " (" + ", ".join(f"{c['variant']}, {c['verdict']['placement']}" if w["several"]
+                             else c["verdict"]["placement"]
                              for c in curves) + ")"
         blocks.append(Paragraph(f"{m[0].upper()}{m[1:]}{where}.", flag="mute"))
     for c in w["curves"]:
@@ -584,13 +596,15 @@ def compare_relations(cmp):
         return None
 
     def cell(x):
-        return num(x["median_ns"], f"{fmt(x['median_ns'])} ns ({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") \
+        return num(x["median_ns"], f"{fmt(x['median_ns'])} ns "
+                                   f"({fmt(x['p10_ns'])}–{fmt(x['p90_ns'])}, {x['pairs']} pairs)") \
             if x else Cell("–")
     r0 = cmp["relations"][0]
     return Section(f"Core-to-core latency by relation (A: {r0['exp_a']}, B: {r0['exp_b']})", [
         Paragraph("Median over pairs (p10–p90). The matrices differ in size: compared by relation, not by CPU pair.",
                   flag="mute"),
-        Table("", cols("relation", "A median (p10–p90, pairs)", "B median (p10–p90, pairs)", "B / A", numeric=(1, 2, 3)),
+        Table("", cols("relation", "A median (p10–p90, pairs)", "B median (p10–p90, pairs)", "B / A",
+                       numeric=(1, 2, 3)),
               [Row([Cell(r["relation"]), cell(r["a"]), cell(r["b"]),
                     num(r["ratio"], "–" if r["ratio"] is None else f"{r['ratio']:.2f}")]) for r in cmp["relations"]])],
         level=2)
@@ -601,5 +615,6 @@ def compare_noise(rows, fold=""):
     def side(s, unit):
         return num(s.median, f"{fmt(s.median)} {unit}") if s else Cell("–")
     return Table("", cols("experiment", "variant", "placement", "threads", "metric", "A", "B", numeric=(3, 5, 6)),
-                 [Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]), side(r["a"], k[5]), side(r["b"], k[5])])
+                 [Row([Cell(k[0]), Cell(k[1]), Cell(k[2]), tnum(k[3]), Cell(k[4]),
+                       side(r["a"], k[5]), side(r["b"], k[5])])
                   for r in rows for k in [r["key"]]], fold=fold)

@@ -21,7 +21,8 @@ rule, diff.findings) gets exactly one class, the first whose rule matches, in th
 A class's share is the growth of all its stacks taken together (findings or not: diff.together, summed
 per evidence run, counted only when that growth's 95% interval lies above zero) over the added cost
 (diff.py's rule: the net growth beyond noise, not the sum of every stack's rise, so many noisy stacks do
-not dilute it); a contended lock's cost spread over its waits, wakes and handovers is one class's. The cause: "scales" when no total
+not dilute it); a contended lock's cost spread over its waits, wakes and handovers is one class's. The
+cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
 "inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat, or when the
 curve says scaling stops (d["stops"]) and nothing grew at all (never "scales" then); else the

@@ -23,9 +23,9 @@ import warnings
 
 import numpy as np
 
-from lab.why import alone
-from lab.why import memory
-from lab.engine.evidence import store as evidence, gate
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+from lab.why import alone, memory
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -117,7 +117,8 @@ def _side(ev):
             out["missing"][kind] = f"{key}_r<N>.folded missing"
         else:
             scale = [1e6 / h if kind == "on" else 1.0 for h in hzs]
-            out[kind] = {"raw": files, "cost": [{s: v * k / w for s, v in f.items()} for f, w, k in zip(files, work, scale)]}
+            out[kind] = {"raw": files,
+                         "cost": [{s: v * k / w for s, v in f.items()} for f, w, k in zip(files, work, scale)]}
     return out
 
 
@@ -154,7 +155,7 @@ def interval(xb, xk):
         return d, d
     with warnings.catch_warnings():      # nearly equal runs: SciPy warns, the interval is still right
         warnings.simplefilter("ignore", RuntimeWarning)
-        from scipy import stats as st    # imported when used: 0.4 s a program start otherwise
+        from scipy import stats as st  # imported when used: 0.4 s a program start otherwise
         ci = st.ttest_ind(xk, xb, equal_var=False).confidence_interval(LEVEL)
     return float(ci.low), float(ci.high)
 

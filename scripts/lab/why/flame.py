@@ -66,7 +66,8 @@ def svg(d, title=None, interactive=True):
     if not stacks:
         raise FlameError("no stacks to draw (no on-CPU or off-CPU evidence)")
     if title is None:
-        title = f"{d.get('placement') or 'placement'}: {d['base_threads']} → {d['knee_threads']} threads, cost per unit of work"
+        title = (f"{d.get('placement') or 'placement'}: {d['base_threads']} → {d['knee_threads']} threads, "
+                 "cost per unit of work")
     with tempfile.TemporaryDirectory(prefix="why-flame-") as tmp:
         paths = []
         for i, side in enumerate((1, 2)):

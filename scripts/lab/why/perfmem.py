@@ -16,7 +16,8 @@ from .perftext import PerfTextError, lines
 
 WHAT = "perf mem report"
 MAX_ROWS = 10000
-_ROW = re.compile(r"^\s*(?P<access>[A-Za-z][A-Za-z0-9 ()/_.,+-]*?)\s{2,}(?P<samples>\d{1,20})(?:\s+(?P<snoop>\S+))?\s*$")
+_ROW = re.compile(r"^\s*(?P<access>[A-Za-z][A-Za-z0-9 ()/_.,+-]*?)"
+                  r"\s{2,}(?P<samples>\d{1,20})(?:\s+(?P<snoop>\S+))?\s*$")
 # perf's data-source words → where the load was served, in the lab's words
 WHERE = (("L1 hit", "own core"), ("L2 hit", "own core"), ("LFB", "own core"), ("L3 hit", "own CCX (L3)"),
          ("Remote Cache (1 hop)", "another CCX, same node"), ("Remote Cache (2 hops)", "another CCX, other node"),

@@ -7,7 +7,8 @@ perf printed it in three ways, all read here:
   per interval (-I) or per core (S0-D0-C0 …), values with `%`;
 - tma columns (perf >= 6.3 with -I): `%  tma_retiring %  tma_backend_bound …`, values without `%`;
 - metric lines (perf >= 6.3, and AMD's groups): `#  32.0 %  tma_frontend_bound` beside an event, or
-  AMD's `#  14.9 %  backend_bound` (PipelineL1 adds a fifth share, smt_contention); PipelineL2's halves (backend_bound_cpu + backend_bound_memory…) add
+  AMD's `#  14.9 %  backend_bound` (PipelineL1 adds a fifth share, smt_contention); PipelineL2's halves
+  (backend_bound_cpu + backend_bound_memory…) add
   up to level 1 where level 1 itself is not printed.
 Rows are averaged; a hybrid CPU's second (atom) block is not read (its first metric of each name counts).
 """

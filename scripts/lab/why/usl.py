@@ -103,7 +103,7 @@ def _groups(threads, values):
 
 def _solve(ns, means, weights, start, tol=1e-14):
     """Weighted least squares of the USL on per-count means: (σ, κ, λ) in the scaled units of `means`."""
-    from scipy import optimize      # imported when a curve is fitted, not at every program start
+    from scipy import optimize  # imported when a curve is fitted, not at every program start
     w = np.sqrt(weights)
 
     def residuals(p):

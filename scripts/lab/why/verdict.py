@@ -1,11 +1,11 @@
 """The verdict in words (issue 43, item 5), per placement: one paragraph of plain text and the rows of the
 report's "Why it stops scaling" table. Plain text only: names read from evidence files are data, and the
 report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."""
-from lab.why import classify as C
 from lab.core import rules
-from lab.why import diff
-from lab.why import alone
-from lab.engine.evidence import store as evidence, gate
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+from lab.why import alone, diff
+from lab.why import classify as C
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
@@ -47,7 +47,8 @@ def describe(d, r):
         return f"{C.REASONS.get(reason, 'off-CPU')}{inside} from {where}"
     leaf = fs[-1] if fs else "?"
     own = C.named(fs)
-    text = "on-CPU in " + (own if own.startswith(f"`{leaf}`") else f"`{leaf}`" + (f" (called from {own})" if own else ""))
+    text = "on-CPU in " + (own if own.startswith(f"`{leaf}`")
+                           else f"`{leaf}`" + (f" (called from {own})" if own else ""))
     if r.get("class") == "shared data":
         ins = C.hot_atomic(d, C.user_frames(fs)[-1])
         text += f", hottest instruction `{ins[0]}`"
@@ -104,7 +105,8 @@ def words(d, c):
     elif c["cause"] == "inconclusive" and c.get("contradicts"):
         text += f" Inconclusive: {contradiction(d, unit)}."
     elif c["cause"] == "inconclusive":
-        text += " Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to call the totals flat."
+        text += (" Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to "
+                 "call the totals flat.")
     elif c["cause"] is not None:
         found = diff.findings(d)
         said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
@@ -141,7 +143,8 @@ def words(d, c):
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
             text += by_function(d, unit)
         else:
-            others = [f"{n} {v['share'] * 100:.0f}%" for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
+            others = [f"{n} {v['share'] * 100:.0f}%"
+                      for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
                       if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
             text += f" Cause: {c['cause']}" + (f", taken in {taker}" if c["cause"] == "lock" and taker else "") + \
                     f" ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
@@ -213,7 +216,8 @@ def curve(series, better, evidence_of):
                             f"{placement}, {threads(k)}: no evidence at {at} ({said})."))
             continue
         # the validity gate kept no run at a side: nothing the verdict may rest on, said with the numbers
-        empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek)) if not e["runs"] and "runs_judged" in e["meta"]]
+        empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek))
+                 if not e["runs"] and "runs_judged" in e["meta"]]
         if empty:
             out.append(none(placement, b, k, why, [f"no evidence run kept: {'; '.join(empty)}"],
                             f"{placement}, {threads(k)}: inconclusive: {'; '.join(empty)}.", "inconclusive"))

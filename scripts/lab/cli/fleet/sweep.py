@@ -28,7 +28,8 @@ from lab.report.journal import JournalError
 
 def controller_text(env):
     p = subprocess.run(["ansible-playbook", "--version"], capture_output=True, text=True, env=env)
-    return (p.stdout.strip().splitlines() or ["ansible-playbook: unavailable"])[0] + f"\npython {sys.version.split()[0]}\n"
+    return ((p.stdout.strip().splitlines() or ["ansible-playbook: unavailable"])[0]
+            + f"\npython {sys.version.split()[0]}\n")
 
 
 def progress_line(p):

@@ -25,18 +25,13 @@ import signal
 import subprocess
 import threading
 
-from lab.core import stats
-from lab.core import tidy
+from lab.core import stats, tidy
+from lab.engine import child, guard, hostprep, prefix
 from lab.engine import execmetric as av
-from lab.engine import child, guard, hostprep
 from lab.engine import point as pt
-from lab.engine import prefix
 
+from . import fold, gate, numamaps, pmu
 from . import store as ev
-from . import pmu
-from . import fold
-from . import gate
-from . import numamaps
 
 HZ = 999                    # the full tier's sample frequency (TIERS[0])
 STACK_BYTES = 8192          # user stack copied per event for the DWARF unwinder (TIERS[0])

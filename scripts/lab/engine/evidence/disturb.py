@@ -2,7 +2,8 @@
 under the tier's `perf record` against the same command unrecorded, interleaved in shuffled rounds.
 Used to write docs/measured.md ("why=1: the validity gate's tiers"); it measures, so run it alone:
 
-    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.disturb --rounds 6 --seconds 2 -- tests/fixtures/why/build/lock 2
+    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.disturb --rounds 6 --seconds 2 \\
+        -- tests/fixtures/why/build/lock 2
 
 Each condition of a round is one bash loop repeating the command for --seconds (whole repetitions), each
 repetition timed inside the loop (so perf's own start-up and write-out are not counted, in both

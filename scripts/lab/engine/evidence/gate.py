@@ -78,7 +78,8 @@ def summary(meta, threads):
                 if any(j["verdict"] == v for j in judged)]
     tiers = [f"tier {', '.join(dict.fromkeys(j['tier'] for j in kept))}"] if kept else []
     return (f"{threads} thread" + ("" if threads == 1 else "s") +
-            f": {len(kept)} of {len(judged)} attempts kept ({'; '.join(tiers + ([', '.join(rejected)] if rejected else []))})")
+            f": {len(kept)} of {len(judged)} attempts kept "
+            f"({'; '.join(tiers + ([', '.join(rejected)] if rejected else []))})")
 
 
 def none_kept(meta, threads):

@@ -75,7 +75,8 @@ def main(argv=None):
         ratios.append(plain / sampled)
         print(f"{r},{plain:.4g},{sampled:.4g},{plain / sampled:.3f},{s.samples},{s.reads},{s.read_bytes // 1024},"
               f"{s.read_s * 1000:.1f},{s.read_s * 1000 / max(1, s.samples):.2f}", flush=True)
-    print(f"median slowdown {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}) over {a.rounds} rounds")
+    print(f"median slowdown {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})"
+          f" over {a.rounds} rounds")
 
 
 if __name__ == "__main__":

@@ -160,7 +160,8 @@ def kinds(host):
     # perf c2c records perf mem's events: PEBS load latency on Intel, IBS op on AMD
     if not host.mem_events:
         sampler = {"intel": "PEBS load-latency", "amd": "IBS op"}.get(host.vendor, "memory-sampling")
-        out["c2c"] = na + f"perf lists no memory events ({host.mem_error or 'none available'}): needs {sampler} sampling"
+        out["c2c"] = na + (f"perf lists no memory events ({host.mem_error or 'none available'}): "
+                           f"needs {sampler} sampling")
     elif host.vendor == "amd" and "ibs_op" not in host.sources:
         out["c2c"] = na + "no ibs_op PMU (AMD IBS op sampling is off or not passed through)"
     else:
@@ -189,7 +190,8 @@ def kinds(host):
 
 @functools.lru_cache(maxsize=1)
 def status():
-    """kinds(probe()), once per process (a sweep probes once): what collect.availability() reports for c2c and topdown (and memsource)."""
+    """kinds(probe()), once per process (a sweep probes once): what collect.availability() reports for c2c
+    and topdown (and memsource)."""
     return kinds(probe())
 
 

@@ -12,8 +12,8 @@ knee is known only from the curve's timed repeats, read with the report's own ru
 spec.better_of, rules.knees), so the engine asks once they are done. A point measured once as another
 placement (plan.shared) counts in its curve with its owner's rows, and its evidence is its owner's.
 """
-from lab.core.stats import summary
 from lab.core import rules
+from lab.core.stats import summary
 from lab.engine.spec import better_of, curve_metric
 
 ALL, DIFFERENTIAL = "all", "differential"
