@@ -164,7 +164,8 @@ def test_the_api_returns_the_price_the_dry_run_prints(results):
 def test_why_evidence_runs_are_priced_at_least_why_seconds_each(results):
     """A short command's evidence run is repeated until why_seconds have passed (lab/engine/evidence/collect.py), so the
     price counts that time, not the command's own run: the dry run does not promise a short sweep."""
-    from lab.engine import api, price as pr
+    from lab.engine import api
+    from lab.engine import price as pr
     from lab.engine.evidence import collect
     topo = "topology=pack:1 core:2 pu:1"
     got = {}

@@ -592,7 +592,7 @@ lock 20/22 [000] 200.001500:         50  sys_enter_futex: uaddr: 0x55a96e86c2a0,
 \t            1353 worker+0x23 (/x/lock)
 
 lock 20/21 [000] 200.003000: PERF_RECORD_SWITCH IN
-"""
+"""  # noqa: E501 (perf script's lines, verbatim)
 
 
 def test_fold_weights_sampled_futex_calls_and_keeps_the_waker_and_the_mapping():

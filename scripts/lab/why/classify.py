@@ -4,8 +4,9 @@ docs/design.md ("Why it stops scaling: the differential and the causes").
 Every finding of the differential (a stack whose cost per unit of work grew beyond the too-few-samples
 rule, diff.findings) gets exactly one class, the first whose rule matches, in this order:
   scheduler    off-CPU as [runqueue] (runnable, waiting for a CPU), except a thread preempted right as it
-               woke a waiter (leaf in a wake or a mutex's release: WAKE_FRAMES, RELEASE_FRAMES), which is the handover's cost: lock, or serial
-               phase inside a barrier/condition variable (same condition as below);
+               woke a waiter (leaf in a wake or a mutex's release: WAKE_FRAMES, RELEASE_FRAMES), which is
+               the handover's cost: lock, or serial phase inside a barrier/condition variable (same
+               condition as below);
   serial phase off-CPU in a barrier or condition-variable wait (SERIAL_FRAMES), while the on-CPU total
                per unit of work does not grow beyond noise (else the row is "other"); a join's wait is
                never a finding (diff.JOINED: it mirrors the joined threads' wall time);

@@ -3,7 +3,8 @@ recording's size, perf script + fold's time and peak memory, for a command given
 Used to write docs/measured.md ("why=1: recording size, analysis time and memory by thread count"); it
 measures, so run it alone:
 
-    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.bigcost --threads 1 2 64 -- tests/fixtures/why/build/lock {threads}
+    flock /tmp/lab-bench.lock python3 -m lab.engine.evidence.bigcost --threads 1 2 64 -- \
+        tests/fixtures/why/build/lock {threads}
 
 Each count: one counting calibration (perf stat) and the full tier's plan from it (collect.plan), as an
 evidence run's; the command once under that perf record; then the recording folded in a child process

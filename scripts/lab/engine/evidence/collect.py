@@ -66,7 +66,8 @@ TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_B
           "samples": 8000},
          {"name": "light", "hz": 249, "stack": 2048, "trace_stack": 2048, "trace_rate": 500, "samples": 2000},
          {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 1024, "trace_rate": 100, "samples": 500})
-CALIBRATE_S = 1.0           # the counting calibration at most (a repeated command repeats for its why_seconds up to this)
+# the counting calibration at most (a repeated command repeats for its why_seconds up to this)
+CALIBRATE_S = 1.0
 EVENT_BYTES = 300           # a recorded event's size beside its stack copy (header, registers, callchain)
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
@@ -193,7 +194,8 @@ def plan(tier, rates=None, busy=None, seconds=None, budget=None):
         hz = max(1, min(hz, int(tier["samples"] / busy)))
     periods = {t: max(1, -(-int(rates.get(t, 0)) // tier["trace_rate"])) if stack else 1 for t, stack in TRACEPOINTS}
     per_s = hz * (busy or 1) * (tier["stack"] + EVENT_BYTES) + sum(
-        rates.get(t, 0) / periods[t] * ((tier["trace_stack"] if stack else 64) + EVENT_BYTES) for t, stack in TRACEPOINTS) + \
+        rates.get(t, 0) / periods[t] * ((tier["trace_stack"] if stack else 64) + EVENT_BYTES)
+        for t, stack in TRACEPOINTS) + \
         rates.get("sched:sched_switch", 0) * 2 * 64          # PERF_RECORD_SWITCH out and in, each
     expected = per_s * (seconds or 0)
     if budget and seconds and expected > budget:

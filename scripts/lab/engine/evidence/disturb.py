@@ -34,7 +34,8 @@ LOOP = ('end=$(( ${EPOCHREALTIME//[!0-9]/} + $1 )); out=$2; budget=$3; shift 3; 
 
 def kinds(status, event, how, data):
     """Each kind of evidence alone, then together (the argv before the loop): what each costs."""
-    tp = {t: collect.tracepoint(t, stack, collect.TIERS[0], how["periods"].get(t, 1)) for t, stack in collect.TRACEPOINTS}
+    tp = {t: collect.tracepoint(t, stack, collect.TIERS[0], how["periods"].get(t, 1))
+          for t, stack in collect.TRACEPOINTS}
     base = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", collect.MAX_BYTES,
             "-m", str(collect.ring_pages())]
     return {
@@ -53,7 +54,8 @@ def condition(tier, seconds, cmd, tmp, status, event, prefix_=None):
     out, data = os.path.join(tmp, "walls"), os.path.join(tmp, "perf.data")
     loop = ["bash", "-c", LOOP, "loop", str(int(seconds * 1e6)), out,
             str(collect.RECORD_BUDGET if tier or prefix_ else 0)] + cmd
-    argv = (prefix_ if prefix_ is not None else collect.record_prefix(data, event, status, tier=tier) if tier else []) + loop
+    argv = (prefix_ if prefix_ is not None
+            else collect.record_prefix(data, event, status, tier=tier) if tier else []) + loop
     p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     walls = [int(x) / 1e6 for x in open(out).read().split()]
     size = os.path.getsize(data) if (tier or prefix_) and os.path.exists(data) else 0
