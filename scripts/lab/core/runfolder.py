@@ -404,6 +404,18 @@ def inside(path, root=None):
     return root, rel
 
 
+def read_present(path, kind, error):
+    """read_file for a file that must be there, its refusal or absence raised as error("path:1: why"): the
+    readers of one folder's own files (a why=1 evidence folder) name the file in their own error type."""
+    try:
+        text = read_file(path, kind)
+    except RunFolderError as e:
+        raise error(f"{path}:1: {str(e).removeprefix(path + ': ')}") from None
+    if text is None:
+        raise error(f"{path}:1: missing")
+    return text
+
+
 def read_file(path, kind="text", root=None, default=None):
     """The text of a run's file (UTF-8, bad bytes replaced), or default when it does not exist. Refused
     (RunFolderError, one line naming the file) unless it is a regular file inside the run, no link

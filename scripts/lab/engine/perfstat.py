@@ -15,8 +15,23 @@ EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "LLC-loa
 OUT = "perf-stat.csv"
 
 
+def counting(out, events):
+    """perf stat counting `events` into file `out` (-x,: one CSV line an event), as a command's prefix."""
+    return ["perf", "stat", "-x,", "-o", out, "-e", ",".join(events), "--"]
+
+
+def counts(text):
+    """{event: count} of `perf stat -x,` output: the events perf counted (<not supported> ones left out)."""
+    out = {}
+    for line in text.splitlines():
+        f = line.strip().split(",")
+        if len(f) >= 3 and f[0].replace(".", "", 1).isdigit():
+            out[f[2]] = float(f[0])
+    return out
+
+
 def prefix(raw):
-    return ["perf", "stat", "-x,", "-o", os.path.join(raw, OUT), "-e", ",".join(EVENTS), "--"]
+    return counting(os.path.join(raw, OUT), EVENTS)
 
 
 def parse(text):

@@ -33,16 +33,7 @@ FOLD = ("import json, os, resource, sys, time\n"
 
 def one(cmd, threads, tmp, status, event):
     argv = [w.replace("{threads}", str(threads)) for w in cmd]
-    evs = [t for t, _s in collect.TRACEPOINTS]
-    stat = os.path.join(tmp, "stat.csv")
-    t0 = time.monotonic()
-    subprocess.run(["perf", "stat", "-x,", "-o", stat, "-e", ",".join(evs + ["task-clock"]), "--"] + argv,
-                   stdout=subprocess.DEVNULL, check=True)
-    wall = time.monotonic() - t0
-    counts = {f[2]: float(f[0]) for f in (x.strip().split(",") for x in open(stat))
-              if len(f) >= 3 and f[0].replace(".", "", 1).isdigit()}
-    how = collect.plan(collect.TIERS[0], {t: counts.get(t, 0) / wall for t in evs},
-                       counts.get("task-clock", 0) / 1000 / wall, wall, collect.RECORD_BUDGET)
+    how, wall = collect.counted(argv, os.path.join(tmp, "stat.csv"), None)
     data = os.path.join(tmp, "perf.data")
     t0 = time.monotonic()
     subprocess.run(collect.record_prefix(data, event, status, how=how) + argv, stdout=subprocess.DEVNULL,

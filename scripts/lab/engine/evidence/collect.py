@@ -24,9 +24,10 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 
 from lab.core import stats, tidy
-from lab.engine import child, guard, hostprep, prefix
+from lab.engine import child, guard, hostprep, perfstat, prefix
 from lab.engine import execmetric as av
 from lab.engine import point as pt
 
@@ -180,6 +181,20 @@ def ring_pages(cpus=None):
     while p * 2 <= min(pages, RING_PAGES[1]):
         p *= 2
     return p
+
+
+def counted(argv, stat, seconds):
+    """(the full tier's plan, wall seconds) from one run of argv counted by perf stat into file `stat`:
+    calibrate's count made by hand (lab.engine.evidence.disturb, bigcost, the fixtures' recorder);
+    seconds: the recording's length it plans for (None: the counted run's wall)."""
+    t0 = time.monotonic()
+    subprocess.run(perfstat.counting(stat, [t for t, _s in TRACEPOINTS] + ["task-clock"]) + argv,
+                   stdout=subprocess.DEVNULL, check=True)
+    wall = time.monotonic() - t0
+    with open(stat) as f:
+        counts = perfstat.counts(f.read())
+    rates = {t: counts.get(t, 0.0) / wall for t, _s in TRACEPOINTS}
+    return plan(TIERS[0], rates, counts.get("task-clock", 0.0) / 1000 / wall, seconds or wall, RECORD_BUDGET), wall
 
 
 def plan(tier, rates=None, busy=None, seconds=None, budget=None):
@@ -543,8 +558,7 @@ def calibrate(ctx, spec, point, folder, status, seconds, name, higher):
     shutil.rmtree(raw, ignore_errors=True)
     os.makedirs(raw)
     events = [t for t, _s in TRACEPOINTS] if status["offcpu"] == ev.OK else []
-    inner = ["perf", "stat", "-x,", "-o", stat, "-e", ",".join(events + ["task-clock"]), "--"] + \
-        repeat_prefix(min(seconds, CALIBRATE_S), counted, False)
+    inner = perfstat.counting(stat, events + ["task-clock"]) + repeat_prefix(min(seconds, CALIBRATE_S), counted, False)
     argv, env, _w, _c, _v = pt.command_line(ctx, spec, point, 0, raw, inner=inner)
     out, err = os.path.join(folder, ".calibrate_out"), os.path.join(folder, ".calibrate_err")
     try:
@@ -555,11 +569,8 @@ def calibrate(ctx, spec, point, folder, status, seconds, name, higher):
         n, looped = repetitions(counted, elapsed=True) if seconds > 0 else (1, None)
         if rc != 0 or usage is None or not n or not usage.wall_s:
             return None
-        counts = {}
-        for line in open(stat, errors="replace"):
-            f = line.strip().split(",")
-            if len(f) >= 3 and f[0].replace(".", "", 1).isdigit():
-                counts[f[2]] = float(f[0])
+        with open(stat, errors="replace") as f:
+            counts = perfstat.counts(f.read())
         wall = looped or usage.wall_s
         measured = metric_value(spec, name, out)[0] if higher else wall / n
         # a spec's `server` is recorded, not the command perf stat counted: its rates are not known here

@@ -18,7 +18,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from lab.engine import hostprep, prefix
 from lab.engine.evidence import collect
@@ -85,18 +84,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         prefixes = {}
         if a.kinds:       # the plan from one count, as an evidence run's (collect.calibrate, collect.plan)
-            stat = os.path.join(tmp, "stat.csv")
-            evs = [t for t, _s in collect.TRACEPOINTS]
             loop = ["bash", "-c", LOOP, "loop", str(int(a.seconds * 1e6)), os.path.join(tmp, "w"), "0"] + a.cmd
-            t0 = time.monotonic()
-            subprocess.run(["perf", "stat", "-x,", "-o", stat, "-e", ",".join(evs + ["task-clock"]), "--"] + loop,
-                           stdout=subprocess.DEVNULL, check=True)
-            wall = time.monotonic() - t0
-            counts = {f[2]: float(f[0]) for f in (x.strip().split(",") for x in open(stat))
-                      if len(f) >= 3 and f[0].replace(".", "", 1).isdigit()}
-            how = collect.plan(collect.TIERS[0], {t: counts.get(t, 0) / wall for t in evs},
-                               counts.get("task-clock", 0) / 1000 / wall, a.seconds, collect.RECORD_BUDGET)
-            print(json.dumps({"plan": how, "rates": {t: counts.get(t, 0) / wall for t in evs}}), file=sys.stderr)
+            how, _wall = collect.counted(loop, os.path.join(tmp, "stat.csv"), a.seconds)
+            print(json.dumps({"plan": how}), file=sys.stderr)
             prefixes = kinds(status, event, how, os.path.join(tmp, "perf.data"))
             names = [None] + list(prefixes)
         for r in range(a.rounds):

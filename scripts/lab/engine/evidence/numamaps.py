@@ -19,7 +19,8 @@ import re
 import threading
 import time
 
-from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
+from lab.core.runfolder import read_present, write_atomic_text
+from lab.errors import LabError
 
 FORMAT = 1
 INTERVAL = 0.5          # seconds between samples: a read walks the page tables under the mm's lock
@@ -41,7 +42,7 @@ LINE = re.compile(r"([0-9a-f]{1,16}) ((?:weighted interleave|prefer \(many\)|[a-
 TOKEN = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,31}(?:=\S{1,4096})?$")
 
 
-class NumaMapsError(Exception):
+class NumaMapsError(LabError):
     """A numa_maps text or numa_r<N>.json that is not what the kernel or this module writes: one line."""
 
 
@@ -293,12 +294,7 @@ def _kb(d, p):
 def read(p):
     """numa_r<N>.json checked: {"pid", "comm", "samples", "cut", "nodes": {node: [cpus]}, "settings",
     "peak": None or {"seconds", "kb": {node: kB}, "mappings": [{"start", "name", "policy", "kb"}]}}."""
-    try:
-        text = read_file(p, "json")
-    except RunFolderError as e:
-        raise NumaMapsError(f"{p}:1: {str(e).removeprefix(p + ': ')}") from None
-    if text is None:
-        raise NumaMapsError(f"{p}:1: missing")
+    text = read_present(p, "json", NumaMapsError)
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):

@@ -24,7 +24,7 @@ import math
 import os
 import re
 
-from lab.core.runfolder import RunFolderError, read_file, write_atomic_text
+from lab.core.runfolder import read_present, write_atomic_text
 from lab.errors import LabError
 
 from . import numamaps
@@ -137,13 +137,7 @@ def write_meta(folder, meta):
 def _text(p):
     """A file of an evidence folder, through the run folder's one reader of received files (a regular
     file inside the run, no link, FIFO or device followed, at most runfolder.LIMITS['evidence'] bytes)."""
-    try:
-        text = read_file(p, "evidence")
-    except RunFolderError as e:
-        raise EvidenceError(f"{p}:1: {str(e).removeprefix(p + ': ')}") from None
-    if text is None:
-        raise EvidenceError(f"{p}:1: missing")
-    return text
+    return read_present(p, "evidence", EvidenceError)
 
 
 def read_folded(p):
