@@ -552,3 +552,14 @@ def test_a_preemption_in_the_mutexs_release_is_the_locks_handover():
     wake = {"name": "[runqueue];p;worker;update_table;__GI___lll_lock_wake", "kind": "off-CPU"}
     own = {"name": "[runqueue];p;worker;update_table", "kind": "off-CPU"}
     assert (C.rule(d, release), C.rule(d, wake), C.rule(d, own)) == ("lock", "lock", "scheduler")
+
+
+def test_the_words_say_how_the_evidence_was_sampled_and_a_received_text_is_bounded():
+    base, knee = diff.load(os.path.join(REC, "lock_t1")), diff.load(os.path.join(REC, "lock_t2"))
+    assert "sampled" not in knee["meta"] and "was sampled" not in verdict.verdict(recorded("lock"))["text"]
+    knee["meta"]["sampled"] = {"oncpu": "cpu-clock samples at 99 Hz", "futex": "1 in 50 futex call" + "x" * 5000,
+                               "offcpu": ["not", "a", "string"]}
+    text = verdict.verdict(diff.differential(base, knee, "compact", 1, 2, "test"))["text"]
+    said = text.split("How the knee's evidence was sampled: ")[1]
+    assert said.startswith("on-CPU: cpu-clock samples at 99 Hz; futex: 1 in 50 futex call")
+    assert "off-CPU" not in said.split(".")[0] and "x" * 301 not in said

@@ -289,6 +289,19 @@ def _sched(ev):
     return [{n: sum(float(t[n]) for t in run) for n in ("migrations", "involuntary")} for run in runs]
 
 
+SAMPLED_KINDS = (("oncpu", "on-CPU"), ("offcpu", "off-CPU"), ("futex", "futex"))
+
+
+def sampled(meta):
+    """[(kind, words)]: how the evidence runs were sampled (meta.json's `sampled`, collect.sampled: the
+    full tier as the counting calibration planned it), each a received string, bounded; [] in folders
+    written before it."""
+    said = meta.get("sampled")
+    if not isinstance(said, dict):
+        return []
+    return [(name, said[k][:300]) for k, name in SAMPLED_KINDS if isinstance(said.get(k), str) and said[k]]
+
+
 def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why="", stops=False):
     """Compare two points' evidence (as load() gives it); everything the verdict and the flame
     graph need, as plain data. `stops`: the curve says scaling stops at the knee (knee()), so the
@@ -304,6 +317,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
            "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
            "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
            "memory": memory.of_runs(knee_ev["runs"]),
+           "sampled": sampled(knee_ev["meta"]),
            "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
                                   gate.summary(knee_ev["meta"], knee_threads)) if x]}
     for kind in KINDS:

@@ -154,6 +154,9 @@ def words(d, c):
                 text += f" {said}" if said else ""
     for note in c["notes"]:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
+    if d.get("sampled"):        # what was counted exactly and what only sampled (issue 53: said, not assumed)
+        text += " How the knee's evidence was sampled: " + \
+            "; ".join(f"{name}: {how}" for name, how in d["sampled"]) + "."
     if d.get("judged"):         # the validity gate rejected runs or recorded lighter: what the words rest on
         text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d['judged'])}."
     nb, nk = d["runs"]
