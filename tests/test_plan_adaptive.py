@@ -213,3 +213,16 @@ def test_a_sweep_over_its_price_replans_and_says_so(results):
     assert not left & set(series)                       # never drawn as measured
     assert all(any(s.startswith(f"unpinned threads={t}: budget: left out while running") for s in skipped)
                for t in left)
+
+
+def test_the_report_folds_a_curves_planned_skips_into_one_line():
+    from lab.report.view import folded_skips
+    skipped = ["smt threads=2: no SMT here"] + \
+        [f"unpinned threads={t}: adaptive: not needed: the measured 2 and 64 threads already decide"
+         for t in (3, 5, 6)] + \
+        ["compact threads=128: budget: left out before the sweep to fit 0:45:00"]
+    said = folded_skips(skipped)
+    assert said[0] == "smt threads=2: no SMT here"           # any other reason stays a line a point
+    assert said[1].startswith("unpinned at 3 thread counts (3, 5, 6): the adaptive plan did not need them (the first: "
+                              "not needed: the measured 2 and 64 threads already decide;")
+    assert said[2] == skipped[-1] and len(said) == 3         # one point left out keeps its own line

@@ -11,6 +11,7 @@ EXPERIMENT_SECTIONS: both writers pick it up, in that order. The run's own block
 environment()) and the comparisons' (fleet_*, compare_*) are builders here too; each page's layout
 places them. Charts are built in lab/report/chartmodel.py."""
 import os
+import re
 from dataclasses import dataclass, field
 
 from lab.report import chartmodel, goals, numa
@@ -214,6 +215,35 @@ def environment(h):
                                               "configs) is in env/.")], level=2)
 
 
+PLANNED = re.compile(r"^(\S+) threads=(\d+): (adaptive|budget): (.*)$")
+PLAN_WORDS = {"adaptive": "the adaptive plan did not need them", "budget": "left out to fit the budget"}
+
+
+def folded_skips(skipped):
+    """The skipped points, a line each, but those the adaptive plan or the budget left out folded into one
+    line per placement and kind (an adaptive curve of 256 candidates leaves ~30): the thread counts, and
+    the first point's reason (each point's own is in the journal's skipped events)."""
+    out, groups = [], {}
+    for s in skipped:
+        m = PLANNED.match(s)
+        if not m:
+            out.append(s)
+            continue
+        key = (m.group(1), m.group(3))
+        if key not in groups:
+            groups[key] = {"key": key, "threads": [], "first": m.group(4)}
+            out.append(groups[key])
+        groups[key]["threads"].append(int(m.group(2)))
+    return [s if isinstance(s, str) else folded(*s["key"], sorted(s["threads"]), s["first"]) for s in out]
+
+
+def folded(placement, kind, threads, first):
+    if len(threads) == 1:
+        return f"{placement} threads={threads[0]}: {kind}: {first}"
+    return (f"{placement} at {len(threads)} thread counts ({', '.join(map(str, threads))}): {PLAN_WORDS[kind]} "
+            f"(the first: {first}; each one's reason: the journal's skipped events)")
+
+
 def marks(e):
     """What the reader must know before the numbers: suspect points, rate-bound points, goals,
     re-measured, failed, skipped and not-confident points, charts that could not be drawn."""
@@ -228,7 +258,7 @@ def marks(e):
     out += [Mark(f"re-measured: {s}", attach=("discarded attempt", href(raw + "/")) if raw else None)
             for s, raw in zip(e.remeasured, e.remeasured_raw)]
     out += [Mark(f"failed: {s}") for s in e.failed]
-    out += [Mark(f"skipped: {s}") for s in e.skipped]
+    out += [Mark(f"skipped: {s}") for s in folded_skips(e.skipped)]
     out += [Mark(f"not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
                  f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e.unconfident]
     out += [Mark(s, cls="mute") for s in e.missing_charts]
