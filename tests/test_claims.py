@@ -236,17 +236,22 @@ RING = ("channel", "clone3", "start_thread", "stage_main", "ring_pop")
 STAGE = ("channel", "clone3", "start_thread", "stage_main")
 
 
-def test_seed004_cause_is_the_slot_handover_unpadded_adds(tmp_path):
-    rows = [(v, "same-l3", 2, "0,1", "ns_per_msg", [5, 5.1, 4.9], "ns") for v in ("padded", "unpadded")]
+def test_seed004_cause_is_the_slot_handover_unpadded_adds_across_an_l3(tmp_path):
+    rows = [(v, pl, 2, "0,1", "ns_per_msg", [5, 5.1, 4.9], "ns") for v in ("padded", "unpadded")
+            for pl in ("same-l3", "cross-l3")]
     run = run_with(tmp_path, "channel", rows)
-    write_point(run, "channel", "padded_same-l3_t2", noisy(({STAGE: 300, RING: 100}, {})), unit="run", work=1)
-    write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
+    for pl in ("same-l3", "cross-l3"):
+        write_point(run, "channel", f"padded_{pl}_t2", noisy(({STAGE: 300, RING: 100}, {})), unit="run", work=1)
+        write_point(run, "channel", f"unpadded_{pl}_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
     s = story(run, "seed-004")
     assert s.cause == "found", s.cause_why
+    # within one L3 the same growth is the slots' false sharing, said so, not the seed's cross-CCX cause
+    assert "same-l3, 2 threads" in s.cause_why and "its two CPUs share one L3" in s.cause_why, s.cause_why
     assert re.search(r"slot handover \(ring_push/ring_pop, 1 stacks together\) \+[\d.]+ ms per run "
                      r"\(95% CI \+[\d.]+ ms to \+[\d.]+ ms\): 100% of the added cost", s.cause_why), s.cause_why
-    shutil.rmtree(os.path.join(run, "raw", "channel", "unpadded_same-l3_t2_why"))
-    write_point(run, "channel", "unpadded_same-l3_t2", noisy(({STAGE: 900, RING: 100}, {})), unit="run", work=1)
+    # the growth elsewhere than the handover across the L3: not found
+    shutil.rmtree(os.path.join(run, "raw", "channel", "unpadded_cross-l3_t2_why"))
+    write_point(run, "channel", "unpadded_cross-l3_t2", noisy(({STAGE: 900, RING: 100}, {})), unit="run", work=1)
     assert story(run, "seed-004").cause == "not found"
 
 

@@ -30,6 +30,7 @@ import re
 from lab.core import rules as V
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
+from lab.core.runfolder import RunFolder
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
@@ -357,11 +358,29 @@ def server_lock_cause(run, e, merged):
     return res
 
 
+# The pair placements whose two CPUs are in different L3s by their definition (topology/topo.py), for a
+# run without its topology; with it, the CPUs recorded decide (scaling.spans).
+CROSS_L3 = ("cross-l3", "cross-die", "cross-numa", "cross-package")
+
+
+def crosses_l3(topo, placement, cpus):
+    """Do a point's CPUs span more than one L3 (the seed's handover across CCXs)? None: cannot tell."""
+    if topo is not None and cpus:
+        return scaling.spans(topo, [int(c) for c in cpus.split(",") if c.strip().isdigit()])["l3"] > 1
+    return True if placement in CROSS_L3 else False if placement in ("smt", "same-l2", "same-l3") else None
+
+
 def slot_handover_cause(run, e):
+    """Seed 004's cause, PMU-free (issue 56 item 3): unpadded slots' added cost in the slot handover, at a
+    point whose two threads are in different L3s; within one L3 the growth is false sharing, not the
+    seed's cross-CCX cost, and is said so."""
     res = []
     handover = lambda r, fs: any(RING.search(f) for f in fs)  # noqa: E731
     have = {(p.placement, p.threads) for p in e.points if p.variant == "unpadded"}
+    cpus = {(p.placement, p.threads): p.cpus for p in e.points if p.variant == "unpadded"}
+    topo = RunFolder(run).topology()
     for placement, t in sorted(have):
+        across = crosses_l3(topo, placement, cpus[(placement, t)])
         t = int(t)
         try:
             ep = evidence_of(run, "channel", "padded")(placement, t)
@@ -386,7 +405,12 @@ def slot_handover_cause(run, e):
                 f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c['cause']})")
         if not C.grows(tot):
             said += ": unpadded adds no CPU time beyond noise here, so there is no added cost to explain"
-        res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)), said))
+        elif not across:
+            said += (": " + ("its two CPUs share one L3" if across is False else "whether its CPUs share an L3 is "
+                             "not known (no topology recorded)") +
+                     ", so this is the slots' false sharing, not the seed's handover across an L3 (a cross-l3, "
+                     "cross-die, cross-numa or cross-package point says that)")
+        res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)) and bool(across), said))
     return res
 
 
