@@ -28,9 +28,9 @@ rules (written out in docs/design.md, "The stories' causes"):
 import re
 
 from lab.core import rules as V
+from lab.core.runfolder import RunFolder
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
-from lab.core.runfolder import RunFolder
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
