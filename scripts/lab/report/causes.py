@@ -12,7 +12,7 @@ from lab.engine import plan
 from lab.engine.evidence.store import EvidenceError
 from lab.report import scaling
 from lab.report.journal import Journal, JournalError
-from lab.why import diff, flame, usl, verdict
+from lab.why import diff, flame, groups, usl, verdict
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -63,6 +63,7 @@ def section(run, e):
         return None
     variants = scaling.curves(e.points, sc.metric)
     curves, models = [], {}
+    topo = RunFolder(run).topology() if any(p.metric == sc.metric for p in e.points) else None
     for variant, by_p in sorted(variants.items()):
         errors = {}
         for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e.name, variant, errors)):
@@ -74,6 +75,9 @@ def section(run, e):
                 v["missing"] = [m for m in v.get("missing") or [] if not m.startswith("no evidence at")]
                 v["missing"].append(f"evidence unreadable ({'; '.join(bad)})")
                 v["text"] = f"{v['placement']}: evidence unreadable ({'; '.join(bad)})."
+            where = groups.words(c["diff"]["placed"], topo, c["diff"]["unit"]) if c["diff"] else ""
+            if where:       # a many-domain host: which threads paid (issue 53 item 6)
+                v["text"] += f" {where}"
             if len(variants) > 1:
                 v["text"] = f"{variant}: {v['text']}"
             curves.append(c)

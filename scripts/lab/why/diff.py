@@ -25,7 +25,7 @@ import numpy as np
 
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
-from lab.why import alone, memory
+from lab.why import alone, groups, memory
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -318,6 +318,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
            "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
            "memory": memory.of_runs(knee_ev["runs"]),
            "sampled": sampled(knee_ev["meta"]),
+           "placed": groups.placed(knee_ev["runs"]),
            "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
                                   gate.summary(knee_ev["meta"], knee_threads)) if x]}
     for kind in KINDS:
