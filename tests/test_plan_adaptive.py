@@ -169,7 +169,7 @@ def scale(results, shape, plan, *extra, work="0.03"):
 def measured_series(run):
     from lab.report import front
     e = front.read(run).experiments[0]
-    return ({int(p.threads): p.s for p in e.points if p.metric == "ops"}, e.skipped, e)
+    return ({int(p.threads): p.summary for p in e.points if p.metric == "ops"}, e.skipped, e)
 
 
 def journal(run):
