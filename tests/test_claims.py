@@ -308,7 +308,9 @@ def test_cache_server_global_lock_at_2_server_threads_end_to_end(tmp_path):
     # inconclusive: every evidence run of a side outside the disturbance budget (the gate says which)
     assert s.cause in ("found", "not found", claims.INCONCLUSIVE), s.cause_why
     if s.cause == claims.INCONCLUSIVE:
-        assert "none kept" in s.cause_why and "timed repeats" in s.cause_why, s.cause_why
+        # against each run's unrecorded reference where the calibration made one, else the timed repeats
+        assert "none kept" in s.cause_why and ("timed repeats" in s.cause_why or "unrecorded runs" in s.cause_why), \
+            s.cause_why
         return
     assert "lock futex waits (lll_lock_wait) per 1000 GETs: 0.00 at 1" in s.cause_why
     if s.cause == "found":

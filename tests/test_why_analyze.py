@@ -563,3 +563,21 @@ def test_the_words_say_how_the_evidence_was_sampled_and_a_received_text_is_bound
     said = text.split("How the knee's evidence was sampled: ")[1]
     assert said.startswith("on-CPU: cpu-clock samples at 99 Hz; futex: 1 in 50 futex call")
     assert "off-CPU" not in said.split(".")[0] and "x" * 301 not in said
+
+
+def test_kept_runs_at_another_pace_than_the_timed_repeats_are_said_and_their_speed_is_against_the_timed():
+    # each run matched its unrecorded reference (kept), but the host had moved the program's pace since
+    # the timed repeats: the words the differential rests on say it, and the speed they quote is the timed one
+    judged = [{"run": r, "verdict": gate.KEPT, "tier": "full", "reference": 0.05, "speed": 1.02,
+               "speed_timed": t} for r, t in ((1, 2.1), (2, 2.3))]
+    meta = {"runs": 2, "runs_judged": judged}
+    assert gate.kept_speed(meta) == pytest.approx(2.2)
+    assert gate.summary(meta, 2) == ("2 threads: all 2 attempts kept; the kept runs ran ×2.10–×2.30 faster than "
+                                     "the timed repeats (the host moved the program's own pace: their unrecorded "
+                                     "reference runs did too)")
+    for j in judged:
+        j["speed_timed"] = 1.04
+    assert gate.summary(meta, 2) == "" and gate.kept_speed(meta) == pytest.approx(1.04)
+    # judged by the timed median (no reference): its speed is against the timed repeats already
+    assert gate.kept_speed({"runs": 1, "runs_judged": [{"run": 1, "verdict": gate.KEPT, "tier": "full",
+                                                        "reference": None, "speed": 0.5, "speed_timed": None}]}) == 0.5

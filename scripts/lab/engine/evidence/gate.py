@@ -13,7 +13,7 @@ than the budget between the timed repeats and the evidence runs (a contended mut
 speed against the timed repeats is kept beside it (`speed_timed`) and said. meta.json's `runs_judged`
 holds every attempt's judgement; diff.load keeps only the kept runs.
 """
-WHY_DISTURBANCE = 0.10   # ±10% of the timed repeats' median: beyond it the evidence run is another program
+WHY_DISTURBANCE = 0.10   # ±10% of its reference: beyond it the evidence run is another program
 KEPT, LOST, CUT, DISTURBED = "kept", "lost", "cut", "disturbed"
 
 
@@ -60,10 +60,16 @@ def kept_runs(meta):
     return [j["run"] for j in judged if j["verdict"] == KEPT and j.get("run")]
 
 
+def timed_speed(j):
+    """A judged attempt's speed against the timed repeats: `speed_timed` where it was judged by an
+    unrecorded reference (its `speed` is against that), else its `speed` (judged by the timed median)."""
+    return j.get("speed_timed") if j.get("reference") else j.get("speed")
+
+
 def kept_speed(meta):
-    """The median speed (vs the timed repeats) of the kept runs that were judged by it, or None."""
+    """The median speed against the timed repeats of the kept runs, or None."""
     kept = set(kept_runs(meta))
-    xs = sorted(j["speed"] for j in meta.get("runs_judged") or [] if j.get("run") in kept and j.get("speed"))
+    xs = sorted(timed_speed(j) for j in meta.get("runs_judged") or [] if j.get("run") in kept and timed_speed(j))
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
 
 
@@ -72,14 +78,26 @@ def summary(meta, threads):
     judge (an older folder) or every attempt was kept at the first tier."""
     judged = meta.get("runs_judged") or []
     kept = [j for j in judged if j["verdict"] == KEPT]
+    # kept runs match their unrecorded reference, yet the host may have moved the program's own pace
+    # since the timed repeats: the words rest on them, so the reader is told (issue 53: never silently)
+    pace = [s for s in (timed_speed(j) for j in kept) if s and abs((s if s >= 1 else 1 / s) - 1) > WHY_DISTURBANCE]
+    other = (f"; the kept runs {' or '.join(pace_span(pace))} than the timed repeats (the host "
+             "moved the program's own pace: their unrecorded reference runs did too)") if pace else ""
     if not judged or (len(kept) == len(judged) and {j["tier"] for j in judged} <= {judged[0]["tier"]}):
-        return ""
+        return f"{threads} thread{'' if threads == 1 else 's'}: all {len(kept)} attempts kept{other}" if other else ""
     rejected = [f"{sum(j['verdict'] == v for j in judged)} {v}" for v in (DISTURBED, CUT, LOST)
                 if any(j["verdict"] == v for j in judged)]
     tiers = [f"tier {', '.join(dict.fromkeys(j['tier'] for j in kept))}"] if kept else []
     return (f"{threads} thread" + ("" if threads == 1 else "s") +
             f": {len(kept)} of {len(judged)} attempts kept "
-            f"({'; '.join(tiers + ([', '.join(rejected)] if rejected else []))})")
+            f"({'; '.join(tiers + ([', '.join(rejected)] if rejected else []))}){other}")
+
+
+def pace_span(speeds):
+    """['ran ×2.05–×2.20 faster', 'ran ×1.30 slower'] of speeds against the timed repeats."""
+    fast, slow = [s for s in speeds if s >= 1], [s for s in speeds if s < 1]
+    return ([f"ran {span(min(fast), max(fast))} faster"] if fast else []) + \
+        ([f"ran {span(1 / max(slow), 1 / min(slow))} slower"] if slow else [])
 
 
 def none_kept(meta, threads):
