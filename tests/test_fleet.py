@@ -162,6 +162,33 @@ def test_unknown_host_key_is_refused_by_name(fleet):
 
 
 @needs_hosts
+def test_a_reason_lost_to_a_broken_pipe_is_asked_again(fleet, monkeypatch, tmp_path):
+    """With pipelining, ssh may die before Ansible writes the module: Ansible then says only "Data could
+    not be sent ... Broken pipe" (seen on CI). The lab asks that host again without pipelining and says ssh's
+    own reason. The race is made certain here by rewriting the first play's words for hostB."""
+    from lab.fleet import play
+    kh = tmp_path / "known_hosts_a_only"
+    kh.write_text("".join(ln + "\n" for ln in (fleet["tmp"] / "known_hosts").read_text().splitlines()
+                          if ADDRS["hostA"] in ln))
+    real, plays = play.Outcome.__init__, []
+
+    def lossy(self, hosts, status_path, rc):
+        real(self, hosts, status_path, rc)
+        plays.append(list(hosts))
+        if len(plays) == 1 and self.unreachable("hostB"):
+            self.by_host["hostB"] = (f"unreachable: Kernel and virtualization facts: {play.LOST_REASON} "
+                                     f"'{ADDRS['hostB']}'. Make sure ...: [Errno 32] Broken pipe")
+    monkeypatch.setattr(play.Outcome, "__init__", lossy)
+    env = play.environment(known_hosts=str(kh), base=fleet["env"])
+    out = play.run("reach.yml", fleet["inv"], ["hostA", "hostB"], {}, env, str(tmp_path / "a.log"))
+    assert plays == [["hostA", "hostB"]] and "Broken pipe" in out.by_host["hostB"]    # reach is never re-asked
+    plays.clear()
+    out = play.run("check.yml", fleet["inv"], ["hostB"], {"out_dir": str(tmp_path)}, env, str(tmp_path / "c.log"))
+    assert plays == [["hostB"], ["hostB"]], plays
+    assert "ost key verification failed" in out.by_host["hostB"] and "Broken pipe" not in out.by_host["hostB"]
+
+
+@needs_hosts
 def test_bad_input_is_one_line_and_exit_2(fleet):
     p = fleet_cmd(fleet, "sweep", f"inventory={fleet['inv']}", "run=/tmp/x", check=2)
     assert p.stderr.count("\n") == 1 and "run=" in p.stderr, p.stderr

@@ -33,6 +33,8 @@ def one_line(text):
 
 
 NO_PYTHON = "Module result deserialization failed"
+# Ansible's words when ssh died before it could write the module (pipelining): ssh's own reason is lost.
+LOST_REASON = "Data could not be sent to remote host"
 
 
 class Outcome:
@@ -65,6 +67,9 @@ class Outcome:
 
     def unreachable(self, h):
         return self.by_host.get(h, "").startswith("unreachable")
+
+    def reason_lost(self):
+        return [h for h, s in self.by_host.items() if s.startswith("unreachable") and LOST_REASON in s]
 
 
 def local_python(inventory, env, tmp):
@@ -102,4 +107,12 @@ def run(playbook, inventory, hosts, extra, env, log_path, check=False):
             log.flush()
             p = subprocess.run(argv, env=dict(env, LAB_FLEET_STATUS=status), stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, cwd=ROOT)
-        return Outcome(hosts, status, p.returncode)
+        outcome = Outcome(hosts, status, p.returncode)
+    lost = outcome.reason_lost()
+    if lost and playbook != "reach.yml":
+        # Asked again without pipelining, ssh's own words come back (a refused host key, a wrong user).
+        again = run("reach.yml", inventory, lost, {}, dict(env, ANSIBLE_PIPELINING="False"), log_path)
+        for h in lost:
+            if again.unreachable(h) and LOST_REASON not in again.by_host[h]:
+                outcome.by_host[h] = again.by_host[h]
+    return outcome
