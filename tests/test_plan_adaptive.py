@@ -226,3 +226,21 @@ def test_the_report_folds_a_curves_planned_skips_into_one_line():
     assert said[1].startswith("unpinned at 3 thread counts (3, 5, 6): the adaptive plan did not need them (the first: "
                               "not needed: the measured 2 and 64 threads already decide;")
     assert said[2] == skipped[-1] and len(said) == 3         # one point left out keeps its own line
+
+
+def test_the_pace_against_the_price_waits_for_a_minute_of_measuring():
+    # Seen on a default sweep here: after a build, two 0.2-s repeats made a ×24 pace, a projection of 6:33
+    # against 0:20, and "it will run over" at 0:00:02. The pace is trusted only after PACE_SAMPLE_S of
+    # measuring (a tenth of a shorter budget), timed from the first kept repeat, not from the sweep's setup.
+    import time
+
+    from lab.engine import rounds
+    r = rounds.Sweep.__new__(rounds.Sweep)
+    r.budget, r.first_at, r.priced_done = 1200.0, None, 0.0
+    assert r.pace() is None                                      # nothing kept yet
+    r.first_at, r.priced_done = time.monotonic() - 2.0, 0.4      # two 0.2-s repeats, 2 s ago
+    assert r.pace() is None
+    r.first_at, r.priced_done = time.monotonic() - 90.0, 45.0    # past the sample: the pace is measured
+    assert 1.9 < r.pace() < 2.2
+    r.budget, r.first_at, r.priced_done = 2.0, time.monotonic() - 0.5, 0.01   # a 2-s budget: 0.2 s suffice
+    assert r.pace() > 10

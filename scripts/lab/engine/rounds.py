@@ -33,6 +33,8 @@ from .plan import KEEP, importance, plan, refine, unneeded, words_of_level
 from .price import hms
 from .spec import better_of
 
+PACE_SAMPLE_S = 60.0    # seconds of measuring before the pace against the price is trusted (re-plan, ETA)
+
 
 class Interrupted(Exception):
     pass
@@ -97,6 +99,7 @@ class Sweep:
         # are made (the price counts only those why_points prices, so the ETA stays right before the knee is known)
         self.unexplained = set()
         self.priced_done = 0.0               # the price of the repeats kept so far in this session
+        self.first_at = None                 # when the session's first kept repeat began (setup is not pace)
         os.makedirs(rf.sweep_dir, exist_ok=True)
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
         self.plans = opts.get("plans") or {}    # the request's plans (a budget's fit marked in them), else planned here
@@ -168,14 +171,26 @@ class Sweep:
                 secs += pp.chance * pp.repeats * pp.kept if pp else 0.0
         return reps, secs
 
+    def pace(self):
+        """How this session's measured costs compare with their price: the time since its first kept repeat
+        began over the price of the repeats kept since; None until it has measured for a while (PACE_SAMPLE_S,
+        or a tenth of a shorter budget): two 0.2-s repeats after a build once made a ×24 pace and a needless
+        "it will run over"."""
+        if self.first_at is None or self.priced_done <= 0:
+            return None
+        measuring = time.monotonic() - self.first_at
+        if measuring < min(PACE_SAMPLE_S, 0.1 * self.budget if self.budget else PACE_SAMPLE_S):
+            return None
+        return measuring / self.priced_done
+
     def replan(self):
         """A sweep with a budget whose measured costs run over its price: leave out the points not yet
         begun that change the answer least (plan.importance, the dearest first among equals) until the
         projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point)."""
-        if not self.budget or self.done_now < 2:      # one repeat is no pace yet
+        pace = self.pace()
+        if not self.budget or self.done_now < 2 or pace is None:      # no pace yet
             return
         elapsed = time.monotonic() - self.started
-        pace = elapsed / self.priced_done if self.priced_done > 0 else 1.0
         _reps, secs = self.remaining()
         over = elapsed + secs * pace - self.budget
         if over <= 0:
@@ -229,7 +244,7 @@ class Sweep:
         reps, secs = self.remaining()
         total = self.done_now + max(round(reps), 1)
         elapsed = time.monotonic() - self.started
-        pace = elapsed / self.priced_done if self.priced_done > 0 else 1.0
+        pace = self.pace() or 1.0
         eta = hms(secs * pace) if self.price else \
             hms(elapsed * reps / self.done_now) if self.done_now else "?"
         print(visible(f"[{self.done_now + 1}/{total}] {point.experiment} {point.variant or '-'} {point.placement} "
@@ -631,6 +646,7 @@ class Sweep:
         tidy.write_atomic(self.rf.point_csv(exp, p.key(repeat)),
                           [{k: r.get(k, "") for k in tidy.COLUMNS} for r in outcome.rows], header=False)
         self.done_now += 1
+        self.first_at = t_enter if self.first_at is None else self.first_at
         self.priced_done += self.expected(spec, p)[1]
         overhead = time.monotonic() - t_enter - measured
         self.journal.event("done", f"{exp}: done {p.key(repeat)} in {secs:.1f} s", **self.fields(p, repeat),
