@@ -20,6 +20,7 @@ lab has had none): only the argv and the read side on recorded published text ar
 import os
 import subprocess
 
+from lab.core.runfolder import write_atomic_text
 from lab.engine import child
 from lab.engine import point as pt
 
@@ -66,8 +67,7 @@ def report(argv, raw, env, log):
                                timeout=REPORT_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{' '.join(argv[:3])}: {type(e).__name__}"
-    with open(raw, "wb") as f:
-        f.write(p.stdout[:MAX_RAW])
+    write_atomic_text(raw, p.stdout[:MAX_RAW].decode("utf-8", "replace"))
     return "" if p.returncode == 0 and p.stdout.strip() else f"{' '.join(argv[:3])} exited {p.returncode}" + \
         ("" if p.stdout.strip() else " and printed nothing")
 
