@@ -242,3 +242,12 @@ def test_seed000_pmu_free_unchanged_without_c2c(tmp_path):
     s = story(run, "seed-000")
     assert s.cause == "found" and "perf c2c" not in s.cause_why, s.cause_why
     assert OK["oncpu"] == "ok"
+
+
+def test_a_server_spec_is_not_recorded_by_the_tier():
+    """collect.scope's server (the lab's Cassandra): these command lines record the command's tree, so
+    nothing runs (ctx None: any run would fail) and each kind says why."""
+    status, entries = hardware.runs(None, {}, None, "/nonexistent", {"c2c": ev.OK, "topdown": ev.OK}, 0, None,
+                                    None, scope="server")
+    assert entries == [] and set(status) == {"c2c", "topdown"}
+    assert all(v.startswith(ev.NA) and "its server" in v for v in status.values())

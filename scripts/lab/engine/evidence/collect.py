@@ -711,7 +711,7 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     hw_status, hw_judged = hardware.runs(ctx, spec, point, folder, status if walls else {}, seconds,
                                          lambda out, wall, n: judge_run(spec, name, higher, timed_rows, calibration,
                                                                         out, wall, n),
-                                         (repeat_prefix, repetitions))
+                                         (repeat_prefix, repetitions), what or "tree")
     done = len(walls)
     merged = dict(status, **hw_status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason

@@ -90,7 +90,8 @@ def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
     try:
         rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
                                     child.OUTPUT_CAP)
-        n = repetitions(counted) if seconds > 0 else 1
+        # a repeated command's wall from the loop's own clock, as the switch runs' (perf's start-up left out)
+        n, looped = repetitions(counted, elapsed=True) if seconds > 0 else (1, None)
         if rc != 0 or usage is None or not n:
             entry["why"] = f"exited {rc}" + (f" ({note})" if note else "") + f": {pt.tail(err)}"
         else:
@@ -101,7 +102,7 @@ def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
             if failed:
                 entry["why"] = failed
             else:
-                entry["verdict"], entry["why"], speed = judge(out, usage.wall_s, n)
+                entry["verdict"], entry["why"], speed = judge(out, looped or usage.wall_s, n)
                 entry.update(file=RAW[kind], speed=round(speed, 4) if speed else None)
     except OSError as e:
         entry["why"] = f"{type(e).__name__}: {e}"[:300]
@@ -109,16 +110,21 @@ def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
         for p in (os.path.join(folder, f".{kind}.data"), counted):
             if os.path.exists(p):
                 os.remove(p)
+    entry["why"] = entry["why"][:1000]       # the format's bound on a reason (store.py)
     status = ev.OK if entry["file"] else ev.NA + f"the {WORDS[kind]} run failed: {entry['why']}"[:900]
     return entry, status
 
 
-def runs(ctx, spec, point, folder, status, seconds, judge, repeat, vendor=None):
+def runs(ctx, spec, point, folder, status, seconds, judge, repeat, scope="tree", vendor=None):
     """Every kind this host can record, one run each: ({kind: status}, [meta.json `hardware` entries]).
-    Nothing runs for a kind that is not "ok" (pmu.py's reason stays its status)."""
+    Nothing runs for a kind that is not "ok" (pmu.py's reason stays its status), nor for a spec whose
+    measured program is its `server` (collect.scope): these command lines record the command's own tree."""
     kinds = wanted(status)
     if not kinds:
         return {}, []
+    if scope != "tree":
+        return {k: ev.NA + "the hardware tier records the command's own tree, and this spec's measured program "
+                "is its server (not recorded by the tier yet)" for k in kinds}, []
     vendor = vendor or pmu.host().vendor
     out, entries = {}, []
     for kind in kinds:
