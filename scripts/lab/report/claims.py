@@ -332,12 +332,13 @@ def arc_refcount_cause(run, e, merged):
         said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
                  else f"; per-thread: {why}")
         report = (d.get("hardware") or {}).get("c2c")
+        line = True
         if report is not None:
-            # the hardware tier ran: the refcount's line itself decides (issue 56 item 3), the stacks beside it
+            # the hardware tier ran (issue 56 item 3): the line the refcounts bounce is the witness, where
+            # PMU-free it is the refcount's lock-prefixed instructions; a c2c naming another line is not found
             line, words = refcount_line(report)
-            res.append((line is not None and bool(C.grows(d["total"].get("on"))),
-                        f"{said}; at {k} threads {words}"))
-        elif sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")):
+            said += f"; at {k} threads {words}"
+        if sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")) or line is None:
             res.append((False, said))
         else:                           # without per-thread's evidence the contrast is unknown
             res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))
