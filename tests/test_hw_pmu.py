@@ -29,7 +29,7 @@ def test_status_is_ok_or_one_na_line():
     for words in pmu.status().values():
         assert words == ev.OK or (words.startswith(ev.NA) and "\n" not in words)
     parts = pmu.evidence_parts()
-    assert set(parts) == {"c2c", "topdown"} <= set(ev.PARTS)
+    assert set(parts) == {"c2c", "topdown", "memsource"} <= set(ev.PARTS)
     assert parts == {k: pmu.status()[k] for k in parts}
 
 

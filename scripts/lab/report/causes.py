@@ -12,7 +12,7 @@ from lab.engine import plan
 from lab.engine.evidence.store import EvidenceError
 from lab.report import scaling
 from lab.report.journal import Journal, JournalError
-from lab.why import diff, flame, groups, usl, verdict
+from lab.why import diff, flame, groups, hardware, usl, verdict
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -78,6 +78,9 @@ def section(run, e):
             where = groups.words(c["diff"]["placed"], topo, c["diff"]["unit"]) if c["diff"] else ""
             if where:       # a many-domain host: which threads paid (issue 53 item 6)
                 v["text"] += f" {where}"
+            counters = hardware.text(c["diff"])     # the hardware tier's words, where it ran (issue 56)
+            if counters:
+                v["text"] += f" {counters}"
             if len(variants) > 1:
                 v["text"] = f"{variant}: {v['text']}"
             curves.append(c)

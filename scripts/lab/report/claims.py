@@ -34,8 +34,8 @@ from lab.engine.evidence import store as evidence
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
+from lab.why import c2creport, diff
 from lab.why import classify as C
-from lab.why import diff
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
@@ -281,6 +281,37 @@ def on_added(d):
     return diff.added_cost([r for r in d["stacks"] if r["kind"] == "on-CPU"])["added"]
 
 
+VM_FOR_CALL = re.compile(r"(?:^|::)vm_for_call(?:::h[0-9a-f]{16})?$")   # perf c2c's symbol: the function's path
+
+
+def refcount_symbol(sym):
+    """A c2c access in the refcount's code: an Arc clone/drop (ARC) or the runner's vm_for_call, into which
+    the release build inlines the clones (c2c names the function holding the code address)."""
+    return bool(ARC.search(sym) or VM_FOR_CALL.search(sym))
+
+
+def refcount_line(report):
+    """Seed 000's cause in a perf c2c report (hardware.compare's "c2c", or a Pareto alone): the hottest line
+    with HITM whose HITM accesses are in the refcount's code — the Arc's strong count, bumped by a
+    lock-prefixed add (its load half finds the line modified in another core's cache: the HITM) from every
+    thread's clone and drop — as (line, words), or (None, why not)."""
+    pareto = report.pareto if hasattr(report, "pareto") else tuple(report)
+    for cl in pareto:
+        mine = [a for a in cl.accesses if refcount_symbol(a.symbol)
+                and (a.remote_hitm_share > 0 or a.local_hitm_share > 0 or a.stores)]
+        if not mine or cl.remote_hitm + cl.local_hitm == 0:
+            continue
+        nodes = sorted({n for a in cl.accesses for n in a.nodes})
+        on = f"node{'s' if len(nodes) > 1 else ''} {', '.join(map(str, nodes))}" if nodes else "nodes not printed"
+        where = ("from both packages" if cl.remote_hitm and len(nodes) > 1 else
+                 f"(accesses from {on})" if cl.remote_hitm else f"(local HITM only: within one package, {on})")
+        offsets = ", ".join(f"{o:#x}" for o in sorted({a.offset for a in mine}))
+        who = sorted({a.symbol for a in mine})
+        return cl, (f"the Arc's strong count line {cl.address:#x} (offset {offsets}) with {cl.remote_hitm} remote "
+                    f"and {cl.local_hitm} local HITM, in {', '.join(f'`{w}`' for w in who[:3])} {where} (perf c2c)")
+    return None, f"no contended line of perf c2c's is the refcount's ({c2creport.words(pareto)})"
+
+
 def arc_refcount_cause(run, e, merged):
     res = []
     for placement, b, k, d, text in curves(run, "runner-empty", "shared-arc", e, "calls_per_s", merged):
@@ -300,7 +331,14 @@ def arc_refcount_cause(run, e, merged):
         pt = part(dp, refcount, on_added(dp)) if dp else None
         said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
                  else f"; per-thread: {why}")
-        if sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")):
+        report = (d.get("hardware") or {}).get("c2c")
+        line = True
+        if report is not None:
+            # the hardware tier ran (issue 56 item 3): the line the refcounts bounce is the witness, where
+            # PMU-free it is the refcount's lock-prefixed instructions; a c2c naming another line is not found
+            line, words = refcount_line(report)
+            said += f"; at {k} threads {words}"
+        if sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")) or line is None:
             res.append((False, said))
         else:                           # without per-thread's evidence the contrast is unknown
             res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))

@@ -216,9 +216,16 @@ def classify(d):
         g = diff.together(rows)
         if g["lo"] is not None and g["lo"] > 0 and d.get("added", 0) > 0:
             out["classes"].setdefault(c, {"share": 0.0, "rows": []})["share"] = diff.share(g["growth"], d["added"])
-    pmu = [d["evidence"].get(k, "not said") for k in ("c2c", "topdown")]
-    memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(("c2c", "topdown"), pmu)) + ")" \
-        if any(p != "ok" for p in pmu) else "memory: counters present but not analysed by this version"
+    tier = ("c2c", "topdown", "memsource")
+    pmu = [d["evidence"].get(k, "not said") for k in tier]
+    hw = d.get("hardware") or {}
+    if hw.get("words"):     # the hardware tier ran (why/hardware.py): the why section gives its words
+        memory = "memory: " + (f"top-down supports {hw['supports']}" if hw.get("supports") else
+                               "the hardware counters were read") + " (the why section says what they found)"
+    elif all(p == "ok" for p in pmu):
+        memory = "memory: the hardware counters gave nothing readable (" + "; ".join(hw.get("absent") or []) + ")"
+    else:
+        memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(tier, pmu)) + ")"
     s = scales(d)
     if s is True and d.get("stops"):
         # "How it scales" says scaling stops here (measured without a profiler: what the lab vouches for);
@@ -248,6 +255,6 @@ def classify(d):
         fn = (named(frames(rows[0])) or f"`{user_frames(frames(rows[0]))[-1]}`") if rows else ""
         out["notes"].append(f"{REMOTE if where['kind'] == 'remote' else 'memory placement'}: {where['words']}" +
                             (f"; the added on-CPU cost is in {fn}" if fn else ""))
-    if "shared data" in out["classes"] and pmu[0] != "ok":
+    if "shared data" in out["classes"] and hw.get("c2c") is None:
         out["notes"].append("perf c2c would confirm the contended cache line where the host has a PMU")
     return out

@@ -25,7 +25,7 @@ import numpy as np
 
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
-from lab.why import alone, groups, memory
+from lab.why import alone, groups, hardware, memory
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -90,7 +90,8 @@ def load(folder, kept=True):
         run["parallel"], run["alone"] = got.get("parallel"), got.get("alone")
         run["numa"], run["cpus"] = got.get("numa"), got.get("cpus")     # where the memory lives (why/memory.py)
         runs.append(run)
-    return {"meta": meta, "runs": runs}
+    # the hardware tier's raw texts of its kept runs (why/hardware.py parses them in the differential)
+    return {"meta": meta, "runs": runs, "hardware": hardware.load(folder, meta)}
 
 
 def _side(ev):
@@ -317,6 +318,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
            "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
            "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
            "memory": memory.of_runs(knee_ev["runs"]),
+           "hardware": hardware.compare(base_ev.get("hardware"), knee_ev.get("hardware"), base_threads, knee_threads),
            "sampled": sampled(knee_ev["meta"]),
            "placed": groups.placed(knee_ev["runs"]),
            "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),

@@ -31,7 +31,7 @@ from lab.engine import child, guard, hostprep, perfstat, prefix
 from lab.engine import execmetric as av
 from lab.engine import point as pt
 
-from . import fold, gate, numamaps, pmu
+from . import fold, gate, hardware, numamaps, pmu
 from . import store as ev
 
 HZ = 999                    # the full tier's sample frequency (TIERS[0])
@@ -97,10 +97,8 @@ def paranoid():
 def availability(event):
     """{part: "ok" | "not available here: …"} before anything runs: tools, permissions, PMU."""
     # the hardware tier, detected (engine/evidence/pmu.py: a counter that opens and counts, the vendor, PEBS/IBS);
-    # where the host has one, the evidence run does not record it yet (its parsers are tested on
-    # published outputs only: docs/design.md, "The hardware tier")
-    out = {k: (ev.NA + "not collected by this lab yet (the host has a PMU)" if v == ev.OK else v)
-           for k, v in pmu.evidence_parts().items()}
+    # an "ok" kind gets runs of its own (hardware.py), the others keep pmu.py's reason
+    out = dict(pmu.evidence_parts())
     if not shutil.which("perf"):
         why = ev.NA + "perf is not on PATH"
         return dict(out, oncpu=why, offcpu=why, futex=why, sched=why, hotins=why, symbols=why)
@@ -708,8 +706,14 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
         if judged[-1]["verdict"] in (gate.LOST, gate.CUT) and (redo or not lighter):
             why = f"evidence run {r}: {judged[-1]['why']}"     # lost at the lightest tier: the rest would be too
             break
+    # the hardware tier's runs, one per kind this host has, after the switch recording's (hardware.py);
+    # none where it has none. Judged as the runs above are, against the same reference.
+    hw_status, hw_judged = hardware.runs(ctx, spec, point, folder, status if walls else {}, seconds,
+                                         lambda out, wall, n: judge_run(spec, name, higher, timed_rows, calibration,
+                                                                        out, wall, n),
+                                         (repeat_prefix, repetitions), what or "tree")
     done = len(walls)
-    merged = dict(status)
+    merged = dict(status, **hw_status)
     for s in statuses:               # a part missing in any run is missing, with that run's reason
         for k, v in s.items():
             if v != ev.OK and (merged.get(k, ev.OK) == ev.OK or k == "symbols"):
@@ -736,7 +740,8 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
             # how each kind of evidence was sampled, in words: the first kept run's (each attempt has its own)
             "sampled": next((j["sampled"] for j in judged if j["verdict"] == gate.KEPT and j.get("sampled")),
                             next((j["sampled"] for j in judged if j.get("sampled")), {})),
-            "timed_suspect": timed_suspect(timed_rows, name if higher else "wall_s"), "evidence": merged}
+            "timed_suspect": timed_suspect(timed_rows, name if higher else "wall_s"), "evidence": merged,
+            "hardware": hw_judged}
     ev.write_meta(folder, meta)
     kept = len(gate.kept_runs(meta))
     if judged and not kept:
@@ -744,6 +749,14 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     elif judged and kept < runs:
         why = f"{kept} of {runs} evidence runs kept" + (f" ({why})" if why else "")
     return kept, merged, why
+
+
+def judge_run(spec, name, higher, timed_rows, cal, out, wall, reps):
+    """The gate's (verdict, why, speed) of a hardware-tier run (hardware.py), as run_point judges its own:
+    the throughput it printed, else its wall time per run, against the point's unrecorded reference."""
+    measured = metric_value(spec, name, out)[0] if name and higher else wall / reps
+    base = timed(timed_rows, name if higher else "wall_s")
+    return gate.judge(measured, base, higher, cal["measured"] if cal and cal["measured"] else None)
 
 
 def remove(*paths):

@@ -7,7 +7,8 @@ facts into one status per kind: "ok" or "not available here: <reason>" (evidence
 report can say what it found. Each probe is bounded (PROBE_TIMEOUT) and costs well under a second: perf
 runs `true` and lists, no workload is profiled.
 
-The command lines (`c2c_record`, `c2c_report`, `topdown_stat`) are argv lists around the tested parsers
+The command lines (`c2c_record`, `c2c_report`, `topdown_stat`, `mem_record`, `mem_report`; run by
+hardware.py at each evidence point, one run per kind) are argv lists around the tested parsers
 (why/c2creport.py, why/topdown.py, why/perfmem.py). None has run on a host with a PMU: the lab has had
 none. They follow perf's documentation (perf-c2c.txt, perf-stat.txt, topdown.txt) and the published
 reports the parsers are tested on.
@@ -189,17 +190,21 @@ def kinds(host):
 
 
 @functools.lru_cache(maxsize=1)
+def host():
+    """probe(), once per process (a sweep probes once)."""
+    return probe()
+
+
 def status():
-    """kinds(probe()), once per process (a sweep probes once): what collect.availability() reports for c2c
-    and topdown (and memsource)."""
-    return kinds(probe())
+    """kinds(host()): what collect.availability() reports for c2c, topdown and memsource."""
+    return kinds(host())
 
 
 def evidence_parts():
-    """The parts of the evidence format (evidence.PARTS) this tier answers: {"c2c": …, "topdown": …},
-    each "ok" or "not available here: <reason>", for collect.availability()."""
+    """The parts of the evidence format (evidence.PARTS) this tier answers: {"c2c", "topdown", "memsource"},
+    each "ok" or "not available here: <reason>", for collect.availability(); hardware.py records the "ok" ones."""
     s = status()
-    return {"c2c": s["c2c"], "topdown": s["topdown"]}
+    return {k: s[k] for k in ("c2c", "topdown", "memsource")}
 
 
 # --- the command lines (never run here: no PMU) ----------------------------------------------------

@@ -38,13 +38,16 @@ VERDICTS = ("kept", "lost", "cut", "disturbed")   # gate.py's words for a judged
 MAX_HZ = 1e6                # samples a second (perf's cap, perf_event_max_sample_rate, is far below)
 TRUNCATED = "[truncated]"
 REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
-PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "symbols")
+PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "memsource", "symbols")
 FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
 THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations")
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
 PARALLEL_COLUMNS = ("running", "seconds")
 CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
 LOCK_COLUMNS = ("addr", "symbol", "wakes", "waker")
+# the hardware tier's raw report texts (hardware.py writes them, why/hardware.py parses them on read)
+HW_RAW = {"c2c": "c2c_report.txt", "topdown": "topdown.txt", "memsource": "mem_report.txt"}
+MAX_HW_RAW = 16 * 2 ** 20   # bytes of one such text read or kept
 OK = "ok"
 NA = "not available here: "
 
@@ -253,6 +256,7 @@ def read_meta(folder):
             raise EvidenceError(f"{p}:1: {key} must be a number or null")
     if "runs_judged" in meta:
         _judged(meta["runs_judged"], p, runs)
+    _hardware(meta.get("hardware", []), p)
     if not isinstance(meta.get("timed_suspect", ""), str) or len(meta.get("timed_suspect", "")) > 1024:
         raise EvidenceError(f"{p}:1: timed_suspect must be a short string")
     sample = meta.get("sample")     # the differential divides by hz: a KeyError, ZeroDivisionError or "0%" before
@@ -312,6 +316,29 @@ def _judged(judged, p, runs):
             seen.append(j["run"])
     if sorted(seen) != list(range(1, runs + 1)):
         raise EvidenceError(f"{p}:1: runs_judged must judge each of the {runs} recorded runs once")
+
+
+def _hardware(entries, p):
+    """hardware: one entry per hardware-tier run (hardware.py), {"kind", "file" (HW_RAW[kind] or null),
+    "verdict", "why", "speed"}; a file is only ever the kind's own name (a received name never names a path)."""
+    ok = isinstance(entries, list) and len(entries) <= len(HW_RAW) and all(
+        isinstance(e, dict) and e.get("kind") in HW_RAW and e.get("file") in (None, HW_RAW[e["kind"]])
+        and e.get("verdict") in VERDICTS and isinstance(e.get("why"), str) and len(e["why"]) <= 1024
+        and (e.get("speed") is None or (isinstance(e["speed"], (int, float)) and not isinstance(e["speed"], bool)
+                                        and math.isfinite(e["speed"]) and e["speed"] > 0))
+        for e in entries)
+    if not ok or len({e["kind"] for e in entries}) != len(entries):
+        raise EvidenceError(f"{p}:1: hardware must list at most one run of each of " + ", ".join(HW_RAW) +
+                            " with kind, file, verdict, why and speed")
+
+
+def read_hardware(folder, name):
+    """A hardware-tier report's raw text (at most MAX_HW_RAW bytes, undecodable bytes replaced), or None."""
+    p = os.path.join(folder, name)
+    if name not in HW_RAW.values() or not os.path.isfile(p):
+        return None
+    with open(p, "rb") as f:
+        return f.read(MAX_HW_RAW).decode("utf-8", "replace")
 
 
 def read_run(folder, run):

@@ -1,0 +1,84 @@
+"""The hardware tier read from a point's evidence folder into the lab's words (issue 56 item 2; docs/design.md,
+"The hardware tier"): the raw `perf c2c report --stdio`, `perf stat` top-down and `perf mem report` texts
+the engine saved beside the run (engine/evidence/hardware.py) go through the tested parsers
+(c2creport.py, topdown.py, perfmem.py) here, on read: a received run's text is hostile input, and any
+text the parsers refuse is said in one line, never a traceback.
+
+load() is diff.load's part (per point); compare() is the differential's (the fewest threads against the
+knee): c2c and IBS data source at the knee, top-down at both. text(d) is the one line the why section
+says (report/causes.py calls it beside groups.words); claims.py reads compare()'s parsed c2c report for
+seed 000's refcount line. Only recorded published text has gone through this module: no host of the lab
+has a PMU yet.
+"""
+from lab.engine.evidence import gate
+from lab.engine.evidence import store as evidence
+
+from . import c2creport, perfmem, topdown
+from .perftext import PerfTextError
+
+KINDS = tuple(evidence.HW_RAW)
+NAMES = {"c2c": "perf c2c", "topdown": "top-down", "memsource": "IBS/PEBS data source"}
+
+
+def load(folder, meta):
+    """{"text": {kind: raw text of a kept run}, "said": {kind: why there is none}} of one point's folder."""
+    text, said = {}, {}
+    for e in meta.get("hardware") or []:
+        if e["verdict"] != gate.KEPT or not e["file"]:
+            said[e["kind"]] = f"its run was {e['verdict']}: {e['why']}"
+            continue
+        t = evidence.read_hardware(folder, e["file"])
+        if t is None:
+            said[e["kind"]] = f"{e['file']} is missing"
+        else:
+            text[e["kind"]] = t
+    for kind in KINDS:
+        if kind not in text and kind not in said:
+            said[kind] = str((meta.get("evidence") or {}).get(kind, "not recorded"))
+    return {"text": text, "said": said}
+
+
+def _parse(parser, hw, kind, threads):
+    """(parsed, None) or (None, why) of one side's text."""
+    if hw is None or kind not in hw["text"]:
+        return None, (hw or {}).get("said", {}).get(kind, "not recorded")
+    try:
+        return parser(hw["text"][kind]), None
+    except PerfTextError as e:
+        return None, f"not read at {threads} threads: {e}"
+
+
+def compare(base_hw, knee_hw, base_threads, knee_threads):
+    """{"c2c": the knee's C2CReport or None, "supports": top-down's "memory"/"shared data"/None,
+    "words": [one clause per kind that ran], "absent": [kind: why, for those that did not]}."""
+    out = {"c2c": None, "supports": None, "words": [], "absent": []}
+    rep, why = _parse(c2creport.parse, knee_hw, "c2c", knee_threads)
+    if rep is not None:
+        out["c2c"] = rep
+        out["words"].append(f"{c2creport.words(rep)} (perf c2c at {knee_threads} threads)")
+    else:
+        out["absent"].append(f"perf c2c: {why}")
+    few, why_few = _parse(topdown.parse, base_hw, "topdown", base_threads)
+    knee, why_knee = _parse(topdown.parse, knee_hw, "topdown", knee_threads)
+    if few is not None and knee is not None:
+        r = topdown.compare(few, knee, base_threads, knee_threads)
+        out["supports"] = r.supports
+        out["words"].append(r.words)
+    else:
+        out["absent"].append(f"top-down: {why_knee or why_few}")
+    mem, why = _parse(perfmem.parse, knee_hw, "memsource", knee_threads)
+    if mem is not None:
+        out["words"].append(f"{perfmem.words(mem)} (perf mem at {knee_threads} threads)")
+    else:
+        out["absent"].append(f"data source: {why}")
+    return out
+
+
+def text(d):
+    """The hardware tier's sentence for a differential, or "" where no kind ran (a host without a PMU:
+    classify's memory note already says each kind's "not available here: <reason>")."""
+    hw = (d or {}).get("hardware")
+    if not hw or not hw["words"]:
+        return ""
+    return "Hardware counters: " + "; ".join(hw["words"]) + \
+        (" (" + "; ".join(hw["absent"]) + ")" if hw["absent"] else "") + "."

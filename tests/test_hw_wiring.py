@@ -1,0 +1,253 @@
+"""The hardware tier wired into evidence runs (issue 56 item 2, engine/evidence/hardware.py and why/hardware.py).
+
+What runs here (a KVM guest without a PMU): every kind says "not available here: <reason>" and nothing of the
+tier runs (runs counted, never timed). What needs a PMU is tested as data: the command lines as argv, and the
+read side on complete published outputs placed in a run folder as if recorded (their sources are quoted in
+tests/test_hw_c2c.py, test_hw_topdown.py and test_hw_perfmem.py, whose strings are used here). No perf runs in
+these tests and no fake perf binary stands in for one: none of the tier has run on real hardware.
+"""
+import os
+import re
+
+import pytest
+
+from lab.engine.evidence import collect, gate, hardware, pmu
+from lab.engine.evidence import store as ev
+from lab.report import claims, model
+from lab.why import c2creport, classify, diff
+from lab.why import hardware as hw
+from test_claims import OK, REF, WORK, curve_rows, noisy, run_with, story, write_point
+from test_hw_c2c import PERF5_INTEL, PERF6_AMD_IBS, TWO_SOCKET_ROWS
+from test_hw_perfmem import RAVI_2022
+from test_hw_topdown import AMD_PIPELINE_L2, OLD_ICELAKE, SPR_METRIC_LINES
+
+NA = ev.NA + "needs a hardware PMU, and this host has none (test input)"
+ARC_CLONE = "<alloc::sync::Arc<T> as core::clone::Clone>::clone"
+
+
+# --- the command lines, as data ------------------------------------------------------------------
+def test_command_lines_per_kind_and_vendor(tmp_path):
+    f = str(tmp_path)
+    before, after, raw = hardware.commands("c2c", f, "intel")
+    assert before == ["perf", "c2c", "record", "-o", f"{f}/.c2c.data", "--"]
+    assert after == ["perf", "c2c", "report", "-i", f"{f}/.c2c.data", "--stdio", "--call-graph", "none",
+                     "--full-symbols"]
+    assert raw == f"{f}/c2c_report.txt"
+    # AMD's IBS is per CPU: the point's CPUs, or every CPU unpinned
+    assert hardware.commands("c2c", f, "amd", "0,1")[0] == ["perf", "c2c", "record", "-o", f"{f}/.c2c.data",
+                                                             "-C", "0,1", "--"]
+    assert hardware.commands("memsource", f, "amd")[0] == ["perf", "mem", "record", "-o", f"{f}/.memsource.data",
+                                                           "-a", "--"]
+    assert hardware.commands("memsource", f, "amd")[1] == ["perf", "mem", "report", "-i", f"{f}/.memsource.data",
+                                                           "--stdio", "-F", "mem,sample,snoop"]
+    # perf stat writes the raw text itself; nothing to report after it
+    assert hardware.commands("topdown", f, "intel") == (["perf", "stat", "-o", f"{f}/topdown.txt", "--topdown", "--"],
+                                                        None, f"{f}/topdown.txt")
+    assert hardware.commands("topdown", f, "amd", "2,3")[0] == [
+        "perf", "stat", "-o", f"{f}/topdown.txt", "-M", "PipelineL1,PipelineL2", "-C", "2,3", "--"]
+    # the record wraps the why_seconds loop as the switch recording does: perf first, the loop under it
+    inner = hardware.commands("c2c", f, "intel")[0] + collect.repeat_prefix(2.0, f"{f}/.repeats_c2c", True)
+    assert inner[:6] == before and inner[6:9] == ["bash", "-c", collect.REPEAT]
+    assert set(hardware.RAW.values()) == set(ev.HW_RAW.values()) and hardware.KINDS == tuple(pmu.KINDS[1:])
+
+
+def test_cpu_list():
+    class P:
+        placement, cpus = "compact", [0, 1, 4]
+    assert hardware.cpu_list(P) == "0,1,4"
+    P.placement = "unpinned"
+    assert hardware.cpu_list(P) is None
+
+
+# --- where absent: nothing runs ------------------------------------------------------------------
+def test_wanted_is_what_pmu_detected():
+    assert hardware.wanted({k: NA for k in hardware.KINDS}) == []
+    assert hardware.wanted({"c2c": ev.OK, "topdown": NA, "memsource": ev.OK}) == ["c2c", "memsource"]
+    assert hardware.wanted({k: v for k, v in pmu.status().items()}) == \
+        [k for k in hardware.KINDS if pmu.status()[k] == ev.OK]
+
+
+def scripted_point(tmp_path, monkeypatch, parts):
+    """run_point with scripted switch-recording attempts (no perf record; test input) and `parts` as the
+    host's hardware kinds: (runs attempted, hardware runs attempted, meta.json)."""
+    attempts, hw_runs = [], []
+
+    def attempt(ctx, spec, point, folder, r, event, status, seconds, tier, how=None):
+        attempts.append(r)
+        return {"lost": "", "cut": False, "wall": 1.0, "reps": 1, "status": {}, "out": "", "scope": "tree",
+                "who": ()}
+
+    def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
+        hw_runs.append(kind)
+        return {"kind": kind, "file": None, "verdict": gate.LOST, "why": "scripted", "speed": None}, ev.NA + "scripted"
+    monkeypatch.setattr(collect, "attempt", attempt)
+    monkeypatch.setattr(collect, "availability", lambda event: dict(parts, oncpu=ev.OK))
+    monkeypatch.setattr(collect, "calibrate", lambda *a: None)
+    monkeypatch.setattr(hardware, "run_kind", run_kind)
+
+    class Spec(dict):
+        def watched(self):
+            return []
+
+    class Point:
+        threads, placement, cpus = 2, "compact", [0, 1]
+    collect.run_point(None, Spec(timeout="60"), Point(), 3, [{"metric": "wall_s", "value": "1.0"}], str(tmp_path))
+    return attempts, hw_runs, ev.read_meta(str(tmp_path))
+
+
+def test_no_pmu_adds_no_run(tmp_path, monkeypatch):
+    """This host's own statuses (detected here): the point's runs are the switch recording's, no more."""
+    here = pmu.evidence_parts()
+    if any(v == ev.OK for v in here.values()):
+        pytest.skip("this host has a PMU kind: checked where there is none")
+    attempts, hw_runs, meta = scripted_point(tmp_path, monkeypatch, here)
+    assert len(attempts) == 3 and hw_runs == [] and meta["hardware"] == []
+    for kind in hardware.KINDS:
+        assert meta["evidence"][kind].startswith(ev.NA) and "\n" not in meta["evidence"][kind], kind
+
+
+def test_each_detected_kind_gets_one_run_of_its_own(tmp_path, monkeypatch):
+    """A host where c2c and topdown were detected (test input): one more run each, after the switch
+    recording's, none stacked onto them; a failed one says so in the status, the sweep goes on."""
+    attempts, hw_runs, meta = scripted_point(tmp_path, monkeypatch, {"c2c": ev.OK, "topdown": ev.OK, "memsource": NA})
+    assert len(attempts) == 3 and hw_runs == ["c2c", "topdown"]
+    assert [e["kind"] for e in meta["hardware"]] == ["c2c", "topdown"]
+    assert meta["evidence"]["c2c"] == ev.NA + "scripted" and meta["evidence"]["memsource"] == NA
+
+
+# --- the read side: recorded published text placed in a run folder --------------------------------
+def place(folder, texts, verdict=gate.KEPT):
+    """Put raw texts into a why folder as hardware.py leaves them, and meta.json's `hardware` entries."""
+    meta = ev.read_meta(folder)
+    entries = []
+    for kind, text in texts.items():
+        with open(os.path.join(folder, ev.HW_RAW[kind]), "w") as f:
+            f.write(text)
+        entries.append({"kind": kind, "file": ev.HW_RAW[kind], "verdict": verdict, "why": "ran ×1.02 slower than "
+                        "the point's unrecorded run (budget ±10%)", "speed": 0.98})
+    meta.pop("format")
+    meta["hardware"] = entries
+    meta["evidence"] = dict(meta["evidence"], **{k: ev.OK for k in texts})
+    ev.write_meta(folder, meta)
+
+
+def why_folder(run, exp, stem):
+    return os.path.join(run, "raw", exp, f"{stem}_why")
+
+
+def refcount_run(tmp_path, knee_c2c, base_topdown=OLD_ICELAKE, knee_topdown=SPR_METRIC_LINES):
+    run = run_with(tmp_path, "runner-empty", curve_rows(("shared-arc", "per-thread"), "calls_per_s"))
+    for v in ("shared-arc", "per-thread"):
+        write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, REF: 100}, {})))
+    write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
+    write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
+    place(why_folder(run, "runner-empty", "shared-arc_compact_t1"), {"topdown": base_topdown})
+    place(why_folder(run, "runner-empty", "shared-arc_compact_t2"),
+          {"c2c": knee_c2c, "topdown": knee_topdown, "memsource": RAVI_2022})
+    return run
+
+
+def test_run_folder_to_words(tmp_path):
+    """c2c, top-down and IBS data source from the folders → the differential's words and the why section."""
+    run = refcount_run(tmp_path, PERF5_INTEL)
+    base = diff.load(why_folder(run, "runner-empty", "shared-arc_compact_t1"))
+    knee = diff.load(why_folder(run, "runner-empty", "shared-arc_compact_t2"))
+    assert set(knee["hardware"]["text"]) == {"c2c", "topdown", "memsource"}
+    d = diff.differential(base, knee, "compact", 1, 2)
+    said = hw.text(d)
+    assert said.startswith("Hardware counters: shared data confirmed: line 0x404040 with 0 remote and 2 local "
+                           "HITM (local HITM only: within one socket); offset 0x10 read by summer; offset 0x14 "
+                           "written by incrementer, from node 0 → false sharing (different data in one cache "
+                           "line) (perf c2c at 2 threads); backend-bound growth supports memory (1 → 2 threads: "), said
+    assert "cross-CCX: 21 of" in said and "(perf mem at 2 threads)" in said
+    assert d["hardware"]["supports"] == "memory" and d["hardware"]["absent"] == []
+    c = classify.classify(d)
+    assert not any("perf c2c would confirm" in n for n in c["notes"]), c["notes"]
+    # the why section says it (report/causes.py calls hw.text beside groups.words): a spec with scaling words
+    spec = os.path.join(run, "sweep", "specs", "runner-empty.spec")
+    with open(spec, "a") as f:
+        f.write("command = true\nchart = scaling calls_per_s\n")
+    e = next(x for x in model.build(run).experiments if x.name == "runner-empty")
+    texts = [cv["verdict"]["text"] for cv in e.why["curves"] if cv["variant"] == "shared-arc"]
+    assert any("Hardware counters: shared data confirmed: line 0x404040" in t for t in texts), texts
+
+
+def test_disturbed_garbled_and_absent_kinds_each_say_one_line(tmp_path):
+    run = refcount_run(tmp_path, PERF5_INTEL[:len(PERF5_INTEL) // 2], SPR_METRIC_LINES, AMD_PIPELINE_L2)
+    b, k = (why_folder(run, "runner-empty", f"shared-arc_compact_t{t}") for t in (1, 2))
+    d = diff.differential(diff.load(b), diff.load(k), "compact", 1, 2)
+    (absent,) = d["hardware"]["absent"]
+    assert re.fullmatch(r"perf c2c: not read at 2 threads: perf c2c report:\d+: [^\n]+", absent), absent
+    assert d["hardware"]["supports"] == "shared data"
+    # a disturbed run's text is not read, and says why
+    place(k, {"c2c": PERF5_INTEL, "topdown": SPR_METRIC_LINES}, verdict=gate.DISTURBED)
+    d = diff.differential(diff.load(b), diff.load(k), "compact", 1, 2)
+    assert d["hardware"]["words"] == [] and hw.text(d) == ""
+    assert "perf c2c: its run was disturbed: ran ×1.02 slower" in d["hardware"]["absent"][0]
+    # a folder without the tier (this host's): no words; classify's note names each kind's reason
+    assert hw.text({"hardware": hw.compare(None, None, 1, 2)}) == ""
+
+
+def test_a_received_hardware_entry_never_names_another_file(tmp_path):
+    run = refcount_run(tmp_path, PERF5_INTEL)
+    k = why_folder(run, "runner-empty", "shared-arc_compact_t2")
+    meta = ev.read_meta(k)
+    meta.pop("format")
+    meta["hardware"][0]["file"] = "../../../etc/passwd"
+    ev.write_meta(k, meta)
+    with pytest.raises(ev.EvidenceError, match=r"meta.json:1: hardware must list"):
+        ev.read_meta(k)
+    assert ev.read_hardware(k, "../meta.json") is None
+
+
+# --- seed 000's cause cell ----------------------------------------------------------------------
+def arc_named(text):
+    """Test input, not a recording: a published c2c report (layout and counts as published) whose one symbol
+    is renamed to the runner's Arc clone frame, since no perf c2c of a Rust Arc has been published or recorded."""
+    return text.replace("github.com/perfgo/perfgo/e", ARC_CLONE)
+
+
+def test_seed000_cause_from_the_refcount_line_where_c2c_ran(tmp_path):
+    s = story(refcount_run(tmp_path, arc_named(PERF6_AMD_IBS)), "seed-000")
+    assert s.cause == "found", s.cause_why
+    assert (f"at 2 threads the Arc's strong count line 0x20ea08034080 (offset 0x30, 0x38) with 4 remote and 2092 "
+            f"local HITM, in `{ARC_CLONE}` (accesses from node 0) (perf c2c)") in s.cause_why, s.cause_why
+
+
+def test_seed000_c2c_names_another_line_not_found(tmp_path):
+    """The stacks grow as in the PMU-free found case, but c2c's contended line is not the refcount's."""
+    s = story(refcount_run(tmp_path, PERF6_AMD_IBS), "seed-000")
+    assert s.cause == "not found", s.cause_why
+    assert "no contended line of perf c2c's is the refcount's (shared data confirmed: line 0x20ea08034080" \
+        in s.cause_why
+
+
+def test_refcount_line_from_both_packages():
+    """Lipeng Zhu's 2-socket Pareto (published), its symbols renamed to the runner's frames (test input)."""
+    rows = TWO_SOCKET_ROWS.replace("down_write ", "vm_for_call ")
+    line, words = claims.refcount_line(c2creport.parse_pareto(rows))
+    assert line.address == 0xff1ddd3f0c8a3b00
+    assert words == ("the Arc's strong count line 0xff1ddd3f0c8a3b00 (offset 0x8) with 13642 remote and 19392 local "
+                     "HITM, in `vm_for_call` from both packages (perf c2c)")
+    assert claims.refcount_line(c2creport.parse_pareto(TWO_SOCKET_ROWS))[0] is None
+
+
+def test_seed000_pmu_free_unchanged_without_c2c(tmp_path):
+    """Without c2c (this host), the refcount stacks decide as before (test_claims has the rest)."""
+    run = run_with(tmp_path, "runner-empty", curve_rows(("shared-arc", "per-thread"), "calls_per_s"))
+    for v in ("shared-arc", "per-thread"):
+        write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, REF: 100}, {})))
+    write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, REF: 900}, {})))
+    write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
+    s = story(run, "seed-000")
+    assert s.cause == "found" and "perf c2c" not in s.cause_why, s.cause_why
+    assert OK["oncpu"] == "ok"
+
+
+def test_a_server_spec_is_not_recorded_by_the_tier():
+    """collect.scope's server (the lab's Cassandra): these command lines record the command's tree, so
+    nothing runs (ctx None: any run would fail) and each kind says why."""
+    status, entries = hardware.runs(None, {}, None, "/nonexistent", {"c2c": ev.OK, "topdown": ev.OK}, 0, None,
+                                    None, scope="server")
+    assert entries == [] and set(status) == {"c2c", "topdown"}
+    assert all(v.startswith(ev.NA) and "its server" in v for v in status.values())
