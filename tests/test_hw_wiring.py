@@ -251,3 +251,31 @@ def test_a_server_spec_is_not_recorded_by_the_tier():
                                     None, scope="server")
     assert entries == [] and set(status) == {"c2c", "topdown"}
     assert all(v.startswith(ev.NA) and "its server" in v for v in status.values())
+
+
+# --- seed 004's cause cell ----------------------------------------------------------------------
+def slot_run(tmp_path, c2c):
+    from test_claims import RING, STAGE
+    rows = [(v, "cross-l3", 2, "0,1", "ns_per_msg", [5, 5.1, 4.9], "ns") for v in ("padded", "unpadded")]
+    run = run_with(tmp_path, "channel", rows)
+    write_point(run, "channel", "padded_cross-l3_t2", noisy(({STAGE: 300, RING: 100}, {})), unit="run", work=1)
+    write_point(run, "channel", "unpadded_cross-l3_t2", noisy(({STAGE: 300, RING: 700}, {})), unit="run", work=1)
+    place(why_folder(run, "channel", "unpadded_cross-l3_t2"), {"c2c": c2c, "memsource": RAVI_2022})
+    return run
+
+
+def test_seed004_cause_with_the_slot_line_where_c2c_ran(tmp_path):
+    """Test input, not a recording: perfgo's published AMD IBS c2c report with its symbol renamed to the
+    channel's stage_main (into which ring_push/ring_pop inline); no c2c of the channel has been recorded."""
+    s = story(slot_run(tmp_path, PERF6_AMD_IBS.replace("github.com/perfgo/perfgo/e", "stage_main")), "seed-004")
+    assert s.cause == "found", s.cause_why
+    assert ("the ring's slot line 0x20ea08034080 (offset 0x30, 0x38) with 4 remote and 2092 local HITM, in "
+            "`stage_main` (accesses from node 0) (perf c2c)") in s.cause_why, s.cause_why
+    assert "cross-CCX: 21 of" in s.cause_why and "(perf mem)" in s.cause_why, s.cause_why
+
+
+def test_seed004_c2c_names_another_line_not_found(tmp_path):
+    """The handover grows across the L3 as in the PMU-free found case, but c2c's contended line is not a slot's."""
+    s = story(slot_run(tmp_path, PERF6_AMD_IBS), "seed-004")
+    assert s.cause == "not found", s.cause_why
+    assert "no contended line of perf c2c's is a slot's" in s.cause_why, s.cause_why

@@ -34,7 +34,7 @@ from lab.engine.evidence import store as evidence
 from lab.engine.perfsummary import MUTEX
 from lab.report import scaling
 from lab.report.causes import evidence_of
-from lab.why import c2creport, diff
+from lab.why import c2creport, diff, perfmem
 from lab.why import classify as C
 from lab.why import verdict as W
 
@@ -196,6 +196,7 @@ ARC = re.compile(r"^(?:drop_in_place|drop|clone|drop_slow)<alloc::sync::Arc<"
                  r"|^alloc::sync::Arc<[^>]*>::(?:drop_slow|clone|drop)\b"
                  r"|^<alloc::sync::Arc<.*> as core::(?:clone::Clone|ops::drop::Drop)>::(?:clone|drop)$")
 RING = re.compile(r"^ring_(?:push|pop)$")     # c-probes/ring.h: the slot handover, inlined into stage_main
+STAGE_MAIN = re.compile(r"^stage_main$")       # c-probes/channel.c: what perf c2c names for the inlined handover
 SERVER = "cache-server"
 
 
@@ -290,26 +291,41 @@ def refcount_symbol(sym):
     return bool(ARC.search(sym) or VM_FOR_CALL.search(sym))
 
 
-def refcount_line(report):
-    """Seed 000's cause in a perf c2c report (hardware.compare's "c2c", or a Pareto alone): the hottest line
-    with HITM whose HITM accesses are in the refcount's code — the Arc's strong count, bumped by a
-    lock-prefixed add (its load half finds the line modified in another core's cache: the HITM) from every
-    thread's clone and drop — as (line, words), or (None, why not)."""
+def witness_line(report, mine, what, whose):
+    """The hottest line of a perf c2c report (hardware.compare's "c2c", or a Pareto alone) with HITM whose
+    HITM accesses (or stores) are in the code `mine(symbol)` says is the seed's, as (line, words naming it
+    `what`), or (None, why not: no line is `whose`)."""
     pareto = report.pareto if hasattr(report, "pareto") else tuple(report)
     for cl in pareto:
-        mine = [a for a in cl.accesses if refcount_symbol(a.symbol)
+        hits = [a for a in cl.accesses if mine(a.symbol)
                 and (a.remote_hitm_share > 0 or a.local_hitm_share > 0 or a.stores)]
-        if not mine or cl.remote_hitm + cl.local_hitm == 0:
+        if not hits or cl.remote_hitm + cl.local_hitm == 0:
             continue
         nodes = sorted({n for a in cl.accesses for n in a.nodes})
         on = f"node{'s' if len(nodes) > 1 else ''} {', '.join(map(str, nodes))}" if nodes else "nodes not printed"
         where = ("from both packages" if cl.remote_hitm and len(nodes) > 1 else
                  f"(accesses from {on})" if cl.remote_hitm else f"(local HITM only: within one package, {on})")
-        offsets = ", ".join(f"{o:#x}" for o in sorted({a.offset for a in mine}))
-        who = sorted({a.symbol for a in mine})
-        return cl, (f"the Arc's strong count line {cl.address:#x} (offset {offsets}) with {cl.remote_hitm} remote "
+        offsets = ", ".join(f"{o:#x}" for o in sorted({a.offset for a in hits}))
+        who = sorted({a.symbol for a in hits})
+        return cl, (f"{what} {cl.address:#x} (offset {offsets}) with {cl.remote_hitm} remote "
                     f"and {cl.local_hitm} local HITM, in {', '.join(f'`{w}`' for w in who[:3])} {where} (perf c2c)")
-    return None, f"no contended line of perf c2c's is the refcount's ({c2creport.words(pareto)})"
+    return None, f"no contended line of perf c2c's is {whose} ({c2creport.words(pareto)})"
+
+
+def refcount_line(report):
+    """Seed 000's witness: the Arc's strong count, bumped by a lock-prefixed add (its load half finds the
+    line modified in another core's cache: the HITM) from every thread's clone and drop."""
+    return witness_line(report, refcount_symbol, "the Arc's strong count line", "the refcount's")
+
+
+def slot_symbol(sym):
+    """A c2c access in the channel's slot handover: ring_push/ring_pop, or stage_main into which they inline."""
+    return bool(RING.search(sym) or STAGE_MAIN.search(sym))
+
+
+def slot_line(report):
+    """Seed 004's witness: a ring slot's line handed between the two stages' caches."""
+    return witness_line(report, slot_symbol, "the ring's slot line", "a slot's")
 
 
 def arc_refcount_cause(run, e, merged):
@@ -448,7 +464,15 @@ def slot_handover_cause(run, e):
                              "not known (no topology recorded)") +
                      ", so this is the slots' false sharing, not the seed's handover across an L3 (a cross-l3, "
                      "cross-die, cross-numa or cross-package point says that)")
-        res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)) and bool(across), said))
+        line = True
+        hw = d.get("hardware") or {}
+        if hw.get("c2c") is not None:
+            # the hardware tier ran (issue 56 item 3): the slot's line HITM'd across the two stages is the witness
+            line, words = slot_line(hw["c2c"])
+            said += f"; {words}"
+        if hw.get("mem") is not None:
+            said += f"; {perfmem.words(hw['mem'])} (perf mem)"
+        res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)) and bool(across) and line is not None, said))
     return res
 
 

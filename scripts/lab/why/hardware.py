@@ -49,9 +49,10 @@ def _parse(parser, hw, kind, threads):
 
 
 def compare(base_hw, knee_hw, base_threads, knee_threads):
-    """{"c2c": the knee's C2CReport or None, "supports": top-down's "memory"/"shared data"/None,
-    "words": [one clause per kind that ran], "absent": [kind: why, for those that did not]}."""
-    out = {"c2c": None, "supports": None, "words": [], "absent": []}
+    """{"c2c": the knee's C2CReport or None, "mem": its MemReport or None, "supports": top-down's
+    "memory"/"shared data"/None, "words": [one clause per kind that ran],
+    "absent": [kind: why, for those that did not]}."""
+    out = {"c2c": None, "mem": None, "supports": None, "words": [], "absent": []}
     rep, why = _parse(c2creport.parse, knee_hw, "c2c", knee_threads)
     if rep is not None:
         out["c2c"] = rep
@@ -68,6 +69,7 @@ def compare(base_hw, knee_hw, base_threads, knee_threads):
         out["absent"].append(f"top-down: {why_knee or why_few}")
     mem, why = _parse(perfmem.parse, knee_hw, "memsource", knee_threads)
     if mem is not None:
+        out["mem"] = mem
         out["words"].append(f"{perfmem.words(mem)} (perf mem at {knee_threads} threads)")
     else:
         out["absent"].append(f"data source: {why}")
