@@ -200,18 +200,18 @@ def judged(tmp_path, mode):
 def test_growth_in_user_code_with_remote_pages_is_memory_remote_pages_with_mapping_and_function(tmp_path):
     d, v = judged(tmp_path, "main")
     assert d["memory"]["kind"] == "remote"
-    assert v["cause"] == C.REMOTE, v["text"]
-    assert "Cause: memory (remote pages)" in v["text"]
-    assert "Memory (remote pages): 100% of the program's resident pages" in v["text"]
-    assert "[anon] at 0x7f0e44600000" in v["text"] and "the added on-CPU cost is in `reader`" in v["text"]
-    assert "kernel.numa_balancing 0" in v["text"]
+    assert v.cause == C.REMOTE, v.text
+    assert "Cause: memory (remote pages)" in v.text
+    assert "Memory (remote pages): 100% of the program's resident pages" in v.text
+    assert "[anon] at 0x7f0e44600000" in v.text and "the added on-CPU cost is in `reader`" in v.text
+    assert "kernel.numa_balancing 0" in v.text
 
 
 @pytest.mark.parametrize("mode", ["each", "interleave"])
 def test_the_same_growth_with_pages_local_or_spread_is_not_claimed(tmp_path, mode):
     d, v = judged(tmp_path, mode)
-    assert v["cause"] != C.REMOTE and C.REMOTE not in v["classes"], v["text"]
-    assert "Memory placement: " in v["text"] and "(not claimed)" in v["text"]      # a note, capitalised
+    assert v.cause != C.REMOTE and C.REMOTE not in v.classes, v.text
+    assert "Memory placement: " in v.text and "(not claimed)" in v.text      # a note, capitalised
 
 
 # --- received files -------------------------------------------------------------------------------------

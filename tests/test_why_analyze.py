@@ -55,10 +55,10 @@ def ev(oncpu, offcpu=None, work=None, hz=1000, unit="run", **state):
 def test_serial_phase_is_named_from_real_evidence():
     d = recorded("serial")
     v = verdict.verdict(d)
-    assert v["cause"] == "serial phase", v["text"]
+    assert v.cause == "serial phase", v.text
     top = diff.findings(d)[0]
     assert top["kind"] == "off-CPU" and "pthread_barrier_wait" in top["name"]
-    assert v["text"].startswith("compact, 2 threads: each run costs ×")
+    assert v.text.startswith("compact, 2 threads: each run costs ×")
     # the serial phase adds no CPU work: the on-CPU total's interval holds 1
     on = d["total"]["on"]
     assert on["lo"] <= 1 <= on["hi"]
@@ -67,7 +67,7 @@ def test_serial_phase_is_named_from_real_evidence():
 def test_scaling_program_gets_no_invented_cause():
     d = recorded("scales")
     v = verdict.verdict(d)
-    assert v["cause"] not in ("lock", "shared data", "serial phase", "kernel"), v["text"]
+    assert v.cause not in ("lock", "shared data", "serial phase", "kernel"), v.text
     on = d["total"]["on"]
     assert on["lo"] <= 1 <= on["hi"]          # crunch costs the same CPU per run at 2 threads
     for r in diff.findings(d):               # whatever grows beyond noise is waiting for a CPU, not crunch's work
@@ -77,9 +77,9 @@ def test_scaling_program_gets_no_invented_cause():
 def test_lock_is_named_from_real_evidence():
     d = recorded("lock")
     v = verdict.verdict(d)
-    assert v["cause"] == "lock", v["text"]
-    assert "The lock: futex 0x" in v["text"] and "waited on from `update_table` ← `worker`" in v["text"]
-    assert "Cause: lock, taken in `update_table`" in v["text"]      # the function that takes it
+    assert v.cause == "lock", v.text
+    assert "The lock: futex 0x" in v.text and "waited on from `update_table` ← `worker`" in v.text
+    assert "Cause: lock, taken in `update_table`" in v.text      # the function that takes it
 
 
 def test_lock_rule_names_the_futex_and_update_table():
@@ -122,7 +122,7 @@ def test_zero_to_one_sample_is_not_a_finding():
     assert rare["flag"] == diff.TOO_FEW and rare["growth"] > 0
     assert not diff.findings(d)
     v = verdict.verdict(d)
-    assert v["cause"] != "lock" and "rare" not in v["text"]
+    assert v.cause != "lock" and "rare" not in v.text
 
 
 def test_clear_growth_is_a_finding_with_its_share_and_interval():
@@ -145,8 +145,8 @@ def test_cost_is_per_unit_of_work():
     knee = ev([{"p;work": 2000}] * 3, unit="op", work=[2e6] * 3)
     d = diff.differential(base, knee)
     assert d["stacks"][0]["growth"] == pytest.approx(0) and d["total"]["on"]["ratio"] == pytest.approx(1)
-    assert verdict.verdict(d)["cause"] == "scales"
-    assert "it scales" in verdict.verdict(d)["text"]
+    assert verdict.verdict(d).cause == "scales"
+    assert "it scales" in verdict.verdict(d).text
 
 
 def test_growth_within_noise_is_flagged():
@@ -159,23 +159,23 @@ def test_growth_within_noise_is_flagged():
 def test_empty_evidence_names_no_cause():
     d = diff.differential(ev([{}] * 2, [{}] * 2), ev([{}] * 2, [{}] * 2), "compact", 1, 2)
     v = verdict.verdict(d)
-    assert d["stacks"] == [] and v["cause"] is None and v["stacks"] == []
-    assert "no samples and no waits: no cause can be named" in v["text"].lower()
+    assert d["stacks"] == [] and v.cause is None and v.stacks == ()
+    assert "no samples and no waits: no cause can be named" in v.text.lower()
 
 
 def test_missing_off_cpu_is_said():
     d = diff.differential(ev([{"p;a": 100}] * 3), ev([{"p;a": 300}] * 3), "compact", 1, 2)
     v = verdict.verdict(d)
     assert "off" in d["missing"] and "all" not in d["total"]
-    assert "off-CPU evidence missing: not available here: no bpftrace" in v["missing"]
-    assert "bpftrace" not in v["text"]     # said once above every curve's words (report.view.why), not in each
+    assert "off-CPU evidence missing: not available here: no bpftrace" in v.missing
+    assert "bpftrace" not in v.text     # said once above every curve's words (report.view.why), not in each
 
 
 def test_one_run_off_cpu_has_no_interval():
     d = diff.differential(ev([{"p;a": 10}], [{"[futex];p;a": 50_000}]), ev([{"p;a": 10}], [{"[futex];p;a": 900_000}]))
     row = next(r for r in d["stacks"] if r["kind"] == "off-CPU")
     assert row["flag"] == diff.ONE_RUN and row["lo"] is None
-    assert "one evidence run" in verdict.verdict(d)["text"]
+    assert "one evidence run" in verdict.verdict(d).text
 
 
 def test_lock_serial_scheduler_rules_on_hand_made_stacks():
@@ -189,8 +189,8 @@ def test_lock_serial_scheduler_rules_on_hand_made_stacks():
     got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wait": "lock", "pthread_barrier_wait": "serial phase", "worker": "scheduler"}
     v = verdict.verdict(d)
-    assert v["cause"] == "lock" and "`update_table` ← `worker`" in v["text"]
-    assert v["classes"]["lock"] == pytest.approx(0.625, abs=0.01)
+    assert v.cause == "lock" and "`update_table` ← `worker`" in v.text
+    assert v.classes["lock"] == pytest.approx(0.625, abs=0.01)
 
 
 def test_units_must_match():
@@ -214,9 +214,9 @@ def test_rows_are_plain_text_for_the_view_layer():
     name = "p;<b>evil</b>&co"
     d = diff.differential(ev([{name: 100}] * 3), ev([{name: 400 + i} for i in range(3)]))
     v = verdict.verdict(d)
-    assert v["stacks"][0]["name"] == name                       # escaped by the view, not here
-    assert v["stacks"][0]["kind"] == "on-CPU" and v["stacks"][0]["flag"] == "finding"
-    assert set(v["stacks"][0]) >= {"cost_base", "cost_knee", "growth", "share", "interval", "flag", "class"}
+    assert v.stacks[0].name == name                       # escaped by the view, not here
+    assert v.stacks[0].kind == "on-CPU" and v.stacks[0].flag == "finding"
+    assert all(isinstance(getattr(v.stacks[0], k), str) for k in ("name", "what", "kind", "flag", "cls"))
 
 
 def test_load_refuses_bad_files_with_file_and_line(tmp_path):
@@ -272,10 +272,10 @@ def test_curve_picks_the_knee_and_says_missing_evidence():
     series = {"compact": {1: s(100, 99, 101), 2: s(110, 108, 112)}, "spread": {1: s(100, 99, 101), 2: s(120, 118, 122)}}
     loaded = {1: diff.load(os.path.join(REC, "serial_t1")), 2: diff.load(os.path.join(REC, "serial_t2"))}
     out = verdict.curve(series, "higher", lambda p, t: loaded[t] if p == "compact" else None)
-    assert [o["verdict"]["placement"] for o in out] == ["compact", "spread"]
-    assert out[0]["verdict"]["knee_threads"] == 2 and out[0]["verdict"]["cause"] == "serial phase"
-    assert "in `___pthread_barrier_wait` from" in out[0]["verdict"]["text"]
-    assert out[1]["diff"] is None and "no evidence at 1 thread and 2 threads" in out[1]["verdict"]["text"]
+    assert [o.verdict.placement for o in out] == ["compact", "spread"]
+    assert out[0].verdict.knee_threads == 2 and out[0].verdict.cause == "serial phase"
+    assert "in `___pthread_barrier_wait` from" in out[0].verdict.text
+    assert out[1].diff is None and "no evidence at 1 thread and 2 threads" in out[1].verdict.text
 
 
 def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
@@ -289,10 +289,10 @@ def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
     got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wake": "lock", "crunch": "scheduler", "read": "other"}
     v = verdict.verdict(d)
-    assert v["cause"] == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
-    assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v["text"]
+    assert v.cause == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
+    assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v.text
     knee2 = [dict(k, **{"[runqueue];p;worker;crunch": 300_000 + i}) for i, k in enumerate(knee)]
-    assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2)))["cause"] == "no single cause"
+    assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2))).cause == "no single cause"
 
 
 def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
@@ -303,7 +303,7 @@ def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
     top = diff.findings(d)[0]
     assert C.rule(d, top) == "kernel" and C.kernel_detail([top]) == ["system call read"]
     v = verdict.verdict(d)
-    assert v["cause"] == "kernel" and "(system call read)" in v["text"]
+    assert v.cause == "kernel" and "(system call read)" in v.text
     self_ = {r["name"]: r for r in d["functions_self"]}
     incl = {r["name"]: r for r in d["functions_incl"]}
     assert self_["vfs_read_[k]"]["growth"] == pytest.approx(d["stacks"][0]["growth"])
@@ -316,8 +316,8 @@ def test_curve_says_unreadable_evidence(tmp_path):
         return known(m, m - 1, m + 1)
     (tmp_path / "meta.json").write_text("{not json")
     out = verdict.curve({"compact": {1: s(100), 2: s(110)}}, "higher", lambda p, t: diff.load(str(tmp_path)))
-    assert out[0]["diff"] is None and out[0]["verdict"]["cause"] is None
-    assert "unreadable evidence" in out[0]["verdict"]["text"] and "meta.json:1:" in out[0]["verdict"]["text"]
+    assert out[0].diff is None and out[0].verdict.cause is None
+    assert "unreadable evidence" in out[0].verdict.text and "meta.json:1:" in out[0].verdict.text
 
 
 def test_a_joins_wait_is_never_a_finding_nor_counted():
@@ -328,7 +328,7 @@ def test_a_joins_wait_is_never_a_finding_nor_counted():
     row = next(r for r in d["stacks"] if r["name"] == j)
     assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
     assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)
-    assert verdict.verdict(d)["cause"] == "scales"
+    assert verdict.verdict(d).cause == "scales"
 
 
 def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
@@ -349,7 +349,7 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     assert f["growth"] / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
     assert f["share"] == pytest.approx(1.0) and d["spread"] == pytest.approx(0, abs=1e-6)
     v = verdict.verdict(d)
-    assert v["cause"] == "lock", v["text"]
+    assert v.cause == "lock", v.text
     # the same noise, but the on-CPU total really grew on stacks none of which is beyond noise alone
     on_k2 = [{k: n + 40 for k, n in run.items()} for run in on_k]
     off_k2 = [{lock: 1000 + 100 * r + 60_000} for r in range(3)]
@@ -357,7 +357,7 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     (f2,) = diff.findings(d2)
     assert f2["share"] < C.LEAD_SHARE and d2["spread"] > 0
     v2 = verdict.verdict(d2)
-    assert v2["cause"] == "no single cause" and "is spread thin" in v2["text"], v2["text"]
+    assert v2.cause == "no single cause" and "is spread thin" in v2.text, v2.text
 
 
 def test_growth_spread_over_thin_stacks_is_gathered_by_function():
@@ -369,9 +369,9 @@ def test_growth_spread_over_thin_stacks_is_gathered_by_function():
     d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
     assert not diff.findings(d)
     v = verdict.verdict(d)
-    assert v["cause"] == "no single cause", v["text"]
-    assert "by function (self time, beyond noise): on-CPU `refcount` +" in v["text"], v["text"]
-    assert "`work`" not in v["text"].split("by function")[1]
+    assert v.cause == "no single cause", v.text
+    assert "by function (self time, beyond noise): on-CPU `refcount` +" in v.text, v.text
+    assert "`work`" not in v.text.split("by function")[1]
 
 
 def test_a_lock_spread_over_thin_stacks_is_one_class():
@@ -386,7 +386,7 @@ def test_a_lock_spread_over_thin_stacks_is_one_class():
                           "compact", 1, 2)
     assert not diff.findings(d)
     c = C.classify(d)
-    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == pytest.approx(1.0, rel=0.05), c
+    assert c.cause == "lock" and c.classes["lock"].share == pytest.approx(1.0, rel=0.05), c
 
 
 def test_a_class_never_explains_more_than_all_of_the_added_cost():
@@ -398,7 +398,7 @@ def test_a_class_never_explains_more_than_all_of_the_added_cost():
                           ev([{"p;worker;work": 10 + r} for r in range(3)], [off(3000, r) for r in range(3)]),
                           "compact", 1, 2)
     c = C.classify(d)
-    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == 1.0, c
+    assert c.cause == "lock" and c.classes["lock"].share == 1.0, c
     assert "Cause: lock (100% of the added cost" in verdict.words(d, c), verdict.words(d, c)
 
 
@@ -500,12 +500,12 @@ def test_no_run_kept_at_the_knee_says_inconclusive_with_the_numbers(tmp_path):
     knee = write_judged(str(tmp_path / "t2"), [FLAT_ON] * 3,
                         judged_as([gate.DISTURBED, gate.DISTURBED, gate.CUT, gate.DISTURBED], [2.2, 2.05, None, 2.1]))
     out = verdict.curve(STOPS, "higher", lambda p, t: diff.load(base if t == 1 else knee))
-    v = out[0]["verdict"]
-    assert v["cause"] == "inconclusive" and out[0]["diff"] is None
-    assert v["text"].startswith("compact, 2 threads: inconclusive: the evidence runs at 2 threads ran ×2.05–×2.20 "
+    v = out[0].verdict
+    assert v.cause == "inconclusive" and out[0].diff is None
+    assert v.text.startswith("compact, 2 threads: inconclusive: the evidence runs at 2 threads ran ×2.05–×2.20 "
                                 "faster than the timed repeats (budget ±10%, 3 of 4 attempts); 1 cut (perf reached "
-                                "its size limit (1G))"), v["text"]
-    assert v["text"].endswith("none kept.") and "it scales" not in v["text"]
+                                "its size limit (1G))"), v.text
+    assert v.text.endswith("none kept.") and "it scales" not in v.text
     # timed repeats that were themselves disturbed are said beside the numbers
     meta = evidence.read_meta(knee)
     meta["timed_suspect"] = "3 of 3 timed repeats suspect (foreign 55% > 10%)"
@@ -518,13 +518,13 @@ def test_a_curve_that_stops_never_gets_it_scales_from_flat_evidence():
     The same evidence under a curve that scales still says it scales."""
     flat = [{"p;worker;crunch": 1000 + i, "p;worker;update_table": 200} for i in range(3)]
     def d_of(series):
-        return verdict.curve(series, "higher", lambda p, t: ev(flat))[0]["verdict"]
+        return verdict.curve(series, "higher", lambda p, t: ev(flat))[0].verdict
     v = d_of(STOPS)
-    assert v["cause"] == "inconclusive" and "it scales" not in v["text"], v["text"]
+    assert v.cause == "inconclusive" and "it scales" not in v.text, v.text
     assert "Inconclusive: the curve says scaling stops: 2 threads is the first thread count whose efficiency is " \
            "below 75% over its whole 95% range (efficiency 17%, 95% CI 17%–17%), yet no cost per run grows beyond " \
-           "noise in the evidence runs" in v["text"], v["text"]
-    assert d_of({"compact": {1: summary(100), 2: summary(199)}})["cause"] == "scales"
+           "noise in the evidence runs" in v.text, v.text
+    assert d_of({"compact": {1: summary(100), 2: summary(199)}}).cause == "scales"
 
 
 def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
@@ -556,10 +556,10 @@ def test_a_preemption_in_the_mutexs_release_is_the_locks_handover():
 
 def test_the_words_say_how_the_evidence_was_sampled_and_a_received_text_is_bounded():
     base, knee = diff.load(os.path.join(REC, "lock_t1")), diff.load(os.path.join(REC, "lock_t2"))
-    assert "sampled" not in knee["meta"] and "was sampled" not in verdict.verdict(recorded("lock"))["text"]
+    assert "sampled" not in knee["meta"] and "was sampled" not in verdict.verdict(recorded("lock")).text
     knee["meta"]["sampled"] = {"oncpu": "cpu-clock samples at 99 Hz", "futex": "1 in 50 futex call" + "x" * 5000,
                                "offcpu": ["not", "a", "string"]}
-    text = verdict.verdict(diff.differential(base, knee, "compact", 1, 2, "test"))["text"]
+    text = verdict.verdict(diff.differential(base, knee, "compact", 1, 2, "test")).text
     said = text.split("How the knee's evidence was sampled: ")[1]
     assert said.startswith("on-CPU: cpu-clock samples at 99 Hz; futex: 1 in 50 futex call")
     assert "off-CPU" not in said.split(".")[0] and "x" * 301 not in said

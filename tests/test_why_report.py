@@ -103,7 +103,6 @@ def test_a_point_measured_once_as_another_placement_reads_that_placements_eviden
          "threads": 1, "reason": "the same CPUs as compact at 1 thread: measured once there, shared",
          "same_as": "compact"}) + "\n")
     e = model.build(str(run)).experiments[0]
-    got = {c["verdict"]["placement"]: c for c in e.why["curves"]}
-    assert got["scatter"]["diff"] is not None and got["scatter"]["verdict"]["base_threads"] == 1, \
-        got["scatter"]["verdict"]["text"]
-    assert "Cause: lock" in got["scatter"]["verdict"]["text"]
+    got = {c.verdict.placement: c for c in e.why.curves}
+    assert got["scatter"].diff is not None and got["scatter"].verdict.base_threads == 1, got["scatter"].verdict.text
+    assert "Cause: lock" in got["scatter"].verdict.text

@@ -264,8 +264,8 @@ def curves(run, exp, variant, e, metric, merged):
     """verdict.curve of one variant: [(placement, base, knee, diff or None, text)]."""
     out = []
     for c in W.curve(series(e.points, metric, variant, merged), "higher", evidence_of(run, exp, variant)):
-        v = c["verdict"]
-        out.append((v["placement"], v["base_threads"], v["knee_threads"], c["diff"], v["text"]))
+        v = c.verdict
+        out.append((v.placement, v.base_threads, v.knee_threads, c.diff, v.text))
     return out
 
 
@@ -295,7 +295,7 @@ def arc_refcount_cause(run, e, merged):
                 f"{sa['base'] * 1e3:.1f} → {sa['knee'] * 1e3:.1f} ns per call, {beyond(sa, 'call')}: "
                 f"{sa['share'] * 100:.0f}% of the added CPU time per call (CPU time per call "
                 f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: "
-                f"{C.classify(d)['cause']})")
+                f"{C.classify(d).cause})")
         dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
         pt = part(dp, refcount, on_added(dp)) if dp else None
         said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
@@ -338,7 +338,7 @@ def server_lock_cause(run, e, merged):
             res.append((None, f"global {text}"))
             continue
         g = part(d, server_lock(d))
-        cause = C.classify(d)["cause"]
+        cause = C.classify(d).cause
         said = (f"{placement} {b}→{k} server threads: global's server lock stacks ({g['stacks']} together) "
                 f"{beyond(g, 'GET')}: {g['share'] * 100:.0f}% of the added cost per GET (the "
                 f"classifier's cause: {cause})")
@@ -402,7 +402,7 @@ def slot_handover_cause(run, e):
                 if tot and tot["ratio"] == tot["ratio"] else "?")
         said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop, "
                 f"{h['stacks']} stacks together) {beyond(h, unit(d))}: {h['share'] * 100:.0f}% of the added cost "
-                f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c['cause']})")
+                f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c.cause})")
         if not C.grows(tot):
             said += ": unpadded adds no CPU time beyond noise here, so there is no added cost to explain"
         elif not across:

@@ -34,6 +34,7 @@ without counters or NUMA statistics.
 import re
 
 from lab.core import rules as V
+from lab.why.model import CauseClass, Classes
 
 MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
 LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share
@@ -197,8 +198,16 @@ def listed(words):
 
 
 def classify(d):
-    """{"cause", "classes": {name: {"share", "rows"}}, "notes": [str], "missing": [str]} of one
-    differential (diff.differential)."""
+    """The Classes of one differential (diff.differential): its cause, every class by name with its share
+    and rows, the notes and missing lines the words say. Sets each finding row's "class" in d."""
+    out = _classify(d)
+    return Classes(cause=out["cause"], notes=tuple(out["notes"]), missing=tuple(out["missing"]),
+                   contradicts=out["contradicts"],
+                   classes={n: CauseClass(v["share"], tuple(v["rows"])) for n, v in out["classes"].items()})
+
+
+def _classify(d):
+    """classify's working dicts: the rules in the order of the module's docstring."""
     from lab.why import diff
     out = {"cause": None, "classes": {}, "notes": [], "missing": [], "contradicts": False}
     out["missing"] = missing_lines(d)

@@ -6,6 +6,7 @@ from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
 from lab.why import alone, diff
 from lab.why import classify as C
+from lab.why.model import Curve, Row, Verdict
 
 TOP = 3          # findings named in the paragraph
 TABLE = 12       # rows of each table (stacks, functions)
@@ -85,7 +86,7 @@ def contradiction(d, unit):
 
 
 def words(d, c):
-    """The paragraph for one placement from its differential d and classification c."""
+    """The paragraph for one placement from its differential d and its Classes c."""
     unit = "op" if d["unit"] == "op" else "run"
     head = f"{d['placement']}, {threads(d['knee_threads'])}: " if d["placement"] else f"{threads(d['knee_threads'])}: "
     base = threads(d["base_threads"])
@@ -100,14 +101,14 @@ def words(d, c):
     elif valid(off):
         parts.append(f"each {unit} costs {ratio_words(off, 'off-CPU time', base)}")
     text = head + ("; ".join(parts) if parts else "no evidence to compare") + "."
-    if c["cause"] == "scales":
+    if c.cause == "scales":
         text += " Nothing grows faster than the work: it scales."
-    elif c["cause"] == "inconclusive" and c.get("contradicts"):
+    elif c.cause == "inconclusive" and c.contradicts:
         text += f" Inconclusive: {contradiction(d, unit)}."
-    elif c["cause"] == "inconclusive":
+    elif c.cause == "inconclusive":
         text += (" Inconclusive: no stack's growth is beyond noise and the evidence runs disagree too much to "
                  "call the totals flat.")
-    elif c["cause"] is not None:
+    elif c.cause is not None:
         found = diff.findings(d)
         said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
         if said:
@@ -117,12 +118,12 @@ def words(d, c):
             text += " No single stack's growth is beyond noise."
         if said and d.get("added", 0) > 0 and d.get("spread", 0) > 0:
             text += f" {d['spread'] / d['added'] * 100:.0f}% is spread thin (no single stack's growth beyond noise)."
-        if "scheduler" in c["classes"]:
+        if "scheduler" in c.classes:
             moved = [f"{r['name']} per {unit} {r['base']:.1f} → {r['knee']:.1f}" for r in d["sched"]
                      if not r["flag"] and r["growth"] > 0]
             if moved:
                 text += f" Scheduler counts that grew: {', '.join(moved)}."
-        fx = C.futex_detail(d) if c["cause"] == "lock" else None
+        fx = C.futex_detail(d) if c.cause == "lock" else None
         taker = ""
         if fx:
             a = fx[2]
@@ -136,23 +137,23 @@ def words(d, c):
                      " its hold time is not measured: an uncontended take and release make no system call)."
                      if held else ".")
             taker = (fx[1] or held).split(" ← ")[0]
-        if c["cause"] == "lock" and not taker:      # no futex named: the lock's costliest stack that names code
+        if c.cause == "lock" and not taker:      # no futex named: the lock's costliest stack that names code
             taker = next((C.named(r["name"].split(";")).split(" ← ")[0] for r in diff.findings(d)
                           if r.get("class") == "lock" and C.named(r["name"].split(";"))), "")
-        if c["cause"] == "no single cause":
+        if c.cause == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
             text += by_function(d, unit)
         else:
-            others = [f"{n} {v['share'] * 100:.0f}%"
-                      for n, v in sorted(c["classes"].items(), key=lambda kv: -kv[1]["share"])
-                      if n not in (c["cause"], "other") and v["share"] >= C.MENTION]
-            text += f" Cause: {c['cause']}" + (f", taken in {taker}" if c["cause"] == "lock" and taker else "") + \
-                    f" ({c['classes'][c['cause']]['share'] * 100:.0f}% of the added cost" + \
+            others = [f"{n} {v.share * 100:.0f}%"
+                      for n, v in sorted(c.classes.items(), key=lambda kv: -kv[1].share)
+                      if n not in (c.cause, "other") and v.share >= C.MENTION]
+            text += f" Cause: {c.cause}" + (f", taken in {taker}" if c.cause == "lock" and taker else "") + \
+                    f" ({c.classes[c.cause].share * 100:.0f}% of the added cost" + \
                     (f"; also {', '.join(others)}" if others else "") + ")."
-            if c["cause"] == "serial phase":     # the code to change: what runs while the others wait
+            if c.cause == "serial phase":     # the code to change: what runs while the others wait
                 said = alone.words(*(d.get("alone") or (None, None)), d["base_threads"], d["knee_threads"])
                 text += f" {said}" if said else ""
-    for note in c["notes"]:       # what is missing is said once, above every curve's words (report.view.why)
+    for note in c.notes:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
     if d.get("sampled"):        # what was counted exactly and what only sampled (issue 53: said, not assumed)
         text += " How the knee's evidence was sampled: " + \
@@ -166,40 +167,33 @@ def words(d, c):
 
 
 def table(d, key):
-    """Rows for the report: stack or function, kind, cost at the base and at the knee (µs per unit of
-    work), growth, share of the added cost, the growth's 95% interval, flag and class."""
-    out = []
-    for r in d[key][:TABLE]:
-        out.append({"name": r["name"], "what": r["what"], "kind": r["kind"], "cost_base": r["base"],
-                    "cost_knee": r["knee"], "growth": r["growth"], "share": r["share"],
-                    "interval": (r["lo"], r["hi"]) if r["lo"] is not None else None,
-                    "flag": r["flag"] or "finding", "class": r.get("class", "")})
-    return out
+    """Rows for the report (model.Row): stack or function, kind, cost at the base and at the knee (µs per
+    unit of work), growth, share of the added cost, the growth's 95% interval, flag and class."""
+    return tuple(Row(name=r["name"], what=r["what"], kind=r["kind"], cost_base=r["base"], cost_knee=r["knee"],
+                     growth=r["growth"], share=r["share"],
+                     interval=(r["lo"], r["hi"]) if r["lo"] is not None else None,
+                     flag=r["flag"] or "finding", cls=r.get("class", "")) for r in d[key][:TABLE])
 
 
 def verdict(d):
-    """{"placement", "base_threads", "knee_threads", "knee_why", "unit", "cause", "text", "classes", "stacks",
-    "functions" (self), "functions_inclusive", "totals", "missing"}: all plain data for report.md,
-    report.html and ./lab scale."""
+    """The Verdict of one differential: all plain data for report.md, report.html and ./lab scale."""
     c = C.classify(d)
-    return {"placement": d["placement"], "base_threads": d["base_threads"], "knee_threads": d["knee_threads"],
-            "knee_why": d["knee_why"], "unit": d["unit"], "cause": c["cause"], "text": words(d, c),
-            "classes": {n: v["share"] for n, v in c["classes"].items()},
-            "stacks": table(d, "stacks"), "functions": table(d, "functions_self"),
-            "functions_inclusive": table(d, "functions_incl"),
-            "totals": d["total"], "missing": c["missing"]}
+    return Verdict(placement=d["placement"], base_threads=d["base_threads"], knee_threads=d["knee_threads"],
+                   knee_why=d["knee_why"], unit=d["unit"], cause=c.cause, text=words(d, c),
+                   classes={n: v.share for n, v in c.classes.items()},
+                   stacks=table(d, "stacks"), functions=table(d, "functions_self"),
+                   functions_inclusive=table(d, "functions_incl"), totals=d["total"], missing=c.missing)
 
 
-def none(placement, b, k, why, missing, text, cause=None):
-    """A placement's entry when there is nothing to compare: the same keys, no cause (or "inconclusive":
+def none(placement, b, k, why, missing, text, cause=None, variant=""):
+    """A placement's Curve when there is nothing to compare: no differential, no cause (or "inconclusive":
     the gate kept no evidence run)."""
-    return {"diff": None, "verdict": {"placement": placement, "base_threads": b, "knee_threads": k, "knee_why": why,
-                                      "unit": None, "cause": cause, "classes": {}, "stacks": [], "functions": [],
-                                      "functions_inclusive": [], "totals": {}, "missing": missing, "text": text}}
+    return Curve(Verdict(placement=placement, base_threads=b, knee_threads=k, knee_why=why, unit=None,
+                         cause=cause, text=text, missing=tuple(missing)), None, variant)
 
 
-def curve(series, better, evidence_of):
-    """[{"verdict", "diff"}] for every placement of a sweep: series {placement: {threads: summary}} as
+def curve(series, better, evidence_of, variant=""):
+    """[Curve] for every placement of a sweep (of one variant): series {placement: {threads: summary}} as
     reporting.scaling takes it; evidence_of(placement, threads) → that point's loaded evidence, or None
     when the point has none (a sweep without why=1, or evidence that could not be read: the text says so)."""
     out = []
@@ -216,20 +210,21 @@ def curve(series, better, evidence_of):
             at = " and ".join(threads(t) for t, e in ((b, eb), (k, ek)) if e is None)
             said = f"unreadable evidence ({'; '.join(bad)})" if bad else "run with why=1"
             out.append(none(placement, b, k, why, [f"no evidence at {at}"] + bad,
-                            f"{placement}, {threads(k)}: no evidence at {at} ({said})."))
+                            f"{placement}, {threads(k)}: no evidence at {at} ({said}).", variant=variant))
             continue
         # the validity gate kept no run at a side: nothing the verdict may rest on, said with the numbers
         empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek))
                  if not e["runs"] and "runs_judged" in e["meta"]]
         if empty:
             out.append(none(placement, b, k, why, [f"no evidence run kept: {'; '.join(empty)}"],
-                            f"{placement}, {threads(k)}: inconclusive: {'; '.join(empty)}.", "inconclusive"))
+                            f"{placement}, {threads(k)}: inconclusive: {'; '.join(empty)}.", "inconclusive",
+                            variant))
             continue
         try:
             d = diff.differential(eb, ek, placement, b, k, why, stops)
         except ValueError as e:                     # e.g. the two points count work in different units
             out.append(none(placement, b, k, why, [str(e)],
-                            f"{placement}, {threads(k)}: the evidence cannot be compared: {e}."))
+                            f"{placement}, {threads(k)}: the evidence cannot be compared: {e}.", variant=variant))
             continue
-        out.append({"diff": d, "verdict": verdict(d)})
+        out.append(Curve(verdict(d), d, variant))
     return out
