@@ -76,7 +76,7 @@ def test_one_node_is_never_claimed_in_the_verdict(numa_swept):
     if not (base["runs"] and knee["runs"]):
         return
     d = diff.differential(base, knee, "compact", 1, 2, "test")
-    assert d["memory"]["kind"] == "one node"
+    assert d.memory["kind"] == "one node"
     c = C.classify(d)
     assert C.REMOTE not in c.classes and c.cause != C.REMOTE
     assert not [n for n in c.notes if n.startswith(("memory placement", C.REMOTE))]

@@ -199,7 +199,7 @@ def judged(tmp_path, mode):
 
 def test_growth_in_user_code_with_remote_pages_is_memory_remote_pages_with_mapping_and_function(tmp_path):
     d, v = judged(tmp_path, "main")
-    assert d["memory"]["kind"] == "remote"
+    assert d.memory["kind"] == "remote"
     assert v.cause == C.REMOTE, v.text
     assert "Cause: memory (remote pages)" in v.text
     assert "Memory (remote pages): 100% of the program's resident pages" in v.text

@@ -4,11 +4,13 @@ Two kinds of evidence: REAL evidence recorded once from the known-cause programs
 tests/fixtures/why/recorded/src (see tests/fixtures/why/recorded/README.md: command, host, date), read back
 from the committed files so no assertion depends on the host's load; and small hand-checked evidence for
 the edge cases of the rules (0→1 sample, empty, missing kinds, one run)."""
+import dataclasses
 import math
 import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import pytest
 
@@ -57,19 +59,19 @@ def test_serial_phase_is_named_from_real_evidence():
     v = verdict.verdict(d)
     assert v.cause == "serial phase", v.text
     top = diff.findings(d)[0]
-    assert top["kind"] == "off-CPU" and "pthread_barrier_wait" in top["name"]
+    assert top.kind == "off-CPU" and "pthread_barrier_wait" in top.name
     assert v.text.startswith("compact, 2 threads: each run costs ×")
     # the serial phase adds no CPU work: the on-CPU total's interval holds 1
-    on = d["total"]["on"]
-    assert on["lo"] <= 1 <= on["hi"]
+    on = d.total["on"]
+    assert on.lo <= 1 <= on.hi
 
 
 def test_scaling_program_gets_no_invented_cause():
     d = recorded("scales")
     v = verdict.verdict(d)
     assert v.cause not in ("lock", "shared data", "serial phase", "kernel"), v.text
-    on = d["total"]["on"]
-    assert on["lo"] <= 1 <= on["hi"]          # crunch costs the same CPU per run at 2 threads
+    on = d.total["on"]
+    assert on.lo <= 1 <= on.hi          # crunch costs the same CPU per run at 2 threads
     for r in diff.findings(d):               # whatever grows beyond noise is waiting for a CPU, not crunch's work
         assert C.rule(d, r) == "scheduler"
 
@@ -88,19 +90,19 @@ def test_lock_rule_names_the_futex_and_update_table():
     assert fx is not None
     addr, who, _ = fx
     assert addr.startswith("0x") and who == "`update_table` ← `worker`"
-    waits = [r for r in d["stacks"] if r["kind"] == "off-CPU" and r["name"].startswith("[futex]")
-             and "update_table" in r["name"]]
+    waits = [r for r in d.stacks if r.kind == "off-CPU" and r.name.startswith("[futex]")
+             and "update_table" in r.name]
     assert waits and all(C.rule(d, r) == "lock" for r in waits)
-    assert waits[0]["base"] == 0 and waits[0]["knee"] > 0      # nobody waits for the lock at 1 thread
+    assert waits[0].base == 0 and waits[0].knee > 0      # nobody waits for the lock at 1 thread
 
 
 def test_shared_data_rule_names_bump_counter_and_its_lock_prefixed_instruction():
     d = recorded("shared")
-    row = next(r for r in d["stacks"] if r["kind"] == "on-CPU" and r["name"].endswith(";bump_counter"))
+    row = next(r for r in d.stacks if r.kind == "on-CPU" and r.name.endswith(";bump_counter"))
     assert C.rule(d, row) == "shared data"
     ins, samples = C.hot_atomic(d, "bump_counter")
     assert ins.startswith("lock ") and samples > 0
-    row["class"] = "shared data"
+    row = dataclasses.replace(row, cls="shared data")
     assert "hottest instruction `lock " in verdict.describe(d, row)
 
 
@@ -118,8 +120,8 @@ def test_zero_to_one_sample_is_not_a_finding():
     base = ev([{"p;work": 1000}] * 3)
     knee = ev([{"p;work": 1000, "p;work;rare": 1}] * 3)
     d = diff.differential(base, knee, "compact", 1, 2)
-    rare = next(r for r in d["stacks"] if r["name"] == "p;work;rare")
-    assert rare["flag"] == diff.TOO_FEW and rare["growth"] > 0
+    rare = next(r for r in d.stacks if r.name == "p;work;rare")
+    assert rare.flag == diff.TOO_FEW and rare.growth > 0
     assert not diff.findings(d)
     v = verdict.verdict(d)
     assert v.cause != "lock" and "rare" not in v.text
@@ -130,13 +132,13 @@ def test_clear_growth_is_a_finding_with_its_share_and_interval():
     knee = ev([{"p;work": 1000, "p;lock": 400}, {"p;work": 1005, "p;lock": 410}, {"p;work": 995, "p;lock": 390}])
     d = diff.differential(base, knee)
     top = diff.findings(d)[0]
-    assert top["name"] == "p;lock" and top["flag"] == ""
+    assert top.name == "p;lock" and top.flag == ""
     # 1000 Hz: 100 samples = 100 ms = 100,000 µs per run; 400 → 400,000
-    assert top["base"] == pytest.approx(100_000) and top["knee"] == pytest.approx(400_000)
-    assert 0 < top["lo"] < top["growth"] < top["hi"]
-    assert top["share"] == pytest.approx(300_000 / (300_000 + max(0, d["stacks"][1]["growth"])), rel=0.02)
-    t = d["total"]["on"]
-    assert t["ratio"] == pytest.approx(1400 / 1100, rel=0.01) and t["lo"] < t["ratio"] < t["hi"]
+    assert top.base == pytest.approx(100_000) and top.knee == pytest.approx(400_000)
+    assert 0 < top.lo < top.growth < top.hi
+    assert top.share == pytest.approx(300_000 / (300_000 + max(0, d.stacks[1].growth)), rel=0.02)
+    t = d.total["on"]
+    assert t.ratio == pytest.approx(1400 / 1100, rel=0.01) and t.lo < t.ratio < t.hi
 
 
 def test_cost_is_per_unit_of_work():
@@ -144,7 +146,7 @@ def test_cost_is_per_unit_of_work():
     base = ev([{"p;work": 1000}] * 3, unit="op", work=[1e6] * 3)
     knee = ev([{"p;work": 2000}] * 3, unit="op", work=[2e6] * 3)
     d = diff.differential(base, knee)
-    assert d["stacks"][0]["growth"] == pytest.approx(0) and d["total"]["on"]["ratio"] == pytest.approx(1)
+    assert d.stacks[0].growth == pytest.approx(0) and d.total["on"].ratio == pytest.approx(1)
     assert verdict.verdict(d).cause == "scales"
     assert "it scales" in verdict.verdict(d).text
 
@@ -153,28 +155,28 @@ def test_growth_within_noise_is_flagged():
     base = ev([{"p;a": 100}, {"p;a": 300}, {"p;a": 200}])
     knee = ev([{"p;a": 310}, {"p;a": 90}, {"p;a": 250}])
     d = diff.differential(base, knee)
-    assert d["stacks"][0]["flag"] in (diff.NOISE, diff.TOO_FEW) and not diff.findings(d)
+    assert d.stacks[0].flag in (diff.NOISE, diff.TOO_FEW) and not diff.findings(d)
 
 
 def test_empty_evidence_names_no_cause():
     d = diff.differential(ev([{}] * 2, [{}] * 2), ev([{}] * 2, [{}] * 2), "compact", 1, 2)
     v = verdict.verdict(d)
-    assert d["stacks"] == [] and v.cause is None and v.stacks == ()
+    assert d.stacks == () and v.cause is None and v.stacks == ()
     assert "no samples and no waits: no cause can be named" in v.text.lower()
 
 
 def test_missing_off_cpu_is_said():
     d = diff.differential(ev([{"p;a": 100}] * 3), ev([{"p;a": 300}] * 3), "compact", 1, 2)
     v = verdict.verdict(d)
-    assert "off" in d["missing"] and "all" not in d["total"]
+    assert "off" in d.missing and "all" not in d.total
     assert "off-CPU evidence missing: not available here: no bpftrace" in v.missing
     assert "bpftrace" not in v.text     # said once above every curve's words (report.view.why), not in each
 
 
 def test_one_run_off_cpu_has_no_interval():
     d = diff.differential(ev([{"p;a": 10}], [{"[futex];p;a": 50_000}]), ev([{"p;a": 10}], [{"[futex];p;a": 900_000}]))
-    row = next(r for r in d["stacks"] if r["kind"] == "off-CPU")
-    assert row["flag"] == diff.ONE_RUN and row["lo"] is None
+    row = next(r for r in d.stacks if r.kind == "off-CPU")
+    assert row.flag == diff.ONE_RUN and row.lo is None
     assert "one evidence run" in verdict.verdict(d).text
 
 
@@ -186,7 +188,7 @@ def test_lock_serial_scheduler_rules_on_hand_made_stacks():
               "[futex];p;worker;pthread_barrier_wait": 200_000 + i,
               "[runqueue];p;worker": 100_000 + i} for i in range(3)]
     d = diff.differential(ev(on, off_b), ev(on, off_k), "compact", 1, 2)
-    got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
+    got = {r.name.split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wait": "lock", "pthread_barrier_wait": "serial phase", "worker": "scheduler"}
     v = verdict.verdict(d)
     assert v.cause == "lock" and "`update_table` ← `worker`" in v.text
@@ -262,7 +264,7 @@ def test_flame_sides_equalise_what_is_not_a_finding():
     sides, unit = flame.sides(d)
     rare = next(s for s in sides if s[0] == "p;work;rare")
     assert rare[1] == rare[2] > 0 and unit.endswith("per run")
-    assert not math.isnan(d["total"]["on"]["ratio"])
+    assert not math.isnan(d.total["on"].ratio)
 
 
 def test_curve_picks_the_knee_and_says_missing_evidence():
@@ -286,7 +288,7 @@ def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
              "[runqueue];p;worker;crunch": 150_000 + i,                                   # 15% scheduler
              "[io];p;worker;read": 450_000 + i} for i in range(3)]                        # 45% other
     d = diff.differential(ev(on, base), ev(on, knee), "compact", 1, 2)
-    got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
+    got = {r.name.split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wake": "lock", "crunch": "scheduler", "read": "other"}
     v = verdict.verdict(d)
     assert v.cause == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
@@ -304,10 +306,10 @@ def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
     assert C.rule(d, top) == "kernel" and C.kernel_detail([top]) == ["system call read"]
     v = verdict.verdict(d)
     assert v.cause == "kernel" and "(system call read)" in v.text
-    self_ = {r["name"]: r for r in d["functions_self"]}
-    incl = {r["name"]: r for r in d["functions_incl"]}
-    assert self_["vfs_read_[k]"]["growth"] == pytest.approx(d["stacks"][0]["growth"])
-    assert "worker" not in self_ and incl["worker"]["growth"] == pytest.approx(top["growth"])
+    self_ = {r.name: r for r in d.functions_self}
+    incl = {r.name: r for r in d.functions_incl}
+    assert self_["vfs_read_[k]"].growth == pytest.approx(d.stacks[0].growth)
+    assert "worker" not in self_ and incl["worker"].growth == pytest.approx(top.growth)
     assert "p" not in incl                                      # the root (comm) is not a function
 
 
@@ -325,9 +327,9 @@ def test_a_joins_wait_is_never_a_finding_nor_counted():
     j = "[futex];p;main;pthread_join"
     d = diff.differential(ev(on, [{j: 1_000_000 + i} for i in range(3)]),
                           ev(on, [{j: 2_000_000 + i} for i in range(3)]))
-    row = next(r for r in d["stacks"] if r["name"] == j)
-    assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
-    assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)
+    row = next(r for r in d.stacks if r.name == j)
+    assert row.flag == diff.JOINED and row.growth > 0 and not diff.findings(d)
+    assert d.added == 0 and d.total["all"].ratio == pytest.approx(1)
     assert verdict.verdict(d).cause == "scales"
 
 
@@ -344,10 +346,10 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     off_k = [{lock: 100_000 + 1000 * r} for r in range(3)]
     d = diff.differential(ev(on_b, off_b), ev(on_k, off_k), "compact", 1, 2)
     (f,) = diff.findings(d)
-    assert f["name"] == lock and not any(r["flag"] == "" for r in d["stacks"] if r["kind"] == "on-CPU")
-    rises = sum(r["growth"] for r in d["stacks"] if r["growth"] > 0)
-    assert f["growth"] / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
-    assert f["share"] == pytest.approx(1.0) and d["spread"] == pytest.approx(0, abs=1e-6)
+    assert f.name == lock and not any(r.flag == "" for r in d.stacks if r.kind == "on-CPU")
+    rises = sum(r.growth for r in d.stacks if r.growth > 0)
+    assert f.growth / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
+    assert f.share == pytest.approx(1.0) and d.spread == pytest.approx(0, abs=1e-6)
     v = verdict.verdict(d)
     assert v.cause == "lock", v.text
     # the same noise, but the on-CPU total really grew on stacks none of which is beyond noise alone
@@ -355,7 +357,7 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     off_k2 = [{lock: 1000 + 100 * r + 60_000} for r in range(3)]
     d2 = diff.differential(ev(on_b, off_b), ev(on_k2, off_k2), "compact", 1, 2)
     (f2,) = diff.findings(d2)
-    assert f2["share"] < C.LEAD_SHARE and d2["spread"] > 0
+    assert f2.share < C.LEAD_SHARE and d2.spread > 0
     v2 = verdict.verdict(d2)
     assert v2.cause == "no single cause" and "is spread thin" in v2.text, v2.text
 
@@ -538,19 +540,20 @@ def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
     start = time.process_time()
     d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
     assert time.process_time() - start < 30          # bounded by the cap, far from the uncapped cost
-    on = [r for r in d["stacks"] if r["kind"] == "on-CPU"]
-    assert len(on) <= diff.MAX_ROWS and any(r["name"] == diff.REST for r in on)
-    assert [r["name"] for r in diff.findings(d)][:1] == ["p;main;hot"]
-    assert all(r["flag"] for r in on if r["name"] == diff.REST)
+    on = [r for r in d.stacks if r.kind == "on-CPU"]
+    assert len(on) <= diff.MAX_ROWS and any(r.name == diff.REST for r in on)
+    assert [r.name for r in diff.findings(d)][:1] == ["p;main;hot"]
+    assert all(r.flag for r in on if r.name == diff.REST)
 
 
 def test_a_preemption_in_the_mutexs_release_is_the_locks_handover():
     """Preempted in pthread_mutex_unlock (the wake returned, the woken waiter took the CPU) is the lock's
     cost, as preempted in the wake itself; preempted in the program's own code is the scheduler's."""
-    d = {"total": {"on": None}}
-    release = {"name": "[runqueue];p;worker;update_table;__GI___pthread_mutex_unlock_usercnt", "kind": "off-CPU"}
-    wake = {"name": "[runqueue];p;worker;update_table;__GI___lll_lock_wake", "kind": "off-CPU"}
-    own = {"name": "[runqueue];p;worker;update_table", "kind": "off-CPU"}
+    d = SimpleNamespace(total={"on": None})
+    release = SimpleNamespace(name="[runqueue];p;worker;update_table;__GI___pthread_mutex_unlock_usercnt",
+                              kind="off-CPU")
+    wake = SimpleNamespace(name="[runqueue];p;worker;update_table;__GI___lll_lock_wake", kind="off-CPU")
+    own = SimpleNamespace(name="[runqueue];p;worker;update_table", kind="off-CPU")
     assert (C.rule(d, release), C.rule(d, wake), C.rule(d, own)) == ("lock", "lock", "scheduler")
 
 

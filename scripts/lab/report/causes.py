@@ -88,7 +88,7 @@ def said(c, errors, topo, several):
         missing = tuple(m for m in missing if not m.startswith("no evidence at")) + \
             (f"evidence unreadable ({'; '.join(bad)})",)
         text = f"{v.placement}: evidence unreadable ({'; '.join(bad)})."
-    where = groups.words(c.diff["placed"], topo, c.diff["unit"]) if c.diff else ""
+    where = groups.words(c.diff.placed, topo, c.diff.unit) if c.diff else ""
     if where:
         text += f" {where}"
     if several:

@@ -3,10 +3,121 @@ report/causes.section over a run folder) hands the report, read by attribute in 
 and the terminal's words. Frozen: a renderer reads them and computes nothing; what drawing makes (the
 differential flame graphs) is its own result, Flames, never written into the section.
 
-The differential itself (diff.differential) stays the analysis' working data: rows it ranks, shares it
-fills in and the classes classify gives them; the report reads it only through Verdict (and flame.svg
-draws from it)."""
+The differential (diff.differential: Differential, its Compared rows and Ratio totals) is built once,
+whole: its rows carry their share of the added cost and, for findings, their class (classify.rule)."""
 from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """diff.ratio: knee/base of per-run totals (means `base`, `knee`), the ratio of geometric means and its
+    95% interval (lo, hi None with fewer than 2 runs a side; ratio NaN without costs)."""
+    base: float
+    knee: float
+    ratio: float
+    lo: float | None = None
+    hi: float | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One compared row of the differential (diff.rows): a stack, function or scheduler count (`what`), its
+    kind ("on-CPU", "off-CPU", "count"), its name, the mean cost per unit of work at the base and the knee,
+    the growth and its 95% interval (lo, hi), the per-run costs (base runs, knee runs), the raw amounts
+    summed a side, the Poisson p (on-CPU), its share of the added cost, the flag ('' for a finding, else why
+    not) and, for a finding, its class (classify.rule; '' otherwise)."""
+    what: str
+    kind: str
+    name: str
+    base: float
+    knee: float
+    growth: float
+    lo: float | None
+    hi: float | None
+    runs: tuple
+    amount: tuple
+    p: float
+    share: float
+    flag: str
+    cls: str = ""
+
+
+@dataclass(frozen=True)
+class Together:
+    """diff.together: a set of stack rows taken as one; their summed cost per unit of work at the base and
+    the knee, the growth and its 95% interval, how many stacks."""
+    base: float
+    knee: float
+    growth: float
+    lo: float | None
+    hi: float | None
+    stacks: int
+
+
+@dataclass(frozen=True)
+class Added:
+    """diff.added_cost: the added cost the shares are of, the findings' part of it, the part spread thin."""
+    added: float
+    found: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class FutexWait:
+    """diff._futex: one waiting stack's futex waits per unit of work (means over runs): waits, µs waited, the
+    addresses seen (ASLR moves them), the word's symbol, the wakes per unit of work and who woke it
+    (waker stack → wakes per unit of work)."""
+    waits: float
+    wait_us: float
+    addrs: tuple
+    symbol: str
+    wakes: float
+    wakers: dict
+
+
+@dataclass(frozen=True)
+class Sides:
+    """A thing at the base (fewest threads) and at the knee."""
+    base: object
+    knee: object
+
+
+@dataclass(frozen=True)
+class Differential:
+    """diff.differential of two points' evidence: everything the classes, the verdict and the flame graph
+    read. missing: kind ("on", "off") → why that kind cannot be compared; total: kind ("on", "off", "all")
+    → Ratio; stacks, functions_self, functions_incl, sched: Compared rows, largest growth first; runs:
+    evidence runs kept (base, knee); speed: the kept runs' pace against the timed repeats (base, knee);
+    alone, memory, placed: what why/alone.py, why/memory.py and why/groups.py read from the runs; sampled,
+    judged: how the knee was sampled and what the validity gate kept, in words; futex: Sides of
+    {waiting stack: FutexWait} (None where not recorded); hotins: {symbol: [(samples, instruction,
+    offset)]} at the knee."""
+    placement: str
+    base_threads: int
+    knee_threads: int | None
+    knee_why: str
+    stops: bool
+    unit: str | None
+    runs: tuple
+    missing: dict
+    stacks: tuple
+    functions_self: tuple
+    functions_incl: tuple
+    sched: tuple
+    total: dict
+    hz: float
+    evidence: dict
+    speed: tuple
+    alone: tuple
+    memory: dict | None
+    sampled: tuple
+    placed: list
+    judged: tuple
+    added: float
+    found: float
+    spread: float
+    futex: Sides
+    hotins: dict | None
 
 
 @dataclass(frozen=True)
@@ -70,7 +181,7 @@ class Curve:
     """One curve (variant, placement) of an experiment: its verdict and the differential it rests on
     (None: no evidence to compare, the verdict says why)."""
     verdict: Verdict
-    diff: dict | None = None
+    diff: Differential | None = None
     variant: str = ""
 
 

@@ -17,14 +17,14 @@ def x(v):
 
 
 def ci(t):
-    return f" (95% CI {x(t['lo'])}–{x(t['hi'])})" if t["lo"] is not None else " (one evidence run: no interval)"
+    return f" (95% CI {x(t.lo)}–{x(t.hi)})" if t.lo is not None else " (one evidence run: no interval)"
 
 
 def ratio_words(t, what, base=""):
     """'×1.90 the CPU time it cost at 1 thread (95% CI ×1.70–×2.10)'."""
-    if t is None or t["ratio"] != t["ratio"]:
+    if t is None or t.ratio != t.ratio:
         return ""
-    return f"{x(t['ratio'])} the {what}" + (f" it cost at {base}" if base else "") + ci(t)
+    return f"{x(t.ratio)} the {what}" + (f" it cost at {base}" if base else "") + ci(t)
 
 
 def threads(n):
@@ -35,13 +35,13 @@ def describe(d, r):
     """What one finding is, in words: where the added cost goes."""
     fs = C.frames(r)
     where = C.named(fs) or (f"`{C.user_frames(fs)[-1]}`" if C.user_frames(fs) else "no user stack")
-    if r["kind"] == "off-CPU":
-        reason = r["name"].split(";")[0]
+    if r.kind == "off-CPU":
+        reason = r.name.split(";")[0]
         api = [f for f in fs if C.SERIAL_FRAMES.search(f) or C.LOCK_FRAMES.search(f)]
         inside = f" in `{api[0]}`" if api else ""
-        if reason == "[runqueue]" and r.get("class") in ("lock", "serial phase"):
+        if reason == "[runqueue]" and r.cls in ("lock", "serial phase"):
             return f"waiting for a CPU after waking a waiter{inside} from {where}"
-        if reason == "[futex]" and r.get("class") == "lock":
+        if reason == "[futex]" and r.cls == "lock":
             fx = C.futex_detail(d)
             if fx:
                 return f"waiting on one futex ({fx[0]}) from {fx[1] or where}"
@@ -50,10 +50,10 @@ def describe(d, r):
     own = C.named(fs)
     text = "on-CPU in " + (own if own.startswith(f"`{leaf}`")
                            else f"`{leaf}`" + (f" (called from {own})" if own else ""))
-    if r.get("class") == "shared data":
+    if r.cls == "shared data":
         ins = C.hot_atomic(d, C.user_frames(fs)[-1])
         text += f", hottest instruction `{ins[0]}`"
-    elif r.get("class") == "kernel":
+    elif r.cls == "kernel":
         k = C.kernel_detail([r])
         text += f" ({', '.join(k)})" if k else ""
     return text
@@ -72,28 +72,28 @@ def by_function(d, unit):
     rows = C.gathers(d)[:TOP]
     if not rows:
         return ""
-    said = [f"{r['kind']} `{r['name']}` {amount(r['growth'])} per {unit} ({r['share'] * 100:.0f}%)" for r in rows]
+    said = [f"{r.kind} `{r.name}` {amount(r.growth)} per {unit} ({r.share * 100:.0f}%)" for r in rows]
     return " Where it gathers, by function (self time, beyond noise): " + "; ".join(said) + "."
 
 
 def contradiction(d, unit):
     """Why the evidence cannot say what the curve says: scaling stops, and nothing grew."""
-    said = [f"at {threads(t)} they {gate.pace(v)}" for t, v in zip((d["base_threads"], d["knee_threads"]), d["speed"])
+    said = [f"at {threads(t)} they {gate.pace(v)}" for t, v in zip((d.base_threads, d.knee_threads), d.speed)
             if v is not None]
-    return (f"the curve says scaling stops: {threads(d['knee_threads'])} is {d['knee_why']}, yet no cost per {unit} "
+    return (f"the curve says scaling stops: {threads(d.knee_threads)} is {d.knee_why}, yet no cost per {unit} "
             "grows beyond noise in the evidence runs: they did not show what slows the timed runs" +
             (f" ({'; '.join(said)})" if said else ""))
 
 
 def words(d, c):
     """The paragraph for one placement from its differential d and its Classes c."""
-    unit = "op" if d["unit"] == "op" else "run"
-    head = f"{d['placement']}, {threads(d['knee_threads'])}: " if d["placement"] else f"{threads(d['knee_threads'])}: "
-    base = threads(d["base_threads"])
+    unit = "op" if d.unit == "op" else "run"
+    head = f"{d.placement}, {threads(d.knee_threads)}: " if d.placement else f"{threads(d.knee_threads)}: "
+    base = threads(d.base_threads)
     parts = []
-    all_, on = d["total"].get("all"), d["total"].get("on")
-    off = d["total"].get("off")
-    valid = lambda t: t is not None and t["ratio"] == t["ratio"]  # noqa: E731
+    all_, on = d.total.get("all"), d.total.get("on")
+    off = d.total.get("off")
+    valid = lambda t: t is not None and t.ratio == t.ratio  # noqa: E731
     if valid(on):
         parts.append(f"each {unit} costs {ratio_words(on, 'CPU time', base)}")
         if valid(all_):
@@ -110,36 +110,35 @@ def words(d, c):
                  "call the totals flat.")
     elif c.cause is not None:
         found = diff.findings(d)
-        said = [f"{r['share'] * 100:.0f}% is {describe(d, r)} ({r.get('class', 'other')})" for r in found[:TOP]]
+        said = [f"{r.share * 100:.0f}% is {describe(d, r)} ({r.cls or 'other'})" for r in found[:TOP]]
         if said:
             said[0] = said[0].replace(" is ", " of the added cost is ", 1)
             text += " " + "; ".join(said) + "."
         else:
             text += " No single stack's growth is beyond noise."
-        if said and d.get("added", 0) > 0 and d.get("spread", 0) > 0:
-            text += f" {d['spread'] / d['added'] * 100:.0f}% is spread thin (no single stack's growth beyond noise)."
+        if said and d.added > 0 and d.spread > 0:
+            text += f" {d.spread / d.added * 100:.0f}% is spread thin (no single stack's growth beyond noise)."
         if "scheduler" in c.classes:
-            moved = [f"{r['name']} per {unit} {r['base']:.1f} → {r['knee']:.1f}" for r in d["sched"]
-                     if not r["flag"] and r["growth"] > 0]
+            moved = [f"{r.name} per {unit} {r.base:.1f} → {r.knee:.1f}" for r in d.sched if diff.finding(r)]
             if moved:
                 text += f" Scheduler counts that grew: {', '.join(moved)}."
         fx = C.futex_detail(d) if c.cause == "lock" else None
         taker = ""
         if fx:
             a = fx[2]
-            sym = f" (`{a['symbol'].split(' ')[0]}` in {a['symbol'].partition(' ')[2].strip('()')})" \
-                if a.get("symbol") else ""
+            sym = f" (`{a.symbol.split(' ')[0]}` in {a.symbol.partition(' ')[2].strip('()')})" \
+                if a.symbol else ""
             text += (f" The lock: futex {fx[0]}{sym}, waited on from {fx[1] or 'an unnamed stack'}"
-                     f" ({a['waits']:.0f} waits, {a['wait_us']:,.0f} µs per {unit} at the knee)")
-            waker = max(a["wakers"].items(), key=lambda kv: kv[1])[0] if a.get("wakers") else ""
+                     f" ({a.waits:.0f} waits, {a.wait_us:,.0f} µs per {unit} at the knee)")
+            waker = max(a.wakers.items(), key=lambda kv: kv[1])[0] if a.wakers else ""
             held = C.named(waker.split(";")) if waker else ""
-            text += (f"; released to a waiter from {held} (the holder: {a['wakes']:.0f} wakes per {unit};"
+            text += (f"; released to a waiter from {held} (the holder: {a.wakes:.0f} wakes per {unit};"
                      " its hold time is not measured: an uncontended take and release make no system call)."
                      if held else ".")
             taker = (fx[1] or held).split(" ← ")[0]
         if c.cause == "lock" and not taker:      # no futex named: the lock's costliest stack that names code
-            taker = next((C.named(r["name"].split(";")).split(" ← ")[0] for r in diff.findings(d)
-                          if r.get("class") == "lock" and C.named(r["name"].split(";"))), "")
+            taker = next((C.named(r.name.split(";")).split(" ← ")[0] for r in diff.findings(d)
+                          if r.cls == "lock" and C.named(r.name.split(";"))), "")
         if c.cause == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
             text += by_function(d, unit)
@@ -151,16 +150,16 @@ def words(d, c):
                     f" ({c.classes[c.cause].share * 100:.0f}% of the added cost" + \
                     (f"; also {', '.join(others)}" if others else "") + ")."
             if c.cause == "serial phase":     # the code to change: what runs while the others wait
-                said = alone.words(*(d.get("alone") or (None, None)), d["base_threads"], d["knee_threads"])
+                said = alone.words(*(d.alone or (None, None)), d.base_threads, d.knee_threads)
                 text += f" {said}" if said else ""
     for note in c.notes:       # what is missing is said once, above every curve's words (report.view.why)
         text += f" {note[0].upper()}{note[1:]}."
-    if d.get("sampled"):        # what was counted exactly and what only sampled (issue 53: said, not assumed)
+    if d.sampled:        # what was counted exactly and what only sampled (issue 53: said, not assumed)
         text += " How the knee's evidence was sampled: " + \
-            "; ".join(f"{name}: {how}" for name, how in d["sampled"]) + "."
-    if d.get("judged"):         # the validity gate rejected runs or recorded lighter: what the words rest on
-        text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d['judged'])}."
-    nb, nk = d["runs"]
+            "; ".join(f"{name}: {how}" for name, how in d.sampled) + "."
+    if d.judged:         # the validity gate rejected runs or recorded lighter: what the words rest on
+        text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d.judged)}."
+    nb, nk = d.runs
     if min(nb, nk) < 3:
         text += f" Only {min(nb, nk)} evidence run(s) on a side: the intervals are wide or missing."
     return text
@@ -169,20 +168,19 @@ def words(d, c):
 def table(d, key):
     """Rows for the report (model.Row): stack or function, kind, cost at the base and at the knee (µs per
     unit of work), growth, share of the added cost, the growth's 95% interval, flag and class."""
-    return tuple(Row(name=r["name"], what=r["what"], kind=r["kind"], cost_base=r["base"], cost_knee=r["knee"],
-                     growth=r["growth"], share=r["share"],
-                     interval=(r["lo"], r["hi"]) if r["lo"] is not None else None,
-                     flag=r["flag"] or "finding", cls=r.get("class", "")) for r in d[key][:TABLE])
+    return tuple(Row(name=r.name, what=r.what, kind=r.kind, cost_base=r.base, cost_knee=r.knee, growth=r.growth,
+                     share=r.share, interval=(r.lo, r.hi) if r.lo is not None else None,
+                     flag=r.flag or "finding", cls=r.cls) for r in getattr(d, key)[:TABLE])
 
 
 def verdict(d):
     """The Verdict of one differential: all plain data for report.md, report.html and ./lab scale."""
     c = C.classify(d)
-    return Verdict(placement=d["placement"], base_threads=d["base_threads"], knee_threads=d["knee_threads"],
-                   knee_why=d["knee_why"], unit=d["unit"], cause=c.cause, text=words(d, c),
+    return Verdict(placement=d.placement, base_threads=d.base_threads, knee_threads=d.knee_threads,
+                   knee_why=d.knee_why, unit=d.unit, cause=c.cause, text=words(d, c),
                    classes={n: v.share for n, v in c.classes.items()},
                    stacks=table(d, "stacks"), functions=table(d, "functions_self"),
-                   functions_inclusive=table(d, "functions_incl"), totals=d["total"], missing=c.missing)
+                   functions_inclusive=table(d, "functions_incl"), totals=d.total, missing=c.missing)
 
 
 def none(placement, b, k, why, missing, text, cause=None, variant=""):
