@@ -243,7 +243,7 @@ def compare(run, exp, variant, placement, b, k):
         d = diff.differential(eb, ek, placement, b, k)
     except ValueError as e:
         return None, str(e)
-    return d, ""
+    return C.classed(d), ""                 # each finding with its class (part() names them)
 
 
 def unit(d):
@@ -391,7 +391,7 @@ def slot_handover_cause(run, e):
         if ep is None or eu is None:
             continue
         try:
-            d = diff.differential(ep, eu, placement, t, t, "unpadded against padded slots")
+            d = C.classed(diff.differential(ep, eu, placement, t, t, "unpadded against padded slots"))
         except ValueError as err:
             res.append((None, f"{placement}: {err}"))
             continue

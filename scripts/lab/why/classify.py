@@ -31,9 +31,11 @@ class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHAR
 named class's; else "no single cause". Memory is never named
 without counters or NUMA statistics.
 """
+import dataclasses
 import re
 
 from lab.core import rules as V
+from lab.why import diff
 from lab.why.model import CauseClass, Classes
 
 MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
@@ -134,7 +136,6 @@ def scales(d):
     totals = [d.total[k] for k in ("all", "on", "off") if d.total.get(k) and grows(d.total[k]) is not None]
     if not totals:
         return None
-    from lab.why import diff
     if any(grows(t) for t in totals):
         return False
     if all(flat(t) for t in totals):
@@ -182,7 +183,6 @@ NAMES = {"futex": "futex waits", "sched": "scheduler (run queue, switches)", "ho
 def missing_lines(d):
     """One line per reason, naming every kind of evidence it cost ("off-CPU, futex waits and scheduler
     evidence missing: not available here: … `mount …`"): a host without tracepoints is one line, not three."""
-    from lab.why import diff
     by_reason = {}
     for kind, why in sorted(d.missing.items()):
         by_reason.setdefault(why, []).append(diff.KINDS[kind][1])
@@ -198,12 +198,19 @@ def listed(words):
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def classed(d):
+    """The differential with each finding's class (rule(): it reads the totals, hot instructions and
+    memory of d): what the verdict's words, its tables and a story's cause read. Classed twice, the same."""
+    return dataclasses.replace(d, stacks=tuple(dataclasses.replace(r, cls=r.cls or rule(d, r)) if diff.finding(r)
+                                               else r for r in d.stacks))
+
+
 def classify(d):
     """The Classes of one differential (diff.differential): its cause, every class by name with its share
     and rows, the notes and missing lines the words say (each finding's class is the differential's:
     Compared.cls). The rules in the order of the module's docstring."""
-    from lab.why import diff
     rows, share = {}, {}        # class → its finding rows, its share (insertion order: the findings' first)
+    d = classed(d)
     for r in diff.findings(d):
         rows.setdefault(r.cls, []).append(r)
         share.setdefault(r.cls, 0.0)

@@ -27,7 +27,6 @@ import numpy as np
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
 from lab.why import alone, groups, memory
-from lab.why import classify as C
 from lab.why.model import Added, Compared, Differential, FutexWait, Ratio, Sides, Together
 
 LEVEL = 0.95
@@ -304,8 +303,8 @@ def sampled(meta):
 
 def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why="", stops=False):
     """Compare two points' evidence (as load() gives it): the Differential, everything the verdict and
-    the flame graph need, each finding classed (classify.rule). `stops`: the curve says scaling stops at
-    the knee (knee()), so the verdict may not say it scales."""
+    the flame graph need (its findings not yet classed: classify.classed gives each its class). `stops`:
+    the curve says scaling stops at the knee (knee()), so the verdict may not say it scales."""
     b, k = _side(base_ev), _side(knee_ev)
     unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
     if unit_b != unit_k:
@@ -337,7 +336,7 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
         per = lambda runs, s: [{n: v / w for n, v in r.items()} for r, w in zip(runs, s["work"])]  # noqa: E731
         sched = tuple(rows("scheduler", "on", (per(sb, b), sb, b["work"]), (per(sk, k), sk, k["work"]), k["hz"],
                            named="count"))
-    d = Differential(
+    return Differential(
         placement=placement, base_threads=base_threads, knee_threads=knee_threads, knee_why=knee_why,
         stops=stops, unit=unit_k, runs=(b["runs"], k["runs"]), missing=missing, total=total, hz=k["hz"],
         evidence=dict(knee_ev["meta"].get("evidence", {})),
@@ -349,9 +348,6 @@ def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=No
                                  gate.summary(knee_ev["meta"], knee_threads)) if x),
         added=cost.added, found=cost.found, spread=cost.spread, sched=sched,
         futex=Sides(_futex(base_ev), _futex(knee_ev)), hotins=_hotins(knee_ev), **table)
-    # each finding's class (classify.rule: it reads the totals, hot instructions and memory above)
-    return dataclasses.replace(d, stacks=tuple(dataclasses.replace(r, cls=C.rule(d, r)) if finding(r) else r
-                                               for r in d.stacks))
 
 
 def finding(r):

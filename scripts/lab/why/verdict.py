@@ -87,6 +87,7 @@ def contradiction(d, unit):
 
 def words(d, c):
     """The paragraph for one placement from its differential d and its Classes c."""
+    d = C.classed(d)
     unit = "op" if d.unit == "op" else "run"
     head = f"{d.placement}, {threads(d.knee_threads)}: " if d.placement else f"{threads(d.knee_threads)}: "
     base = threads(d.base_threads)
@@ -175,6 +176,7 @@ def table(d, key):
 
 def verdict(d):
     """The Verdict of one differential: all plain data for report.md, report.html and ./lab scale."""
+    d = C.classed(d)
     c = C.classify(d)
     return Verdict(placement=d.placement, base_threads=d.base_threads, knee_threads=d.knee_threads,
                    knee_why=d.knee_why, unit=d.unit, cause=c.cause, text=words(d, c),
@@ -219,7 +221,7 @@ def curve(series, better, evidence_of, variant=""):
                             variant))
             continue
         try:
-            d = diff.differential(eb, ek, placement, b, k, why, stops)
+            d = C.classed(diff.differential(eb, ek, placement, b, k, why, stops))
         except ValueError as e:                     # e.g. the two points count work in different units
             out.append(none(placement, b, k, why, [str(e)],
                             f"{placement}, {threads(k)}: the evidence cannot be compared: {e}.", variant=variant))
