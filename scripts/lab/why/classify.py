@@ -119,7 +119,7 @@ def rule(d, row):
     if leaf and hot_atomic(d, leaf):
         return "shared data"
     # no counter says which memory the code touches: user code's growth where the placement is remote
-    return REMOTE if leaf and (d.memory or {}).get("kind") == "remote" else "other"
+    return REMOTE if leaf and d.memory is not None and d.memory.kind == "remote" else "other"
 
 
 def flat(total):
@@ -249,10 +249,10 @@ def classify(d):
     if "other" in classes or cause == "no single cause":
         notes.append(memory)
     where = d.memory
-    if where and where["kind"] != "one node":     # where the memory lives, said beside any cause
+    if where and where.kind != "one node":     # where the memory lives, said beside any cause
         remote = classes[REMOTE].rows if REMOTE in classes else ()
         fn = (named(frames(remote[0])) or f"`{user_frames(frames(remote[0]))[-1]}`") if remote else ""
-        notes.append(f"{REMOTE if where['kind'] == 'remote' else 'memory placement'}: {where['words']}" +
+        notes.append(f"{REMOTE if where.kind == 'remote' else 'memory placement'}: {where.words}" +
                      (f"; the added on-CPU cost is in {fn}" if fn else ""))
     if "shared data" in classes and pmu[0] != "ok":
         notes.append("perf c2c would confirm the contended cache line where the host has a PMU")

@@ -20,6 +20,50 @@ class Ratio:
 
 
 @dataclass(frozen=True)
+class Program:
+    """The program's resident pages at its peak sample: its process name, kB in all, the node holding most
+    (None without pages) and that node's share."""
+    comm: str
+    kb: int
+    home: int | None
+    share: float
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """The program's hot mapping (its largest resident one): name, start address, kB, NUMA policy."""
+    name: str
+    start: str
+    kb: int
+    policy: str
+
+
+@dataclass(frozen=True)
+class Placement:
+    """memory.of_run / of_runs: where the memory lives against where the threads ran (why/memory.py's
+    rule). kind: "remote", "spread", "local", "one node" or None (too little to tell, or runs that disagree
+    evenly); home: the node holding most of the hot mapping; concentrated: its share there; away: the
+    share of on-CPU time on other nodes; ran_on: node → threads that ran mostly there; settings: the
+    host's numa_balancing and thp as recorded; words: the rule's sentence. runs, agree: of_runs' runs
+    with a kind and how many said the kind (None for one run)."""
+    nodes: list
+    home: int | None
+    concentrated: float
+    away: float
+    threads: int
+    away_threads: int
+    ran_on: dict
+    program: Program
+    mapping: Mapping | None
+    settings: dict
+    cut: bool
+    kind: str | None
+    words: str
+    runs: int | None = None
+    agree: int | None = None
+
+
+@dataclass(frozen=True)
 class Compared:
     """One compared row of the differential (diff.rows): a stack, function or scheduler count (`what`), its
     kind ("on-CPU", "off-CPU", "count"), its name, the mean cost per unit of work at the base and the knee,
@@ -109,7 +153,7 @@ class Differential:
     evidence: dict
     speed: tuple
     alone: tuple
-    memory: dict | None
+    memory: Placement | None
     sampled: tuple
     placed: list
     judged: tuple
