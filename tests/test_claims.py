@@ -214,7 +214,7 @@ def test_seed000_cause_spread_over_many_thin_stacks_is_tested_as_one(tmp_path):
     write_point(run, "runner-empty", "shared-arc_compact_t2", noisy(({WORK: 800, **thin(6)}, {})))
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 800, **thin(2)}, {})))
     d, _ = claims.compare(run, "runner-empty", "shared-arc", "compact", 1, 2)
-    assert not any(r["name"].endswith(REF[-1]) for r in diff.findings(d)), "each stack alone is no finding"
+    assert not any(r.name.endswith(REF[-1]) for r in diff.findings(d)), "each stack alone is no finding"
     s = story(run, "seed-000")
     assert s.cause == "found" and "(40 together)" in s.cause_why, s.cause_why
 

@@ -6,6 +6,7 @@ read side on complete published outputs placed in a run folder as if recorded (t
 tests/test_hw_c2c.py, test_hw_topdown.py and test_hw_perfmem.py, whose strings are used here). No perf runs in
 these tests and no fake perf binary stands in for one: none of the tier has run on real hardware.
 """
+import dataclasses
 import os
 import re
 
@@ -160,15 +161,15 @@ def test_run_folder_to_words(tmp_path):
                            "written by incrementer, from node 0 → false sharing (different data in one cache "
                            "line) (perf c2c at 2 threads); backend-bound growth supports memory (1 → 2 threads: "), said
     assert "cross-CCX: 21 of" in said and "(perf mem at 2 threads)" in said
-    assert d["hardware"]["supports"] == "memory" and d["hardware"]["absent"] == []
+    assert d.hardware.supports == "memory" and d.hardware.absent == ()
     c = classify.classify(d)
-    assert not any("perf c2c would confirm" in n for n in c["notes"]), c["notes"]
+    assert not any("perf c2c would confirm" in n for n in c.notes), c.notes
     # the why section says it (report/causes.py calls hw.text beside groups.words): a spec with scaling words
     spec = os.path.join(run, "sweep", "specs", "runner-empty.spec")
     with open(spec, "a") as f:
         f.write("command = true\nchart = scaling calls_per_s\n")
     e = next(x for x in model.build(run).experiments if x.name == "runner-empty")
-    texts = [cv["verdict"]["text"] for cv in e.why["curves"] if cv["variant"] == "shared-arc"]
+    texts = [cv.verdict.text for cv in e.why.curves if cv.variant == "shared-arc"]
     assert any("Hardware counters: shared data confirmed: line 0x404040" in t for t in texts), texts
 
 
@@ -176,16 +177,17 @@ def test_disturbed_garbled_and_absent_kinds_each_say_one_line(tmp_path):
     run = refcount_run(tmp_path, PERF5_INTEL[:len(PERF5_INTEL) // 2], SPR_METRIC_LINES, AMD_PIPELINE_L2)
     b, k = (why_folder(run, "runner-empty", f"shared-arc_compact_t{t}") for t in (1, 2))
     d = diff.differential(diff.load(b), diff.load(k), "compact", 1, 2)
-    (absent,) = d["hardware"]["absent"]
+    (absent,) = d.hardware.absent
     assert re.fullmatch(r"perf c2c: not read at 2 threads: perf c2c report:\d+: [^\n]+", absent), absent
-    assert d["hardware"]["supports"] == "shared data"
+    assert d.hardware.supports == "shared data"
     # a disturbed run's text is not read, and says why
     place(k, {"c2c": PERF5_INTEL, "topdown": SPR_METRIC_LINES}, verdict=gate.DISTURBED)
     d = diff.differential(diff.load(b), diff.load(k), "compact", 1, 2)
-    assert d["hardware"]["words"] == [] and hw.text(d) == ""
-    assert "perf c2c: its run was disturbed: ran ×1.02 slower" in d["hardware"]["absent"][0]
+    assert d.hardware.words == () and hw.text(d) == ""
+    assert "perf c2c: its run was disturbed: ran ×1.02 slower" in d.hardware.absent[0]
     # a folder without the tier (this host's): no words; classify's note names each kind's reason
-    assert hw.text({"hardware": hw.compare(None, None, 1, 2)}) == ""
+    none = hw.compare(None, None, 1, 2)
+    assert none.words == () and len(none.absent) == 3 and hw.text(dataclasses.replace(d, hardware=none)) == ""
 
 
 def test_a_received_hardware_entry_never_names_another_file(tmp_path):

@@ -65,21 +65,21 @@ def test_each_evidence_run_says_where_the_memory_was_and_where_the_threads_ran(n
             assert sum(c["seconds"] for c in mine) > 0.1 * threads
             assert {c["cpu"] for c in mine} <= set(numa["nodes"][0])
             placed = memory.of_run(numa, cpus)
-            assert placed["kind"] == "one node" and "nothing can be remote (not claimed)" in placed["words"]
+            assert placed.kind == "one node" and "nothing can be remote (not claimed)" in placed.words
 
 
 def test_one_node_is_never_claimed_in_the_verdict(numa_swept):
     folders = {t: glob.glob(os.path.join(numa_swept, "raw", "*", f"-_compact_t{t}_why"))[0] for t in (1, 2)}
     # every recorded run says one node, whatever the validity gate kept (on a loaded host it may keep none)
-    assert memory.of_runs(diff.load(folders[2], kept=False)["runs"])["kind"] == "one node"
+    assert memory.of_runs(diff.load(folders[2], kept=False)["runs"]).kind == "one node"
     base, knee = diff.load(folders[1]), diff.load(folders[2])
     if not (base["runs"] and knee["runs"]):
         return
     d = diff.differential(base, knee, "compact", 1, 2, "test")
-    assert d["memory"]["kind"] == "one node"
+    assert d.memory.kind == "one node"
     c = C.classify(d)
-    assert C.REMOTE not in c["classes"] and c["cause"] != C.REMOTE
-    assert not [n for n in c["notes"] if n.startswith(("memory placement", C.REMOTE))]
+    assert C.REMOTE not in c.classes and c.cause != C.REMOTE
+    assert not [n for n in c.notes if n.startswith(("memory placement", C.REMOTE))]
 
 
 @pytest.mark.slow          # three recorded runs of the program

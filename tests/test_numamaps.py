@@ -17,6 +17,7 @@ from lab.engine.evidence import numamaps as N
 from lab.engine.evidence import store
 from lab.why import classify as C
 from lab.why import diff, memory, verdict
+from lab.why.model import Mapping
 
 # Documentation/filesystems/proc.rst (torvalds/linux), the numa_maps example, whole.
 PROC_RST = """\
@@ -134,34 +135,34 @@ def test_too_many_mappings_are_refused_at_the_line_cap():
 # --- the join: where the memory is against where the threads ran --------------------------------------
 def test_main_threads_first_touch_read_from_the_other_node_is_remote(tmp_path):
     p = placed(tmp_path, "main")
-    assert p["kind"] == "remote" and p["home"] == 0 and p["concentrated"] == 1.0
-    assert p["threads"] == 5 and p["away_threads"] == 4 and p["away"] > 0.95
-    assert p["mapping"] == {"name": "[anon]", "start": "0x7f0e44600000", "kb": 65536, "policy": "default"}
-    assert p["words"].startswith("100% of the program's resident pages (64.8 MiB, `remote`) are on node 0; "
+    assert p.kind == "remote" and p.home == 0 and p.concentrated == 1.0
+    assert p.threads == 5 and p.away_threads == 4 and p.away > 0.95
+    assert p.mapping == Mapping(name="[anon]", start="0x7f0e44600000", kb=65536, policy="default")
+    assert p.words.startswith("100% of the program's resident pages (64.8 MiB, `remote`) are on node 0; "
                                  "its largest mapping ([anon] at 0x7f0e44600000, 64.0 MiB, policy default) is "
                                  "100% on node 0; 4 of its 5 threads ran on node 1; 99% of its on-CPU time was "
                                  "away from the node holding the memory")
-    assert "kernel.numa_balancing 0, transparent huge pages madvise" in p["words"]
+    assert "kernel.numa_balancing 0, transparent huge pages madvise" in p.words
 
 
 def test_per_thread_first_touch_is_local_and_interleave_is_spread_neither_claimed(tmp_path):
     each = placed(tmp_path, "each")
-    assert each["kind"] == "local" and each["home"] == 1 and "(not claimed)" in each["words"]
+    assert each.kind == "local" and each.home == 1 and "(not claimed)" in each.words
     d = tmp_path / "i"
     d.mkdir()
     inter = placed(d, "interleave")
-    assert inter["kind"] == "spread" and inter["concentrated"] == 0.5
-    assert "spread over the nodes (not claimed)" in inter["words"]
+    assert inter.kind == "spread" and inter.concentrated == 0.5
+    assert "spread over the nodes (not claimed)" in inter.words
 
 
 def test_threads_on_the_memorys_own_node_are_local(tmp_path):
-    assert placed(tmp_path, "main", workers=(1, 2, 3))["kind"] == "local"
+    assert placed(tmp_path, "main", workers=(1, 2, 3)).kind == "local"
 
 
 def test_one_node_is_never_remote(tmp_path):
     p = placed(tmp_path, "main", workers=(0, 1), nodes={"0": [0, 1]})
-    assert p["kind"] == "one node"
-    assert "the host's only NUMA node: nothing can be remote (not claimed)" in p["words"]
+    assert p.kind == "one node"
+    assert "the host's only NUMA node: nothing can be remote (not claimed)" in p.words
 
 
 def test_runs_that_disagree_evenly_claim_nothing(tmp_path):
@@ -170,8 +171,8 @@ def test_runs_that_disagree_evenly_claim_nothing(tmp_path):
     placed(a, "main"), placed(b, "interleave")
     runs = [{"numa": store.read_run(str(f), 1)["numa"], "cpus": store.read_run(str(f), 1)["cpus"]} for f in (a, b)]
     both = memory.of_runs(runs)
-    assert both["kind"] is None and "disagree" in both["words"]
-    assert memory.of_runs(runs[:1] * 2 + runs[1:])["kind"] == "remote"
+    assert both.kind is None and "disagree" in both.words
+    assert memory.of_runs(runs[:1] * 2 + runs[1:]).kind == "remote"
 
 
 # --- joined with the differential: the class ------------------------------------------------------------
@@ -199,19 +200,19 @@ def judged(tmp_path, mode):
 
 def test_growth_in_user_code_with_remote_pages_is_memory_remote_pages_with_mapping_and_function(tmp_path):
     d, v = judged(tmp_path, "main")
-    assert d["memory"]["kind"] == "remote"
-    assert v["cause"] == C.REMOTE, v["text"]
-    assert "Cause: memory (remote pages)" in v["text"]
-    assert "Memory (remote pages): 100% of the program's resident pages" in v["text"]
-    assert "[anon] at 0x7f0e44600000" in v["text"] and "the added on-CPU cost is in `reader`" in v["text"]
-    assert "kernel.numa_balancing 0" in v["text"]
+    assert d.memory.kind == "remote"
+    assert v.cause == C.REMOTE, v.text
+    assert "Cause: memory (remote pages)" in v.text
+    assert "Memory (remote pages): 100% of the program's resident pages" in v.text
+    assert "[anon] at 0x7f0e44600000" in v.text and "the added on-CPU cost is in `reader`" in v.text
+    assert "kernel.numa_balancing 0" in v.text
 
 
 @pytest.mark.parametrize("mode", ["each", "interleave"])
 def test_the_same_growth_with_pages_local_or_spread_is_not_claimed(tmp_path, mode):
     d, v = judged(tmp_path, mode)
-    assert v["cause"] != C.REMOTE and C.REMOTE not in v["classes"], v["text"]
-    assert "Memory placement: " in v["text"] and "(not claimed)" in v["text"]      # a note, capitalised
+    assert v.cause != C.REMOTE and C.REMOTE not in v.classes, v.text
+    assert "Memory placement: " in v.text and "(not claimed)" in v.text      # a note, capitalised
 
 
 # --- received files -------------------------------------------------------------------------------------
@@ -306,6 +307,6 @@ def test_the_guests_recorded_numa_maps_and_switch_cpus_give_the_same_placement(t
     store.write_run(str(tmp_path), 1, cpus=rec["cpus"])
     got = store.read_run(str(tmp_path), 1)
     p = memory.of_run(got["numa"], got["cpus"])
-    assert p["kind"] == kind == rec["kind"], p["words"]
+    assert p.kind == kind == rec["kind"], p.words
     if mode == "main":
-        assert p["home"] == 0 and p["ran_on"] == {0: 1, 1: 4} and "4 of its 5 threads ran on node 1" in p["words"]
+        assert p.home == 0 and p.ran_on == {0: 1, 1: 4} and "4 of its 5 threads ran on node 1" in p.words

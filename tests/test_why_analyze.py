@@ -4,11 +4,13 @@ Two kinds of evidence: REAL evidence recorded once from the known-cause programs
 tests/fixtures/why/recorded/src (see tests/fixtures/why/recorded/README.md: command, host, date), read back
 from the committed files so no assertion depends on the host's load; and small hand-checked evidence for
 the edge cases of the rules (0→1 sample, empty, missing kinds, one run)."""
+import dataclasses
 import math
 import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import pytest
 
@@ -55,21 +57,21 @@ def ev(oncpu, offcpu=None, work=None, hz=1000, unit="run", **state):
 def test_serial_phase_is_named_from_real_evidence():
     d = recorded("serial")
     v = verdict.verdict(d)
-    assert v["cause"] == "serial phase", v["text"]
+    assert v.cause == "serial phase", v.text
     top = diff.findings(d)[0]
-    assert top["kind"] == "off-CPU" and "pthread_barrier_wait" in top["name"]
-    assert v["text"].startswith("compact, 2 threads: each run costs ×")
+    assert top.kind == "off-CPU" and "pthread_barrier_wait" in top.name
+    assert v.text.startswith("compact, 2 threads: each run costs ×")
     # the serial phase adds no CPU work: the on-CPU total's interval holds 1
-    on = d["total"]["on"]
-    assert on["lo"] <= 1 <= on["hi"]
+    on = d.total["on"]
+    assert on.lo <= 1 <= on.hi
 
 
 def test_scaling_program_gets_no_invented_cause():
     d = recorded("scales")
     v = verdict.verdict(d)
-    assert v["cause"] not in ("lock", "shared data", "serial phase", "kernel"), v["text"]
-    on = d["total"]["on"]
-    assert on["lo"] <= 1 <= on["hi"]          # crunch costs the same CPU per run at 2 threads
+    assert v.cause not in ("lock", "shared data", "serial phase", "kernel"), v.text
+    on = d.total["on"]
+    assert on.lo <= 1 <= on.hi          # crunch costs the same CPU per run at 2 threads
     for r in diff.findings(d):               # whatever grows beyond noise is waiting for a CPU, not crunch's work
         assert C.rule(d, r) == "scheduler"
 
@@ -77,9 +79,9 @@ def test_scaling_program_gets_no_invented_cause():
 def test_lock_is_named_from_real_evidence():
     d = recorded("lock")
     v = verdict.verdict(d)
-    assert v["cause"] == "lock", v["text"]
-    assert "The lock: futex 0x" in v["text"] and "waited on from `update_table` ← `worker`" in v["text"]
-    assert "Cause: lock, taken in `update_table`" in v["text"]      # the function that takes it
+    assert v.cause == "lock", v.text
+    assert "The lock: futex 0x" in v.text and "waited on from `update_table` ← `worker`" in v.text
+    assert "Cause: lock, taken in `update_table`" in v.text      # the function that takes it
 
 
 def test_lock_rule_names_the_futex_and_update_table():
@@ -88,19 +90,19 @@ def test_lock_rule_names_the_futex_and_update_table():
     assert fx is not None
     addr, who, _ = fx
     assert addr.startswith("0x") and who == "`update_table` ← `worker`"
-    waits = [r for r in d["stacks"] if r["kind"] == "off-CPU" and r["name"].startswith("[futex]")
-             and "update_table" in r["name"]]
+    waits = [r for r in d.stacks if r.kind == "off-CPU" and r.name.startswith("[futex]")
+             and "update_table" in r.name]
     assert waits and all(C.rule(d, r) == "lock" for r in waits)
-    assert waits[0]["base"] == 0 and waits[0]["knee"] > 0      # nobody waits for the lock at 1 thread
+    assert waits[0].base == 0 and waits[0].knee > 0      # nobody waits for the lock at 1 thread
 
 
 def test_shared_data_rule_names_bump_counter_and_its_lock_prefixed_instruction():
     d = recorded("shared")
-    row = next(r for r in d["stacks"] if r["kind"] == "on-CPU" and r["name"].endswith(";bump_counter"))
+    row = next(r for r in d.stacks if r.kind == "on-CPU" and r.name.endswith(";bump_counter"))
     assert C.rule(d, row) == "shared data"
     ins, samples = C.hot_atomic(d, "bump_counter")
     assert ins.startswith("lock ") and samples > 0
-    row["class"] = "shared data"
+    row = dataclasses.replace(row, cls="shared data")
     assert "hottest instruction `lock " in verdict.describe(d, row)
 
 
@@ -118,11 +120,11 @@ def test_zero_to_one_sample_is_not_a_finding():
     base = ev([{"p;work": 1000}] * 3)
     knee = ev([{"p;work": 1000, "p;work;rare": 1}] * 3)
     d = diff.differential(base, knee, "compact", 1, 2)
-    rare = next(r for r in d["stacks"] if r["name"] == "p;work;rare")
-    assert rare["flag"] == diff.TOO_FEW and rare["growth"] > 0
+    rare = next(r for r in d.stacks if r.name == "p;work;rare")
+    assert rare.flag == diff.TOO_FEW and rare.growth > 0
     assert not diff.findings(d)
     v = verdict.verdict(d)
-    assert v["cause"] != "lock" and "rare" not in v["text"]
+    assert v.cause != "lock" and "rare" not in v.text
 
 
 def test_clear_growth_is_a_finding_with_its_share_and_interval():
@@ -130,13 +132,13 @@ def test_clear_growth_is_a_finding_with_its_share_and_interval():
     knee = ev([{"p;work": 1000, "p;lock": 400}, {"p;work": 1005, "p;lock": 410}, {"p;work": 995, "p;lock": 390}])
     d = diff.differential(base, knee)
     top = diff.findings(d)[0]
-    assert top["name"] == "p;lock" and top["flag"] == ""
+    assert top.name == "p;lock" and top.flag == ""
     # 1000 Hz: 100 samples = 100 ms = 100,000 µs per run; 400 → 400,000
-    assert top["base"] == pytest.approx(100_000) and top["knee"] == pytest.approx(400_000)
-    assert 0 < top["lo"] < top["growth"] < top["hi"]
-    assert top["share"] == pytest.approx(300_000 / (300_000 + max(0, d["stacks"][1]["growth"])), rel=0.02)
-    t = d["total"]["on"]
-    assert t["ratio"] == pytest.approx(1400 / 1100, rel=0.01) and t["lo"] < t["ratio"] < t["hi"]
+    assert top.base == pytest.approx(100_000) and top.knee == pytest.approx(400_000)
+    assert 0 < top.lo < top.growth < top.hi
+    assert top.share == pytest.approx(300_000 / (300_000 + max(0, d.stacks[1].growth)), rel=0.02)
+    t = d.total["on"]
+    assert t.ratio == pytest.approx(1400 / 1100, rel=0.01) and t.lo < t.ratio < t.hi
 
 
 def test_cost_is_per_unit_of_work():
@@ -144,38 +146,38 @@ def test_cost_is_per_unit_of_work():
     base = ev([{"p;work": 1000}] * 3, unit="op", work=[1e6] * 3)
     knee = ev([{"p;work": 2000}] * 3, unit="op", work=[2e6] * 3)
     d = diff.differential(base, knee)
-    assert d["stacks"][0]["growth"] == pytest.approx(0) and d["total"]["on"]["ratio"] == pytest.approx(1)
-    assert verdict.verdict(d)["cause"] == "scales"
-    assert "it scales" in verdict.verdict(d)["text"]
+    assert d.stacks[0].growth == pytest.approx(0) and d.total["on"].ratio == pytest.approx(1)
+    assert verdict.verdict(d).cause == "scales"
+    assert "it scales" in verdict.verdict(d).text
 
 
 def test_growth_within_noise_is_flagged():
     base = ev([{"p;a": 100}, {"p;a": 300}, {"p;a": 200}])
     knee = ev([{"p;a": 310}, {"p;a": 90}, {"p;a": 250}])
     d = diff.differential(base, knee)
-    assert d["stacks"][0]["flag"] in (diff.NOISE, diff.TOO_FEW) and not diff.findings(d)
+    assert d.stacks[0].flag in (diff.NOISE, diff.TOO_FEW) and not diff.findings(d)
 
 
 def test_empty_evidence_names_no_cause():
     d = diff.differential(ev([{}] * 2, [{}] * 2), ev([{}] * 2, [{}] * 2), "compact", 1, 2)
     v = verdict.verdict(d)
-    assert d["stacks"] == [] and v["cause"] is None and v["stacks"] == []
-    assert "no samples and no waits: no cause can be named" in v["text"].lower()
+    assert d.stacks == () and v.cause is None and v.stacks == ()
+    assert "no samples and no waits: no cause can be named" in v.text.lower()
 
 
 def test_missing_off_cpu_is_said():
     d = diff.differential(ev([{"p;a": 100}] * 3), ev([{"p;a": 300}] * 3), "compact", 1, 2)
     v = verdict.verdict(d)
-    assert "off" in d["missing"] and "all" not in d["total"]
-    assert "off-CPU evidence missing: not available here: no bpftrace" in v["missing"]
-    assert "bpftrace" not in v["text"]     # said once above every curve's words (report.view.why), not in each
+    assert "off" in d.missing and "all" not in d.total
+    assert "off-CPU evidence missing: not available here: no bpftrace" in v.missing
+    assert "bpftrace" not in v.text     # said once above every curve's words (report.view.why), not in each
 
 
 def test_one_run_off_cpu_has_no_interval():
     d = diff.differential(ev([{"p;a": 10}], [{"[futex];p;a": 50_000}]), ev([{"p;a": 10}], [{"[futex];p;a": 900_000}]))
-    row = next(r for r in d["stacks"] if r["kind"] == "off-CPU")
-    assert row["flag"] == diff.ONE_RUN and row["lo"] is None
-    assert "one evidence run" in verdict.verdict(d)["text"]
+    row = next(r for r in d.stacks if r.kind == "off-CPU")
+    assert row.flag == diff.ONE_RUN and row.lo is None
+    assert "one evidence run" in verdict.verdict(d).text
 
 
 def test_lock_serial_scheduler_rules_on_hand_made_stacks():
@@ -186,11 +188,11 @@ def test_lock_serial_scheduler_rules_on_hand_made_stacks():
               "[futex];p;worker;pthread_barrier_wait": 200_000 + i,
               "[runqueue];p;worker": 100_000 + i} for i in range(3)]
     d = diff.differential(ev(on, off_b), ev(on, off_k), "compact", 1, 2)
-    got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
+    got = {r.name.split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wait": "lock", "pthread_barrier_wait": "serial phase", "worker": "scheduler"}
     v = verdict.verdict(d)
-    assert v["cause"] == "lock" and "`update_table` ← `worker`" in v["text"]
-    assert v["classes"]["lock"] == pytest.approx(0.625, abs=0.01)
+    assert v.cause == "lock" and "`update_table` ← `worker`" in v.text
+    assert v.classes["lock"] == pytest.approx(0.625, abs=0.01)
 
 
 def test_units_must_match():
@@ -214,9 +216,9 @@ def test_rows_are_plain_text_for_the_view_layer():
     name = "p;<b>evil</b>&co"
     d = diff.differential(ev([{name: 100}] * 3), ev([{name: 400 + i} for i in range(3)]))
     v = verdict.verdict(d)
-    assert v["stacks"][0]["name"] == name                       # escaped by the view, not here
-    assert v["stacks"][0]["kind"] == "on-CPU" and v["stacks"][0]["flag"] == "finding"
-    assert set(v["stacks"][0]) >= {"cost_base", "cost_knee", "growth", "share", "interval", "flag", "class"}
+    assert v.stacks[0].name == name                       # escaped by the view, not here
+    assert v.stacks[0].kind == "on-CPU" and v.stacks[0].flag == "finding"
+    assert all(isinstance(getattr(v.stacks[0], k), str) for k in ("name", "what", "kind", "flag", "cls"))
 
 
 def test_load_refuses_bad_files_with_file_and_line(tmp_path):
@@ -262,7 +264,7 @@ def test_flame_sides_equalise_what_is_not_a_finding():
     sides, unit = flame.sides(d)
     rare = next(s for s in sides if s[0] == "p;work;rare")
     assert rare[1] == rare[2] > 0 and unit.endswith("per run")
-    assert not math.isnan(d["total"]["on"]["ratio"])
+    assert not math.isnan(d.total["on"].ratio)
 
 
 def test_curve_picks_the_knee_and_says_missing_evidence():
@@ -272,10 +274,10 @@ def test_curve_picks_the_knee_and_says_missing_evidence():
     series = {"compact": {1: s(100, 99, 101), 2: s(110, 108, 112)}, "spread": {1: s(100, 99, 101), 2: s(120, 118, 122)}}
     loaded = {1: diff.load(os.path.join(REC, "serial_t1")), 2: diff.load(os.path.join(REC, "serial_t2"))}
     out = verdict.curve(series, "higher", lambda p, t: loaded[t] if p == "compact" else None)
-    assert [o["verdict"]["placement"] for o in out] == ["compact", "spread"]
-    assert out[0]["verdict"]["knee_threads"] == 2 and out[0]["verdict"]["cause"] == "serial phase"
-    assert "in `___pthread_barrier_wait` from" in out[0]["verdict"]["text"]
-    assert out[1]["diff"] is None and "no evidence at 1 thread and 2 threads" in out[1]["verdict"]["text"]
+    assert [o.verdict.placement for o in out] == ["compact", "spread"]
+    assert out[0].verdict.knee_threads == 2 and out[0].verdict.cause == "serial phase"
+    assert "in `___pthread_barrier_wait` from" in out[0].verdict.text
+    assert out[1].diff is None and "no evidence at 1 thread and 2 threads" in out[1].verdict.text
 
 
 def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
@@ -286,13 +288,13 @@ def test_preempted_at_a_wake_is_the_handover_and_dominance_names_a_cause():
              "[runqueue];p;worker;crunch": 150_000 + i,                                   # 15% scheduler
              "[io];p;worker;read": 450_000 + i} for i in range(3)]                        # 45% other
     d = diff.differential(ev(on, base), ev(on, knee), "compact", 1, 2)
-    got = {r["name"].split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
+    got = {r.name.split(";")[-1]: C.rule(d, r) for r in diff.findings(d)}
     assert got == {"__lll_lock_wake": "lock", "crunch": "scheduler", "read": "other"}
     v = verdict.verdict(d)
-    assert v["cause"] == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
-    assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v["text"]
+    assert v.cause == "lock"            # 40% ≥ 25% and ≥ twice the scheduler's 15% ("other" is not a cause)
+    assert "waiting for a CPU after waking a waiter in `pthread_mutex_unlock`" in v.text
     knee2 = [dict(k, **{"[runqueue];p;worker;crunch": 300_000 + i}) for i, k in enumerate(knee)]
-    assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2)))["cause"] == "no single cause"
+    assert verdict.verdict(diff.differential(ev(on, base), ev(on, knee2))).cause == "no single cause"
 
 
 def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
@@ -303,11 +305,11 @@ def test_kernel_rule_names_the_system_call_and_functions_are_aggregated():
     top = diff.findings(d)[0]
     assert C.rule(d, top) == "kernel" and C.kernel_detail([top]) == ["system call read"]
     v = verdict.verdict(d)
-    assert v["cause"] == "kernel" and "(system call read)" in v["text"]
-    self_ = {r["name"]: r for r in d["functions_self"]}
-    incl = {r["name"]: r for r in d["functions_incl"]}
-    assert self_["vfs_read_[k]"]["growth"] == pytest.approx(d["stacks"][0]["growth"])
-    assert "worker" not in self_ and incl["worker"]["growth"] == pytest.approx(top["growth"])
+    assert v.cause == "kernel" and "(system call read)" in v.text
+    self_ = {r.name: r for r in d.functions_self}
+    incl = {r.name: r for r in d.functions_incl}
+    assert self_["vfs_read_[k]"].growth == pytest.approx(d.stacks[0].growth)
+    assert "worker" not in self_ and incl["worker"].growth == pytest.approx(top.growth)
     assert "p" not in incl                                      # the root (comm) is not a function
 
 
@@ -316,8 +318,8 @@ def test_curve_says_unreadable_evidence(tmp_path):
         return known(m, m - 1, m + 1)
     (tmp_path / "meta.json").write_text("{not json")
     out = verdict.curve({"compact": {1: s(100), 2: s(110)}}, "higher", lambda p, t: diff.load(str(tmp_path)))
-    assert out[0]["diff"] is None and out[0]["verdict"]["cause"] is None
-    assert "unreadable evidence" in out[0]["verdict"]["text"] and "meta.json:1:" in out[0]["verdict"]["text"]
+    assert out[0].diff is None and out[0].verdict.cause is None
+    assert "unreadable evidence" in out[0].verdict.text and "meta.json:1:" in out[0].verdict.text
 
 
 def test_a_joins_wait_is_never_a_finding_nor_counted():
@@ -325,10 +327,10 @@ def test_a_joins_wait_is_never_a_finding_nor_counted():
     j = "[futex];p;main;pthread_join"
     d = diff.differential(ev(on, [{j: 1_000_000 + i} for i in range(3)]),
                           ev(on, [{j: 2_000_000 + i} for i in range(3)]))
-    row = next(r for r in d["stacks"] if r["name"] == j)
-    assert row["flag"] == diff.JOINED and row["growth"] > 0 and not diff.findings(d)
-    assert d["added"] == 0 and d["total"]["all"]["ratio"] == pytest.approx(1)
-    assert verdict.verdict(d)["cause"] == "scales"
+    row = next(r for r in d.stacks if r.name == j)
+    assert row.flag == diff.JOINED and row.growth > 0 and not diff.findings(d)
+    assert d.added == 0 and d.total["all"].ratio == pytest.approx(1)
+    assert verdict.verdict(d).cause == "scales"
 
 
 def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
@@ -344,20 +346,20 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     off_k = [{lock: 100_000 + 1000 * r} for r in range(3)]
     d = diff.differential(ev(on_b, off_b), ev(on_k, off_k), "compact", 1, 2)
     (f,) = diff.findings(d)
-    assert f["name"] == lock and not any(r["flag"] == "" for r in d["stacks"] if r["kind"] == "on-CPU")
-    rises = sum(r["growth"] for r in d["stacks"] if r["growth"] > 0)
-    assert f["growth"] / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
-    assert f["share"] == pytest.approx(1.0) and d["spread"] == pytest.approx(0, abs=1e-6)
+    assert f.name == lock and not any(r.flag == "" for r in d.stacks if r.kind == "on-CPU")
+    rises = sum(r.growth for r in d.stacks if r.growth > 0)
+    assert f.growth / rises < C.LEAD_SHARE                # the old rule's share: diluted under a quarter
+    assert f.share == pytest.approx(1.0) and d.spread == pytest.approx(0, abs=1e-6)
     v = verdict.verdict(d)
-    assert v["cause"] == "lock", v["text"]
+    assert v.cause == "lock", v.text
     # the same noise, but the on-CPU total really grew on stacks none of which is beyond noise alone
     on_k2 = [{k: n + 40 for k, n in run.items()} for run in on_k]
     off_k2 = [{lock: 1000 + 100 * r + 60_000} for r in range(3)]
     d2 = diff.differential(ev(on_b, off_b), ev(on_k2, off_k2), "compact", 1, 2)
     (f2,) = diff.findings(d2)
-    assert f2["share"] < C.LEAD_SHARE and d2["spread"] > 0
+    assert f2.share < C.LEAD_SHARE and d2.spread > 0
     v2 = verdict.verdict(d2)
-    assert v2["cause"] == "no single cause" and "is spread thin" in v2["text"], v2["text"]
+    assert v2.cause == "no single cause" and "is spread thin" in v2.text, v2.text
 
 
 def test_growth_spread_over_thin_stacks_is_gathered_by_function():
@@ -369,9 +371,9 @@ def test_growth_spread_over_thin_stacks_is_gathered_by_function():
     d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
     assert not diff.findings(d)
     v = verdict.verdict(d)
-    assert v["cause"] == "no single cause", v["text"]
-    assert "by function (self time, beyond noise): on-CPU `refcount` +" in v["text"], v["text"]
-    assert "`work`" not in v["text"].split("by function")[1]
+    assert v.cause == "no single cause", v.text
+    assert "by function (self time, beyond noise): on-CPU `refcount` +" in v.text, v.text
+    assert "`work`" not in v.text.split("by function")[1]
 
 
 def test_a_lock_spread_over_thin_stacks_is_one_class():
@@ -386,7 +388,7 @@ def test_a_lock_spread_over_thin_stacks_is_one_class():
                           "compact", 1, 2)
     assert not diff.findings(d)
     c = C.classify(d)
-    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == pytest.approx(1.0, rel=0.05), c
+    assert c.cause == "lock" and c.classes["lock"].share == pytest.approx(1.0, rel=0.05), c
 
 
 def test_a_class_never_explains_more_than_all_of_the_added_cost():
@@ -398,7 +400,7 @@ def test_a_class_never_explains_more_than_all_of_the_added_cost():
                           ev([{"p;worker;work": 10 + r} for r in range(3)], [off(3000, r) for r in range(3)]),
                           "compact", 1, 2)
     c = C.classify(d)
-    assert c["cause"] == "lock" and c["classes"]["lock"]["share"] == 1.0, c
+    assert c.cause == "lock" and c.classes["lock"].share == 1.0, c
     assert "Cause: lock (100% of the added cost" in verdict.words(d, c), verdict.words(d, c)
 
 
@@ -500,12 +502,12 @@ def test_no_run_kept_at_the_knee_says_inconclusive_with_the_numbers(tmp_path):
     knee = write_judged(str(tmp_path / "t2"), [FLAT_ON] * 3,
                         judged_as([gate.DISTURBED, gate.DISTURBED, gate.CUT, gate.DISTURBED], [2.2, 2.05, None, 2.1]))
     out = verdict.curve(STOPS, "higher", lambda p, t: diff.load(base if t == 1 else knee))
-    v = out[0]["verdict"]
-    assert v["cause"] == "inconclusive" and out[0]["diff"] is None
-    assert v["text"].startswith("compact, 2 threads: inconclusive: the evidence runs at 2 threads ran ×2.05–×2.20 "
+    v = out[0].verdict
+    assert v.cause == "inconclusive" and out[0].diff is None
+    assert v.text.startswith("compact, 2 threads: inconclusive: the evidence runs at 2 threads ran ×2.05–×2.20 "
                                 "faster than the timed repeats (budget ±10%, 3 of 4 attempts); 1 cut (perf reached "
-                                "its size limit (1G))"), v["text"]
-    assert v["text"].endswith("none kept.") and "it scales" not in v["text"]
+                                "its size limit (1G))"), v.text
+    assert v.text.endswith("none kept.") and "it scales" not in v.text
     # timed repeats that were themselves disturbed are said beside the numbers
     meta = evidence.read_meta(knee)
     meta["timed_suspect"] = "3 of 3 timed repeats suspect (foreign 55% > 10%)"
@@ -518,13 +520,13 @@ def test_a_curve_that_stops_never_gets_it_scales_from_flat_evidence():
     The same evidence under a curve that scales still says it scales."""
     flat = [{"p;worker;crunch": 1000 + i, "p;worker;update_table": 200} for i in range(3)]
     def d_of(series):
-        return verdict.curve(series, "higher", lambda p, t: ev(flat))[0]["verdict"]
+        return verdict.curve(series, "higher", lambda p, t: ev(flat))[0].verdict
     v = d_of(STOPS)
-    assert v["cause"] == "inconclusive" and "it scales" not in v["text"], v["text"]
+    assert v.cause == "inconclusive" and "it scales" not in v.text, v.text
     assert "Inconclusive: the curve says scaling stops: 2 threads is the first thread count whose efficiency is " \
            "below 75% over its whole 95% range (efficiency 17%, 95% CI 17%–17%), yet no cost per run grows beyond " \
-           "noise in the evidence runs" in v["text"], v["text"]
-    assert d_of({"compact": {1: summary(100), 2: summary(199)}})["cause"] == "scales"
+           "noise in the evidence runs" in v.text, v.text
+    assert d_of({"compact": {1: summary(100), 2: summary(199)}}).cause == "scales"
 
 
 def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
@@ -538,28 +540,29 @@ def test_the_differential_compares_at_most_its_row_cap_and_sums_the_rest():
     start = time.process_time()
     d = diff.differential(ev(base), ev(knee), "compact", 1, 2)
     assert time.process_time() - start < 30          # bounded by the cap, far from the uncapped cost
-    on = [r for r in d["stacks"] if r["kind"] == "on-CPU"]
-    assert len(on) <= diff.MAX_ROWS and any(r["name"] == diff.REST for r in on)
-    assert [r["name"] for r in diff.findings(d)][:1] == ["p;main;hot"]
-    assert all(r["flag"] for r in on if r["name"] == diff.REST)
+    on = [r for r in d.stacks if r.kind == "on-CPU"]
+    assert len(on) <= diff.MAX_ROWS and any(r.name == diff.REST for r in on)
+    assert [r.name for r in diff.findings(d)][:1] == ["p;main;hot"]
+    assert all(r.flag for r in on if r.name == diff.REST)
 
 
 def test_a_preemption_in_the_mutexs_release_is_the_locks_handover():
     """Preempted in pthread_mutex_unlock (the wake returned, the woken waiter took the CPU) is the lock's
     cost, as preempted in the wake itself; preempted in the program's own code is the scheduler's."""
-    d = {"total": {"on": None}}
-    release = {"name": "[runqueue];p;worker;update_table;__GI___pthread_mutex_unlock_usercnt", "kind": "off-CPU"}
-    wake = {"name": "[runqueue];p;worker;update_table;__GI___lll_lock_wake", "kind": "off-CPU"}
-    own = {"name": "[runqueue];p;worker;update_table", "kind": "off-CPU"}
+    d = SimpleNamespace(total={"on": None})
+    release = SimpleNamespace(name="[runqueue];p;worker;update_table;__GI___pthread_mutex_unlock_usercnt",
+                              kind="off-CPU")
+    wake = SimpleNamespace(name="[runqueue];p;worker;update_table;__GI___lll_lock_wake", kind="off-CPU")
+    own = SimpleNamespace(name="[runqueue];p;worker;update_table", kind="off-CPU")
     assert (C.rule(d, release), C.rule(d, wake), C.rule(d, own)) == ("lock", "lock", "scheduler")
 
 
 def test_the_words_say_how_the_evidence_was_sampled_and_a_received_text_is_bounded():
     base, knee = diff.load(os.path.join(REC, "lock_t1")), diff.load(os.path.join(REC, "lock_t2"))
-    assert "sampled" not in knee["meta"] and "was sampled" not in verdict.verdict(recorded("lock"))["text"]
+    assert "sampled" not in knee["meta"] and "was sampled" not in verdict.verdict(recorded("lock")).text
     knee["meta"]["sampled"] = {"oncpu": "cpu-clock samples at 99 Hz", "futex": "1 in 50 futex call" + "x" * 5000,
                                "offcpu": ["not", "a", "string"]}
-    text = verdict.verdict(diff.differential(base, knee, "compact", 1, 2, "test"))["text"]
+    text = verdict.verdict(diff.differential(base, knee, "compact", 1, 2, "test")).text
     said = text.split("How the knee's evidence was sampled: ")[1]
     assert said.startswith("on-CPU: cpu-clock samples at 99 Hz; futex: 1 in 50 futex call")
     assert "off-CPU" not in said.split(".")[0] and "x" * 301 not in said

@@ -172,45 +172,45 @@ def test_the_rules_give_each_program_its_own_cause_and_never_another(swept, prog
     # the verdict rests on the runs the gate kept (none kept at a side: inconclusive, never another cause)
     d = differential(swept[prog])
     v = verdict.verdict(d)
-    assert v["cause"] not in set(NAMED) - {cause}, v["text"]
+    assert v.cause not in set(NAMED) - {cause}, v.text
     # the rules hold on any stack: checked on every recorded run, kept or not
     d = differential(swept[prog], kept=False)
     v = verdict.verdict(d)
     # another program's cause is never named (scheduler may be: the run queue of a host shared with others)
-    assert v["cause"] not in set(NAMED) - {cause}, v["text"]
+    assert v.cause not in set(NAMED) - {cause}, v.text
     c = C.classify(d)
-    if v["cause"] == cause and cause != "scales":
-        assert f"Cause: {cause}" in v["text"], v["text"]
+    if v.cause == cause and cause != "scales":
+        assert f"Cause: {cause}" in v.text, v.text
         # the class's findings, else (a class named by its stacks taken together, none a finding alone)
         # every stack its rule gives that class
-        names = [r["name"] for r in c["classes"][cause]["rows"]] or \
-            [r["name"] for r in d["stacks"] if C.rule(d, r) == cause]
-        assert any(function in n for n in names) or function in v["text"], (v["text"], names)
-    rows = d["stacks"]
+        names = [r.name for r in c.classes[cause].rows] or \
+            [r.name for r in d.stacks if C.rule(d, r) == cause]
+        assert any(function in n for n in names) or function in v.text, (v.text, names)
+    rows = d.stacks
     if prog == "lock":
-        waits = [r for r in rows if r["kind"] == "off-CPU" and r["name"].startswith("[futex]")
-                 and "update_table" in r["name"]]
+        waits = [r for r in rows if r.kind == "off-CPU" and r.name.startswith("[futex]")
+                 and "update_table" in r.name]
         assert waits and all(C.rule(d, r) == "lock" for r in waits)
-        assert all(r["base"] == 0 and r["knee"] > 0 for r in waits)      # nobody waits for the lock at 1 thread
+        assert all(r.base == 0 and r.knee > 0 for r in waits)      # nobody waits for the lock at 1 thread
     elif prog == "sharedline":
-        row = next(r for r in rows if r["kind"] == "on-CPU" and r["name"].endswith(";bump_counter"))
+        row = next(r for r in rows if r.kind == "on-CPU" and r.name.endswith(";bump_counter"))
         assert C.rule(d, row) == "shared data"
         assert C.hot_atomic(d, "bump_counter")[0].startswith("lock ")
     elif prog == "serial":
-        waits = [r for r in rows if r["kind"] == "off-CPU" and r["name"].startswith("[futex]")
-                 and "___pthread_barrier_wait" in r["name"]]
-        assert waits and all(r["base"] == 0 and r["knee"] > 0 for r in waits)
+        waits = [r for r in rows if r.kind == "off-CPU" and r.name.startswith("[futex]")
+                 and "___pthread_barrier_wait" in r.name]
+        assert waits and all(r.base == 0 and r.knee > 0 for r in waits)
         assert all(C.rule(d, r) in ("serial phase", "other") for r in waits)    # other: if on-CPU cost grew
-        assert any(r["kind"] == "on-CPU" and "serial_phase" in r["name"].split(";") for r in rows)
+        assert any(r.kind == "on-CPU" and "serial_phase" in r.name.split(";") for r in rows)
         # the code to change: the function that runs while the others wait, not the barrier they wait at
-        lone = d["alone"][1]
+        lone = d.alone[1]
         assert lone is not None and lone.function == "serial_phase", lone
-        if v["cause"] == "serial phase":
-            assert "`serial_phase` runs alone for" in v["text"], v["text"]
+        if v.cause == "serial phase":
+            assert "`serial_phase` runs alone for" in v.text, v.text
     else:
         # whatever grows (the run queue of a shared host, crunch's CPU time under its load) is never one
         # of the named causes; whether the on-CPU total is flat depends on that load, so it is not asserted
-        assert all(C.rule(d, r) not in NAMED for r in diff.findings(d)), v["text"]
+        assert all(C.rule(d, r) not in NAMED for r in diff.findings(d)), v.text
 
 
 # --- the engine: journal, timed repeats untouched, resume, dry run ---------------------------------------
@@ -324,16 +324,16 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
     run = run_folder(tmp_path)
     (e,) = [e for e in model.build(run).experiments if e.why]
     w = e.why
-    (c,) = w["curves"]
-    v = c["verdict"]
+    (c,) = w.curves
+    v = c.verdict
     # the curve's own words, by the rule "How it scales" uses
-    series = scaling.summaries(scaling.curves(e.points, w["metric"])[c["variant"]])
-    word, sentence = scaling.stops("compact", scaling.speedups(series, w["better"])["compact"], os.cpu_count())
+    series = scaling.summaries(scaling.curves(e.points, w.metric)[c.variant])
+    word, sentence = scaling.stops("compact", scaling.speedups(series, w.better)["compact"], os.cpu_count())
     # "stops", or "scaling stops at or before" (an inconclusive count first); not "cannot tell where
     # scaling stops" (suspect timed repeats on a busy host: then nothing here is the curve's claim)
     if word != "stops" and "scaling stops at or before" not in sentence:
         pytest.skip(f"the curve did not say scaling stops on this run: {sentence}")
-    assert "it scales" not in v["text"] and v["cause"] != "scales", v["text"]
+    assert "it scales" not in v.text and v.cause != "scales", v.text
     # the lock, named with the function that takes it; or inconclusive, and why. (The scheduler is a cause
     # too where the host's other load put both threads on one vCPU during the evidence runs: then they
     # hardly contend, and the words say what the runs saw; docs/measured.md. With one run kept a side, the
@@ -342,9 +342,9 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
     # (With a short stack copy the unwinder can lose update_table's frame: the lock's stacks then end at its
     # caller, worker — "futex_wait_setup called from worker" — and 2 of 7 runs here, under load, failed when
     # only update_table was accepted; noted on issue 53.)
-    assert (v["cause"] == "lock" and re.search(r"Cause: lock, taken in `(update_table|worker)`", v["text"])) or \
-        (v["cause"] == "inconclusive" and "inconclusive: " in v["text"].lower()) or v["cause"] == "scheduler" or \
-        (v["cause"] == "no single cause" and "Where it gathers, by function" in v["text"]), v["text"]
+    assert (v.cause == "lock" and re.search(r"Cause: lock, taken in `(update_table|worker)`", v.text)) or \
+        (v.cause == "inconclusive" and "inconclusive: " in v.text.lower()) or v.cause == "scheduler" or \
+        (v.cause == "no single cause" and "Where it gathers, by function" in v.text), v.text
     # every evidence run was judged, and meta.json says how
     for t in (1, 2):
         _f, meta, _runs = evidence(run, t)

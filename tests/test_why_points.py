@@ -133,12 +133,12 @@ def test_the_engine_makes_evidence_exactly_where_the_report_compares_and_resumes
     from lab.report import model
     scale(tmp_path, *BASE, *CURVE, "repeats=3", "--", "tests/fixtures/why/build/lock", "{threads}")
     run = run_folder(tmp_path)
-    (c,) = model.build(run).experiments[0].why["curves"]
-    base, knee = c["verdict"]["base_threads"], c["verdict"]["knee_threads"]
+    (c,) = model.build(run).experiments[0].why.curves
+    base, knee = c.verdict.base_threads, c.verdict.knee_threads
     # where the evidence is made is the subject; whether the validity gate kept it (lab/engine/evidence/gate.py: the
     # lock's runs under perf are often ×2–×4 faster than timed here) is test_why_collect's
     assert evidence_at(run) == sorted({base, knee}) and base == 1
-    assert c["diff"] is not None or "none kept" in c["verdict"]["text"], c["verdict"]["text"]
+    assert c.diff is not None or "none kept" in c.verdict.text, c.verdict.text
     (said,) = journal(run, "evidence_points")
     assert [(x["base"], x["knee"]) for x in said["curves"]] == [(base, knee)]
     assert [e["threads"] for e in journal(run, "evidence_started")] == [base, knee]

@@ -103,7 +103,36 @@ def test_a_point_measured_once_as_another_placement_reads_that_placements_eviden
          "threads": 1, "reason": "the same CPUs as compact at 1 thread: measured once there, shared",
          "same_as": "compact"}) + "\n")
     e = model.build(str(run)).experiments[0]
-    got = {c["verdict"]["placement"]: c for c in e.why["curves"]}
-    assert got["scatter"]["diff"] is not None and got["scatter"]["verdict"]["base_threads"] == 1, \
-        got["scatter"]["verdict"]["text"]
-    assert "Cause: lock" in got["scatter"]["verdict"]["text"]
+    got = {c.verdict.placement: c for c in e.why.curves}
+    assert got["scatter"].diff is not None and got["scatter"].verdict.base_threads == 1, got["scatter"].verdict.text
+    assert "Cause: lock" in got["scatter"].verdict.text
+
+
+def test_the_why_sections_readers_read_attributes_not_string_keys(tmp_path):
+    """Issue 52 item 3: the why section is typed (lab/why/model.py); its renderers (report.md and report.html
+    through view.why, the terminal through front.why_words) and its builder read it by attribute, and drawing
+    the flame graphs returns them (Flames) instead of writing into the frozen section."""
+    import ast
+    import dataclasses
+    import inspect
+    import textwrap
+
+    from lab.report import causes, view
+    from lab.why.model import Flames, WhySection
+    def keyed(node):      # x["key"] or x.get("key")
+        s = node.slice if isinstance(node, ast.Subscript) else node.args[0] if (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and node.args) else None
+        return isinstance(s, ast.Constant) and isinstance(s.value, str)
+    for f in (view.why, front.why_words, causes.section, causes.said, causes.draw):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+        assert not [ast.unparse(n) for n in ast.walk(tree) if keyed(n)], f.__qualname__
+    run = run_with(tmp_path, "lk", {1: (1.00, 1.01, 0.99), 2: (1.40, 1.42, 1.38)},
+                   evidence={1: "lock_t1", 2: "lock_t2"})
+    read = front.read(str(run))
+    w = read.experiments[0].why
+    assert isinstance(w, WhySection) and dataclasses.is_dataclass(w.curves[0].verdict)
+    drawn = front.draw(read, charts_too=False)
+    assert read.experiments[0].flames is None and read.experiments[0].why is w       # the model read is not edited
+    flames = drawn.run.experiments[0].flames
+    assert isinstance(flames, Flames) and flames.paths == {("", "compact"): "plots/lk-why-compact.svg"}

@@ -12,6 +12,7 @@ run writes them and read back through the same readers, and why/memory.py says t
 holds {mode: {"kind", "words", …}}. Run inside the 2-node guests by vm/guest.sh (vm/check.py asserts
 remote for `main` only) and on the host by tests/test_numa_evidence.py (one node: never claimed).
 The recording is cpu-clock at 99 Hz and switch records only: no tracepoint, no stack (TCG is slow)."""
+import dataclasses
 import json
 import os
 import shutil
@@ -53,10 +54,10 @@ def measure(folder, program, mode, main_cpu, workers):
     got = store.read_run(folder, run)        # the readers a report uses, on the files as written
     placed = memory.of_run(got.get("numa"), got.get("cpus"))
     peak = max(sampler.best.values(), key=lambda b: sum(b["kb"].values()), default=None)
-    return {"kind": placed and placed["kind"], "words": placed["words"] if placed else "no placement",
+    return {"kind": placed and placed.kind, "words": placed.words if placed else "no placement",
             "numa_maps": peak and peak["text"][:200000], "cpus": got.get("cpus"), "nodes": numamaps.node_cpus(),
             "output": p.stdout.strip(), "samples": got["numa"]["samples"],
-            "read_ms": sampler.read_s * 1000, "placement": placed}
+            "read_ms": sampler.read_s * 1000, "placement": placed and dataclasses.asdict(placed)}
 
 
 def main(out, program, main_cpu=None, workers=None):

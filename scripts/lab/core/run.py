@@ -144,7 +144,8 @@ class Experiment:
     numa: dict | None           # a node x node memory matrix's notes
     relations: dict | None = None   # c2c, c2c-matrix: per CPU-pair relation, beside published machines
     scaling: Scaling | None = None
-    why: dict | None = None     # why it stops scaling (lab/report/causes.py), for a why=1 run
+    why: object | None = None   # lab/why/model.WhySection: why it stops scaling (lab/report/causes.py)
+    flames: object | None = None    # lab/why/model.Flames its drawing made (front.draw), None before drawing
 
 
 @dataclass(frozen=True)

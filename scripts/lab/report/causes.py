@@ -1,9 +1,11 @@
 """Why an experiment stops scaling: per placement of its scaling curve, the USL model of the curve
 (lab/why/usl.py) and, where the sweep ran with why=1, the differential of the evidence between the fewest
 threads and the knee (lab/why/diff.py), its named cause and words (lab/why/verdict.py) and a differential flame
-graph (lab/why/flame.py). section() only reads (compare builds the model of received runs too); draw() writes
-the flame graphs into plots/ when report.py writes the report. lab/report/view.py's why() draws the
+graph (lab/why/flame.py). section() only reads (compare builds the model of received runs too) and returns a
+frozen WhySection; draw() writes the flame graphs into plots/ when the report is drawn and returns what it drew
+(Flames per experiment), never writing into the section. lab/report/view.py's why() draws the
 section, scale.py prints its words. Everything read from evidence files is plain text here; the view escapes it."""
+import dataclasses
 import os
 import re
 
@@ -13,6 +15,7 @@ from lab.engine.evidence.store import EvidenceError
 from lab.report import scaling
 from lab.report.journal import Journal, JournalError
 from lab.why import diff, flame, groups, hardware, usl, verdict
+from lab.why.model import Flames, WhySection
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -55,9 +58,8 @@ def evidence_of(run, exp, variant, errors=None):
 
 
 def section(run, e):
-    """{"metric", "better", "usl": {(variant, placement): fit}, "curves": [verdict.curve entries, each with
-    its "variant"], "flames": {(variant, placement): path}, "evidence": bool} for an experiment with
-    scaling words, else None. Every variant gets its own curves (seed 000 compares two)."""
+    """The WhySection (lab/why/model.py) of an experiment with scaling words, else None: the USL model of
+    every curve and each placement's verdict. Every variant gets its own curves (seed 000 compares two)."""
     sc = e.scaling
     if not sc:
         return None
@@ -66,45 +68,59 @@ def section(run, e):
     topo = RunFolder(run).topology() if any(p.metric == sc.metric for p in e.points) else None
     for variant, by_p in sorted(variants.items()):
         errors = {}
-        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e.name, variant, errors)):
-            v = c["verdict"]
-            c["variant"] = variant
-            bad = [f"{n} threads: {errors[(v['placement'], n)]}" for n in (v["base_threads"], v["knee_threads"])
-                   if (v["placement"], n) in errors]
-            if bad:     # refused, not absent: say which file and why instead of "run with why=1"
-                v["missing"] = [m for m in v.get("missing") or [] if not m.startswith("no evidence at")]
-                v["missing"].append(f"evidence unreadable ({'; '.join(bad)})")
-                v["text"] = f"{v['placement']}: evidence unreadable ({'; '.join(bad)})."
-            where = groups.words(c["diff"]["placed"], topo, c["diff"]["unit"]) if c["diff"] else ""
-            if where:       # a many-domain host: which threads paid (issue 53 item 6)
-                v["text"] += f" {where}"
-            counters = hardware.text(c["diff"])     # the hardware tier's words, where it ran (issue 56)
-            if counters:
-                v["text"] += f" {counters}"
-            if len(variants) > 1:
-                v["text"] = f"{variant}: {v['text']}"
-            curves.append(c)
+        for c in verdict.curve(scaling.summaries(by_p), sc.better, evidence_of(run, e.name, variant, errors),
+                               variant):
+            curves.append(said(c, errors, topo, len(variants) > 1))
         for pl, by_t in sorted(by_p.items()):
             models[(variant, pl)] = model_of(by_t, sc.better)
-    return {"metric": sc.metric, "better": sc.better, "several": len(variants) > 1, "usl": models,
-            "curves": curves, "flames": {}, "evidence": any(c["diff"] for c in curves)}
+    return WhySection(metric=sc.metric, better=sc.better, several=len(variants) > 1, usl=models,
+                      curves=tuple(curves), evidence=any(c.diff for c in curves))
+
+
+def said(c, errors, topo, several):
+    """A curve with what the run folder adds to its words: evidence refused (which file and why, instead
+    of "run with why=1"), where the threads ran on a many-domain host (issue 53 item 6), its variant."""
+    v = c.verdict
+    missing, text = v.missing, v.text
+    bad = [f"{n} threads: {errors[(v.placement, n)]}" for n in (v.base_threads, v.knee_threads)
+           if (v.placement, n) in errors]
+    if bad:
+        missing = tuple(m for m in missing if not m.startswith("no evidence at")) + \
+            (f"evidence unreadable ({'; '.join(bad)})",)
+        text = f"{v.placement}: evidence unreadable ({'; '.join(bad)})."
+    where = groups.words(c.diff.placed, topo, c.diff.unit) if c.diff else ""
+    if where:
+        text += f" {where}"
+    counters = hardware.text(c.diff)     # the hardware tier's words, where it ran (issue 56)
+    if counters:
+        text += f" {counters}"
+    if several:
+        text = f"{c.variant}: {text}"
+    return dataclasses.replace(c, verdict=dataclasses.replace(v, missing=missing, text=text))
 
 
 def draw(rf, m):
     """Write each placement's differential flame graph to plots/<exp>-why-<placement>.svg (report.py,
-    before it renders), and note its path in the model; a graph inferno cannot draw is said, not fatal."""
+    before it renders): {experiment name: Flames}, what was drawn and what inferno could not draw (said
+    beside the verdict's missing lines, not fatal). The Run m is not changed (front.with_flames)."""
+    out = {}
     for e in m.experiments:
         w = e.why
-        for c in (w or {}).get("curves", []):
-            v = c["verdict"]
-            name = f"{c['variant']}-{v['placement']}" if w["several"] else v["placement"]
-            if c["diff"] is None or not SAFE.fullmatch(name):   # a received name never names a file
+        if not w:
+            continue
+        paths, failed = {}, {}
+        for c in w.curves:
+            name = f"{c.variant}-{c.verdict.placement}" if w.several else c.verdict.placement
+            if c.diff is None or not SAFE.fullmatch(name):   # a received name never names a file
                 continue
+            key = (c.variant, c.verdict.placement)
             try:
-                text = flame.svg(c["diff"], interactive=False)
+                text = flame.svg(c.diff, interactive=False)
             except flame.FlameError as err:
-                v["missing"] = list(v.get("missing") or []) + [f"no flame graph: {err}"]
+                failed[key] = str(err)
                 continue
             rel = os.path.relpath(rf.chart(e.name, "why", name, "svg"), rf.path)
             rf.write_text(rel, text)
-            w["flames"][(c["variant"], v["placement"])] = rel
+            paths[key] = rel
+        out[e.name] = Flames(paths, failed)
+    return out

@@ -25,6 +25,7 @@ rules (written out in docs/design.md, "The stories' causes"):
             run of the same messages; the slot handover's findings (frames ring_push / ring_pop, the
             ring's inlined send and receive) explain at least FOUND_SHARE of what unpadded adds.
 """
+import dataclasses
 import re
 
 from lab.core import rules as V
@@ -210,12 +211,12 @@ def part(d, match, added=None):
     together (diff.together: one test of the named cause, not one per stack), its classes among the
     findings, "beyond" (its growth's interval above zero) and "share": of the net added cost (`added`,
     else d's) it explains, 0 unless beyond noise."""
-    rows = [r for r in d["stacks"] if match(r, C.frames(r))]
-    g = diff.together(rows)
-    added = d["added"] if added is None else added
+    rows = [r for r in d.stacks if match(r, C.frames(r))]
+    g = dataclasses.asdict(diff.together(rows))       # the story's words add to it (beyond, share, classes)
+    added = d.added if added is None else added
     g["beyond"] = g["lo"] is not None and g["lo"] > 0
     g["share"] = diff.share(g["growth"], added) if g["beyond"] else 0.0
-    g["classes"] = sorted({r.get("class", "other") for r in diff.findings(d) if r in rows})
+    g["classes"] = sorted({r.cls or "other" for r in diff.findings(d) if r in rows})
     return g
 
 
@@ -243,12 +244,11 @@ def compare(run, exp, variant, placement, b, k):
         d = diff.differential(eb, ek, placement, b, k)
     except ValueError as e:
         return None, str(e)
-    C.classify(d)                       # sets each finding's class
-    return d, ""
+    return C.classed(d), ""                 # each finding with its class (part() names them)
 
 
 def unit(d):
-    return "op" if d["unit"] == "op" else "run"
+    return "op" if d.unit == "op" else "run"
 
 
 def cause_word(results):
@@ -265,21 +265,21 @@ def curves(run, exp, variant, e, metric, merged):
     """verdict.curve of one variant: [(placement, base, knee, diff or None, text)]."""
     out = []
     for c in W.curve(series(e.points, metric, variant, merged), "higher", evidence_of(run, exp, variant)):
-        v = c["verdict"]
-        out.append((v["placement"], v["base_threads"], v["knee_threads"], c["diff"], v["text"]))
+        v = c.verdict
+        out.append((v.placement, v.base_threads, v.knee_threads, c.diff, v.text))
     return out
 
 
 def refcount(r, fs):
     """A seed-000 refcount stack: on-CPU, through an Arc clone/drop frame or the runner's vm_for_call (it
     clones the shared program's Arcs for each call, rust-runner/src/exec/call.rs), or classed shared data."""
-    return r["kind"] == "on-CPU" and (r.get("class") == "shared data"
+    return r.kind == "on-CPU" and (r.cls == "shared data"
                                       or any(ARC.search(f) or f == "vm_for_call" for f in fs))
 
 
 def on_added(d):
     """The on-CPU added cost per unit of work, by diff.py's rule of the added cost (beyond noise)."""
-    return diff.added_cost([r for r in d["stacks"] if r["kind"] == "on-CPU"])["added"]
+    return diff.added_cost([r for r in d.stacks if r.kind == "on-CPU"]).added
 
 
 VM_FOR_CALL = re.compile(r"(?:^|::)vm_for_call(?:::h[0-9a-f]{16})?$")   # perf c2c's symbol: the function's path
@@ -334,27 +334,27 @@ def arc_refcount_cause(run, e, merged):
         if d is None:
             res.append((None, f"shared-arc {text}"))
             continue
-        if not d["total"].get("on"):
-            res.append((None, f"{placement}: on-CPU evidence missing ({d['missing'].get('on', '?')})"))
+        if not d.total.get("on"):
+            res.append((None, f"{placement}: on-CPU evidence missing ({d.missing.get('on', '?')})"))
             continue
         sa = part(d, refcount, on_added(d))
         said = (f"{placement} {b}→{k} threads: shared-arc's Arc refcount stacks ({sa['stacks']} together) "
                 f"{sa['base'] * 1e3:.1f} → {sa['knee'] * 1e3:.1f} ns per call, {beyond(sa, 'call')}: "
                 f"{sa['share'] * 100:.0f}% of the added CPU time per call (CPU time per call "
-                f"×{d['total']['on']['ratio']:.2f}{W.ci(d['total']['on'])}; the classifier's cause: "
-                f"{C.classify(d)['cause']})")
+                f"×{d.total['on'].ratio:.2f}{W.ci(d.total['on'])}; the classifier's cause: "
+                f"{C.classify(d).cause})")
         dp, why = compare(run, "runner-empty", "per-thread", placement, b, k)
         pt = part(dp, refcount, on_added(dp)) if dp else None
         said += (f"; per-thread's {pt['base'] * 1e3:.1f} → {pt['knee'] * 1e3:.1f} ns, {beyond(pt, 'call')}" if pt
                  else f"; per-thread: {why}")
-        report = (d.get("hardware") or {}).get("c2c")
+        report = d.hardware.c2c
         line = True
         if report is not None:
             # the hardware tier ran (issue 56 item 3): the line the refcounts bounce is the witness, where
             # PMU-free it is the refcount's lock-prefixed instructions; a c2c naming another line is not found
             line, words = refcount_line(report)
             said += f"; at {k} threads {words}"
-        if sa["share"] < FOUND_SHARE or not C.grows(d["total"].get("on")) or line is None:
+        if sa["share"] < FOUND_SHARE or not C.grows(d.total.get("on")) or line is None:
             res.append((False, said))
         else:                           # without per-thread's evidence the contrast is unknown
             res.append((pt["growth"] < sa["growth"] / 2 if pt else None, said))
@@ -363,7 +363,7 @@ def arc_refcount_cause(run, e, merged):
 
 def in_server(r, fs):
     """Is the stack a cache-server thread's (its comm: the first frame on-CPU, after the reason off-CPU)?"""
-    return r["name"].split(";")[1 if r["kind"] == "off-CPU" else 0] == SERVER
+    return r.name.split(";")[1 if r.kind == "off-CPU" else 0] == SERVER
 
 
 def lock_waits(d):
@@ -371,12 +371,12 @@ def lock_waits(d):
     lock frames' presence whatever the differential's noise rule said."""
     per = {}
     for side in ("base", "knee"):
-        rows = (d["futex"] or {}).get(side) or {}
-        per[side] = sum(v["waits"] for s, v in rows.items() if any(C.LOCK_FRAMES.search(f) for f in s.split(";")))
-    if not d["futex"] or d["futex"].get("knee") is None:
+        rows = getattr(d.futex, side) or {}
+        per[side] = sum(v.waits for s, v in rows.items() if any(C.LOCK_FRAMES.search(f) for f in s.split(";")))
+    if d.futex.knee is None:
         return ""
-    return (f"; lock futex waits (lll_lock_wait) per 1000 GETs: {per['base'] * 1000:.2f} at {d['base_threads']} → "
-            f"{per['knee'] * 1000:.2f} at {d['knee_threads']} threads")
+    return (f"; lock futex waits (lll_lock_wait) per 1000 GETs: {per['base'] * 1000:.2f} at {d.base_threads} → "
+            f"{per['knee'] * 1000:.2f} at {d.knee_threads} threads")
 
 
 def server_lock(d):
@@ -392,7 +392,7 @@ def server_lock_cause(run, e, merged):
             res.append((None, f"global {text}"))
             continue
         g = part(d, server_lock(d))
-        cause = C.classify(d)["cause"]
+        cause = C.classify(d).cause
         said = (f"{placement} {b}→{k} server threads: global's server lock stacks ({g['stacks']} together) "
                 f"{beyond(g, 'GET')}: {g['share'] * 100:.0f}% of the added cost per GET (the "
                 f"classifier's cause: {cause})")
@@ -445,18 +445,18 @@ def slot_handover_cause(run, e):
         if ep is None or eu is None:
             continue
         try:
-            d = diff.differential(ep, eu, placement, t, t, "unpadded against padded slots")
+            d = C.classed(diff.differential(ep, eu, placement, t, t, "unpadded against padded slots"))
         except ValueError as err:
             res.append((None, f"{placement}: {err}"))
             continue
         c = C.classify(d)
         h = part(d, handover)
-        tot = d["total"].get("on")
-        grew = (f"×{tot['ratio']:.2f}{W.ci(tot)} the CPU time per {unit(d)}"
-                if tot and tot["ratio"] == tot["ratio"] else "?")
+        tot = d.total.get("on")
+        grew = (f"×{tot.ratio:.2f}{W.ci(tot)} the CPU time per {unit(d)}"
+                if tot and tot.ratio == tot.ratio else "?")
         said = (f"{placement}, {t} threads: unpadded costs {grew} of padded; the slot handover (ring_push/ring_pop, "
                 f"{h['stacks']} stacks together) {beyond(h, unit(d))}: {h['share'] * 100:.0f}% of the added cost "
-                f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c['cause']})")
+                f"({', '.join(h['classes']) or 'no finding'}; the classifier's cause: {c.cause})")
         if not C.grows(tot):
             said += ": unpadded adds no CPU time beyond noise here, so there is no added cost to explain"
         elif not across:
@@ -465,13 +465,13 @@ def slot_handover_cause(run, e):
                      ", so this is the slots' false sharing, not the seed's handover across an L3 (a cross-l3, "
                      "cross-die, cross-numa or cross-package point says that)")
         line = True
-        hw = d.get("hardware") or {}
-        if hw.get("c2c") is not None:
+        hw = d.hardware
+        if hw.c2c is not None:
             # the hardware tier ran (issue 56 item 3): the slot's line HITM'd across the two stages is the witness
-            line, words = slot_line(hw["c2c"])
+            line, words = slot_line(hw.c2c)
             said += f"; {words}"
-        if hw.get("mem") is not None:
-            said += f"; {perfmem.words(hw['mem'])} (perf mem)"
+        if hw.mem is not None:
+            said += f"; {perfmem.words(hw.mem)} (perf mem)"
         res.append((h["share"] >= FOUND_SHARE and bool(C.grows(tot)) and bool(across) and line is not None, said))
     return res
 

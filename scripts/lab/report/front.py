@@ -19,6 +19,7 @@ from lab.errors import LabError
 from lab.report import causes, charts, goals, html_page, markdown, model
 from lab.report.journal import JournalError
 from lab.why import usl
+from lab.why.model import NO_FLAMES
 
 UNREADABLE = (model.DataError, JournalError, RunFolderError)
 BUILDS = [0]     # how many times a model was built in this process (a test holds each program to one)
@@ -36,6 +37,7 @@ class Drawn:
     report_md: str
     report_html: str
     said: tuple
+    run: object = None      # the Run as drawn: its charts on disk and the flame graphs drawn (Experiment.flames)
 
 
 def read(path):
@@ -67,20 +69,26 @@ def with_charts_on_disk(run):
         dataclasses.replace(e, chart_files=model.chart_files(run.folder, e.name, e.charts)) for e in run.experiments))
 
 
+def with_flames(run, flames):
+    """The Run with each experiment's drawn flame graphs (causes.draw's {name: Flames}): a new Run."""
+    return dataclasses.replace(run, experiments=tuple(
+        dataclasses.replace(e, flames=flames[e.name]) if e.name in flames else e for e in run.experiments))
+
+
 def draw(run, charts_too=True):
     """Charts (unless charts_too=False), flame graphs, report.md and report.html of a Run; Unreadable when a
     folder of the run is not a real folder inside it (nothing is written there)."""
     made, said = draw_charts(run) if charts_too else ([], [])
     run = with_charts_on_disk(run) if charts_too else run
     try:
-        causes.draw(run.folder, run)      # the flame graphs of why=1 evidence, by inferno into plots/
+        run = with_flames(run, causes.draw(run.folder, run))   # why=1 evidence's flame graphs, by inferno
         run.folder.write_text("report.md", markdown.render(run))
         run.folder.write_text("report.html", html_page.report(run))
     except RunFolderError as e:
         raise Unreadable(str(e)) from None
     for e in run.experiments:      # the goals a spec states, judged: the benchmark's last words
         said += [f"{e.name}: {line}" for line in goals.sentences(e.goals)]
-    return Drawn(tuple(made), run.folder.report_md, run.folder.report_html, tuple(said))
+    return Drawn(tuple(made), run.folder.report_md, run.folder.report_html, tuple(said), run)
 
 
 def after_sweep(outcome, out=None, quiet=False):
@@ -97,7 +105,7 @@ def after_sweep(outcome, out=None, quiet=False):
         return dataclasses.replace(outcome, code=outcome.code or 1, report=""), None
     for line in () if quiet else drawn.said:
         print(visible(line), file=out)
-    return dataclasses.replace(outcome, report=drawn.report_html), run
+    return dataclasses.replace(outcome, report=drawn.report_html), drawn.run
 
 
 def scaling_words(e, report_md):
@@ -115,10 +123,11 @@ def why_words(e, report_html):
     w = e.why
     if not w:
         return []
+    flames = e.flames or NO_FLAMES
     out = [f"Why it stops scaling (evidence, flame graphs: {report_html}):"]
-    for m in dict.fromkeys(m for c in w["curves"] if c["diff"] is not None for m in c["verdict"].get("missing") or []):
+    for m in dict.fromkeys(m for c in w.curves if c.diff is not None for m in flames.missing(c)):
         out.append(f"  - {m[0].upper()}{m[1:]}.")
-    out += ["  - " + c["verdict"]["text"] for c in w["curves"]]
-    for (variant, placement), f in sorted(w["usl"].items()):
-        out.append(f"  - USL, {variant + ', ' if w['several'] else ''}{placement}: " + usl.words(f))
+    out += ["  - " + c.verdict.text for c in w.curves]
+    for (variant, placement), f in sorted(w.usl.items()):
+        out.append(f"  - USL, {variant + ', ' if w.several else ''}{placement}: " + usl.words(f))
     return out

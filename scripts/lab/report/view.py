@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from lab.report import chartmodel, goals, numa
 from lab.report.fmt import ci, fmt, spread
 from lab.why import usl
+from lab.why.model import NO_FLAMES
 
 
 @dataclass
@@ -477,50 +478,48 @@ def why(e):
     w = e.why
     if not w:
         return None
+    flames = e.flames or NO_FLAMES
     blocks = []
     # What this host could not give comes first, once (a host without tracepoints: one line, with the
     # command that gives them), so a verdict below is read knowing what it rests on.
     missing = {}
-    for c in w["curves"]:
-        if c["diff"] is not None:
-            for m in c["verdict"].get("missing") or []:
-                missing.setdefault(m, []).append(c)
+    with_evidence = [c for c in w.curves if c.diff is not None]
+    for c in with_evidence:
+        for m in flames.missing(c):
+            missing.setdefault(m, []).append(c)
     for m, curves in missing.items():
-        where = "" if len(curves) == len([c for c in w["curves"] if c["diff"] is not None]) else \
-            " (" + ", ".join(f"{c['variant']}, {c['verdict']['placement']}" if w["several"]
-                             else c["verdict"]["placement"]
-                             for c in curves) + ")"
+        where = "" if len(curves) == len(with_evidence) else " (" + ", ".join(w.label(c) for c in curves) + ")"
         blocks.append(Paragraph(f"{m[0].upper()}{m[1:]}{where}.", flag="mute"))
-    for c in w["curves"]:
-        v = c["verdict"]
-        label = f"{c['variant']}, {v['placement']}" if w["several"] else v["placement"]
-        blocks.append(Paragraph(v["text"]))
-        unit = "op" if v.get("unit") == "op" else "run"
-        rows = [Row([Cell(r["name"], code=True), Cell(r["kind"]),
-                     num(r["cost_base"], f"{r['cost_base']:.3g}"), num(r["cost_knee"], f"{r['cost_knee']:.3g}"),
-                     num(r["growth"], f"{r['growth']:+.3g}"),
-                     num(r["share"], f"{r['share'] * 100:.0f}%" if r["share"] is not None else ""),
-                     Cell(f"{r['interval'][0]:+.3g} to {r['interval'][1]:+.3g}" if r["interval"] else "none"),
-                     Cell(r["flag"], flag=None if r["flag"] == "finding" else "suspect"), Cell(r["class"])])
-                for r in v["stacks"]]
+    for c in w.curves:
+        v = c.verdict
+        label = w.label(c)
+        blocks.append(Paragraph(v.text))
+        unit = "op" if v.unit == "op" else "run"
+        rows = [Row([Cell(r.name, code=True), Cell(r.kind),
+                     num(r.cost_base, f"{r.cost_base:.3g}"), num(r.cost_knee, f"{r.cost_knee:.3g}"),
+                     num(r.growth, f"{r.growth:+.3g}"),
+                     num(r.share, f"{r.share * 100:.0f}%" if r.share is not None else ""),
+                     Cell(f"{r.interval[0]:+.3g} to {r.interval[1]:+.3g}" if r.interval else "none"),
+                     Cell(r.flag, flag=None if r.flag == "finding" else "suspect"), Cell(r.cls)])
+                for r in v.stacks]
         if rows:
-            blocks.append(Table(f"{label}: stacks whose cost grew ({v['base_threads']} → {v['knee_threads']} "
+            blocks.append(Table(f"{label}: stacks whose cost grew ({v.base_threads} → {v.knee_threads} "
                                 f"threads, µs per {unit})",
-                                cols("stack", "kind", f"at {v['base_threads']}", f"at {v['knee_threads']}",
+                                cols("stack", "kind", f"at {v.base_threads}", f"at {v.knee_threads}",
                                      "growth", "share of the growth", "growth 95% CI", "finding", "class",
                                      numeric=(2, 3, 4, 5)), rows, fold=f"{label}: the stacks"))
-        path = w["flames"].get((c["variant"], v["placement"]))
+        path = flames.paths.get((c.variant, v.placement))
         if path:
-            blocks.append(Figure(path, f"differential flame graph, {label}: {v['base_threads']} → "
-                                       f"{v['knee_threads']} threads (red grew, blue shrank, grey: no finding)",
+            blocks.append(Figure(path, f"differential flame graph, {label}: {v.base_threads} → "
+                                       f"{v.knee_threads} threads (red grew, blue shrank, grey: no finding)",
                                  ours=True))
-    if not w["evidence"]:
+    if not w.evidence:
         blocks.append(Paragraph("No evidence of the cause was gathered: run the sweep again with why=1 "
                                 "(`./lab scale why=1 …`, `./lab sweep SPEC why=1`) for on-CPU and off-CPU stacks, "
                                 "futex waits and run-queue delay per point.", flag="mute"))
     rows = []
-    for (variant, placement), f in sorted(w["usl"].items()):
-        label = [Cell(variant)] if w["several"] else []
+    for (variant, placement), f in sorted(w.usl.items()):
+        label = [Cell(variant)] if w.several else []
         if hasattr(f, "sigma"):
             rows.append(Row(label + [Cell(placement), Cell(f.shape),
                                      num(f.sigma, f"{f.sigma:.3g} ({f.sigma_ci[0]:.3g}–{f.sigma_ci[1]:.3g})"),
@@ -530,11 +529,11 @@ def why(e):
         else:
             rows.append(Row(label + [Cell(placement), Cell("no fit"), Cell(""), Cell(""), Cell(""),
                                      Cell(usl.words(f))]))
-    names = (["variant"] if w["several"] else []) + ["placement", "shape", "σ (95% CI)", "κ (95% CI)", "peak N*",
-                                                     "in words"]
+    names = (["variant"] if w.several else []) + ["placement", "shape", "σ (95% CI)", "κ (95% CI)", "peak N*",
+                                                  "in words"]
     k = len(names) - 6
     blocks.append(Table("USL model of each curve", cols(*names, numeric=(k + 2, k + 3, k + 4)), rows,
-                        note=f"X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every repeat of {w['metric']} "
+                        note=f"X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every repeat of {w.metric} "
                              "(docs/design.md, USL model); under 4 thread counts there is no fit."))
     return Section("Why it stops scaling", blocks)
 

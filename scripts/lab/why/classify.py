@@ -26,14 +26,17 @@ not dilute it); a contended lock's cost spread over its waits, wakes and handove
 cause: "scales" when no total
 cost per unit of work grows beyond noise and all are flat (scales(): growth a near-linear speedup allows);
 "inconclusive" when nothing is a finding but the runs disagree too much to call the totals flat, or when the
-curve says scaling stops (d["stops"]) and nothing grew at all (never "scales" then); else the
+curve says scaling stops (d.stops) and nothing grew at all (never "scales" then); else the
 class with the largest share if it is at least MAIN_SHARE, or at least LEAD_SHARE and twice the next
 named class's; else "no single cause". Memory is never named
 without counters or NUMA statistics.
 """
+import dataclasses
 import re
 
 from lab.core import rules as V
+from lab.why import diff
+from lab.why.model import CauseClass, Classes
 
 MAIN_SHARE = 0.5     # a class explains at least half of the added cost to be named the cause,
 LEAD_SHARE = 0.25    # or at least a quarter and twice the next class's share
@@ -57,8 +60,8 @@ REASONS = {"[futex]": "waiting on a futex", "[runqueue]": "waiting for a CPU (ru
 
 def frames(row):
     """The row's frames root first, without the root frames that are not code ([reason], comm)."""
-    f = row["name"].split(";")
-    return f[2:] if row["kind"] == "off-CPU" else f[1:]
+    f = row.name.split(";")
+    return f[2:] if row.kind == "off-CPU" else f[1:]
 
 
 def user_frames(fs):
@@ -78,15 +81,15 @@ def named(fs):
 def grows(total):
     """Does a diff.ratio total grow beyond noise: its whole 95% interval above 1 + the lab's EQUAL_WITHIN
     (the point estimate with no interval)."""
-    if total is None or total["ratio"] != total["ratio"]:
+    if total is None or total.ratio != total.ratio:
         return None
-    low = total["lo"] if total["lo"] is not None else total["ratio"]
+    low = total.lo if total.lo is not None else total.ratio
     return low > 1 + V.EQUAL_WITHIN
 
 
 def hot_atomic(d, fn):
     """(instruction, samples) of the hottest lock-prefixed/xchg instruction of fn at the knee, else None."""
-    for n, ins, _off in (d.get("hotins") or {}).get(fn, [])[:3]:
+    for n, ins, _off in (d.hotins or {}).get(fn, [])[:3]:
         if ATOMIC.search(ins):
             return ins, n
     return None
@@ -95,16 +98,16 @@ def hot_atomic(d, fn):
 def rule(d, row):
     """The class of one finding (the order of the module's docstring)."""
     fs = frames(row)
-    reason = row["name"].split(";")[0] if row["kind"] == "off-CPU" else None
+    reason = row.name.split(";")[0] if row.kind == "off-CPU" else None
     if reason == "[runqueue]":
         # preempted right as it woke a waiter (the wakee took its CPU): the handover's cost, not a foreign one
         if fs and (WAKE_FRAMES.search(fs[-1]) or RELEASE_FRAMES.search(fs[-1])):
-            return "serial phase" if any(SERIAL_FRAMES.search(f) for f in fs) and not grows(d["total"].get("on")) \
+            return "serial phase" if any(SERIAL_FRAMES.search(f) for f in fs) and not grows(d.total.get("on")) \
                 else "lock" if not any(SERIAL_FRAMES.search(f) for f in fs) else "other"
         return "scheduler"
-    if row["kind"] == "off-CPU":
+    if row.kind == "off-CPU":
         if any(SERIAL_FRAMES.search(f) for f in fs):
-            return "other" if grows(d["total"].get("on")) else "serial phase"
+            return "other" if grows(d.total.get("on")) else "serial phase"
         if reason == "[futex]" or any(LOCK_FRAMES.search(f) for f in fs):
             return "lock"
         return "other"
@@ -116,13 +119,13 @@ def rule(d, row):
     if leaf and hot_atomic(d, leaf):
         return "shared data"
     # no counter says which memory the code touches: user code's growth where the placement is remote
-    return REMOTE if leaf and (d.get("memory") or {}).get("kind") == "remote" else "other"
+    return REMOTE if leaf and d.memory is not None and d.memory.kind == "remote" else "other"
 
 
 def flat(total):
     """Is a diff.ratio total flat: its whole 95% interval (the point with no interval) at most
     1 / the lab's LINEAR_EFFICIENCY, the cost growth a near-linear speedup allows."""
-    high = total["hi"] if total["hi"] is not None else total["ratio"]
+    high = total.hi if total.hi is not None else total.ratio
     return high <= 1 / V.LINEAR_EFFICIENCY
 
 
@@ -130,10 +133,9 @@ def scales(d):
     """True when nothing grows faster than the work: no total (on-CPU, off-CPU, both) grows beyond noise
     and all are flat; False when a total grows, or when the totals are too uncertain to call flat but some
     stack's growth is a finding; "inconclusive" when neither; None with no evidence at all."""
-    totals = [d["total"][k] for k in ("all", "on", "off") if d["total"].get(k) and grows(d["total"][k]) is not None]
+    totals = [d.total[k] for k in ("all", "on", "off") if d.total.get(k) and grows(d.total[k]) is not None]
     if not totals:
         return None
-    from lab.why import diff
     if any(grows(t) for t in totals):
         return False
     if all(flat(t) for t in totals):
@@ -143,18 +145,19 @@ def scales(d):
 
 def gathers(d):
     """The functions whose self time per unit of work grew beyond noise (verdict.by_function's rows)."""
-    return [r for r in d["functions_self"] if not r["flag"] and r["growth"] > 0]
+    return [r for r in d.functions_self if not r.flag and r.growth > 0]
 
 
 def futex_detail(d):
     """(address text, named stack) of the futex whose waits per unit of work grew most, or None."""
-    fb, fk = d["futex"].get("base") or {}, d["futex"].get("knee")
+    fb, fk = d.futex.base or {}, d.futex.knee
     if not fk:
         return None
-    stack, a = max(fk.items(), key=lambda kv: (kv[1]["wait_us"] - fb.get(kv[0], {}).get("wait_us", 0.0), kv[0]))
-    if a["wait_us"] - fb.get(stack, {}).get("wait_us", 0.0) <= 0:
+    waited = lambda stack: fb[stack].wait_us if stack in fb else 0.0  # noqa: E731
+    stack, a = max(fk.items(), key=lambda kv: (kv[1].wait_us - waited(kv[0]), kv[0]))
+    if a.wait_us - waited(stack) <= 0:
         return None
-    addrs = a["addrs"]
+    addrs = a.addrs
     where = addrs[0] if len(addrs) == 1 else f"{addrs[0]}, {len(addrs) - 1} other address(es) across runs (ASLR)"
     return where, named(stack.split(";")), a
 
@@ -163,7 +166,7 @@ def kernel_detail(rows):
     """Which system calls or faults the kernel findings are in."""
     what = []
     for r in rows:
-        fs = r["name"].split(";")
+        fs = r.name.split(";")
         m = [re.sub(r"^__(?:x64|se|do)_sys_|_\[k\]$", "", f) for f in fs if re.match(r"__(?:x64|se)_sys_", f)]
         if m:
             what.append(f"system call {m[0]}")
@@ -180,12 +183,11 @@ NAMES = {"futex": "futex waits", "sched": "scheduler (run queue, switches)", "ho
 def missing_lines(d):
     """One line per reason, naming every kind of evidence it cost ("off-CPU, futex waits and scheduler
     evidence missing: not available here: … `mount …`"): a host without tracepoints is one line, not three."""
-    from lab.why import diff
     by_reason = {}
-    for kind, why in sorted(d["missing"].items()):
+    for kind, why in sorted(d.missing.items()):
         by_reason.setdefault(why, []).append(diff.KINDS[kind][1])
     for key in ("futex", "sched", "hotins"):
-        state = d["evidence"].get(key)
+        state = d.evidence.get(key)
         if state not in (None, "ok"):
             by_reason.setdefault(state, []).append(NAMES[key])
     return [f"{listed(kinds)} evidence missing: {why}" for why, kinds in by_reason.items()]
@@ -196,65 +198,69 @@ def listed(words):
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def classed(d):
+    """The differential with each finding's class (rule(): it reads the totals, hot instructions and
+    memory of d): what the verdict's words, its tables and a story's cause read. Classed twice, the same."""
+    return dataclasses.replace(d, stacks=tuple(dataclasses.replace(r, cls=r.cls or rule(d, r)) if diff.finding(r)
+                                               else r for r in d.stacks))
+
+
 def classify(d):
-    """{"cause", "classes": {name: {"share", "rows"}}, "notes": [str], "missing": [str]} of one
-    differential (diff.differential)."""
-    from lab.why import diff
-    out = {"cause": None, "classes": {}, "notes": [], "missing": [], "contradicts": False}
-    out["missing"] = missing_lines(d)
+    """The Classes of one differential (diff.differential): its cause, every class by name with its share
+    and rows, the notes and missing lines the words say (each finding's class is the differential's:
+    Compared.cls). The rules in the order of the module's docstring."""
+    rows, share = {}, {}        # class → its finding rows, its share (insertion order: the findings' first)
+    d = classed(d)
     for r in diff.findings(d):
-        c = rule(d, r)
-        r["class"] = c
-        out["classes"].setdefault(c, {"share": 0.0, "rows": []})["rows"].append(r)
+        rows.setdefault(r.cls, []).append(r)
+        share.setdefault(r.cls, 0.0)
     # a class's share: all its stacks taken together (one test per class: a cause spread over many thin
     # stacks, as a contended lock's waits, wakes and handovers are, is still one cause)
     members = {}
-    for r in d["stacks"]:
-        if r["flag"] not in (diff.JOINED, diff.PROFILED):
-            members.setdefault(r.get("class") or rule(d, r), []).append(r)
-    for c, rows in members.items():
-        g = diff.together(rows)
-        if g["lo"] is not None and g["lo"] > 0 and d.get("added", 0) > 0:
-            out["classes"].setdefault(c, {"share": 0.0, "rows": []})["share"] = diff.share(g["growth"], d["added"])
+    for r in d.stacks:
+        if r.flag not in (diff.JOINED, diff.PROFILED):
+            members.setdefault(r.cls or rule(d, r), []).append(r)
+    for c, group in members.items():
+        g = diff.together(group)
+        if g.lo is not None and g.lo > 0 and d.added > 0:
+            share[c] = diff.share(g.growth, d.added)
+    classes = {c: CauseClass(v, tuple(rows.get(c, ()))) for c, v in share.items()}
+    missing = tuple(missing_lines(d))
     tier = ("c2c", "topdown", "memsource")
-    pmu = [d["evidence"].get(k, "not said") for k in tier]
-    hw = d.get("hardware") or {}
-    if hw.get("words"):     # the hardware tier ran (why/hardware.py): the why section gives its words
-        memory = "memory: " + (f"top-down supports {hw['supports']}" if hw.get("supports") else
+    pmu = [d.evidence.get(k, "not said") for k in tier]
+    hw = d.hardware
+    if hw.words:        # the hardware tier ran (why/hardware.py): the why section gives its words
+        memory = "memory: " + (f"top-down supports {hw.supports}" if hw.supports else
                                "the hardware counters were read") + " (the why section says what they found)"
     elif all(p == "ok" for p in pmu):
-        memory = "memory: the hardware counters gave nothing readable (" + "; ".join(hw.get("absent") or []) + ")"
+        memory = "memory: the hardware counters gave nothing readable (" + "; ".join(hw.absent) + ")"
     else:
         memory = "memory: not measurable here (" + "; ".join(f"{k}: {v}" for k, v in zip(tier, pmu)) + ")"
     s = scales(d)
-    if s is True and d.get("stops"):
+    if s is True and d.stops:
         # "How it scales" says scaling stops here (measured without a profiler: what the lab vouches for);
         # evidence in which nothing grows did not catch why, so it never says "it scales": a cause or no
         # single cause where something grew, else inconclusive (verdict.words says why, with the numbers)
         s = False if diff.findings(d) or gathers(d) else "contradicts"
     if s is None:
-        out["cause"] = None
-        out["notes"].append("the evidence holds no samples and no waits: no cause can be named")
-        return out
+        return Classes(None, classes, ("the evidence holds no samples and no waits: no cause can be named",), missing)
     if s is True or s in ("inconclusive", "contradicts"):
-        out["cause"] = "scales" if s is True else "inconclusive"
-        out["contradicts"] = s == "contradicts"
-        return out
-    named_ = {c: v for c, v in out["classes"].items() if c != "other"}
-    ranked = sorted(named_, key=lambda c: (-named_[c]["share"], c))
+        return Classes("scales" if s is True else "inconclusive", classes, (), missing, s == "contradicts")
+    named_ = {c: v.share for c, v in classes.items() if c != "other"}
+    ranked = sorted(named_, key=lambda c: (-named_[c], c))
     top = ranked[0] if ranked else None
-    runner_up = named_[ranked[1]]["share"] if len(ranked) > 1 else 0.0
-    dominant = top and (named_[top]["share"] >= MAIN_SHARE or
-                        (named_[top]["share"] >= LEAD_SHARE and named_[top]["share"] >= 2 * runner_up))
-    out["cause"] = top if dominant else "no single cause"
-    if "other" in out["classes"] or out["cause"] == "no single cause":
-        out["notes"].append(memory)
-    where = d.get("memory")
-    if where and where["kind"] != "one node":     # where the memory lives, said beside any cause
-        rows = out["classes"].get(REMOTE, {}).get("rows") or []
-        fn = (named(frames(rows[0])) or f"`{user_frames(frames(rows[0]))[-1]}`") if rows else ""
-        out["notes"].append(f"{REMOTE if where['kind'] == 'remote' else 'memory placement'}: {where['words']}" +
-                            (f"; the added on-CPU cost is in {fn}" if fn else ""))
-    if "shared data" in out["classes"] and hw.get("c2c") is None:
-        out["notes"].append("perf c2c would confirm the contended cache line where the host has a PMU")
-    return out
+    runner_up = named_[ranked[1]] if len(ranked) > 1 else 0.0
+    dominant = top and (named_[top] >= MAIN_SHARE or (named_[top] >= LEAD_SHARE and named_[top] >= 2 * runner_up))
+    cause = top if dominant else "no single cause"
+    notes = []
+    if "other" in classes or cause == "no single cause":
+        notes.append(memory)
+    where = d.memory
+    if where and where.kind != "one node":     # where the memory lives, said beside any cause
+        remote = classes[REMOTE].rows if REMOTE in classes else ()
+        fn = (named(frames(remote[0])) or f"`{user_frames(frames(remote[0]))[-1]}`") if remote else ""
+        notes.append(f"{REMOTE if where.kind == 'remote' else 'memory placement'}: {where.words}" +
+                     (f"; the added on-CPU cost is in {fn}" if fn else ""))
+    if "shared data" in classes and hw.c2c is None:
+        notes.append("perf c2c would confirm the contended cache line where the host has a PMU")
+    return Classes(cause, classes, tuple(notes), missing)

@@ -17,6 +17,7 @@ docs/design.md ("Why it stops scaling: the differential and the causes"); this m
 - Off-CPU waits in a join (JOIN_FRAMES) are flagged JOINED, on-CPU stacks ending in `[profiler]` PROFILED:
   shown, never a finding, out of every total.
 """
+import dataclasses
 import math
 import re
 import warnings
@@ -26,6 +27,7 @@ import numpy as np
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
 from lab.why import alone, groups, hardware, memory
+from lab.why.model import Added, Compared, Differential, FutexWait, Ratio, Sides, Together
 
 LEVEL = 0.95
 MIN_SAMPLES = 20   # a stack needs this many samples (or sampling periods of off-CPU time) on its larger side
@@ -162,18 +164,15 @@ def interval(xb, xk):
 
 
 def ratio(xb, xk):
-    """{base, knee, ratio, lo, hi}: knee/base of per-run totals, as the ratio of geometric means with a
-    95% interval from Welch's t on the log costs (lo, hi None with < 2 runs a side)."""
-    out = {"base": float(np.mean(xb)) if xb else math.nan, "knee": float(np.mean(xk)) if xk else math.nan,
-           "ratio": math.nan, "lo": None, "hi": None}
+    """Ratio: knee/base of per-run totals, as the ratio of geometric means with a 95% interval from
+    Welch's t on the log costs (lo, hi None with < 2 runs a side)."""
+    base, knee = float(np.mean(xb)) if xb else math.nan, float(np.mean(xk)) if xk else math.nan
     if not xb or not xk or min(xb) <= 0 or min(xk) <= 0:
-        return out
+        return Ratio(base, knee, math.nan)
     lb, lk = np.log(xb), np.log(xk)
-    out["ratio"] = float(math.exp(np.mean(lk) - np.mean(lb)))
     ci = interval(list(lb), list(lk))
-    if ci:
-        out["lo"], out["hi"] = math.exp(ci[0]), math.exp(ci[1])
-    return out
+    return Ratio(base, knee, float(math.exp(np.mean(lk) - np.mean(lb))),
+                 math.exp(ci[0]) if ci else None, math.exp(ci[1]) if ci else None)
 
 
 def poisson_p(kb, kk, wb, wk):
@@ -218,9 +217,9 @@ def bounded(cb, rb, ck, rk):
     return fold(cb), fold(rb), fold(ck), fold(rk)
 
 
-def rows(what, kind, b, k, hz):
-    """Compared rows of one kind: b and k are (per-run costs, per-run raw amounts, per-run exposure: the
-    work, × the sample frequency for sampled amounts)."""
+def rows(what, kind, b, k, hz, named=None):
+    """Compared rows of one kind (named: the rows' kind in words, KINDS' by default): b and k are (per-run
+    costs, per-run raw amounts, per-run exposure: the work, × the sample frequency for sampled amounts)."""
     (cb, rb, wb), (ck, rk, wk) = b, k
     cb, rb, ck, rk = bounded(cb, rb, ck, rk)
     out = []
@@ -231,17 +230,16 @@ def rows(what, kind, b, k, hz):
         p = poisson_p(tb, tk, sum(wb), sum(wk)) if kind == "on" else math.nan
         ci = interval(xb, xk)
         base, knee_ = float(np.mean(xb)), float(np.mean(xk))
-        out.append({"what": what, "kind": KINDS[kind][1], "name": key, "base": base, "knee": knee_,
-                    "growth": knee_ - base, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None,
-                    "runs": (xb, xk),
-                    "amount": (tb, tk), "p": p, "share": 0.0,
-                    "flag": left_out(key) or flag(kind, max(tb, tk), p, ci, hz)})
-    return sorted(out, key=lambda r: (-r["growth"], r["name"]))
+        out.append(Compared(what=what, kind=named or KINDS[kind][1], name=key, base=base, knee=knee_,
+                            growth=knee_ - base, lo=ci[0] if ci else None, hi=ci[1] if ci else None,
+                            runs=(xb, xk), amount=(tb, tk), p=p, share=0.0,
+                            flag=left_out(key) or flag(kind, max(tb, tk), p, ci, hz)))
+    return sorted(out, key=lambda r: (-r.growth, r.name))
 
 
 def _futex(ev):
     """Futex waits per unit of work, grouped by the stack that waited (stable across runs, unlike the
-    address under ASLR): {stack: {"waits", "wait_us", "addrs"}} means over runs; None when missing."""
+    address under ASLR): {stack: FutexWait} means over runs; None when missing."""
     runs = [r["futex"] for r in ev["runs"]]
     if not runs or any(r is None for r in runs) or ev["meta"].get("evidence", {}).get("futex") != "ok":
         return None
@@ -263,7 +261,8 @@ def _futex(ev):
                 waker = ";".join(lk["waker"])
                 if waker:
                     a["wakers"][waker] = a["wakers"].get(waker, 0.0) + float(lk["wakes"]) / w / len(runs)
-    return agg
+    return {s: FutexWait(a["waits"], a["wait_us"], tuple(a["addrs"]), a["symbol"], a["wakes"], a["wakers"])
+            for s, a in agg.items()}
 
 
 def _hotins(ev):
@@ -304,64 +303,68 @@ def sampled(meta):
 
 
 def differential(base_ev, knee_ev, placement="", base_threads=1, knee_threads=None, knee_why="", stops=False):
-    """Compare two points' evidence (as load() gives it); everything the verdict and the flame
-    graph need, as plain data. `stops`: the curve says scaling stops at the knee (knee()), so the
-    verdict may not say it scales."""
+    """Compare two points' evidence (as load() gives it): the Differential, everything the verdict and
+    the flame graph need (its findings not yet classed: classify.classed gives each its class). `stops`:
+    the curve says scaling stops at the knee (knee()), so the verdict may not say it scales."""
     b, k = _side(base_ev), _side(knee_ev)
     unit_b, unit_k = base_ev["meta"].get("unit"), knee_ev["meta"].get("unit")
     if unit_b != unit_k:
         raise ValueError(f"the two points count work in different units ({unit_b} vs {unit_k})")
-    out = {"placement": placement, "base_threads": base_threads, "knee_threads": knee_threads,
-           "knee_why": knee_why, "stops": stops, "unit": unit_k, "runs": (b["runs"], k["runs"]), "missing": {},
-           "stacks": [], "functions_self": [], "functions_incl": [], "sched": [], "total": {},
-           "hz": k["hz"], "evidence": dict(knee_ev["meta"].get("evidence", {})),
-           "speed": (gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
-           "alone": (alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
-           "memory": memory.of_runs(knee_ev["runs"]),
-           "hardware": hardware.compare(base_ev.get("hardware"), knee_ev.get("hardware"), base_threads, knee_threads),
-           "sampled": sampled(knee_ev["meta"]),
-           "placed": groups.placed(knee_ev["runs"]),
-           "judged": [x for x in (gate.summary(base_ev["meta"], base_threads),
-                                  gate.summary(knee_ev["meta"], knee_threads)) if x]}
+    missing, total = {}, {}
+    table = {"stacks": [], "functions_self": [], "functions_incl": []}
     for kind in KINDS:
         why = b["missing"].get(kind) or k["missing"].get(kind)
         if why:
-            out["missing"][kind] = why
+            missing[kind] = why
             continue
         side = lambda s, cost: (cost, s[kind]["raw"], s["exposure"])  # noqa: E731
-        out["stacks"] += rows("stack", kind, side(b, b[kind]["cost"]), side(k, k[kind]["cost"]), k["hz"])
+        table["stacks"] += rows("stack", kind, side(b, b[kind]["cost"]), side(k, k[kind]["cost"]), k["hz"])
         for incl, name in ((False, "functions_self"), (True, "functions_incl")):
             fb = (_functions(b[kind]["cost"], kind, incl), _functions(b[kind]["raw"], kind, incl), b["exposure"])
             fk = (_functions(k[kind]["cost"], kind, incl), _functions(k[kind]["raw"], kind, incl), k["exposure"])
-            out[name] += rows("function", kind, fb, fk, k["hz"])
-        out["total"][kind] = ratio([counted(r) for r in b[kind]["cost"]], [counted(r) for r in k[kind]["cost"]])
-    if not out["missing"]:
+            table[name] += rows("function", kind, fb, fk, k["hz"])
+        total[kind] = ratio([counted(r) for r in b[kind]["cost"]], [counted(r) for r in k[kind]["cost"]])
+    if not missing:
         both = lambda s: [counted(a) + counted(o) for a, o in zip(s["on"]["cost"], s["off"]["cost"])]  # noqa: E731
-        out["total"]["all"] = ratio(both(b), both(k))
-    out.update(added_cost(out["stacks"]))
-    added = out["added"]
-    for name in ("stacks", "functions_self", "functions_incl"):
-        out[name].sort(key=lambda r: (-r["growth"], r["name"]))
-        for r in out[name]:
-            r["share"] = r["growth"] / added if added > 0 else 0.0
+        total["all"] = ratio(both(b), both(k))
+    cost = added_cost(table["stacks"])
+    for name, rs in table.items():     # each row's share of the added cost, largest growth first
+        table[name] = tuple(dataclasses.replace(r, share=r.growth / cost.added if cost.added > 0 else 0.0)
+                            for r in sorted(rs, key=lambda r: (-r.growth, r.name)))
+    sched = ()
     sb, sk = _sched(base_ev), _sched(knee_ev)
     if sb is not None and sk is not None:
-        cost = lambda runs, s: [{n: v / w for n, v in r.items()} for r, w in zip(runs, s["work"])]  # noqa: E731
-        out["sched"] = rows("scheduler", "on", (cost(sb, b), sb, b["work"]), (cost(sk, k), sk, k["work"]), k["hz"])
-        for r in out["sched"]:
-            r["kind"] = "count"
-    out["futex"] = {"base": _futex(base_ev), "knee": _futex(knee_ev)}
-    out["hotins"] = _hotins(knee_ev)
-    return out
+        per = lambda runs, s: [{n: v / w for n, v in r.items()} for r, w in zip(runs, s["work"])]  # noqa: E731
+        sched = tuple(rows("scheduler", "on", (per(sb, b), sb, b["work"]), (per(sk, k), sk, k["work"]), k["hz"],
+                           named="count"))
+    return Differential(
+        placement=placement, base_threads=base_threads, knee_threads=knee_threads, knee_why=knee_why,
+        stops=stops, unit=unit_k, runs=(b["runs"], k["runs"]), missing=missing, total=total, hz=k["hz"],
+        evidence=dict(knee_ev["meta"].get("evidence", {})),
+        speed=(gate.kept_speed(base_ev["meta"]), gate.kept_speed(knee_ev["meta"])),
+        alone=(alone.of_runs(base_ev["runs"]), alone.of_runs(knee_ev["runs"])),
+        memory=memory.of_runs(knee_ev["runs"]), sampled=tuple(sampled(knee_ev["meta"])),
+        placed=groups.placed(knee_ev["runs"]),
+        judged=tuple(x for x in (gate.summary(base_ev["meta"], base_threads),
+                                 gate.summary(knee_ev["meta"], knee_threads)) if x),
+        added=cost.added, found=cost.found, spread=cost.spread, sched=sched,
+        futex=Sides(_futex(base_ev), _futex(knee_ev)), hotins=_hotins(knee_ev),
+        hardware=hardware.compare(base_ev.get("hardware"), knee_ev.get("hardware"), base_threads, knee_threads),
+        **table)
+
+
+def finding(r):
+    """Is a compared row a finding that grew (the rows the verdict names and classify classes)?"""
+    return not r.flag and r.growth > 0
 
 
 def added_cost(stacks):
-    """{"added", "found", "spread"}: the added cost the shares are of (the module's rule), the findings'
-    part of it and the part spread thin (growth beyond noise in total that no single stack explains)."""
-    net = sum(r["growth"] for r in stacks if r["flag"] not in (JOINED, PROFILED))
-    found = sum(r["growth"] for r in stacks if not r["flag"] and r["growth"] > 0)
+    """Added: the added cost the shares are of (the module's rule), the findings' part of it and the part
+    spread thin (growth beyond noise in total that no single stack explains)."""
+    net = sum(r.growth for r in stacks if r.flag not in (JOINED, PROFILED))
+    found = sum(r.growth for r in stacks if finding(r))
     added = max(net, found, 0.0)
-    return {"added": added, "found": found, "spread": added - found}
+    return Added(added, found, added - found)
 
 
 def share(growth, added):
@@ -371,21 +374,20 @@ def share(growth, added):
 
 
 def together(rows):
-    """{"base", "knee", "growth", "lo", "hi", "stacks"}: a set of stack rows taken as one (their costs per
+    """Together: a set of stack rows taken as one (their costs per
     unit of work summed per evidence run, the growth's 95% interval over the runs as interval() gives it).
     For a cause named before the runs (a story's): one hypothesis, one test, where each of its many
     stacks alone may be too thin to clear the noise rule. Joins and the profiler's time are left out."""
-    rows = [r for r in rows if r["flag"] not in (JOINED, PROFILED)]
+    rows = [r for r in rows if r.flag not in (JOINED, PROFILED)]
     if not rows:
-        return {"base": 0.0, "knee": 0.0, "growth": 0.0, "lo": None, "hi": None, "stacks": 0}
-    xb = [sum(v) for v in zip(*(r["runs"][0] for r in rows))]
-    xk = [sum(v) for v in zip(*(r["runs"][1] for r in rows))]
+        return Together(0.0, 0.0, 0.0, None, None, 0)
+    xb = [sum(v) for v in zip(*(r.runs[0] for r in rows))]
+    xk = [sum(v) for v in zip(*(r.runs[1] for r in rows))]
     ci = interval(xb, xk)
     base, knee_ = float(np.mean(xb)), float(np.mean(xk))
-    return {"base": base, "knee": knee_, "growth": knee_ - base, "lo": ci[0] if ci else None,
-            "hi": ci[1] if ci else None, "stacks": len(rows)}
+    return Together(base, knee_, knee_ - base, ci[0] if ci else None, ci[1] if ci else None, len(rows))
 
 
 def findings(d, kind=None):
     """The stack rows that grew and are findings (flag ''), largest growth first."""
-    return [r for r in d["stacks"] if not r["flag"] and r["growth"] > 0 and (kind is None or r["kind"] == kind)]
+    return [r for r in d.stacks if finding(r) and (kind is None or r.kind == kind)]

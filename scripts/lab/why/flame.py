@@ -30,17 +30,17 @@ class FlameError(LabError, RuntimeError):
 def sides(d):
     """([(stack, base, knee)] in integer counts, count name): the two sides per unit of work, findings as
     measured, the rest equal on both sides (drawn grey)."""
-    rows = [r for r in d["stacks"] if r["base"] > 0 or r["knee"] > 0]
-    rows.sort(key=lambda r: (-max(r["base"], r["knee"]), r["name"]))
+    rows = [r for r in d.stacks if r.base > 0 or r.knee > 0]
+    rows.sort(key=lambda r: (-max(r.base, r.knee), r.name))
     keep, rest = rows[:MAX_STACKS], rows[MAX_STACKS:]
     out = []
     for r in keep:
-        finding = not r["flag"]
-        out.append((r["name"], r["base"] if finding else r["knee"], r["knee"]))
+        finding = not r.flag
+        out.append((r.name, r.base if finding else r.knee, r.knee))
     for kind in ("on-CPU", "off-CPU"):
-        tail = [r for r in rest if r["kind"] == kind]
+        tail = [r for r in rest if r.kind == kind]
         if tail:
-            out.append((f"[other stacks {kind}]", sum(r["knee"] for r in tail), sum(r["knee"] for r in tail)))
+            out.append((f"[other stacks {kind}]", sum(r.knee for r in tail), sum(r.knee for r in tail)))
     top = max([max(b, k) for _, b, k in out] or [0])
     # integer counts: µs per unit scaled until the largest stack has ≥ 1e5 counts (ns, then ps)
     unit, scale = "µs", 1.0
@@ -48,7 +48,7 @@ def sides(d):
         if top * scale >= 1e5:
             break
         unit, scale = u, s
-    per = "op" if d.get("unit") == "op" else "run"
+    per = "op" if d.unit == "op" else "run"
     return [(n, round(b * scale), round(k * scale)) for n, b, k in out], f"{unit} per {per}"
 
 
@@ -66,7 +66,7 @@ def svg(d, title=None, interactive=True):
     if not stacks:
         raise FlameError("no stacks to draw (no on-CPU or off-CPU evidence)")
     if title is None:
-        title = (f"{d.get('placement') or 'placement'}: {d['base_threads']} → {d['knee_threads']} threads, "
+        title = (f"{d.placement or 'placement'}: {d.base_threads} → {d.knee_threads} threads, "
                  "cost per unit of work")
     with tempfile.TemporaryDirectory(prefix="why-flame-") as tmp:
         paths = []

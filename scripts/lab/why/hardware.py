@@ -14,6 +14,7 @@ from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
 
 from . import c2creport, perfmem, topdown
+from .model import Hardware
 from .perftext import PerfTextError
 
 KINDS = tuple(evidence.HW_RAW)
@@ -49,9 +50,7 @@ def _parse(parser, hw, kind, threads):
 
 
 def compare(base_hw, knee_hw, base_threads, knee_threads):
-    """{"c2c": the knee's C2CReport or None, "mem": its MemReport or None, "supports": top-down's
-    "memory"/"shared data"/None, "words": [one clause per kind that ran],
-    "absent": [kind: why, for those that did not]}."""
+    """The Hardware of a differential: c2c and data source at the knee, top-down at both ends."""
     out = {"c2c": None, "mem": None, "supports": None, "words": [], "absent": []}
     rep, why = _parse(c2creport.parse, knee_hw, "c2c", knee_threads)
     if rep is not None:
@@ -73,14 +72,14 @@ def compare(base_hw, knee_hw, base_threads, knee_threads):
         out["words"].append(f"{perfmem.words(mem)} (perf mem at {knee_threads} threads)")
     else:
         out["absent"].append(f"data source: {why}")
-    return out
+    return Hardware(out["c2c"], out["mem"], out["supports"], tuple(out["words"]), tuple(out["absent"]))
 
 
 def text(d):
     """The hardware tier's sentence for a differential, or "" where no kind ran (a host without a PMU:
     classify's memory note already says each kind's "not available here: <reason>")."""
-    hw = (d or {}).get("hardware")
-    if not hw or not hw["words"]:
+    hw = d.hardware if d else None
+    if not hw or not hw.words:
         return ""
-    return "Hardware counters: " + "; ".join(hw["words"]) + \
-        (" (" + "; ".join(hw["absent"]) + ")" if hw["absent"] else "") + "."
+    return "Hardware counters: " + "; ".join(hw.words) + \
+        (" (" + "; ".join(hw.absent) + ")" if hw.absent else "") + "."

@@ -13,6 +13,10 @@ map recorded beside the pages. Read-only over loaded evidence (diff.load's runs)
 - `local`: concentrated where the threads ran: not claimed.
 Per evidence run; the point's placement is the kind most of its runs say (ties: not claimed)."""
 
+import dataclasses
+
+from lab.why.model import Mapping, Placement, Program
+
 CONCENTRATED = 0.8      # share of the hot mapping on one node for it to have a home
 REMOTE_SHARE = 0.25     # share of the on-CPU time away from that home for the placement to be remote
 MIN_KB = 1024           # a hot mapping smaller than this (1 MiB) says nothing of where data lives
@@ -28,8 +32,8 @@ def size(kb):
 
 
 def of_run(numa, cpus):
-    """The placement of one evidence run: {"kind", "home", "concentrated", "away", "threads", "away_threads",
-    "mapping", "program", "settings", "words"}, or None without its files."""
+    """The Placement of one evidence run, or None without its files (numa: numa_r<N>.json as the evidence
+    store reads it; cpus: cpus_r<N>.csv's rows)."""
     if not numa or not numa.get("peak") or cpus is None:
         return None
     node_of = {c: n for n, cs in numa["nodes"].items() for c in cs}
@@ -50,41 +54,39 @@ def of_run(numa, cpus):
     cpu_s = sum(s for t in per.values() for s in t.values())
     away_s = sum(s for t in per.values() for n, s in t.items() if n != home)
     ran = {tid: max(t, key=lambda n: (t[n], -(n if n is not None else -1))) for tid, t in per.items()}
-    out = {"nodes": sorted(numa["nodes"]), "home": home, "concentrated": conc,
-           "away": away_s / cpu_s if cpu_s else 0.0, "threads": len(ran),
-           "away_threads": sum(1 for n in ran.values() if n != home),
-           "ran_on": {n: sum(1 for x in ran.values() if x == n) for n in sorted(set(ran.values()), key=str)},
-           "program": {"comm": numa["comm"], "kb": total,
-                       "home": max(peak["kb"], key=lambda n: (peak["kb"][n], -n)) if total else None,
-                       "share": max(peak["kb"].values()) / total if total else 0.0},
-           "mapping": None if hot is None else {"name": hot["name"], "start": hot["start"], "kb": hot_kb,
-                                                 "policy": hot["policy"]},
-           "settings": numa["settings"], "cut": numa["cut"]}
+    away = away_s / cpu_s if cpu_s else 0.0
     if len(numa["nodes"]) <= 1:
-        out["kind"] = "one node"
+        kind = "one node"
     elif hot_kb < MIN_KB or not cpu_s:
-        out["kind"] = None
+        kind = None
     elif conc < CONCENTRATED:
-        out["kind"] = "spread"
+        kind = "spread"
     else:
-        out["kind"] = "remote" if out["away"] >= REMOTE_SHARE else "local"
-    out["words"] = words(out)
-    return out
+        kind = "remote" if away >= REMOTE_SHARE else "local"
+    out = Placement(
+        nodes=sorted(numa["nodes"]), home=home, concentrated=conc, away=away, threads=len(ran),
+        away_threads=sum(1 for n in ran.values() if n != home),
+        ran_on={n: sum(1 for x in ran.values() if x == n) for n in sorted(set(ran.values()), key=str)},
+        program=Program(numa["comm"], total, max(peak["kb"], key=lambda n: (peak["kb"][n], -n)) if total else None,
+                        max(peak["kb"].values()) / total if total else 0.0),
+        mapping=None if hot is None else Mapping(hot["name"], hot["start"], hot_kb, hot["policy"]),
+        settings=numa["settings"], cut=numa["cut"], kind=kind, words="")
+    return dataclasses.replace(out, words=words(out))
 
 
 def of_runs(runs):
-    """The point's placement from its loaded runs (diff.load: run["numa"], run["cpus"]), or None."""
-    each = [p for p in (of_run(r.get("numa"), r.get("cpus")) for r in runs) if p and p["kind"]]
+    """The point's Placement from its loaded runs (diff.load: run["numa"], run["cpus"]), or None."""
+    each = [p for p in (of_run(r.get("numa"), r.get("cpus")) for r in runs) if p and p.kind]
     if not each:
         return None
-    counts = {k: sum(1 for p in each if p["kind"] == k) for k in KINDS}
+    counts = {k: sum(1 for p in each if p.kind == k) for k in KINDS}
     best = max(counts.values())
     top = [k for k in KINDS if counts[k] == best]
     kind = top[0] if len(top) == 1 else None    # runs that disagree evenly: nothing is claimed
-    first = next((p for p in each if p["kind"] == kind), each[0])
-    return dict(first, kind=kind, runs=len(each), agree=best,
-                words=first["words"] if kind else
-                f"the {len(each)} evidence runs disagree on where the memory lives (not claimed)")
+    first = next((p for p in each if p.kind == kind), each[0])
+    return dataclasses.replace(first, kind=kind, runs=len(each), agree=best,
+                               words=first.words if kind else
+                               f"the {len(each)} evidence runs disagree on where the memory lives (not claimed)")
 
 
 def settings_words(s):
@@ -93,19 +95,19 @@ def settings_words(s):
 
 def words(p):
     """'93% of the program's resident pages are on node 0; 4 of its 8 threads ran on node 1 …'."""
-    prog = p["program"]
-    head = (f"{pct(prog['share'])} of the program's resident pages ({size(prog['kb'])}, `{prog['comm']}`) are on "
-            f"node {prog['home']}") if prog["kb"] else "the program had no resident pages when sampled"
-    if p["kind"] == "one node":
+    prog = p.program
+    head = (f"{pct(prog.share)} of the program's resident pages ({size(prog.kb)}, `{prog.comm}`) are on "
+            f"node {prog.home}") if prog.kb else "the program had no resident pages when sampled"
+    if p.kind == "one node":
         return f"{head}, the host's only NUMA node: nothing can be remote (not claimed)"
-    m = p["mapping"]
-    where = (f"its largest mapping ({m['name']} at {m['start']}, {size(m['kb'])}, policy {m['policy']}) is "
-             f"{pct(p['concentrated'])} on node {p['home']}") if m else "no mapping"
-    others = [f"{n} of its {p['threads']} threads ran on node {node}" for node, n in p["ran_on"].items()
-              if node != p["home"] and node is not None and n]
-    ran = "; ".join(others) if others else f"all {p['threads']} of its threads ran on node {p['home']}"
-    tail = {"remote": f"{pct(p['away'])} of its on-CPU time was away from the node holding the memory",
+    m = p.mapping
+    where = (f"its largest mapping ({m.name} at {m.start}, {size(m.kb)}, policy {m.policy}) is "
+             f"{pct(p.concentrated)} on node {p.home}") if m else "no mapping"
+    others = [f"{n} of its {p.threads} threads ran on node {node}" for node, n in p.ran_on.items()
+              if node != p.home and node is not None and n]
+    ran = "; ".join(others) if others else f"all {p.threads} of its threads ran on node {p.home}"
+    tail = {"remote": f"{pct(p.away)} of its on-CPU time was away from the node holding the memory",
             "spread": "its pages are spread over the nodes (not claimed)",
-            "local": "the memory is where the threads ran (not claimed)"}.get(p["kind"], "too little to tell")
-    cut = " (its numa_maps was cut at the read cap)" if p["cut"] else ""
-    return f"{head}; {where}; {ran}; {tail}{cut} ({settings_words(p['settings'])})"
+            "local": "the memory is where the threads ran (not claimed)"}.get(p.kind, "too little to tell")
+    cut = " (its numa_maps was cut at the read cap)" if p.cut else ""
+    return f"{head}; {where}; {ran}; {tail}{cut} ({settings_words(p.settings)})"
