@@ -238,7 +238,7 @@ def budget_line(req, p):
     return (f"budget {pr.hms(req.budget)} ({req.budget_why}): the plan's price {pr.hms(p.expected)} expected "
             + (f"fits, {pr.hms(req.budget - p.expected)} to spare" if fits else
                f"does NOT fit, over by {pr.hms(p.expected - req.budget)} with every curve at its first and last "
-               "thread count: name fewer experiments or a longer budget")
+               "thread count and every story's point: name fewer experiments or a longer budget")
             + (f"; {left} placement × thread count(s) left out to fit (the `skipped: … budget:` lines)" if left else
                "; nothing left out"))
 
