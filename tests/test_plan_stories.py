@@ -127,15 +127,18 @@ def events(run, kind):
 def test_a_stable_history_starts_with_fewer_repeats_a_noisy_one_not(results, tmp_path, monkeypatch):
     monkeypatch.setenv("LAB_RESULTS", results["LAB_RESULTS"])
     expected = lambda *args: api.price(api.request(["dry=1", *args])).expected     # noqa: E731
-    stable, noisy = sim_spec(tmp_path, "0.001"), sim_spec(tmp_path, "0.4")
+    # noise 0.15: ±15% a run (never below 0: usl-sim's noise is bounded at ±6 of it), far above ci=5%
+    stable, noisy = sim_spec(tmp_path, "0.001"), sim_spec(tmp_path, "0.15")
     for spec, word in ((stable, "stable"), (noisy, "not stable")):
-        _p, first = sweep(results, spec)
+        p, first = sweep(results, spec)
+        assert p.returncode == 0, p.stderr[-2000:]          # complete: the next sweep starts a new run
         assert all(e["n"] >= 5 for e in events(first, "confidence"))       # no history: min_repeats
         assert not events(first, "known")
         dry = sh("python3", "-m", "lab.cli.sweep", "dry=1", spec, env=results).stdout
         # the price in seconds (the dry run's ETA rounds this program's 0.01 s runs to 0:00:00)
         priced, plain = expected(spec), expected("stable_repeats=5", spec)      # 5: the history not used
-        _p, second = sweep(results, spec)
+        p, second = sweep(results, spec)
+        assert p.returncode == 0 and second != first, p.stderr[-2000:]
         known = events(second, "known")
         assert len(known) == 2 and all(e["reason"].startswith(word) for e in known)
         ns = [e["n"] for e in events(second, "confidence")]
