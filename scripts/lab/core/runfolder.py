@@ -523,6 +523,18 @@ def kind(run):
     return RunFolder(run).kind()
 
 
+BUDGET_WORD = re.compile(r"(?:^| )(budget=\S+)")
+
+
+def budget_apart(theirs, ours):
+    """(their budget=, ours) when two sweep signatures differ only in their budget, else None."""
+    a, b = BUDGET_WORD.search(theirs), BUDGET_WORD.search(ours)
+    if a and b and a.group(1) != b.group(1) and \
+            BUDGET_WORD.sub("", theirs) == BUDGET_WORD.sub("", ours):
+        return a.group(1), b.group(1)
+    return None
+
+
 def choose(explicit, signature, ident, results=None, host=None):
     """(RunFolder, lock, note) for a sweep. An explicit run= is resumed only with the same code; an
     automatic resume takes this host's newest unfinished run of the same signature, skipping runs
@@ -533,6 +545,12 @@ def choose(explicit, signature, ident, results=None, host=None):
             raise RunFolderError(f"{rf.path} exists and is not a run folder (no sweep/): name a new folder or a run")
         if is_run(rf.path):
             theirs = rf.read("sweep/signature")
+            apart = theirs and budget_apart(theirs, signature)
+            if apart:
+                raise RunFolderError(
+                    f"{rf.path} was swept with {apart[0]}, this command asks {apart[1]}: a run keeps the budget "
+                    f"its plan was fitted to (the points it left out are that budget's): resume it with "
+                    f"{apart[0]}, or start a new run (omit run=)")
             if theirs and theirs != signature:
                 raise RunFolderError(
                     f"{rf.path} was swept with other arguments ({theirs}); this command asks for {signature}: "
@@ -555,7 +573,12 @@ def choose(explicit, signature, ident, results=None, host=None):
             rf = RunFolder(os.path.join(results, name))
             if not name.endswith(f"-{host}") or not is_run(rf.path):
                 continue
-            if rf.state() == STATE_COMPLETE or rf.read("sweep/signature") != signature:
+            theirs = rf.read("sweep/signature")
+            if rf.state() == STATE_COMPLETE or theirs != signature:
+                if rf.state() != STATE_COMPLETE and theirs and budget_apart(theirs, signature):
+                    notes.append(f"not resuming {rf.path}: it was swept with {budget_apart(theirs, signature)[0]}, "
+                                 f"this asks {budget_apart(theirs, signature)[1]} (a run keeps the budget its plan "
+                                 "was fitted to: give its own budget= to resume it)")
                 continue
             try:
                 before = rf.identity()

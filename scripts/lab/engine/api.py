@@ -200,13 +200,21 @@ def budget_of(keys, paths, topo):
                          " budget=DURATION or budget=none")
 
 
-def price(req):
+def as_duration(secs):
+    """A budget's seconds as budget= takes them (2700 → 45m, 5400 → 1h30m): the signature's form."""
+    secs = int(secs)
+    h, m, s = secs // 3600, secs % 3600 // 60, secs % 60
+    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v)
+
+
+def price(req, resuming=""):
     """The sweep's price (lab/engine/price.py), from this host's history, or from history=FILE, or (on a
-    topology= host with no history) from the specs' cost."""
+    topology= host with no history) from the specs' cost. resuming: the run folder a sweep resumes, which
+    is no history of itself."""
     keys = req.keys
     try:
         history = load_history(keys["history"]) if keys.get("history") else \
-            None if keys.get("topology") else local_history(results_dir())
+            None if keys.get("topology") else local_history(results_dir(), resuming)
     except HistoryError as e:
         raise EngineError(f"history={e}") from None
     return pr.compute(req.specs, req.plans, req.profile, history, not keys.get("topology"), req.why_runs)
@@ -230,7 +238,7 @@ def budget_line(req, p):
     return (f"budget {pr.hms(req.budget)} ({req.budget_why}): the plan's price {pr.hms(p.expected)} expected "
             + (f"fits, {pr.hms(req.budget - p.expected)} to spare" if fits else
                f"does NOT fit, over by {pr.hms(p.expected - req.budget)} with every curve at its first and last "
-               "thread count: name fewer experiments or a longer budget")
+               "thread count and every story's point: name fewer experiments or a longer budget")
             + (f"; {left} placement × thread count(s) left out to fit (the `skipped: … budget:` lines)" if left else
                "; nothing left out"))
 
@@ -246,7 +254,10 @@ def run(req, shown=None, out=sys.stderr, quiet=False):
     perf = keys.get("perf", "0")
     perf = "stat" if perf == "stat" else int(perf)     # stat: perf stat counters (lab/engine/perfstat.py)
     why = req.why_runs
+    # the budget is the run's: its plan's left-out points are that budget's, so a run is resumed only with it
+    # (runfolder.choose: run= refuses another, the automatic resume starts a new run and says why)
     signature = (f"profile={req.profile} perf={perf} topology=host kind={keys.get('kind', '')} "
+                 f"budget={as_duration(req.budget) if req.budget else 'none'} "
                  + (f"why={why} " if why else "")
                  + " ".join(f"{k}={v}" for k, v in sorted(req.overrides.items())) + " "
                  + " ".join(sorted(r.name for r in resolved)))
@@ -293,7 +304,7 @@ def measure(req, rf, note, signature, ident, perf, shown, out, quiet):
                        **({"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if quiet else {}))
         if os.path.isdir(tmp):
             os.replace(tmp, rf.env_dir)
-    sweep = Sweep(ROOT, rf, resolved, req.topo, {"perf": perf, "why_runs": why, "price": price(req),
+    sweep = Sweep(ROOT, rf, resolved, req.topo, {"perf": perf, "why_runs": why, "price": price(req, rf.name),
                                                  "plans": req.plans, "budget": req.budget,
                                                  "seed": int(keys["seed"]) if "seed" in keys else None}, out=out)
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=req.profile, perf=perf,

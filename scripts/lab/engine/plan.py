@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from lab.core import rules
 from lab.topology.topo import PAIRS, PlacementError
 
+from . import stories
+
 
 def stem(variant, placement, threads):
     """A point's name in file names, one per point and the one owner of it (the engine writes by it, the
@@ -43,6 +45,7 @@ class Point:
     skip: str = ""          # why the host cannot run it, or that it is shared (same_as)
     same_as: str = ""       # the placement whose point has the same CPUs: measured once there, shared here
     held: str = ""          # plan=adaptive: "coarse" or "refine", a candidate measured only if refine() asks
+    story: str = ""         # a seed story's claim judges it (stories.mark): measured first, never left out to fit
 
     @property
     def stem(self):
@@ -110,7 +113,11 @@ def plan(resolved, topo):
                 out.append(Point(resolved.name, "" if v == "-" else v, placement, t, cpus,
                                  topo.others(cpus), topo.nodes(cpus), pairs, smt_pairs=smt,
                                  held=hold(threads, t) if adaptive and placement not in PAIRS else ""))
-    return shared(out, resolved) if resolved.get("share", "1") == "1" else out
+    out = shared(out, resolved) if resolved.get("share", "1") == "1" else out
+    for p in stories.mark(out, topo, coarse):
+        if p.story and not p.skip:
+            p.held = ""         # a story's point is measured at once, whatever the curve asks
+    return out
 
 
 # plan=adaptive: the coarse grid steps ×4 over the candidates; the first FIRST of it are measured at once,
@@ -236,15 +243,18 @@ def unneeded(ts, measured, t, better):
             if lo and hi else "adaptive: not needed")
 
 
-KEEP = 3     # importance(): a curve's first and last thread count (or its only one): never left out to fit
+KEEP = 3     # importance(): a curve's first and last thread count (or its only one), a story's point: never left out
 
 
 def importance(point, ts):
     """How much a point may change the answer, 0–3, within its curve's live thread counts ts: 3 the
     first and last (the speedup's base and its reach), 2 the coarse ×4 grid between (the curve's shape),
     1 the counts between those (they place a knee or a peak one step finer; an adaptive refinement
-    candidate is one of them, measured only where its curve asks). A budget leaves out the lowest first."""
+    candidate is one of them, measured only where its curve asks). A point a seed story's claim judges
+    (stories.mark) is kept as a curve's ends are. A budget leaves out the lowest first."""
     ts = sorted(set(ts))
+    if point.story:
+        return KEEP
     if point.held == "refine":
         return 1
     if point.threads in (ts[0], ts[-1]):
@@ -254,4 +264,4 @@ def importance(point, ts):
 
 def words_of_level(level):
     return ("", "a count between the coarse grid's", "a coarse-grid count",
-            "a curve's first or last count")[level]
+            "a curve's first or last count, or a story's point")[level]

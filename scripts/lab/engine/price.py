@@ -3,7 +3,8 @@
 Seconds per run come from the newest earlier run of the same experiment and profile on this host
 (its journal's `done` events; lab/engine/pricehistory.py), or from another host's history summary (fleet-plan's
 `history=FILE`), else from the spec's `cost`. Adaptive repeats count by the number the
-last run needed (else min_repeats), and so do re-measurements: that run's disturbed attempts per kept
+last run needed (else min_repeats; per point where that run measured it: `known`, which also gives a point
+stable last time its lower floor, stable_repeats), and so do re-measurements: that run's disturbed attempts per kept
 repeat, each a run plus `retry_pause`. The range goes from min_repeats with none re-measured to
 max_repeats at that rate; the worst case lets every run last its whole timeout and be retried as often
 as allowed. `compute` returns the price as data (the sweep's progress line counts from it too),
@@ -13,10 +14,12 @@ import math
 import shutil
 from dataclasses import dataclass
 
+from lab.core import rules
+from lab.core.stats import t975
 from lab.core.term import visible
 from lab.engine.evidence import collect as why_collect
 from lab.engine.evidence import points as why_points
-from lab.topology.topo import cpu_ranges
+from lab.topology.topo import cpu_list, cpu_ranges
 
 from .plan import KEEP, Point, importance, words_of_level
 
@@ -44,6 +47,39 @@ def repeats(spec, seen_n):
         return r, r, r
     lo, hi = int(spec["min_repeats"]), int(spec["max_repeats"])
     return min(max(seen_n or lo, lo), hi), lo, hi
+
+
+def stable_floor(spec):
+    """The fewest repeats of a point this host measured stable last time: `stable_repeats`, never below
+    what the report's words need (rules.MIN_REPEATS: an interval exists from 3) nor above min_repeats."""
+    lo = int(spec["min_repeats"])
+    return min(max(int(spec["stable_repeats"]), rules.MIN_REPEATS), lo)
+
+
+def width(n):
+    """The normal approximation's half-width per unit of spread at n repeats (stats.median_ci): t/√n."""
+    return t975(n - 1) / math.sqrt(n)
+
+
+def known(spec, seen):
+    """(floor, expected repeats, words) of an adaptive point from what this host's history showed for it
+    (seen: pricehistory.History.point's (n, ci %, confident, run), or None). Stable last time: its
+    interval then, projected to the stable floor by t/√n (an order-statistic interval from 6 repeats on
+    is wider than the normal one, so the projection errs noisy), is within `ci`: it starts from that
+    floor. Else min_repeats stays its floor, and it is expected to need what it needed then."""
+    lo, hi = int(spec["min_repeats"]), int(spec["max_repeats"])
+    if seen is None:
+        return lo, None, ""
+    n, ci, confident, run = seen
+    floor = stable_floor(spec)
+    projected = ci * width(max(floor, 3)) / width(max(n, 3))
+    then = f"run {run}: n={n}, ±{ci:.1f}%" + ("" if confident else ", not confident")
+    if confident and projected <= float(spec["ci"]):
+        return floor, floor, (f"stable last time ({then}; ±{projected:.1f}% projected at {floor} repeats <= "
+                              f"{spec['ci']}%): at least {floor} repeats" + (f", not {lo}" if floor < lo else ""))
+    return lo, min(max(n, lo), hi), (f"not stable last time ({then}; ±{projected:.1f}% projected at {floor} "
+                                     f"repeats > {spec['ci']}%)" if confident else f"not stable last time ({then})") \
+        + f": at least {lo} repeats (min_repeats), expected {min(max(n, lo), hi)}"
 
 
 def hms(secs):
@@ -86,6 +122,8 @@ class PointPrice:
     kept: float         # one kept repeat, its expected re-measurements included
     why: float          # its evidence runs (why=1), else 0
     chance: float = 1.0  # plan=adaptive: the share of its curve's refinement candidates expected measured
+    floor: int = 0      # repeats=auto: the fewest it keeps (min_repeats, or the stable floor: price.known)
+    known: str = ""     # what this host's history showed for it, in words (journal `known`), "" without
 
 
 @dataclass(frozen=True)
@@ -148,16 +186,21 @@ def experiment_price(spec, plan, profile, history, why_runs):
     priced = why_points.priced(spec, plan, lambda p: per_run(spec, p, measured)) if why_runs else ([], [])
     explained, at_most = ({id(p) for p in ps} for ps in priced)
     chances = refinements(plan)
+    auto = spec["repeats"] == "auto"
     for p in live:
         s = per_run(spec, p, measured)
+        seen = history.point(spec.name, profile, p.variant, p.placement, p.threads, cpu_list(p.cpus)) \
+            if auto and found else None
+        floor, pe, words = known(spec, seen) if auto else (lo, None, "")
+        pe = e if pe is None else pe
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
         why = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in explained else 0.0
         why_most = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in at_most else 0.0
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
-        expect, fewest, most = (expect + c * (e * kept + why), fewest + (lo * s + why if c == 1.0 else 0.0),
+        expect, fewest, most = (expect + c * (pe * kept + why), fewest + (floor * s + why if c == 1.0 else 0.0),
                                 most + hi * kept + why_most)
-        points.append(PointPrice(p, e, s, kept, why, c))
+        points.append(PointPrice(p, pe, s, kept, why, c, floor, words))
     timeout, pause = float(spec["timeout"]), float(spec["retry_pause"])
     worst = (len(live) * hi * (1 + int(spec["retries"])) * (timeout + pause)
              + (int(spec["warmup"]) * timeout if live else 0))
@@ -255,6 +298,18 @@ def why_where(spec, x, runs):
             "command's run filled to why_seconds")
 
 
+def history_words(x):
+    """The comment line's words on the points whose repeats start from what the history showed (known)."""
+    seen = [pp for pp in x.points if pp.known]
+    if not seen:
+        return ""
+    stable = [pp for pp in seen if pp.known.startswith("stable")]
+    lowered = sum(1 for pp in stable if pp.floor < x.repeats[1])
+    return (f"; {len(seen)} point(s) measured here before: {len(stable)} stable last time"
+            + (f" ({lowered} start at {min(pp.floor for pp in stable)} repeats, not {x.repeats[1]})" if lowered else "")
+            + f", {len(seen) - len(stable)} not")
+
+
 def write(price, specs, out):
     """Print every point, each experiment's sources, what is impossible, and the ETA."""
     spec = {s.name: s for s in specs}
@@ -265,13 +320,14 @@ def write(price, specs, out):
         for pp in x.points:
             p = pp.point
             held = (f"  [adaptive: {'coarse grid, while the curve rises' if p.held == 'coarse' else 'candidate'}"
-                    f", expected {pp.chance:.0%}]" if p.held else "")
+                    f", expected {pp.chance:.0%}]" if p.held else "") + (f"  [story {p.story}]" if p.story else "")
             out.write(f"{x.name:<18} {visible(p.variant) or '-':<14} {p.placement:<14} {p.threads:>7}  {reps:<9} "
                       f"{pp.seconds:>8.5g}  {cpu_ranges(p.cpus)}{held}\n")
         e, lo, hi = x.repeats
         out.write(f"# {x.name}: seconds per run from the {x.source}; repeats {e:.3g}"
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
                   + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
+                  + history_words(x)
                   + f"; build and setup {x.setup:g} s"
                   + (f"; why=1: {why_where(spec[x.name], x, price.why_runs)}" if price.why_runs else "")
                   + "\n")

@@ -1,6 +1,8 @@
 """A host's own history, as the dry run prices from it: for each (experiment, profile), the newest run of
 this host that measured it gives the seconds per run (the median of its kept repeats, the capacity probe's
-time included), the repeats a point needed on average, and its re-measured attempts per kept repeat.
+time included), the repeats a point needed on average, and its re-measured attempts per kept repeat; and,
+per point of it (`History.point`), the repeats that point needed and the interval it stopped at, from
+which its repeats start (price.known). A received summary has the first only.
 
 One owner, three readers: price.py on this host (`local`), scripts/lab/cli/history.py on a fleet host (`summary`,
 one bounded JSON document), and fleet-plan on the controller, which hands a host's summary to the dry run
@@ -56,18 +58,20 @@ def probe_seconds(done):
     return ms / 1000 if finite(ms) else 0.0
 
 
-def of_run(rf):
-    """{(experiment, profile): (seconds per run, mean repeats per point or None, re-measured per repeat)}
-    of one run folder; {} for a damaged or oversized journal (it says nothing reliable about times)."""
+def events_of(rf):
+    """A run folder's journal events; [] for a damaged or oversized journal (it says nothing reliable)."""
     try:
         if os.path.getsize(rf.journal_path) > MAX_JOURNAL_BYTES:
-            return {}
-    except OSError:
-        return {}
-    try:
-        events = jr.read(rf.journal_path)
-    except jr.JournalError:
-        return {}
+            return []
+        return jr.read(rf.journal_path)
+    except (OSError, jr.JournalError):
+        return []
+
+
+def of_run(rf, events=None):
+    """{(experiment, profile): (seconds per run, mean repeats per point or None, re-measured per repeat)}
+    of one run folder; {} for a damaged or oversized journal (it says nothing reliable about times)."""
+    events = events_of(rf) if events is None else events
     profiles = {e.get("profile") for e in events if e["event"] == "sweep" and isinstance(e.get("profile"), str)}
     secs, ns, again = {}, {}, {}
     for e in events:
@@ -85,13 +89,31 @@ def of_run(rf):
             for x, s in secs.items() for p in profiles}
 
 
+def points_of(events):
+    """{(experiment, variant, placement, threads, cpus): (n, ci %, confident)} of one run's `confidence`
+    events: how many repeats each adaptive point needed and the interval it stopped at (the variance it
+    showed, for price.known). A point stopped at an undefined interval (ci_pct null) is left out."""
+    out = {}
+    for e in events:
+        if e["event"] != "confidence":
+            continue
+        key = tuple(e.get(k) for k in ("experiment", "variant", "placement", "threads", "cpus"))
+        if (all(isinstance(k, str) for k in key[:3] + key[4:]) and isinstance(key[3], int)
+                and finite(e.get("n")) and e["n"] >= 1 and finite(e.get("ci_pct"))
+                and isinstance(e.get("confident"), bool)):
+            out[key] = (int(e["n"]), float(e["ci_pct"]), e["confident"])
+    return out
+
+
 class History:
     """Prices by (experiment, profile): `get` gives (seconds per run, repeats or None, re-measured per
     repeat, the run's name) or None; `where` says whose history it is, for the dry run's lines."""
 
-    def __init__(self, where, found=(), runs=(), name_run=False):
+    def __init__(self, where, found=(), runs=(), name_run=False, skip=""):
         self.where, self._found, self.name_run = where, dict(found), name_run
-        self._runs = itertools.islice(runs, MAX_RUNS)   # newest first: older runs are not read
+        # newest first: older runs are not read; skip: the run being resumed is no history of itself
+        self._runs = itertools.islice((rf for rf in runs if rf.name != skip), MAX_RUNS)
+        self._points = {}     # {run name: points_of(its events)}: a received summary has none
 
     def source(self, found):
         """Where one experiment's figures came from, for the dry run's comment line."""
@@ -103,21 +125,33 @@ class History:
             rf = next(self._runs, None)
             if rf is None:
                 return None
-            for k, v in of_run(rf).items():
-                self._found.setdefault(k, v + (rf.name,))
+            self._read(rf)
         return self._found[(experiment, profile)]
+
+    def _read(self, rf):
+        events = events_of(rf)
+        for k, v in of_run(rf, events).items():
+            self._found.setdefault(k, v + (rf.name,))
+        self._points[rf.name] = points_of(events)
+
+    def point(self, experiment, profile, variant, placement, threads, cpus):
+        """(n, ci %, confident, run) of one point in the run `get` prices its experiment from (the newest of
+        this host that measured it: the same host, experiment, variant, placement, thread count and CPUs),
+        or None."""
+        found = self.get(experiment, profile)
+        got = found and self._points.get(found[3], {}).get((experiment, variant, placement, threads, cpus))
+        return got + (found[3],) if got else None
 
     def all(self):
         """Every (experiment, profile) priced, reading every run."""
         for rf in self._runs:
-            for k, v in of_run(rf).items():
-                self._found.setdefault(k, v + (rf.name,))
+            self._read(rf)
         return self._found
 
 
-def local(results):
-    """This host's history, from its run folders in results/."""
-    return History("newest run here", runs=host_runs(results))
+def local(results, skip=""):
+    """This host's history, from its run folders in results/ (but skip, the run being resumed)."""
+    return History("newest run here", runs=host_runs(results), skip=skip)
 
 
 def summary(results, host):

@@ -128,7 +128,13 @@ class Sweep:
         worst = self.worst_ci(spec, done)
         if n >= int(spec["max_repeats"]):
             return True, n, worst
-        return n >= int(spec["min_repeats"]) and worst <= float(spec["ci"]), n, worst
+        return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
+
+    def floor(self, spec, point):
+        """The fewest repeats of an adaptive point: the price's (price.known: this host's history of the
+        point may lower min_repeats to stable_repeats), else min_repeats."""
+        pp = self.price.get((point.experiment, point.stem))
+        return pp.floor if pp and pp.floor else int(spec["min_repeats"])
 
     def worst_ci(self, spec, done):
         rows = [r for rs in done.values() for r in rs if r["metric"] not in NOISE_METRICS]
@@ -310,8 +316,11 @@ class Sweep:
         else:
             self.launcher = os.path.join(self.root, child.LAUNCHER)
         state = "complete"
+        # with a budget, the experiments a seed story judges first (each still built and set up once)
+        order = sorted(self.specs, key=lambda s: not any(p.story for p in plans.get(s.name, ()))) \
+            if self.budget else self.specs
         try:
-            for spec in self.specs:
+            for spec in order:
                 if spec.name in plans:
                     self.experiment(spec, plans[spec.name])
         except RejectedInput:
@@ -374,7 +383,9 @@ class Sweep:
                                    experiment=exp, placement=p.placement, threads=p.threads, reason=p.skip,
                                    **({"variant": p.variant, "same_as": p.same_as} if p.same_as else {}))
         live = [p for p in points if not p.skip and not p.held]
-        todo = [p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]]
+        # the points a seed story judges first (stories.mark), then the rest as the budget allows
+        todo = sorted((p for p in live if not self.settled(spec, p, self.done_repeats(p))[0]),
+                      key=lambda p: not p.story)
         held = [p for p in points if p.held]
         unexplained = [p for p in self.evidence_points(spec, points)
                        if not why_ev.complete(self.rf.evidence_dir(exp, p.stem), self.why_runs)]
@@ -501,6 +512,11 @@ class Sweep:
                     if ok:
                         continue
                     active = True
+                    pp = self.price.get((p.experiment, p.stem))
+                    if not done and pp and pp.known:
+                        self.journal.event("known", f"{spec.name}: {p.variant or '-'} {p.placement} "
+                                           f"threads={p.threads}: {pp.known}", **self.fields(p), floor=pp.floor,
+                                           expected=pp.repeats, reason=pp.known)
                     repeat = max(done, default=0) + 1
                     if not self.one_repeat(spec, p, repeat):
                         broken.add(id(p))

@@ -41,6 +41,10 @@ KEYS = {
     "repeats": ("repeats", "3", True, "measured repeats per point, or auto: until the median's 95% CI is within ci"),
     "min_repeats": ("count", "3", True, "repeats=auto: never fewer"),
     "max_repeats": ("count", "6", True, "repeats=auto: never more"),
+    "stable_repeats": ("count", "3", True,
+                       "repeats=auto: the fewest repeats of a point this host measured stable last time (its interval "
+                       "then, projected to this count, within ci), instead of min_repeats; never below 3, what the "
+                       "report's words need, nor above min_repeats (= min_repeats: the history is not used)"),
     "ci": ("percent", "5", True, "repeats=auto: target half-width of the median's 95% CI, % of the median"),
     "confidence": ("words", "", True, "metrics the CI rule watches (default: the first chart's metric)"),
     "warmup": ("count0", "1", True, "runs of the first point discarded before measuring"),

@@ -1,4 +1,5 @@
-"""Each seed story's claim, stated once, and its verdict at the spans this host measured.
+"""Each seed story's claim and its verdict at the spans this host measured (the claim's words and the
+points it judges, which a sweep with a budget measures first: lab/engine/stories.py).
 
 A story's row in the report says the claim, the published figure *of that claim* at the span measured
 here (or the nearest the source published), what was measured, and yes / no / inconclusive / not
@@ -33,6 +34,7 @@ from lab.core.runfolder import RunFolder
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
 from lab.engine.perfsummary import MUTEX
+from lab.engine.stories import CLAIMS  # noqa: F401 (the claims' words and the points each judges: one owner)
 from lab.report import scaling
 from lab.report.causes import evidence_of
 from lab.why import c2creport, diff, perfmem
@@ -40,11 +42,6 @@ from lab.why import classify as C
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
-CLAIMS = {
-    "seed-000": "the per-thread ÷ shared-arc gap grows with threads",
-    "seed-004": "a same-CCX hop beats crossing a CCX",
-    "seed-001": "the global lock has a knee (more threads, fewer GET/s) and its mutex share grows with threads",
-}
 
 
 def _by_threads(pts, metric, variant):
