@@ -1,8 +1,9 @@
 """The typed run model's measured part, as docs/run-format.schema.json documents it: a Point (one variant
 × placement × threads × CPU set × metric) with its Summary (core/stats.py) and its Repeats. Built once
-by lab/report/model.py from the run's tidy rows and journal; read by attribute by the report, the why
-side, the charts and the exports. Frozen: a reader that needs another view of a point makes a new one
-(dataclasses.replace), it never edits the model another reader draws from."""
+by lab/report/model.py from the run's tidy rows and journal (or by lab/imports/labrun.py from the lab's own
+export); read by attribute by the report, the why side, the charts and the exports. Frozen: a reader that
+needs another view of a point makes a new one (dataclasses.replace), it never edits the model another
+reader draws from. A received run's data is checked here, where its types are built (Repeat, Point)."""
 import functools
 from dataclasses import dataclass, field
 
