@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from lab.core.runfolder import RunFolder
 from lab.core.stats import Summary, summary
-from lab.core.tidy import value_problem
+from lab.core.tidy import measured
 from lab.errors import LabError
 
 
@@ -20,7 +20,7 @@ class DataError(LabError, ValueError):
 
 def whole(text, what):
     """text if it is a whole number's digits (a repeat's number, a point's threads), else DataError."""
-    if not (isinstance(text, str) and text.isascii() and text.isdigit()):
+    if not (type(text) is str and text.isascii() and text.isdigit()):     # type(): cheaper, on every row
         raise DataError(f"{what} {text!r} is not a whole number")
     return text
 
@@ -38,12 +38,12 @@ class Repeat:
 
     def __post_init__(self):
         """The received-run rule for a repeat, in one place (a run folder's rows, an imported export): a
-        whole repeat number and a measured value (tidy.value_problem); a value given as text is read here."""
+        whole repeat number and a measured value (tidy.measured); a value given as text is read here."""
         whole(self.repeat, "repeat")
-        why = value_problem(self.value)
-        if why:
-            raise DataError(why)
-        object.__setattr__(self, "value", float(self.value))
+        try:
+            object.__setattr__(self, "value", measured(self.value))
+        except ValueError as e:
+            raise DataError(str(e)) from None
 
 
 @dataclass(frozen=True)

@@ -25,16 +25,25 @@ COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "r
 MAX_VALUE = 1e18
 
 
-def value_problem(text):
-    """Why a value cell is no measurement, or "" when it is one."""
+def measured(text):
+    """A value cell (or number) as the float it measures, or ValueError saying why it is no measurement."""
     try:
         v = float(text)
     except (TypeError, ValueError, OverflowError):     # OverflowError: a 400-digit whole number
-        return f"value {text!r} is not a number"
+        raise ValueError(f"value {text!r} is not a number") from None
     if not math.isfinite(v):
-        return f"value {text} is not finite"
+        raise ValueError(f"value {text} is not finite")
     if abs(v) > MAX_VALUE:
-        return f"value {text} is beyond ±{MAX_VALUE:g}"
+        raise ValueError(f"value {text} is beyond ±{MAX_VALUE:g}")
+    return v
+
+
+def value_problem(text):
+    """Why a value cell is no measurement, or "" when it is one."""
+    try:
+        measured(text)
+    except ValueError as e:
+        return str(e)
     return ""
 
 

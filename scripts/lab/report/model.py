@@ -228,13 +228,13 @@ def points(run, exp, rows, journal, path):
     for key, rs in grouped.items():
         variant, placement, threads, cpus, metric, unit = key
         reps = []
-        for r in sorted(rs, key=lambda r: tint(r["repeat"])):
+        # a raw folder is named by the point's stem, which needs whole threads: without them the Point
+        # below refuses the rows
+        stem = plan.stem(variant, placement, threads) if threads.isascii() and threads.isdigit() else None
+        for r in sorted(rs, key=lambda r: tint(r["repeat"])) if len(rs) > 1 else rs:
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
-            # a raw folder is named by the point's stem, which needs whole threads: without them the Point
-            # below refuses the row
-            raw_key = ev.get("key") or (f"{plan.stem(variant, placement, threads)}_r{r['repeat']}"
-                                        if threads.isascii() and threads.isdigit() else None)
+            raw_key = ev.get("key") or (f"{stem}_r{r['repeat']}" if stem else None)
             raw, nodes = raw_of(rf.raw_rel(exp, raw_key)) if raw_key else (None, [])
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
