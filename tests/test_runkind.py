@@ -71,7 +71,7 @@ def test_an_import_and_a_sweep_draw_the_same_chart_lines_by_one_path(tmp_path):
         f.write(f"experiment = {C.EXPERIMENT}\nchart = heatmap {C.METRIC}\n")
     assert rf.kind() == runfolder.KIND_SWEEP
     a, b = model.build(pub).experiments, model.build(sweep).experiments
-    assert [e.charts for e in a] == [e.charts for e in b] == [[("heatmap", C.METRIC)]]
+    assert [e.charts for e in a] == [e.charts for e in b] == [(("heatmap", C.METRIC),)]
     drawn = [[(p.cpus, p.placement, p.summary.median) for p in e.points] for exps in (a, b) for e in exps]
     assert drawn[0] == drawn[1] and len(drawn[0]) == 6
     assert model.build(pub).kind == runfolder.KIND_PUBLISHED and model.build(sweep).kind == runfolder.KIND_SWEEP

@@ -1,13 +1,28 @@
 """The typed run model's measured part, as docs/run-format.schema.json documents it: a Point (one variant
 × placement × threads × CPU set × metric) with its Summary (core/stats.py) and its Repeats. Built once
-by lab/report/model.py from the run's tidy rows and journal; read by attribute by the report, the why
-side, the charts and the exports. Frozen: a reader that needs another view of a point makes a new one
-(dataclasses.replace), it never edits the model another reader draws from."""
+by lab/report/model.py from the run's tidy rows and journal (or by lab/imports/labrun.py from the lab's own
+export); read by attribute by the report, the why side, the charts and the exports. Frozen: a reader that
+needs another view of a point makes a new one (dataclasses.replace), it never edits the model another
+reader draws from. A received run's data is checked here, where its types are built (Repeat, Point)."""
 import functools
 from dataclasses import dataclass, field
 
 from lab.core.runfolder import RunFolder
-from lab.core.stats import Summary
+from lab.core.stats import Summary, summary
+from lab.core.tidy import measured
+from lab.errors import LabError
+
+
+class DataError(LabError, ValueError):
+    """A run's data the lab will not use (a received run folder's rows, an imported export's points). The
+    constructors below say what is wrong; their reader adds where (`file:line`, or the document's place)."""
+
+
+def whole(text, what):
+    """text if it is a whole number's digits (a repeat's number, a point's threads), else DataError."""
+    if not (type(text) is str and text.isascii() and text.isdigit()):     # type(): cheaper, on every row
+        raise DataError(f"{what} {text!r} is not a whole number")
+    return text
 
 
 @dataclass(frozen=True)
@@ -21,11 +36,20 @@ class Repeat:
     command: str | None = None  # the exact command the engine ran (the journal's), None for an import
     seconds: float | None = None
 
+    def __post_init__(self):
+        """The received-run rule for a repeat, in one place (a run folder's rows, an imported export): a
+        whole repeat number and a measured value (tidy.measured); a value given as text is read here."""
+        whole(self.repeat, "repeat")
+        try:
+            object.__setattr__(self, "value", measured(self.value))
+        except ValueError as e:
+            raise DataError(str(e)) from None
+
 
 @dataclass(frozen=True)
 class Point:
     """One measured point: its coordinates, its repeats and their Summary. threads is the tidy CSV's text
-    (an import may say "" or a parameter's value), the export writes it as a number."""
+    (a whole number's digits), the export writes it as a number."""
     variant: str
     placement: str
     threads: str
@@ -37,6 +61,15 @@ class Point:
     noise: bool = False         # a guard or instrument noise reading (engine.guard.NOISE_METRICS), not a result
     mem_node: str = ""          # "0" or "0,1": where the repeats' memory was, "" when no instrument said
     shared: str = ""            # measured once as this placement and drawn in this one too (plan.shared)
+
+    def __post_init__(self):
+        """The received-run rule for a point: a whole number of threads (its repeats checked themselves)."""
+        whole(self.threads, "threads")
+
+
+def summary_of(repeats):
+    """The Summary of a point's repeats, its suspect ones named ("r2: foreign 31% > 10%")."""
+    return summary([x.value for x in repeats], "; ".join(f"r{x.repeat}: {x.suspect}" for x in repeats if x.suspect))
 
 
 @dataclass(frozen=True)
@@ -115,32 +148,33 @@ class Goal:
 class Experiment:
     """One experiment of a run (lab/report/model.py experiment): its spec, charts, points (results and
     noise readings), what the journal says of it (skipped, failed, re-measured, not confident), the
-    published comparisons, goals, and how it scales and why. The lists are the model's, built once;
-    readers do not edit them."""
+    published comparisons, goals, and how it scales and why. Built once and frozen all the way: its
+    sequences are tuples (a reader that needs another makes its own); the dicts inside (the published
+    comparisons' rows, the journal's events) are the model's, and readers do not edit them."""
     name: str
-    spec: list                  # the spec snapshot's lines
-    charts: list                # [(kind, metric)] the experiment draws
-    chart_files: list           # [(kind, metric, path without extension)] of the charts on disk
-    missing_charts: list        # why a chart asked for is not drawn
-    skipped: list               # the journal's skipped points, in words
-    points: list                # [Point] results (noise readings left out)
-    table: list                 # the points its table lists (a full pair matrix goes to the heatmap)
+    spec: tuple                 # the spec snapshot's lines
+    charts: tuple               # ((kind, metric), …) the experiment draws
+    chart_files: tuple          # ((kind, metric, path without extension), …) of the charts on disk
+    missing_charts: tuple       # why a chart asked for is not drawn
+    skipped: tuple              # the journal's skipped points, in words
+    points: tuple               # (Point, …) results (noise readings left out)
+    table: tuple                # the points its table lists (a full pair matrix goes to the heatmap)
     mem_column: bool            # an instrument recorded the measured memory's node
     pair_rows: int              # points of a pair matrix left out of the table
-    noise: list                 # [Point] noise readings (engine.guard.NOISE_METRICS)
+    noise: tuple                # (Point, …) noise readings (engine.guard.NOISE_METRICS)
     glance: dict | None         # the at-a-glance table of charted metrics
-    suspect: list               # [Point] with a suspect repeat
-    suspect_points: list        # [(first Point, [metrics])] per point with suspect repeats
-    rate_bound: list            # client.bound: which side bounded a cache point's rate
-    goals: list                 # goals.of_experiment: each goal a spec states, judged
-    remeasured: list            # re-measured repeats, in words
-    remeasured_raw: list        # their discarded attempts' raw folders (None where absent)
-    failed: list                # failed points, in words
-    unconfident: list           # the journal's confidence events that were not confident
-    perf: list                  # perf summaries of each point's first repeat
-    beside: list                # published figures beside the measured medians
-    shapes: list                # published series' growth beside the measured
-    ratios: list                # published ratios between variants beside the measured
+    suspect: tuple              # (Point, …) with a suspect repeat
+    suspect_points: tuple       # ((first Point, (metrics, …)), …) per point with suspect repeats
+    rate_bound: tuple           # client.bound: which side bounded a cache point's rate
+    goals: tuple                # goals.of_experiment: each goal a spec states, judged
+    remeasured: tuple           # re-measured repeats, in words
+    remeasured_raw: tuple       # their discarded attempts' raw folders (None where absent)
+    failed: tuple               # failed points, in words
+    unconfident: tuple          # the journal's confidence events that were not confident
+    perf: tuple                 # perf summaries of each point's first repeat
+    beside: tuple               # published figures beside the measured medians
+    shapes: tuple               # published series' growth beside the measured
+    ratios: tuple               # published ratios between variants beside the measured
     numa: dict | None           # a node x node memory matrix's notes
     relations: dict | None = None   # c2c, c2c-matrix: per CPU-pair relation, beside published machines
     scaling: Scaling | None = None

@@ -25,27 +25,26 @@ COLUMNS = ["run_id", "experiment", "variant", "placement", "threads", "cpus", "r
 MAX_VALUE = 1e18
 
 
+def measured(text):
+    """A value cell (or number) as the float it measures, or ValueError saying why it is no measurement."""
+    try:
+        v = float(text)
+    except (TypeError, ValueError, OverflowError):     # OverflowError: a 400-digit whole number
+        raise ValueError(f"value {text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise ValueError(f"value {text} is not finite")
+    if abs(v) > MAX_VALUE:
+        raise ValueError(f"value {text} is beyond ±{MAX_VALUE:g}")
+    return v
+
+
 def value_problem(text):
     """Why a value cell is no measurement, or "" when it is one."""
     try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return f"value {text!r} is not a number"
-    if not math.isfinite(v):
-        return f"value {text} is not finite"
-    if abs(v) > MAX_VALUE:
-        return f"value {text} is beyond ±{MAX_VALUE:g}"
+        measured(text)
+    except ValueError as e:
+        return str(e)
     return ""
-
-
-def row_problem(row):
-    """Why a row of a tidy CSV is not one the lab can use, or "": a measured value, and a whole
-    number of threads and repeat."""
-    for k in ("threads", "repeat"):
-        t = row.get(k) or ""
-        if not (t.isascii() and t.isdigit()):
-            return f"{k} {t!r} is not a whole number"
-    return value_problem(row.get("value"))
 
 
 def read(path):

@@ -79,6 +79,10 @@ class Mark(Point):
     extra: str = ""                 # one more line of its tooltip (a speedup mark's efficiency)
     ideal: float | None = None      # a speedup mark's ideal
 
+    def __post_init__(self):
+        """Made from the model's points, already checked (Point's rule is for a received run); a speedup
+        mark's threads is a number."""
+
 
 def mark(p, **changes):
     """The Mark of point p (its fields, these changed)."""

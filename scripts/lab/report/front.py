@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from lab.core.run import DataError
 from lab.core.runfolder import RunFolder, RunFolderError
 from lab.core.term import visible
 from lab.errors import LabError
@@ -21,7 +22,7 @@ from lab.report.journal import JournalError
 from lab.why import usl
 from lab.why.model import NO_FLAMES
 
-UNREADABLE = (model.DataError, JournalError, RunFolderError)
+UNREADABLE = (DataError, JournalError, RunFolderError)
 BUILDS = [0]     # how many times a model was built in this process (a test holds each program to one)
 
 

@@ -75,7 +75,7 @@ def render(m):
     for e in m.experiments:
         lines += [f"## {e.name}", ""]
         if e.spec:
-            lines += ["```"] + e.spec + ["```", ""]
+            lines += ["```", *e.spec, "```", ""]
         lines += [f"- {k.head}{k.label}{k.tail}" + (f": {k.reason}" if k.reason else "") for k in view.marks(e)]
         lines.append("")
         lines += blocks(view.figures(m.path, e))

@@ -12,7 +12,7 @@ import os
 from lab.core import c2c_published
 from lab.core import rules as V
 from lab.core.rules import merged
-from lab.core.run import Experiment, Host, Point, Repeat, Run, Story
+from lab.core.run import DataError, Experiment, Host, Point, Repeat, Run, Story, summary_of
 from lab.core.runfolder import (
     KIND_IMPORTED,
     KIND_PUBLISHED,
@@ -23,14 +23,12 @@ from lab.core.runfolder import (
     kind_of,
     read_file,
 )
-from lab.core.stats import summary
-from lab.core.tidy import COLUMNS, read, row_problem
+from lab.core.tidy import COLUMNS, read
 from lab.engine import plan
 from lab.engine.guard import NOISE_METRICS  # (the guard's rows and instruments' corun_pct)
 from lab.engine.memplace import memory_nodes
 from lab.engine.perfsummary import METRICS as PERF_METRICS
 from lab.engine.spec import NAME, chart_line_ok, spec_charts
-from lab.errors import LabError
 from lab.report import causes, claims, client, goals, numa, relations, scaling
 from lab.report.journal import Journal
 
@@ -40,10 +38,6 @@ POINT = ("variant", "placement", "threads", "cpus", "metric", "unit")
 # env/ files of key=value lines that say what moves results (scripts/env.sh writes them): the Host's settings
 SETTINGS = {"topology": "topology.txt", "virt": "virt.txt", "cpu_state": "cpu-state.txt",
             "memory_time": "memory-time.txt"}
-
-
-class DataError(LabError, ValueError):
-    """A data file the report cannot read; the message names file:line."""
 
 
 def kv(path):
@@ -70,7 +64,8 @@ def tint(t):
 
 
 def read_rows(path):
-    """tidy.read with a clear error naming file:line instead of a traceback on a corrupt file."""
+    """tidy.read with a clear error naming file:line instead of a traceback on a corrupt file. The rows'
+    cells are checked where they become a model (core/run.py: Repeat, Point), with the line added there."""
     try:
         rows = read(path)
     except (OSError, csv.Error, UnicodeDecodeError, RunFolderError) as e:
@@ -80,9 +75,6 @@ def read_rows(path):
     for n, r in enumerate(rows, start=2):
         if None in r or any(r.get(k) is None for k in ("metric", "value", "unit")):
             raise DataError(f"{path}:{n}: wrong number of columns")
-        why = row_problem(r)
-        if why:
-            raise DataError(f"{path}:{n}: {why}")
         r["_line"] = n
     return rows
 
@@ -214,8 +206,9 @@ def memory_time_warnings(mt):
 
 
 # --- points ---------------------------------------------------------------------------------------
-def points(run, exp, rows, journal):
-    """[point] with repeats, summary, suspect reasons, raw links and commands."""
+def points(run, exp, rows, journal, path):
+    """[point] with repeats, summary, suspect reasons, raw links and commands; rows: read_rows(path)'s.
+    A row the lab will not use (core/run.py's rule) is DataError naming `path:line`."""
     done = journal.last_done(exp)
     flagged = journal.by_point("suspect", exp)
     grouped = {}
@@ -235,21 +228,28 @@ def points(run, exp, rows, journal):
     for key, rs in grouped.items():
         variant, placement, threads, cpus, metric, unit = key
         reps = []
-        for r in sorted(rs, key=lambda r: tint(r["repeat"])):
+        # a raw folder is named by the point's stem, which needs whole threads: without them the Point
+        # below refuses the rows
+        stem = plan.stem(variant, placement, threads) if threads.isascii() and threads.isdigit() else None
+        for r in sorted(rs, key=lambda r: tint(r["repeat"])) if len(rs) > 1 else rs:
             jk = (variant, placement, threads, r["repeat"])
             ev = done.get(jk, {})
-            raw_key = ev.get("key") or f"{plan.stem(variant, placement, threads)}_r{r['repeat']}"
-            raw, nodes = raw_of(rf.raw_rel(exp, raw_key))
+            raw_key = ev.get("key") or (f"{stem}_r{r['repeat']}" if stem else None)
+            raw, nodes = raw_of(rf.raw_rel(exp, raw_key)) if raw_key else (None, [])
             reasons = [r["suspect"]] if r["suspect"] else []
             reasons += [e.get("reason", "") for e in flagged.get(jk, []) if e.get("reason") not in reasons]
-            reps.append(Repeat(r["repeat"], float(r["value"]), "; ".join(x for x in reasons if x), raw, tuple(nodes),
-                               ev.get("command"), ev.get("seconds")))
-        bad = [x for x in reps if x.suspect]
-        s = summary([x.value for x in reps], "; ".join(f"r{x.repeat}: {x.suspect}" for x in bad))
+            try:
+                reps.append(Repeat(r["repeat"], r["value"], "; ".join(x for x in reasons if x), raw, tuple(nodes),
+                                   ev.get("command"), ev.get("seconds")))
+            except DataError as e:
+                raise DataError(f"{path}:{r['_line']}: {e}") from None
         # where the instrument said the measured memory was (ran-on.csv), over the repeats; "" if it did not say
         mem = sorted({n for x in reps for n in x.mem_nodes})
-        out.append(Point(variant, placement, threads, cpus, metric, unit, s, tuple(reps),
-                         noise=metric in NOISE_METRICS, mem_node=",".join(map(str, mem))))
+        try:
+            out.append(Point(variant, placement, threads, cpus, metric, unit, summary_of(reps), tuple(reps),
+                             noise=metric in NOISE_METRICS, mem_node=",".join(map(str, mem))))
+        except DataError as e:
+            raise DataError(f"{path}:{rs[0]['_line']}: {e}") from None
     out += shared_points(out, journal.shared(exp))
     out.sort(key=lambda p: (p.metric, p.variant, p.placement, tint(p.threads), p.cpus))
     return out
@@ -411,13 +411,13 @@ def event_line(e):
 
 
 def suspect_points(pts):
-    """[(first point, [metrics])] per (variant, placement, threads, cpus) with suspect repeats."""
+    """((first point, (metrics, …)), …) per (variant, placement, threads, cpus) with suspect repeats."""
     out = {}
     for p in pts:
         if p.summary.suspect:
             k = (p.variant, p.placement, p.threads, p.cpus, p.summary.suspect)
             out.setdefault(k, (p, []))[1].append(p.metric)
-    return list(out.values())
+    return tuple((p, tuple(ms)) for p, ms in out.values())
 
 
 def tried(run, exp, e):
@@ -442,13 +442,14 @@ def measured(run, exp, journal, rec):
     """(chart lines, every point) of an experiment: what its charts (charts.py) and its report start from."""
     rf = RunFolder(run)
     charts = chart_lines(rf, exp, rec)
-    return charts, points(run, exp, read_rows(rf.data_csv(exp)), journal)
+    path = rf.data_csv(exp)
+    return charts, points(run, exp, read_rows(path), journal, path)
 
 
 def chart_files(rf, exp, charts):
-    """[(kind, metric, path of the chart without its extension, relative to the run)] of the charts drawn."""
-    return [(k, m, os.path.relpath(rf.chart(exp, k, m), rf.path)) for k, m in charts
-            if os.path.exists(rf.chart(exp, k, m, "png"))]
+    """((kind, metric, path of the chart without its extension, relative to the run), …) of the charts drawn."""
+    return tuple((k, m, os.path.relpath(rf.chart(exp, k, m), rf.path)) for k, m in charts
+                 if os.path.exists(rf.chart(exp, k, m, "png")))
 
 
 def experiment(run, exp, journal, pub, vmap, rec):
@@ -465,33 +466,33 @@ def experiment(run, exp, journal, pub, vmap, rec):
     bounds = client.bound(pts)
     e = Experiment(
         name=exp,
-        spec=[ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()],
-        charts=charts,
+        spec=tuple(ln.rstrip() for ln in (read_file(spec) or "").splitlines() if ln.strip()),
+        charts=tuple(charts),
         chart_files=chart_files(rf, exp, charts),
-        missing_charts=missing_charts(charts, pts),
-        skipped=journal.skipped(exp),
-        points=pts,
-        table=[p for p in pts if id(p) not in pair_ids],
+        missing_charts=tuple(missing_charts(charts, pts)),
+        skipped=tuple(journal.skipped(exp)),
+        points=tuple(pts),
+        table=tuple(p for p in pts if id(p) not in pair_ids),
         # a "memory node" column in the points' tables, when an instrument of this experiment recorded one
         mem_column=any(p.mem_node for p in pts),
         pair_rows=len(pair_rows),
-        noise=[p for p in all_pts if p.noise],
+        noise=tuple(p for p in all_pts if p.noise),
         glance=glance if glance["variants"] else None,
-        suspect=[p for p in pts if p.summary.suspect],
+        suspect=tuple(p for p in pts if p.summary.suspect),
         # the same repeats are suspect for every metric of a point: listed once per point
         suspect_points=suspect_points(pts),
-        rate_bound=bounds,
-        goals=goals.of_experiment(spec, pts, client.capacity_doubts(bounds)),
-        remeasured=[event_line(e) for e in journal.of("remeasured", exp)],
+        rate_bound=tuple(bounds),
+        goals=tuple(goals.of_experiment(spec, pts, client.capacity_doubts(bounds))),
+        remeasured=tuple(event_line(e) for e in journal.of("remeasured", exp)),
         # the discarded attempt's raw folder (the engine keeps it as raw/<exp>/<key>.tryN/)
-        remeasured_raw=[tried(run, exp, e) for e in journal.of("remeasured", exp)],
-        failed=[event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
-               for e in journal.of("failed", exp)],
-        unconfident=[e for e in journal.of("confidence", exp) if e.get("confident") is False],
-        perf=perf_tops(rf, exp),
-        beside=beside(exp, pts, pub),
-        shapes=shapes(exp, pts, pub),
-        ratios=ratios(exp, pts, pub, vmap),
+        remeasured_raw=tuple(tried(run, exp, e) for e in journal.of("remeasured", exp)),
+        failed=tuple(event_line(dict(e, reason=f"exit {e.get('rc', '?')}: {e.get('reason', '')}"))
+                     for e in journal.of("failed", exp)),
+        unconfident=tuple(e for e in journal.of("confidence", exp) if e.get("confident") is False),
+        perf=tuple(perf_tops(rf, exp)),
+        beside=tuple(beside(exp, pts, pub)),
+        shapes=tuple(shapes(exp, pts, pub)),
+        ratios=tuple(ratios(exp, pts, pub, vmap)),
         numa=numa.notes(run, pts),     # a node x node memory matrix: distances and verdict, else None
     )
     # c2c, c2c-matrix: per relation, beside published

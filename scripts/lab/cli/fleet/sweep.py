@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from lab import ROOT
 from lab.cli.fleet.common import hosts_of, say, table
+from lab.core.run import DataError
 from lab.core.runfolder import RunFolder, is_run, results_dir, write_atomic_text
 from lab.core.term import visible
 from lab.engine import api
@@ -273,7 +274,7 @@ def page(f):
         if os.path.isdir(rf.data_dir):
             try:
                 runs.append((h, model.build(rf.path)))
-            except (model.DataError, JournalError) as e:
+            except (DataError, JournalError) as e:
                 missing.append((h, f"its run folder cannot be read: {e}"))
         else:
             missing.append((h, f.status.get(h, "no run folder")))
