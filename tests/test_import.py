@@ -140,6 +140,8 @@ def check_imported(run, path, fmt, metric, n_repeats):
     assert two.speedup == pytest.approx(s1 / s2 if sc.better == "lower" else s2 / s1)
     report = open(os.path.join(run, "report.md")).read()
     assert "How it scales" in report and "efficiency" in report
+    # the head names the tool's file it came from (not a c2c matrix's "published matrix")
+    assert f"Imported {rec['source']}, not measured here" in report and "published matrix" not in report
     assert os.path.exists(os.path.join(run, "plots", f"{e.name}-speedup-{metric}.png"))
     return e, pts
 

@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from lab.core.term import visible
 from lab.report import chartmodel, goals, numa
 from lab.report.fmt import ci, fmt, spread
 from lab.why import usl
@@ -166,7 +167,9 @@ def frame(m):
     if m.state == "complete":
         state, head, journal = "ok", "Sweep complete", m.journal
     elif m.state == "imported":
-        state, head, journal = "imported", "Imported published matrix, not measured here", None
+        rec = m.host.imported or {}     # a tool's import names its format and source; a c2c matrix neither
+        what = f"Imported {rec['source']}" if rec.get("format") and rec.get("source") else "Imported published matrix"
+        state, head, journal = "imported", f"{visible(str(what))}, not measured here", None
     else:
         state, head, journal = "warn", f"Sweep state: {m.state} (the numbers below are what was measured so far)", \
             m.journal
