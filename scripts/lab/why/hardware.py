@@ -49,30 +49,30 @@ def _parse(parser, hw, kind, threads):
         return None, f"not read at {threads} threads: {e}"
 
 
+# the kinds read at the knee alone: (kind, parser, words of a parsed report, its name in the words and in `absent`)
+AT_KNEE = (("c2c", c2creport.parse, c2creport.words, "perf c2c", "perf c2c"),
+           ("memsource", perfmem.parse, perfmem.words, "perf mem", "data source"))
+
+
 def compare(base_hw, knee_hw, base_threads, knee_threads):
-    """The Hardware of a differential: c2c and data source at the knee, top-down at both ends."""
-    out = {"c2c": None, "mem": None, "supports": None, "words": [], "absent": []}
-    rep, why = _parse(c2creport.parse, knee_hw, "c2c", knee_threads)
-    if rep is not None:
-        out["c2c"] = rep
-        out["words"].append(f"{c2creport.words(rep)} (perf c2c at {knee_threads} threads)")
-    else:
-        out["absent"].append(f"perf c2c: {why}")
+    """The Hardware of a differential: c2c and data source at the knee, top-down at both ends (said in
+    that order: c2c, top-down, data source)."""
+    got, said = {}, {}      # kind → parsed report; kind → (True, words) or (False, why not)
+    for kind, parser, words, tool, name in AT_KNEE:
+        got[kind], why = _parse(parser, knee_hw, kind, knee_threads)
+        said[kind] = (True, f"{words(got[kind])} ({tool} at {knee_threads} threads)") if why is None else \
+            (False, f"{name}: {why}")
+    supports = None
     few, why_few = _parse(topdown.parse, base_hw, "topdown", base_threads)
     knee, why_knee = _parse(topdown.parse, knee_hw, "topdown", knee_threads)
     if few is not None and knee is not None:
         r = topdown.compare(few, knee, base_threads, knee_threads)
-        out["supports"] = r.supports
-        out["words"].append(r.words)
+        supports, said["topdown"] = r.supports, (True, r.words)
     else:
-        out["absent"].append(f"top-down: {why_knee or why_few}")
-    mem, why = _parse(perfmem.parse, knee_hw, "memsource", knee_threads)
-    if mem is not None:
-        out["mem"] = mem
-        out["words"].append(f"{perfmem.words(mem)} (perf mem at {knee_threads} threads)")
-    else:
-        out["absent"].append(f"data source: {why}")
-    return Hardware(out["c2c"], out["mem"], out["supports"], tuple(out["words"]), tuple(out["absent"]))
+        said["topdown"] = (False, f"top-down: {why_knee or why_few}")
+    order = [said[k] for k in ("c2c", "topdown", "memsource")]
+    return Hardware(got["c2c"], got["memsource"], supports, tuple(w for ok, w in order if ok),
+                    tuple(w for ok, w in order if not ok))
 
 
 def text(d):
