@@ -235,6 +235,20 @@ def sampled(tier, how, status):
     return out
 
 
+def no_aslr():
+    """`setarch ARCH -R` before perf record (its personality is inherited by the whole recorded tree), or
+    [] where setarch is missing. perf 6.1 keeps a parent's mappings in a child after fork and exec, and its
+    libunwind unwinder takes a library's base from the lowest mapping of that library in the process
+    (tools/perf/util/unwind-libunwind-local.c, read_unwind_spec_eh_frame: the least start over its maps): a
+    command forked by a recorded parent (why_seconds' bash loop, a user's script) whose libc landed above
+    the parent's got a wrong base for libc, found no unwind table there and fell back to frame pointers,
+    which skip the caller of every libc function (`__lll_lock_wait ← worker`, update_table lost: 7 of 7
+    processes with libc above bash's, 0 of 5 below, 0 of 6 with address randomisation off; seen here,
+    2026-12-07). Without randomisation every process of the tree maps a library where its parent had it,
+    and the new mapping replaces the stale one. What it costs: docs/measured.md."""
+    return ["setarch", os.uname().machine, "-R"] if shutil.which("setarch") else []
+
+
 def record_prefix(data, event, status, comms=(), tier=TIERS[0], how=None):
     """perf record's argv (outermost, before pinning) for what `status` says this host allows, recording
     at `tier` (TIERS) as `how` (plan()) says; with `comms`, the scheduler tracepoints only of threads of
@@ -247,7 +261,7 @@ def record_prefix(data, event, status, comms=(), tier=TIERS[0], how=None):
     # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
     # stripped binary from an unstripped copy recorded earlier. A user's locked memory for perf is small
     # (perf_event_mlock_kb): perf's default ring buffer then.
-    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
+    argv = no_aslr() + ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
         (["-m", str(ring_pages())] if root else []) + \
         ["--call-graph", f"dwarf,{tier['stack']}", "--sample-cpu", "-e", f"{event}/freq={how['hz']}/{user_only}"]
     if status["offcpu"] == ev.OK:
