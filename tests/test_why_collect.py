@@ -7,7 +7,6 @@ instructions named in the stacks, the process tree followed, and what a host wit
 import glob
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -339,10 +338,10 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
     # hardly contend, and the words say what the runs saw; docs/measured.md. With one run kept a side, the
     # growth can be spread thin: "no single cause" then names where it gathers, the third answer issue 53
     # allows beside a curve that stops.)
-    # (With a short stack copy the unwinder can lose update_table's frame: the lock's stacks then end at its
-    # caller, worker — "futex_wait_setup called from worker" — and 2 of 7 runs here, under load, failed when
-    # only update_table was accepted; noted on issue 53.)
-    assert (v["cause"] == "lock" and re.search(r"Cause: lock, taken in `(update_table|worker)`", v["text"])) or \
+    # (The lock is named from update_table, never its caller worker: the stacks that ended at worker — 2 of
+    # 7 runs here once — were perf's unwinder missing libc's tables in a child of the recorded bash loop,
+    # collect.no_aslr.)
+    assert (v["cause"] == "lock" and "Cause: lock, taken in `update_table`" in v["text"]) or \
         (v["cause"] == "inconclusive" and "inconclusive: " in v["text"].lower()) or v["cause"] == "scheduler" or \
         (v["cause"] == "no single cause" and "Where it gathers, by function" in v["text"]), v["text"]
     # every evidence run was judged, and meta.json says how
@@ -365,8 +364,8 @@ def test_why_comm_counts_the_named_processes_only(build, tmp_path):
     assert meta["scope"] == "tree" and meta["counted"] == ["lock"]
     assert {t["comm"] for t in r["threads"]} == {"lock"} and len(r["threads"]) >= 6
     assert {s[0] for s in r["oncpu"]} == {"lock"} and {s[1] for s in r["offcpu"]} == {"lock"}
-    # the workers' waits (frame-pointer unwinding through libc's lock code may skip update_table's frame)
-    assert any(s[0] == "[futex]" and "worker" in s for s in r["offcpu"])
+    # the workers' waits, from the function that takes the lock (collect.no_aslr: forked children unwind whole)
+    assert any(s[0] == "[futex]" and "update_table" in s for s in r["offcpu"])
 
 
 def test_dry_run_prices_the_evidence_runs(results):
@@ -580,6 +579,17 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
                        ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
                         "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}
+    # what each thread does: its on-CPU user stacks (why/groups.py names the program's own function)
+    assert [(r["tid"], r["samples"], r["stack"]) for r in f.doing_rows()] == [
+        (11, 1, ("[jit]", "worker", "update_table")), (11, 1, ("update_table", "__GI___lll_lock_wait"))]
+
+
+def test_doing_rows_are_written_and_read_back(tmp_path):
+    from lab.engine.evidence import store
+    store.write_run(str(tmp_path), 1, doing=[{"tid": 7, "samples": 3, "stack": ("worker", "update_table")},
+                                              {"tid": 7, "samples": 9, "stack": ("main", "merge")}])
+    assert store.read_run(str(tmp_path), 1)["doing"] == [{"tid": 7, "samples": 9, "stack": ("main", "merge")},
+                                                         {"tid": 7, "samples": 3, "stack": ("worker", "update_table")}]
 
 
 # The same shape as perf script prints it for a sampled recording (-F …,period,… --show-mmap-events):
@@ -633,6 +643,40 @@ def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     assert rows, "4 threads on one mutex made no sampled futex call"
     assert {r["symbol"] for r in rows} == {"lock (lock)"}, rows
     assert any("update_table" in r["waker"] for r in rows if r["wakes"]), rows
+
+
+@pytest.mark.slow          # a perf recording: a measurement, run under the bench lock
+def test_a_command_forked_by_the_recorded_loop_keeps_update_tables_frame(build, tmp_path):
+    """why_seconds' bash loop forks the command under perf: perf 6.1 keeps bash's libc mapping in the child,
+    and its libunwind took libc's base from the lower of the two; a child whose libc landed above bash's
+    lost update_table (the frame-pointer fallback: `__lll_lock_wait ← worker`; 7 of 7 such children here,
+    collect.no_aslr). Recorded as an evidence run is (address randomisation off), every worker stack
+    that goes below worker names update_table in each of six children."""
+    from lab.engine import prefix
+    from lab.engine.evidence import collect, fold
+    status = collect.availability(prefix.perf_event())
+    data = str(tmp_path / "perf.data")
+    loop = "for i in 1 2 3 4 5 6; do \"$0\" 2 > /dev/null || exit; done"
+    subprocess.run(collect.record_prefix(data, prefix.perf_event(), status) +
+                   ["bash", "-c", loop, os.path.join(BUILD, "lock")], check=True, stdout=subprocess.DEVNULL)
+    text = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,period,event,trace,ip,sym,"
+                           "symoff,dso"], capture_output=True, text=True, errors="replace", check=True).stdout
+    below, kept = {}, {}
+    for e in fold.events(text.splitlines()):
+        u = fold.user_frames(e.frames)
+        if "worker" in u and u.index("worker") + 1 < len(u):
+            below[e.pid] = below.get(e.pid, 0) + 1
+            kept[e.pid] = kept.get(e.pid, 0) + (u[u.index("worker") + 1] == "update_table")
+    assert len(below) == 6 and kept == below, (below, kept)
+    # what each worker does (why/groups.py's grouping by stacks): update_table, called from worker
+    from lab.why import classify, groups
+    f = fold.fold(text.splitlines())
+    by = {}
+    for r in f.doing_rows():
+        by.setdefault(r["tid"], []).append((r["stack"], r["samples"]))
+    workers = [t for t in by if any("worker" in st for st, _n in by[t])]
+    assert len(workers) == 12 and {groups.doing(by[t], classify.named) for t in workers} == \
+        {"`update_table` ← `worker`"}, {t: by[t] for t in workers}
 
 
 def test_plan_keeps_the_recording_within_its_budget():

@@ -12,7 +12,7 @@ from lab.engine import plan
 from lab.engine.evidence.store import EvidenceError
 from lab.report import scaling
 from lab.report.journal import Journal, JournalError
-from lab.why import diff, flame, groups, usl, verdict
+from lab.why import classify, diff, flame, groups, usl, verdict
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -75,8 +75,8 @@ def section(run, e):
                 v["missing"] = [m for m in v.get("missing") or [] if not m.startswith("no evidence at")]
                 v["missing"].append(f"evidence unreadable ({'; '.join(bad)})")
                 v["text"] = f"{v['placement']}: evidence unreadable ({'; '.join(bad)})."
-            where = groups.words(c["diff"]["placed"], topo, c["diff"]["unit"]) if c["diff"] else ""
-            if where:       # a many-domain host: which threads paid (issue 53 item 6)
+            where = groups.words(c["diff"]["placed"], topo, c["diff"]["unit"], classify.named) if c["diff"] else ""
+            if where:       # which threads paid: where they ran, what they did (issue 53 item 6)
                 v["text"] += f" {where}"
             if len(variants) > 1:
                 v["text"] = f"{variant}: {v['text']}"

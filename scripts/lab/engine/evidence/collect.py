@@ -442,7 +442,7 @@ def evidence_run(folder, run, data, env, log, status, comms=()):
                  futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot,
                  parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None,
                  cpus=f.cpu_rows() if traced else None,
-                 lock=f.lock_rows(lock_name(f, env)) if traced else None)
+                 lock=f.lock_rows(lock_name(f, env)) if traced else None, doing=f.doing_rows())
     stripped = f.stripped()
     if stripped:
         status["symbols"] = "missing: " + " ".join(stripped)
@@ -658,7 +658,7 @@ def lost_logs(folder, r):
         if os.path.exists(os.path.join(folder, name)):
             os.replace(os.path.join(folder, name), os.path.join(folder, kept))
     shutil.rmtree(os.path.join(folder, f"raw_r{r}"), ignore_errors=True)
-    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone"):
+    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone", "doing"):
         remove(ev.path(folder, kind, r))
 
 
