@@ -9,9 +9,10 @@ One recording gives all of it (docs/design.md, "Why it stops scaling: evidence")
 - futex waits per address: syscalls:sys_enter_futex / sys_exit_futex with the waiting user stack.
 
 DWARF, not frame pointers: Debian's libc has none, so `-g` loses the caller of every libc function (a
-futex wait shows `__lll_lock_wait ← worker`, never `update_table`). bpftrace 0.17 walks frame pointers
-only and names user frames when it prints, after the process is gone: addresses only. So this host's
-path is perf; bpftrace is not used.
+futex wait shows `__lll_lock_wait ← worker`, never `update_table`); and the recorded tree runs without
+address randomisation, or perf's DWARF unwinder falls back to frame pointers in a forked child
+(no_aslr). bpftrace 0.17 walks frame pointers only and names user frames when it prints, after the
+process is gone: addresses only. So this host's path is perf; bpftrace is not used.
 
 Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
 and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
@@ -610,8 +611,8 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier, how=None)
     counted = os.path.join(folder, f".repeats_r{r}")
     what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
     # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
-    # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
-    # sampled, and every stack through libc then loses its callers (seen here one run in three).
+    # it, perf 6.1's DWARF unwinder kept taskset's libc layout across the exec, and stacks through libc
+    # lost their callers (seen here one run in three): the stale-mapping bug no_aslr() works around.
     raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
     os.makedirs(raw)
     comms = who if what == "tree" else ()
