@@ -635,12 +635,17 @@ def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     how = collect.plan(collect.TIERS[0], {"syscalls:sys_enter_futex": 200000.0}, 2, 1, collect.RECORD_BUDGET)
     assert how["periods"]["syscalls:sys_enter_futex"] == 100        # 200,000 a second at 2,000 stacks a second
     data = str(tmp_path / "perf.data")
-    subprocess.run(collect.record_prefix(data, prefix.perf_event(), status, how=how) +
-                   [os.path.join(BUILD, "lock"), "4"], check=True, stdout=subprocess.DEVNULL)
-    f, why = collect.script(data, dict(os.environ), str(tmp_path / "log"))
-    assert why is None
-    rows = f.lock_rows(collect.lock_name(f))
-    assert rows, "4 threads on one mutex made no sampled futex call"
+    # under a busy host's load the 4 threads can take turns on the 2 vCPUs and hardly contend (3 of 7
+    # recordings here at load 6–9 sampled no futex call): the naming is what is tested, in up to 3 recordings
+    for _ in range(3):
+        subprocess.run(collect.record_prefix(data, prefix.perf_event(), status, how=how) +
+                       [os.path.join(BUILD, "lock"), "4"], check=True, stdout=subprocess.DEVNULL)
+        f, why = collect.script(data, dict(os.environ), str(tmp_path / "log"))
+        assert why is None
+        rows = f.lock_rows(collect.lock_name(f))
+        if any(f.futex.values()):
+            break
+    assert rows, "4 threads on one mutex made no sampled futex call in 3 recordings"
     assert {r["symbol"] for r in rows} == {"lock (lock)"}, rows
     assert any("update_table" in r["waker"] for r in rows if r["wakes"]), rows
 

@@ -93,9 +93,13 @@ def main(argv=None):
             print(json.dumps({"plan": how}), file=sys.stderr)
             prefixes = kinds(status, event, how, os.path.join(tmp, "perf.data"))
             names = [None] + list(prefixes)
-        if a.aslr:
+        if a.aslr:       # the full tier as an evidence run plans it (from a count: collect.calibrate, plan)
             off = collect.no_aslr()
-            full = collect.record_prefix(os.path.join(tmp, "perf.data"), event, status, tier=collect.TIERS[0])
+            loop = ["bash", "-c", LOOP, "loop", str(int(a.seconds * 1e6)), os.path.join(tmp, "w"), "0"] + a.cmd
+            how, _wall = collect.counted(loop, os.path.join(tmp, "stat.csv"), a.seconds)
+            print(json.dumps({"plan": how}), file=sys.stderr)
+            full = collect.record_prefix(os.path.join(tmp, "perf.data"), event, status, tier=collect.TIERS[0],
+                                         how=how)
             prefixes = {"unrecorded, no ASLR": off, "full, ASLR on": full[len(off):], "full, no ASLR": full}
             names = [None] + list(prefixes)
         for r in range(a.rounds):
