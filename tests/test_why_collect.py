@@ -624,6 +624,17 @@ def test_fold_weights_sampled_futex_calls_and_keeps_the_waker_and_the_mapping():
     assert lk["symbol"] == "20:0x55a96e86c2a0" and f.maps[20] == [(0x55a96e868000, "/x/lock")]
 
 
+def test_a_sampled_futex_call_that_returned_is_not_given_a_later_block():
+    """1 in 50 futex calls sampled: one that returned at once (the word had changed) and a block 5 ms later
+    on an unrecorded call: that block's time is not the sampled call's (×50 it was, before)."""
+    from lab.engine.evidence import fold
+    late = SAMPLED.replace("lock 20/21 [001] 200.001010: PERF_RECORD_SWITCH OUT",
+                           "lock 20/21 [001] 200.006000: PERF_RECORD_SWITCH OUT").replace(
+        "lock 20/21 [000] 200.003000: PERF_RECORD_SWITCH IN", "lock 20/21 [000] 200.008000: PERF_RECORD_SWITCH IN")
+    (fx,) = fold.fold(late.splitlines(keepends=True)).futex_rows()
+    assert fx["waits"] == 50 and fx["wait_us"] == 0
+
+
 @pytest.mark.slow          # a perf recording: a measurement, run under the bench lock
 def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     """A real recording at the tier's plan from a real count: the futex word's symbol from the binary's
