@@ -7,7 +7,6 @@ instructions named in the stacks, the process tree followed, and what a host wit
 import glob
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -235,8 +234,8 @@ def test_journal_and_files_and_timed_repeats_apart(swept):
     files = sorted(f for f in os.listdir(folder) if not f.endswith((".log", ".txt")) and not f.startswith("raw_r"))
     assert [f for f in files if not f.startswith("hotins_")] == sorted(
         [f"{k}_r{r}.{'folded' if k in ('oncpu', 'offcpu', 'alone') else 'csv'}" for r in range(1, meta["runs"] + 1)
-         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone", "cpus", "lock")] + ["meta.json"] +
-        [f"numa_r{r}.json" for r in range(1, meta["runs"] + 1)])
+         for k in ("oncpu", "offcpu", "futex", "threads", "parallel", "alone", "cpus", "lock", "doing")] +
+        ["meta.json"] + [f"numa_r{r}.json" for r in range(1, meta["runs"] + 1)])
     assert {f for f in files if f.startswith("hotins_")} <= {f"hotins_r{r}.csv" for r in range(1, meta["runs"] + 1)}
     assert any(f.startswith("hotins_") for f in files)
     assert meta["sample"]["event"] == "cpu-clock" and meta["sample"]["hz"] == 999
@@ -339,10 +338,10 @@ def test_lock_at_2_threads_never_says_it_scales_where_the_curve_stops(build, tmp
     # hardly contend, and the words say what the runs saw; docs/measured.md. With one run kept a side, the
     # growth can be spread thin: "no single cause" then names where it gathers, the third answer issue 53
     # allows beside a curve that stops.)
-    # (With a short stack copy the unwinder can lose update_table's frame: the lock's stacks then end at its
-    # caller, worker — "futex_wait_setup called from worker" — and 2 of 7 runs here, under load, failed when
-    # only update_table was accepted; noted on issue 53.)
-    assert (v.cause == "lock" and re.search(r"Cause: lock, taken in `(update_table|worker)`", v.text)) or \
+    # (The lock is named from update_table, never its caller worker: the stacks that ended at worker — 2 of
+    # 7 runs here once — were perf's unwinder missing libc's tables in a child of the recorded bash loop,
+    # collect.no_aslr.)
+    assert (v.cause == "lock" and "Cause: lock, taken in `update_table`" in v.text) or \
         (v.cause == "inconclusive" and "inconclusive: " in v.text.lower()) or v.cause == "scheduler" or \
         (v.cause == "no single cause" and "Where it gathers, by function" in v.text), v.text
     # every evidence run was judged, and meta.json says how
@@ -365,8 +364,8 @@ def test_why_comm_counts_the_named_processes_only(build, tmp_path):
     assert meta["scope"] == "tree" and meta["counted"] == ["lock"]
     assert {t["comm"] for t in r["threads"]} == {"lock"} and len(r["threads"]) >= 6
     assert {s[0] for s in r["oncpu"]} == {"lock"} and {s[1] for s in r["offcpu"]} == {"lock"}
-    # the workers' waits (frame-pointer unwinding through libc's lock code may skip update_table's frame)
-    assert any(s[0] == "[futex]" and "worker" in s for s in r["offcpu"])
+    # the workers' waits, from the function that takes the lock (collect.no_aslr: forked children unwind whole)
+    assert any(s[0] == "[futex]" and "update_table" in s for s in r["offcpu"])
 
 
 def test_dry_run_prices_the_evidence_runs(results):
@@ -580,6 +579,17 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
                        ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
                         "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}
+    # what each thread does: its on-CPU user stacks (why/groups.py names the program's own function)
+    assert [(r["tid"], r["samples"], r["stack"]) for r in f.doing_rows()] == [
+        (11, 1, ("[jit]", "worker", "update_table")), (11, 1, ("update_table", "__GI___lll_lock_wait"))]
+
+
+def test_doing_rows_are_written_and_read_back(tmp_path):
+    from lab.engine.evidence import store
+    store.write_run(str(tmp_path), 1, doing=[{"tid": 7, "samples": 3, "stack": ("worker", "update_table")},
+                                              {"tid": 7, "samples": 9, "stack": ("main", "merge")}])
+    assert store.read_run(str(tmp_path), 1)["doing"] == [{"tid": 7, "samples": 9, "stack": ("main", "merge")},
+                                                         {"tid": 7, "samples": 3, "stack": ("worker", "update_table")}]
 
 
 # The same shape as perf script prints it for a sampled recording (-F …,period,… --show-mmap-events):
@@ -614,6 +624,17 @@ def test_fold_weights_sampled_futex_calls_and_keeps_the_waker_and_the_mapping():
     assert lk["symbol"] == "20:0x55a96e86c2a0" and f.maps[20] == [(0x55a96e868000, "/x/lock")]
 
 
+def test_a_sampled_futex_call_that_returned_is_not_given_a_later_block():
+    """1 in 50 futex calls sampled: one that returned at once (the word had changed) and a block 5 ms later
+    on an unrecorded call: that block's time is not the sampled call's (×50 it was, before)."""
+    from lab.engine.evidence import fold
+    late = SAMPLED.replace("lock 20/21 [001] 200.001010: PERF_RECORD_SWITCH OUT",
+                           "lock 20/21 [001] 200.006000: PERF_RECORD_SWITCH OUT").replace(
+        "lock 20/21 [000] 200.003000: PERF_RECORD_SWITCH IN", "lock 20/21 [000] 200.008000: PERF_RECORD_SWITCH IN")
+    (fx,) = fold.fold(late.splitlines(keepends=True)).futex_rows()
+    assert fx["waits"] == 50 and fx["wait_us"] == 0
+
+
 @pytest.mark.slow          # a perf recording: a measurement, run under the bench lock
 def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     """A real recording at the tier's plan from a real count: the futex word's symbol from the binary's
@@ -625,14 +646,56 @@ def test_the_lock_fixtures_mutex_is_named_by_its_symbol(build, tmp_path):
     how = collect.plan(collect.TIERS[0], {"syscalls:sys_enter_futex": 200000.0}, 2, 1, collect.RECORD_BUDGET)
     assert how["periods"]["syscalls:sys_enter_futex"] == 100        # 200,000 a second at 2,000 stacks a second
     data = str(tmp_path / "perf.data")
-    subprocess.run(collect.record_prefix(data, prefix.perf_event(), status, how=how) +
-                   [os.path.join(BUILD, "lock"), "4"], check=True, stdout=subprocess.DEVNULL)
-    f, why = collect.script(data, dict(os.environ), str(tmp_path / "log"))
-    assert why is None
-    rows = f.lock_rows(collect.lock_name(f))
-    assert rows, "4 threads on one mutex made no sampled futex call"
+    # under a busy host's load the 4 threads can take turns on the 2 vCPUs and hardly contend (3 of 7
+    # recordings here at load 6–9 sampled no futex call): the naming is what is tested, in up to 3 recordings
+    for _ in range(3):
+        subprocess.run(collect.record_prefix(data, prefix.perf_event(), status, how=how) +
+                       [os.path.join(BUILD, "lock"), "4"], check=True, stdout=subprocess.DEVNULL)
+        f, why = collect.script(data, dict(os.environ), str(tmp_path / "log"))
+        assert why is None
+        rows = f.lock_rows(collect.lock_name(f))
+        if any(f.futex.values()):
+            break
+    assert rows, "4 threads on one mutex made no sampled futex call in 3 recordings"
     assert {r["symbol"] for r in rows} == {"lock (lock)"}, rows
     assert any("update_table" in r["waker"] for r in rows if r["wakes"]), rows
+
+
+@pytest.mark.slow          # a perf recording: a measurement, run under the bench lock
+def test_a_command_forked_by_the_recorded_loop_keeps_update_tables_frame(build, tmp_path):
+    """why_seconds' bash loop forks the command under perf: perf 6.1 keeps bash's libc mapping in the child,
+    and its libunwind took libc's base from the lower of the two; a child whose libc landed above bash's
+    lost update_table (the frame-pointer fallback: `__lll_lock_wait ← worker`; 7 of 7 such children here,
+    collect.no_aslr). Recorded as an evidence run is (address randomisation off), every worker stack
+    that goes below worker names update_table in each child seen (5 or 6 of six)."""
+    from lab.engine import prefix
+    from lab.engine.evidence import collect, fold
+    status = collect.availability(prefix.perf_event())
+    # planned as an evidence run (stacks of 1 in 100 futex calls): every call's 8 KiB stack lost events
+    how = collect.plan(collect.TIERS[0], {"syscalls:sys_enter_futex": 200000.0}, 2, 1, collect.RECORD_BUDGET)
+    data = str(tmp_path / "perf.data")
+    loop = "for i in 1 2 3 4 5 6; do \"$0\" 2 > /dev/null || exit; done"
+    subprocess.run(collect.record_prefix(data, prefix.perf_event(), status, how=how) +
+                   ["bash", "-c", loop, os.path.join(BUILD, "lock")], check=True, stdout=subprocess.DEVNULL)
+    text = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,cpu,time,period,event,trace,ip,sym,"
+                           "symoff,dso"], capture_output=True, text=True, errors="replace", check=True).stdout
+    below, kept = {}, {}
+    for e in fold.events(text.splitlines()):
+        u = fold.user_frames(e.frames)
+        if "worker" in u and u.index("worker") + 1 < len(u):
+            below[e.pid] = below.get(e.pid, 0) + 1
+            kept[e.pid] = kept.get(e.pid, 0) + (u[u.index("worker") + 1] == "update_table")
+    # (a child whose samples perf lost is not seen; every child that is keeps update_table)
+    assert len(below) >= 5 and kept == below, (below, kept)
+    # what each worker does (why/groups.py's grouping by stacks): update_table, called from worker
+    from lab.why import classify, groups
+    f = fold.fold(text.splitlines())
+    by = {}
+    for r in f.doing_rows():
+        by.setdefault(r["tid"], []).append((r["stack"], r["samples"]))
+    workers = [t for t in by if any("worker" in st for st, _n in by[t])]
+    assert len(workers) >= 10 and {groups.doing(by[t], classify.named) for t in workers} == \
+        {"`update_table` ← `worker`"}, {t: by[t] for t in workers}
 
 
 def test_plan_keeps_the_recording_within_its_budget():

@@ -14,7 +14,7 @@ from lab.engine import plan
 from lab.engine.evidence.store import EvidenceError
 from lab.report import scaling
 from lab.report.journal import Journal, JournalError
-from lab.why import diff, flame, groups, hardware, usl, verdict
+from lab.why import classify, diff, flame, groups, hardware, usl, verdict
 from lab.why.model import Flames, WhySection
 
 SAFE = re.compile(r"[A-Za-z0-9._-]{1,128}")
@@ -88,8 +88,8 @@ def said(c, errors, topo, several):
         missing = tuple(m for m in missing if not m.startswith("no evidence at")) + \
             (f"evidence unreadable ({'; '.join(bad)})",)
         text = f"{v.placement}: evidence unreadable ({'; '.join(bad)})."
-    where = groups.words(c.diff.placed, topo, c.diff.unit) if c.diff else ""
-    if where:
+    where = groups.words(c.diff.placed, topo, c.diff.unit, classify.named) if c.diff else ""
+    if where:       # which threads paid: where they ran, what they did (issue 53 item 6)
         text += f" {where}"
     counters = hardware.text(c.diff)     # the hardware tier's words, where it ran (issue 56)
     if counters:

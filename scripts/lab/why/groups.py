@@ -1,36 +1,56 @@
-"""Where the threads ran, grouped (issue 53, item 6): at the knee, the program's threads grouped by the
-package, NUMA node or L3 they ran in (each thread's domain: the one of the CPU it spent most time on,
-from cpus_r<N>.csv), and what each group cost: its off-CPU (waiting) and on-CPU time per thread per unit
-of work, from threads_r<N>.csv. On a many-socket host this is "the 128 threads on package 1 waited 3×
-longer per op than those on package 0"; on one domain (this VM) there is nothing to group and nothing is
-said.
+"""Where the threads ran and what they did, grouped (issue 53, item 6): at the knee, the program's threads
+grouped by the package, NUMA node or L3 they ran in (each thread's domain: the one of the CPU it spent
+most time on, from cpus_r<N>.csv), and by what they do (the program's own function and its caller that
+the thread's on-CPU samples are in most, from doing_r<N>.csv, named by the caller's rule: classify.named;
+groups cannot import classify, which imports diff, which imports groups), and what each group cost:
+its off-CPU (waiting) and on-CPU time per thread per unit of work, from threads_r<N>.csv. On a
+many-socket host this is "the 128 threads on package 1 waited 3× longer per op than those on package 0";
+on one domain (this VM) there is nothing to group by place and nothing is said of it. By what they do:
+"the 126 threads in `update_table` ← `worker` waited ×3.0 as long per op as the 2 in `merge` ← `main`".
 
 A group's cost is per run; the words give the median over the kept runs of the ratio of the dearest group
 to the cheapest, and say it only when every run's ratio is beyond ×SAID (one run: its own ratio)."""
 import statistics
 
 SAID = 1.25          # a ratio between groups every run shows beyond this is said; smaller is within noise
-SHARE = 0.01         # a thread with less than this share of the run's on-CPU time is not the program's
+SHARE = 0.01         # a thread with less than this share of the busiest thread's on-CPU time is not the
+                     # program's (of the run's total, 128 equal workers were each below it: none was left)
 LEVELS = (("package", "package"), ("numa", "NUMA node"), ("l3", "L3"))
 
 
 def placed(runs):
-    """Per kept run, [(cpu the thread ran on most, on-CPU µs per unit, off-CPU µs per unit)] of its
-    threads that did the work (at least SHARE of the run's on-CPU time); [] where the run left no
-    cpus_r<N>.csv or threads_r<N>.csv (folders written before them)."""
+    """Per kept run, [(cpu the thread ran on most or None, on-CPU µs per unit, off-CPU µs per unit, its
+    on-CPU user stacks ((stack, samples), …))] of its threads that did the work (at least SHARE of the
+    busiest one's on-CPU time); a run without threads_r<N>.csv is left out, and without cpus_r<N>.csv or
+    doing_r<N>.csv (folders written before them) its threads have no cpu or no stacks."""
     out = []
     for run in runs:
         threads, cpus, work = run.get("threads") or [], run.get("cpus") or [], float(run.get("work") or 0)
-        if not threads or not cpus or not work > 0:
+        if not threads or not (cpus or run.get("doing")) or not work > 0:
             continue
         most = {}
         for r in cpus:
             if r["seconds"] > most.get(r["tid"], (None, -1.0))[1]:
                 most[r["tid"]] = (r["cpu"], r["seconds"])
-        total = sum(t["oncpu_us"] for t in threads) or 1
-        out.append([(most[t["tid"]][0], t["oncpu_us"] / work, t["offcpu_us"] / work) for t in threads
-                    if t["tid"] in most and t["oncpu_us"] >= SHARE * total])
+        stacks = {}
+        for r in run.get("doing") or ():
+            stacks.setdefault(r["tid"], []).append((tuple(r["stack"]), r["samples"]))
+        busiest = max(t["oncpu_us"] for t in threads) or 1
+        out.append([(most.get(t["tid"], (None,))[0], t["oncpu_us"] / work, t["offcpu_us"] / work,
+                     tuple(stacks.get(t["tid"], ()))) for t in threads
+                    if (t["tid"] in most or t["tid"] in stacks) and t["oncpu_us"] >= SHARE * busiest])
     return out
+
+
+def doing(stacks, name):
+    """"`f` ← `caller`": the program's own function (name: classify.named, not a library's or a lock's
+    internals) that most of one thread's on-CPU samples ((stack, samples), …) are in; None without one."""
+    by = {}
+    for stack, n in stacks:
+        f = name(list(stack))
+        if f:
+            by[f] = by.get(f, 0) + n
+    return max(by, key=lambda k: (by[k], k)) if by else None
 
 
 def domain(topo, level, cpu):
@@ -40,32 +60,41 @@ def domain(topo, level, cpu):
     return {"package": pu.package, "l3": pu.l3, "numa": (pu.nodes or (None,))[0]}[level]
 
 
-def words(runs, topo, unit):
-    """One sentence per level whose threads ran in more than one domain and whose groups differ beyond
-    ×SAID in every run; "" otherwise (no topology, one domain, no difference)."""
-    if topo is None or not runs:
-        return ""
+def words(runs, topo, unit, namer=None):
+    """A sentence on where the threads ran (each level whose threads ran in more than one domain) and one
+    on what they did (with `namer`: classify.named), each said only where the groups differ beyond ×SAID
+    in every run; "" otherwise (no topology or one domain, one kind of thread, no difference)."""
     said = []
-    for level, name in LEVELS:
-        ratios, which = [], set()
-        for threads in runs:
-            groups = {}
-            for cpu, on, off in threads:
-                d = domain(topo, level, cpu)
-                if d is not None:
-                    groups.setdefault(d, []).append((on, off))
-            if len(groups) < 2:
-                break
-            waits = {d: statistics.fmean(off for _on, off in g) for d, g in groups.items()}
-            hi, lo = max(waits, key=waits.get), min(waits, key=waits.get)
-            if not waits[lo] > 0:
-                break
-            ratios.append(waits[hi] / waits[lo])
-            which.add((hi, len(groups[hi]), lo, len(groups[lo])))
-        else:
-            if ratios and min(ratios) > SAID and len(which) == 1:     # the same groups, dearest and cheapest
-                ((hi, n_hi, lo, n_lo),) = which
-                rng = f" (runs ×{min(ratios):.1f}–×{max(ratios):.1f})" if len(ratios) > 1 else " (one run)"
-                said.append(f"the {n_hi} thread{'s' if n_hi != 1 else ''} on {name} {hi} waited "
-                            f"×{statistics.median(ratios):.1f}{rng} as long per {unit} as the {n_lo} on {name} {lo}")
-    return ("Where the threads ran: " + "; ".join(said) + ".") if said else ""
+    for level, name in LEVELS if topo is not None else ():
+        w = apart(runs, lambda cpu, _what, lv=level: domain(topo, lv, cpu), f"on {name} ", unit)
+        if w:
+            said.append(w)
+    what = apart(runs, lambda _cpu, stacks: doing(stacks, namer), "in ", unit) if namer else ""
+    return " ".join(x for x in (("Where the threads ran: " + "; ".join(said) + ".") if said else "",
+                                f"What the threads did: {what}." if what else "") if x)
+
+
+def apart(runs, key, where, unit):
+    """Words when the threads grouped by key(cpu, what) (None: in no group) form the same dearest and
+    cheapest groups in every run, their waits per unit apart beyond ×SAID in each; else ""."""
+    ratios, which = [], set()
+    for threads in runs or ():
+        groups = {}
+        for cpu, on, off, what in threads:
+            d = key(cpu, what)
+            if d is not None:
+                groups.setdefault(d, []).append((on, off))
+        if len(groups) < 2:
+            return ""
+        waits = {d: statistics.fmean(off for _on, off in g) for d, g in groups.items()}
+        hi, lo = max(waits, key=lambda d: (waits[d], str(d))), min(waits, key=lambda d: (waits[d], str(d)))
+        if not waits[lo] > 0:
+            return ""
+        ratios.append(waits[hi] / waits[lo])
+        which.add((hi, len(groups[hi]), lo, len(groups[lo])))
+    if not ratios or min(ratios) <= SAID or len(which) != 1:      # the same groups, dearest and cheapest
+        return ""
+    ((hi, n_hi, lo, n_lo),) = which
+    rng = f" (runs ×{min(ratios):.1f}–×{max(ratios):.1f})" if len(ratios) > 1 else " (one run)"
+    return (f"the {n_hi} thread{'s' if n_hi != 1 else ''} {where}{hi} waited ×{statistics.median(ratios):.1f}{rng} "
+            f"as long per {unit} as the {n_lo} {where}{lo}")

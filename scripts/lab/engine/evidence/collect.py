@@ -9,9 +9,10 @@ One recording gives all of it (docs/design.md, "Why it stops scaling: evidence")
 - futex waits per address: syscalls:sys_enter_futex / sys_exit_futex with the waiting user stack.
 
 DWARF, not frame pointers: Debian's libc has none, so `-g` loses the caller of every libc function (a
-futex wait shows `__lll_lock_wait ← worker`, never `update_table`). bpftrace 0.17 walks frame pointers
-only and names user frames when it prints, after the process is gone: addresses only. So this host's
-path is perf; bpftrace is not used.
+futex wait shows `__lll_lock_wait ← worker`, never `update_table`); and the recorded tree runs without
+address randomisation, or perf's DWARF unwinder falls back to frame pointers in a forked child
+(no_aslr). bpftrace 0.17 walks frame pointers only and names user frames when it prints, after the
+process is gone: addresses only. So this host's path is perf; bpftrace is not used.
 
 Every part is bounded (the recording by MAX_BYTES and the spec's timeout, perf script by SCRIPT_TIMEOUT)
 and a part the host cannot give says "not available here: <reason>"; an evidence run never fails a sweep.
@@ -233,6 +234,20 @@ def sampled(tier, how, status):
     return out
 
 
+def no_aslr():
+    """`setarch ARCH -R` before perf record (its personality is inherited by the whole recorded tree), or
+    [] where setarch is missing. perf 6.1 keeps a parent's mappings in a child after fork and exec, and its
+    libunwind unwinder takes a library's base from the lowest mapping of that library in the process
+    (tools/perf/util/unwind-libunwind-local.c, read_unwind_spec_eh_frame: the least start over its maps): a
+    command forked by a recorded parent (why_seconds' bash loop, a user's script) whose libc landed above
+    the parent's got a wrong base for libc, found no unwind table there and fell back to frame pointers,
+    which skip the caller of every libc function (`__lll_lock_wait ← worker`, update_table lost: 7 of 7
+    processes with libc above bash's, 0 of 5 below, 0 of 6 with address randomisation off; seen here,
+    2026-12-07). Without randomisation every process of the tree maps a library where its parent had it,
+    and the new mapping replaces the stale one. What it costs: docs/measured.md."""
+    return ["setarch", os.uname().machine, "-R"] if shutil.which("setarch") else []
+
+
 def record_prefix(data, event, status, comms=(), tier=TIERS[0], how=None):
     """perf record's argv (outermost, before pinning) for what `status` says this host allows, recording
     at `tier` (TIERS) as `how` (plan()) says; with `comms`, the scheduler tracepoints only of threads of
@@ -245,7 +260,7 @@ def record_prefix(data, event, status, comms=(), tier=TIERS[0], how=None):
     # --no-buildid-cache: ~/.debug would keep a copy of every binary ever recorded (unbounded), and name a
     # stripped binary from an unstripped copy recorded earlier. A user's locked memory for perf is small
     # (perf_event_mlock_kb): perf's default ring buffer then.
-    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
+    argv = no_aslr() + ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--max-size", MAX_BYTES] + \
         (["-m", str(ring_pages())] if root else []) + \
         ["--call-graph", f"dwarf,{tier['stack']}", "--sample-cpu", "-e", f"{event}/freq={how['hz']}/{user_only}"]
     if status["offcpu"] == ev.OK:
@@ -426,7 +441,7 @@ def evidence_run(folder, run, data, env, log, status, comms=()):
                  futex=f.futex_rows() if traced else None, threads=f.thread_rows() if traced else None, hotins=hot,
                  parallel=f.parallel_rows() if traced else None, alone=f.alone if traced else None,
                  cpus=f.cpu_rows() if traced else None,
-                 lock=f.lock_rows(lock_name(f, env)) if traced else None)
+                 lock=f.lock_rows(lock_name(f, env)) if traced else None, doing=f.doing_rows())
     stripped = f.stripped()
     if stripped:
         status["symbols"] = "missing: " + " ".join(stripped)
@@ -594,8 +609,8 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier, how=None)
     counted = os.path.join(folder, f".repeats_r{r}")
     what, who = scope(spec, guard.server_pids(ctx.root, pt.server_pidfiles(spec)))
     # perf inside the pinning: the recorded tree starts at the command itself. With taskset inside
-    # it, perf 6.1's DWARF unwinder keeps taskset's libc layout across the exec whenever taskset was
-    # sampled, and every stack through libc then loses its callers (seen here one run in three).
+    # it, perf 6.1's DWARF unwinder kept taskset's libc layout across the exec, and stacks through libc
+    # lost their callers (seen here one run in three): the stale-mapping bug no_aslr() works around.
     raw = os.path.join(folder, f"raw_r{r}")      # {raw}: the command's own files, apart from the format's
     os.makedirs(raw)
     comms = who if what == "tree" else ()
@@ -642,7 +657,7 @@ def lost_logs(folder, r):
         if os.path.exists(os.path.join(folder, name)):
             os.replace(os.path.join(folder, name), os.path.join(folder, kept))
     shutil.rmtree(os.path.join(folder, f"raw_r{r}"), ignore_errors=True)
-    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone"):
+    for kind in ("oncpu", "offcpu", "futex", "threads", "hotins", "lock", "parallel", "alone", "doing"):
         remove(ev.path(folder, kind, r))
 
 

@@ -51,13 +51,14 @@ def kinds(status, event, how, data):
 def condition(tier, seconds, cmd, tmp, status, event, prefix_=None):
     """{"median_s", "reps", "bytes"} of one loop, recorded at `tier` (None: unrecorded) or under `prefix_`."""
     out, data = os.path.join(tmp, "walls"), os.path.join(tmp, "perf.data")
+    recorded = bool(tier) or "perf" in (prefix_ or ())
     loop = ["bash", "-c", LOOP, "loop", str(int(seconds * 1e6)), out,
-            str(collect.RECORD_BUDGET if tier or prefix_ else 0)] + cmd
+            str(collect.RECORD_BUDGET if recorded else 0)] + cmd
     argv = (prefix_ if prefix_ is not None
             else collect.record_prefix(data, event, status, tier=tier) if tier else []) + loop
     p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     walls = [int(x) / 1e6 for x in open(out).read().split()]
-    size = os.path.getsize(data) if (tier or prefix_) and os.path.exists(data) else 0
+    size = os.path.getsize(data) if recorded and os.path.exists(data) else 0
     if os.path.exists(data):
         os.remove(data)
     return {"median_s": statistics.median(walls) if walls else None, "reps": len(walls), "bytes": size,
@@ -71,6 +72,9 @@ def main(argv=None):
     ap.add_argument("--kinds", action="store_true",
                     help="each kind of evidence alone (counting, switches, on-CPU samples, sampled tracepoints) "
                          "and all of them as planned from a count, instead of the tiers")
+    ap.add_argument("--aslr", action="store_true",
+                    help="address randomisation off (collect.no_aslr, as the evidence runs record) against on: "
+                         "unrecorded and at the full tier, each")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args(argv)
     hostprep.prepare()                   # tracefs, as a why=1 sweep does
@@ -88,6 +92,15 @@ def main(argv=None):
             how, _wall = collect.counted(loop, os.path.join(tmp, "stat.csv"), a.seconds)
             print(json.dumps({"plan": how}), file=sys.stderr)
             prefixes = kinds(status, event, how, os.path.join(tmp, "perf.data"))
+            names = [None] + list(prefixes)
+        if a.aslr:       # the full tier as an evidence run plans it (from a count: collect.calibrate, plan)
+            off = collect.no_aslr()
+            loop = ["bash", "-c", LOOP, "loop", str(int(a.seconds * 1e6)), os.path.join(tmp, "w"), "0"] + a.cmd
+            how, _wall = collect.counted(loop, os.path.join(tmp, "stat.csv"), a.seconds)
+            print(json.dumps({"plan": how}), file=sys.stderr)
+            full = collect.record_prefix(os.path.join(tmp, "perf.data"), event, status, tier=collect.TIERS[0],
+                                         how=how)
+            prefixes = {"unrecorded, no ASLR": off, "full, ASLR on": full[len(off):], "full, no ASLR": full}
             names = [None] + list(prefixes)
         for r in range(a.rounds):
             order = names[:]

@@ -33,8 +33,18 @@ FUTEX_WAIT_OPS = {0, 6, 9, 11, 13}    # FUTEX_WAIT, LOCK_PI, WAIT_BITSET, WAIT_R
 FUTEX_WAKE_OPS = {1, 5, 7, 10}        # FUTEX_WAKE, WAKE_OP, UNLOCK_PI, WAKE_BITSET: the holder letting go
 # an executable mapping (perf records those only): where a binary's static data (a mutex) is, by its base
 MMAP = re.compile(r"PERF_RECORD_MMAP2? (\d+)/\d+: \[0x([0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+|0) .*\]: r-xp (/\S+)$")
+# A futex wait that blocks leaves the CPU within microseconds of its system call (here 6–242 µs, median
+# 32, under perf's own stack copy); a thread that leaves it later returned from the sampled call and
+# blocked on another, unrecorded one (sampled 1 in N): its time is not the sampled wait's. Ending the
+# sampled wait only at the next SWITCH IN counted that later time N times over: the lock fixture's 15
+# runs at the light tier (1 in 3,000) gave 266 s of futex wait, 38.5 s with this rule, where its threads
+# were off-CPU 1.6 s in all (2026-12-07). What is left: at 1.5M calls a second a call that returned and
+# another that blocked within this window are still one wait (without sys_exit_futex the two cannot be
+# told apart): the futex rows' µs are an upper bound; the off-CPU stacks' time (from switches) is not.
+FUTEX_BLOCKS_WITHIN = 0.0005
 MAX_THREADS = 100000
 MAX_HELD = 10 * ev.MAX_STACKS    # distinct stacks held while folding; new ones beyond go to [truncated]
+DOING_HELD, DOING_KEPT = 64, 8     # a thread's distinct on-CPU stacks held while folding, and written
 
 
 def bump(table, stack, amount):
@@ -131,7 +141,7 @@ def trace_field(trace, name):
 
 class Thread:
     __slots__ = ("tid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
-                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight")
+                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight", "doing")
 
     def __init__(self, tid, comm):
         self.tid, self.comm = tid, comm
@@ -141,6 +151,7 @@ class Thread:
         # off_weight: the sampled sched_switch's period (0: this switch's stack was not sampled)
         self.off_reason, self.off_stack, self.futex, self.off_weight = None, (), None, 0
         self.cpus = {}            # cpu → seconds on it, from the switch records (where it ran: numamaps)
+        self.doing = {}           # user stack → on-CPU samples of this thread (what it does: why/groups.py)
 
 
 class Folder:
@@ -208,6 +219,9 @@ class Folder:
             self.samples += 1
             stack = (self.comm_of(e),) + tuple(profiler_cut(all_frames(e.frames)))
             bump(self.oncpu, stack, 1)
+            mine = tuple(user_frames(e.frames))
+            if len(t.doing) < DOING_HELD or mine in t.doing:
+                t.doing[mine] = t.doing.get(mine, 0) + 1
             if len(self.on) == 1:
                 bump(self.alone, stack, 1)
             code = [(s, d) for _a, s, d in e.frames if d != "inlined"]    # the functions the code is in
@@ -237,6 +251,8 @@ class Folder:
                 self.wait_ends(t, e.time)      # preempted after the wait returned: it did not block
             else:
                 t.vol += 1
+                if t.futex is not None and e.time - t.futex[1] > FUTEX_BLOCKS_WITHIN:
+                    self.wait_ends(t, e.time)      # the sampled call returned; this block is another's
                 if t.off_reason is None:
                     t.off_reason = "[futex]" if t.futex is not None else "[other]"
         elif e.kind == "switch_in":
@@ -380,6 +396,12 @@ class Folder:
         return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
                  "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
+
+    def doing_rows(self):
+        """Per thread, its DOING_KEPT most-sampled user stacks: what each thread does (why/groups.py groups
+        the threads by the program's own function in them)."""
+        return [{"tid": t.tid, "samples": n, "stack": st} for t in self.threads.values()
+                for st, n in sorted(t.doing.items(), key=lambda kv: -kv[1])[:DOING_KEPT]]
 
     def cpu_rows(self):
         """Per thread and CPU, the seconds it ran there (between its switch records)."""

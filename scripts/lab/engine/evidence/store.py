@@ -11,6 +11,8 @@ typed, and refuses what is larger or malformed with EvidenceError naming file:li
   threads_r<N>.csv    tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations
   hotins_r<N>.csv     symbol,dso,offset,samples,instruction
   cpus_r<N>.csv       tid,comm,cpu,seconds (where each thread ran, from the switch records)
+  doing_r<N>.csv      tid,samples,stack: each thread's most-sampled on-CPU user stacks (what it does);
+                      absent in folders written before it
   numa_r<N>.json      where the program's memory was (numamaps.py writes and reads it)
   meta.json           runs, unit, metric, work, wall_s, value, timed_median, slowdown, sample, evidence;
                       since the validity gate (lab/engine/evidence/gate.py) also runs_judged, disturbance and
@@ -48,6 +50,7 @@ LOCK_COLUMNS = ("addr", "symbol", "wakes", "waker")
 # the hardware tier's raw report texts (hardware.py writes them, why/hardware.py parses them on read)
 HW_RAW = {"c2c": "c2c_report.txt", "topdown": "topdown.txt", "memsource": "mem_report.txt"}
 MAX_HW_RAW = 16 * 2 ** 20   # bytes of one such text read or kept
+DOING_COLUMNS = ("tid", "samples", "stack")
 OK = "ok"
 NA = "not available here: "
 
@@ -99,8 +102,12 @@ def csv_text(columns, rows):
 
 
 def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, hotins=None, parallel=None,
-              alone=None, cpus=None, lock=None):
+              alone=None, cpus=None, lock=None, doing=None):
     """Write what one evidence run gave; None leaves that file out (meta.json says why)."""
+    if doing is not None:
+        rows = sorted(doing, key=lambda r: (r["tid"], -r["samples"]))[:MAX_STACKS]
+        write_atomic_text(path(folder, "doing", run), csv_text(DOING_COLUMNS, [
+            dict(r, stack=";".join(bound_stack(r["stack"]))) for r in rows]))
     if cpus is not None:
         write_atomic_text(path(folder, "cpus", run), csv_text(CPUS_COLUMNS, [
             dict(r, comm=clean_frame(r["comm"]), seconds=f"{r['seconds']:.6f}") for r in cpus[:MAX_STACKS]]))
@@ -203,6 +210,13 @@ def hexaddr(v):
 
 def read_futex(p):
     rows = _rows(p, FUTEX_COLUMNS, (hexaddr, count, count, text))
+    for r in rows:
+        r["stack"] = tuple(r["stack"].split(";")) if r["stack"] else ()
+    return rows
+
+
+def read_doing(p):
+    rows = _rows(p, DOING_COLUMNS, (count, count, text))
     for r in rows:
         r["stack"] = tuple(r["stack"].split(";")) if r["stack"] else ()
     return rows
@@ -346,7 +360,8 @@ def read_run(folder, run):
     out = {}
     for kind, reader in (("oncpu", read_folded), ("offcpu", read_folded), ("futex", read_futex),
                          ("threads", read_threads), ("hotins", read_hotins), ("alone", read_folded),
-                         ("parallel", read_parallel), ("cpus", read_cpus), ("lock", read_lock)):
+                         ("parallel", read_parallel), ("cpus", read_cpus), ("lock", read_lock),
+                         ("doing", read_doing)):
         p = path(folder, kind, run)
         if os.path.exists(p):
             out[kind] = reader(p)
