@@ -281,3 +281,24 @@ def test_seed004_c2c_names_another_line_not_found(tmp_path):
     s = story(slot_run(tmp_path, PERF6_AMD_IBS), "seed-004")
     assert s.cause == "not found", s.cause_why
     assert "no contended line of perf c2c's is a slot's" in s.cause_why, s.cause_why
+
+
+def test_the_dry_run_prices_the_hardware_tiers_runs_where_a_pmu_is_detected(monkeypatch):
+    """One more evidence run a point per detected kind (test input: this host's detection answered for a
+    PMU host); none here, and none on a topology fixture, which has no PMU of its own to detect."""
+    from lab.engine import api, price
+    req = api.request(["dry=1", "why=1", "experiments/counters.spec", "budget=none"])
+    fixture = api.request(["dry=1", "why=1", "experiments/counters.spec", "budget=none",
+                           "topology=topologies/AMD-19h-Zen3-2xEpyc-7763.v2.xml"])
+    here, fixture_here = api.price(req), api.price(fixture)
+    if any(v == ev.OK for v in pmu.evidence_parts().values()):
+        pytest.skip("this host has a PMU kind: checked where there is none")
+    monkeypatch.setattr(pmu, "evidence_parts", lambda: {"c2c": ev.OK, "topdown": ev.OK, "memsource": NA})
+    there = api.price(req)
+    spec = {s.name: s for s in req.specs}
+    for a, b in zip(here.experiments, there.experiments):
+        for pa, pb in zip(a.points, b.points):
+            extra = 2 * price.why_run(spec[a.name], pa.seconds) if pa.why else 0.0
+            assert pb.why == pytest.approx(pa.why + extra), (a.name, pa.point)
+    assert there.expected > here.expected
+    assert api.price(fixture).expected == fixture_here.expected

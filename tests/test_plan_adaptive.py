@@ -215,6 +215,24 @@ def test_a_sweep_over_its_price_replans_and_says_so(results):
                for t in left)
 
 
+@pytest.mark.slow
+def test_a_sweep_over_its_budget_with_nothing_to_leave_out_stops_adaptive_points_at_their_floor(results):
+    # Seen on the default sweep here (2 PUs: every curve is 1 and 2 threads): over its budget with nothing to
+    # leave out, adaptive points went on chasing ci= (runner-cql to 5 repeats a point) and the sweep ran 28
+    # min of 20. Now they stop at their fewest repeats once the re-plan finds nothing more to leave out.
+    p, run = scale(results, "linear", "grid", "threads=1 256", "cost=0.001", "budget=2s", "repeats=auto",
+                   "min_repeats=3", "max_repeats=8", "ci=0.0001", work="0.3")
+    events = journal(run)
+    (replan,) = [e for e in events if e["event"] == "replan"]
+    assert "adaptive points stop at their fewest repeats" in p.stderr and not replan["left_out"]
+    done = [e for e in events if e["event"] == "done"]
+    per_point = {}
+    for e in done:
+        per_point[e["threads"]] = per_point.get(e["threads"], 0) + 1
+    # the first point may have run past its floor before the pace was known; the rest stop at 3
+    assert per_point[256] == 3 and min(per_point.values()) == 3, per_point
+
+
 def test_the_report_folds_a_curves_planned_skips_into_one_line():
     from lab.report.view import folded_skips
     skipped = ["smt threads=2: no SMT here"] + \

@@ -18,6 +18,7 @@ from lab.core import rules
 from lab.core.stats import t975
 from lab.core.term import visible
 from lab.engine.evidence import collect as why_collect
+from lab.engine.evidence import hardware, pmu
 from lab.engine.evidence import points as why_points
 from lab.topology.topo import cpu_list, cpu_ranges
 
@@ -170,7 +171,7 @@ class Price:
         return f"{self.points} points{cand}, ETA {hms(self.expected)}{rng}"
 
 
-def experiment_price(spec, plan, profile, history, why_runs):
+def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0):
     found = history.get(spec.name, profile) if history else None
     measured, seen_n, again, _run = found or (None, None, 0.0, None)
     e, lo, hi = repeats(spec, seen_n)
@@ -194,8 +195,8 @@ def experiment_price(spec, plan, profile, history, why_runs):
         floor, pe, words = known(spec, seen) if auto else (lo, None, "")
         pe = e if pe is None else pe
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        why = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in explained else 0.0
-        why_most = why_runs * why_run(spec, s) + why_calibration(spec, s) if id(p) in at_most else 0.0
+        one = (why_runs + hw_runs) * why_run(spec, s) + why_calibration(spec, s)
+        why, why_most = (one if id(p) in explained else 0.0), (one if id(p) in at_most else 0.0)
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
         expect, fewest, most = (expect + c * (pe * kept + why), fewest + (floor * s + why if c == 1.0 else 0.0),
@@ -279,9 +280,13 @@ def kind_of_skip(p):
 def compute(specs, plans, profile, history, on_host, why_runs=0):
     """The price of every point of the resolved specs. history (lab/engine/pricehistory.py, or None) gives
     measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
-    runs per point (why=1), each priced by why_run()."""
+    runs per point (why=1), each priced by why_run(); on a host whose PMU the hardware tier detected, one
+    more such run per kind it records (evidence/hardware.py; priced at every evidence point, though a point
+    with no switch recording kept or a measured server gets none: the price errs long). A fixture has no
+    PMU of its own to detect: none there."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
-    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs)
+    hw_runs = len(hardware.wanted(pmu.evidence_parts())) if why_runs and on_host else 0
+    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, hw_runs)
                        for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
 
 

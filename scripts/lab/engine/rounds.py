@@ -106,6 +106,7 @@ class Sweep:
         self.budget = opts.get("budget") or 0.0  # seconds; a sweep running over its price re-plans to fit (replan)
         self.said_skipped = set()                # id(point) whose `skipped` event is journaled already
         self.said_over = False                   # replan said once that nothing more can be left out
+        self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -126,7 +127,7 @@ class Sweep:
         if spec["repeats"] != "auto":
             return n >= int(spec["repeats"]), n, float("nan")
         worst = self.worst_ci(spec, done)
-        if n >= int(spec["max_repeats"]):
+        if n >= int(spec["max_repeats"]) or (self.at_floor and n >= self.floor(spec, point)):
             return True, n, worst
         return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
 
@@ -235,8 +236,10 @@ class Sweep:
                f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: "
                + (f"left out {len(dropped)} placement × thread count(s) that change the answer least: "
                   + ", ".join(dropped) if dropped else "nothing more can be left out (every curve is at its "
-                  "first and last thread count): it will run over")
+                  "first and last thread count): adaptive points stop at their fewest repeats from here (their "
+                  "intervals may stay wider than ci=), and it may still run over")
                + ("" if over <= 0 or not dropped else "; still over: it will run over"))
+        self.at_floor = self.at_floor or not dropped
         if dropped or not self.said_over:
             self.said_over = not dropped
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
