@@ -28,6 +28,7 @@ rules (written out in docs/design.md, "The stories' causes"):
 """
 import dataclasses
 import re
+from dataclasses import dataclass
 
 from lab.core import rules as V
 from lab.core.runfolder import RunFolder
@@ -42,6 +43,31 @@ from lab.why import classify as C
 from lab.why import verdict as W
 
 GROWS_ABOVE = 1.10    # "grows": the whole 95% interval of the growth factor above ×1.10
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A story's claim judged on the run: yes / no / inconclusive / not measurable here, what was measured,
+    the published figure it is held against, and why."""
+    verdict: str
+    measured: str = ""
+    published: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Whether the why=1 evidence names the seed's cause: found / not found / no evidence, and the words."""
+    word: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A story's claim (its words), how it was judged, and its cause."""
+    claim: str
+    judged: Claim
+    cause: Cause
 
 
 def _by_threads(pts, metric, variant):
@@ -70,8 +96,8 @@ def arc_gap_grows(exps, pub, merged):
     pt, sa = _by_threads(e.points, "calls_per_s", "per-thread"), _by_threads(e.points, "calls_per_s", "shared-arc")
     common = sorted(set(pt) & set(sa))
     if len(common) < 2:
-        return {"verdict": "not measurable here", "measured": "per-thread and shared-arc at two thread counts needed",
-                "published": "", "why": f"measured both at {common or 'no'} thread count(s)"}
+        return Claim(verdict="not measurable here", measured="per-thread and shared-arc at two thread counts needed",
+                     published="", why=f"measured both at {common or 'no'} thread count(s)")
     lo, hi = common[0], common[-1]
     s = {(v, t): merged(d[t]) for v, d in (("per-thread", pt), ("shared-arc", sa)) for t in (lo, hi)}
     host = "2x Xeon E5-2650L v3 24C/48T 1.8GHz"
@@ -88,8 +114,8 @@ def arc_gap_grows(exps, pub, merged):
     else:
         published = "no published pair of figures at this span"
     if min(x.median for x in s.values()) <= 0:
-        return {"verdict": "inconclusive", "measured": "a median of 0 calls/s", "published": published,
-                "why": "a run measured nothing"}
+        return Claim(verdict="inconclusive", measured="a median of 0 calls/s", published=published,
+                     why="a run measured nothing")
     gap_lo = s[("per-thread", lo)].median / s[("shared-arc", lo)].median
     gap_hi = s[("per-thread", hi)].median / s[("shared-arc", hi)].median
     measured = (f"per-thread {lo}→{hi} threads ×{s[('per-thread', hi)].median / s[('per-thread', lo)].median:.2f}, "
@@ -97,13 +123,13 @@ def arc_gap_grows(exps, pub, merged):
                 f"×{gap_hi:.2f}, grows ×{gap_hi / gap_lo:.2f}")
     doubt = V.doubt_of([(f"{v} {t} threads", x) for (v, t), x in s.items()])
     if doubt:
-        return {"verdict": "inconclusive", "measured": measured, "published": published, "why": doubt}
+        return Claim(verdict="inconclusive", measured=measured, published=published, why=doubt)
     # growth of the gap at the worst ends of the four medians' 95% CIs
     hi_lo, hi_hi = V.quotient_range(s[("per-thread", hi)], s[("shared-arc", hi)])
     lo_lo, lo_hi = V.quotient_range(s[("per-thread", lo)], s[("shared-arc", lo)])
     glo, ghi = (hi_lo / lo_hi, hi_hi / lo_lo) if lo_lo > 0 and lo_hi > 0 else (float("-inf"), float("inf"))
     verdict, why = V.claim_above(glo, ghi, GROWS_ABOVE)
-    return {"verdict": verdict, "measured": measured, "published": published, "why": why}
+    return Claim(verdict=verdict, measured=measured, published=published, why=why)
 
 
 def ccx_crossing_dearer(exps, merged):
@@ -111,23 +137,23 @@ def ccx_crossing_dearer(exps, merged):
     rel = next((exps[n].relations for n in ("c2c-matrix", "c2c") if n in exps and exps[n].relations), None)
     claim = rel and rel.get("ccx_crossing")
     if claim and claim.get("ratio") is not None:
-        return {"verdict": claim["verdict"], "published": f"×{claim['published']:.2f} ({claim['pub_where']})",
-                "measured": f"cross-l3 ÷ same-l3 ×{claim['ratio']:.2f} (95% CI ×{claim['ci'][0]:.2f}–"
-                            f"×{claim['ci'][1]:.2f}; {claim['spread']})", "why": claim["why"]}
+        return Claim(verdict=claim["verdict"], published=f"×{claim['published']:.2f} ({claim['pub_where']})",
+                     measured=f"cross-l3 ÷ same-l3 ×{claim['ratio']:.2f} (95% CI ×{claim['ci'][0]:.2f}–"
+                              f"×{claim['ci'][1]:.2f}; {claim['spread']})", why=claim["why"])
     if claim:
-        return {"verdict": "not measurable here", "published": f"×{claim['published']:.2f} ({claim['pub_where']})",
-                "measured": "", "why": claim["why"]}
+        return Claim(verdict="not measurable here", published=f"×{claim['published']:.2f} ({claim['pub_where']})",
+                     measured="", why=claim["why"])
     e = exps.get("channel")
     if not e:
         return None
     same = [p for p in e.points if p.metric == "ns_per_msg" and p.placement == "same-l3" and p.variant == "unpadded"]
     cross = [p for p in e.points if p.metric == "ns_per_msg" and p.placement == "cross-l3" and p.variant == "unpadded"]
     if not same or not cross:
-        return {"verdict": "not measurable here", "published": "", "measured": "",
-                "why": "no same-l3 and cross-l3 pair measured (one L3 domain: no CCX to cross)"}
+        return Claim(verdict="not measurable here", published="", measured="",
+                     why="no same-l3 and cross-l3 pair measured (one L3 domain: no CCX to cross)")
     ratio, _w, verdict, why = V.ratio_verdict("higher", merged(cross), merged(same), ("cross-l3", "same-l3"))
-    return {"verdict": verdict, "published": "", "measured": f"channel unpadded cross-l3 ÷ same-l3 ×{ratio:.2f}",
-            "why": why}
+    return Claim(verdict=verdict, published="", measured=f"channel unpadded cross-l3 ÷ same-l3 ×{ratio:.2f}",
+                 why=why)
 
 
 def global_lock_knee(exps, pub, merged):
@@ -177,9 +203,9 @@ def global_lock_knee(exps, pub, merged):
         word = verdicts[0]
     else:
         word = "no" if "no" in verdicts else "inconclusive"
-    return {"verdict": word,
-            "published": f"best at {kp:g} threads on 2 × 8 cores; mutex {published}" if kp else published,
-            "measured": "; ".join(parts), "why": "; ".join(parts)}
+    return Claim(verdict=word,
+                 published=f"best at {kp:g} threads on 2 × 8 cores; mutex {published}" if kp else published,
+                 measured="; ".join(parts), why="; ".join(parts))
 
 
 # --- the cause (issue 43, item 6) ------------------------------------------------------------------
@@ -474,25 +500,21 @@ def slot_handover_cause(run, e):
 
 
 def cause(source, exps, run, merged):
-    """{"cause": found / not found / no evidence (run with why=1), "cause_why": the evidence in words}."""
+    """The Cause: found / not found / no evidence (run with why=1), and the evidence in words."""
     name = {"seed-000": "runner-empty", "seed-001": "cache-get", "seed-004": "channel"}.get(source)
     e = exps.get(name)
     if not e or not run:
-        return {"cause": NO_EVIDENCE, "cause_why": f"no {name} points with evidence" if name else ""}
+        return Cause(NO_EVIDENCE, f"no {name} points with evidence" if name else "")
     res = {"seed-000": lambda: arc_refcount_cause(run, e, merged),
            "seed-001": lambda: server_lock_cause(run, e, merged),
            "seed-004": lambda: slot_handover_cause(run, e)}[source]()
-    return {"cause": cause_word(res),
-            "cause_why": "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence"}
+    return Cause(cause_word(res), "; ".join(w for _, w in res) or f"no {name} point has why=1 evidence")
 
 
 def judge(source, exps, pub, merged, run=None):
-    """The claim's row for a story, or None when no experiment of it is in the run; with the run folder,
+    """The Judged claim of a story, or None when no experiment of it is in the run; with the run folder,
     also whether the seed's cause was found (cause())."""
     f = {"seed-000": lambda: arc_gap_grows(exps, pub, merged), "seed-004": lambda: ccx_crossing_dearer(exps, merged),
          "seed-001": lambda: global_lock_knee(exps, pub, merged)}.get(source)
     out = f() if f else None
-    if out:
-        out["claim"] = CLAIMS[source]
-        out.update(cause(source, exps, run, merged))
-    return out
+    return Judged(CLAIMS[source], out, cause(source, exps, run, merged)) if out else None

@@ -535,11 +535,12 @@ def story_rows(exps, pub, run=None):
                 if r["source"] == st["source"] and r["ratio"] is not None:
                     checks.append((f"{r['name']}: ×{r['ratio']:.2f} ({r['word']})", r["verdict"], r["why"]))
         c = claims.judge(st["source"], present, pub, merged, run) or \
-            {"claim": claims.CLAIMS.get(st["source"], st["effect"]), "verdict": "not measurable here",
-             "published": "", "measured": "", "why": f"none of {', '.join(names)} measures it",
-             "cause": claims.NO_EVIDENCE, "cause_why": ""}
-        out.append(Story(st["source"], st["title"], st["effect"], tuple(names), tuple(checks), c["claim"],
-                         c["published"], c["measured"], c["verdict"], c["why"], c["cause"], c["cause_why"]))
+            claims.Judged(claims.CLAIMS.get(st["source"], st["effect"]),
+                          claims.Claim("not measurable here", why=f"none of {', '.join(names)} measures it"),
+                          claims.Cause(claims.NO_EVIDENCE))
+        j = c.judged
+        out.append(Story(st["source"], st["title"], st["effect"], tuple(names), tuple(checks), c.claim,
+                         j.published, j.measured, j.verdict, j.why, c.cause.word, c.cause.why))
     return out
 
 
