@@ -11,9 +11,11 @@ as allowed. `compute` returns the price as data (the sweep's progress line count
 `write` prints it.
 """
 import math
+import os
 import shutil
 from dataclasses import dataclass
 
+from lab import ROOT
 from lab.core import rules
 from lab.core.stats import t975
 from lab.core.term import visible
@@ -141,6 +143,7 @@ class ExperimentPrice:
     fewest: float
     most: float
     worst: float                      # every run to its timeout, retried as often as allowed
+    cold: str = ""                    # the built file missing here, whose cold build the setup includes
 
 
 @dataclass(frozen=True)
@@ -171,11 +174,11 @@ class Price:
         return f"{self.points} points{cand}, ETA {hms(self.expected)}{rng}"
 
 
-def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0):
+def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=False):
     found = history.get(spec.name, profile) if history else None
     measured, seen_n, again, _run = found or (None, None, 0.0, None)
     e, lo, hi = repeats(spec, seen_n)
-    setup = float(spec["setup_cost"])
+    setup = float(spec["setup_cost"]) + (float(spec["build_cost"]) if cold else 0.0)
     live = [p for p in plan if not p.skip]
     expect = fewest = most = 0.0
     if live:
@@ -209,7 +212,7 @@ def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0):
                            setup, tuple(points),
                            tuple(f"{kind_of_skip(p)}: {spec.name} {p.placement} "
                                  f"threads={p.threads}: {p.skip}" for p in plan if p.skip),
-                           expect, fewest, most, worst)
+                           expect, fewest, most, worst, spec["built"] if cold else "")
 
 
 def refinements(plan):
@@ -286,8 +289,21 @@ def compute(specs, plans, profile, history, on_host, why_runs=0):
     PMU of its own to detect: none there."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
     hw_runs = len(hardware.wanted(pmu.evidence_parts())) if why_runs and on_host else 0
-    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, hw_runs)
-                       for s in specs if s.name not in missing), tuple(missing.items()), why_runs)
+    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, hw_runs, cold)
+                       for s, cold in zip(*cold_builds(specs, missing, on_host))), tuple(missing.items()), why_runs)
+
+
+def cold_builds(specs, missing, on_host):
+    """(the specs priced, whether each pays its cold build): on this host, the first spec of each `built`
+    file that is missing (the runner's cargo build: 179 s from a fresh clone here, priced 30 s before,
+    docs/measured.md); a fixture host is priced warm."""
+    priced = [s for s in specs if s.name not in missing]
+    seen, cold = set(), []
+    for s in priced:
+        path = s["built"]
+        cold.append(bool(on_host and path and path not in seen and not os.path.exists(os.path.join(ROOT, path))))
+        seen.add(path)
+    return priced, cold
 
 
 def why_where(spec, x, runs):
@@ -333,7 +349,7 @@ def write(price, specs, out):
                   + (f" expected ({lo}–{hi})" if lo != hi else "")
                   + (f"; {x.remeasured:.2g} re-measured per repeat last run" if x.remeasured else "")
                   + history_words(x)
-                  + f"; build and setup {x.setup:g} s"
+                  + f"; build and setup {x.setup:g} s" + (f" (a cold build: {x.cold} is missing)" if x.cold else "")
                   + (f"; why=1: {why_where(spec[x.name], x, price.why_runs)}" if price.why_runs else "")
                   + "\n")
     for x in price.experiments:

@@ -73,6 +73,9 @@ KEYS = {
     "cost": ("cost", "5", True, "the dry run's estimate of seconds per run (N, N/pair or N/cpu of {cpus}, optionally "
                                 "`max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
+    "built": ("path", "", False, "the file the build makes (from the project root): where it is missing on this "
+                                 "host, the dry run adds build_cost (a cold build) to the price, once per file"),
+    "build_cost": ("seconds", "0", True, "the dry run's estimate of seconds for a cold build (built= missing)"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "server": ("pidfiles", "", True,
                "pidfiles (from the project root; space-separated, globs allowed, at most 16) of the server side the "
@@ -142,9 +145,8 @@ MOST = {"threads": 4096, "repeats": 1000, "count": 1000, "count0": 1000, "second
 MOST_WORDS = 256            # values of a list key (variants, threads, …)
 MOST_CHARS = 4096           # characters of any value
 # Keys that may be set to nothing (`build =`): the others would silently give no points at all.
-MAY_BE_EMPTY = ("build", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server", "nodes",
-                "clients",
-                "why_comm")
+MAY_BE_EMPTY = ("build", "built", "setup", "teardown", "args", "requires", "confidence", "server", "nodes_server",
+                "nodes", "clients", "why_comm")
 COMM = re.compile(r"[A-Za-z0-9._+-]{1,15}")    # a process name as the kernel keeps it (15 bytes); perf filter text
 # The values a command may name as {name}: the engine fills them in per point and repeat
 # (docs/instruments.md). `{args}` is the spec's own `args` text, put in before anything runs.
@@ -231,7 +233,7 @@ def check(key, value, where):
         bad = "seconds per run: N, N/pair (per CPU pair of {cpus}) or N/cpu, optionally followed by `max M`"
     elif kind.startswith("choice:") and value not in kind[7:].split():
         bad = f"one of: {kind[7:]}"
-    elif kind == "path" and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
+    elif kind == "path" and value and (not re.fullmatch(r"[A-Za-z0-9._/-]+", value) or value.startswith("/")
                              or ".." in value.split("/")):
         bad = "a path inside the project, relative to its root"
     elif kind == "pidfiles" and (len(words) > MOST_PIDFILES or not all(
