@@ -302,3 +302,13 @@ def test_the_dry_run_prices_the_hardware_tiers_runs_where_a_pmu_is_detected(monk
             assert pb.why == pytest.approx(pa.why + extra), (a.name, pa.point)
     assert there.expected > here.expected
     assert api.price(fixture).expected == fixture_here.expected
+
+
+def test_a_reports_text_is_kept_to_its_bound_and_a_silent_one_says_so(tmp_path, monkeypatch):
+    """hardware.report with real programs standing for perf's report: the text is cut at MAX_RAW without
+    holding the whole output in memory, and an empty output is a failure said in words."""
+    monkeypatch.setattr(hardware, "MAX_RAW", 1000)
+    raw, log = str(tmp_path / "r.txt"), str(tmp_path / "log")
+    assert hardware.report(["head", "-c", "5000", "/dev/zero"], raw, dict(os.environ), log) == ""
+    assert os.path.getsize(raw) == 1000 and not os.path.exists(raw + ".full")
+    assert hardware.report(["true"], raw, dict(os.environ), log) == "true exited 0 and printed nothing"

@@ -60,16 +60,23 @@ def commands(kind, folder, vendor, cpus=None):
 
 
 def report(argv, raw, env, log):
-    """Run a report command, its stdout into `raw` (at most MAX_RAW bytes); "" or why it failed."""
+    """Run a report command, its stdout into `raw` (at most MAX_RAW bytes: it goes to a file first, so a
+    huge report never sits in memory); "" or why it failed."""
+    spill = raw + ".full"
     try:
-        with open(log, "a") as err:
-            p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, env=env,
+        with open(log, "a") as err, open(spill, "wb") as full:
+            p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=full, stderr=err, env=env,
                                timeout=REPORT_TIMEOUT)
+        with open(spill, "rb") as full:
+            text = full.read(MAX_RAW)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{' '.join(argv[:3])}: {type(e).__name__}"
-    write_atomic_text(raw, p.stdout[:MAX_RAW].decode("utf-8", "replace"))
-    return "" if p.returncode == 0 and p.stdout.strip() else f"{' '.join(argv[:3])} exited {p.returncode}" + \
-        ("" if p.stdout.strip() else " and printed nothing")
+    finally:
+        if os.path.exists(spill):
+            os.remove(spill)
+    write_atomic_text(raw, text.decode("utf-8", "replace"))
+    return "" if p.returncode == 0 and text.strip() else f"{' '.join(argv[:3])} exited {p.returncode}" + \
+        ("" if text.strip() else " and printed nothing")
 
 
 def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
