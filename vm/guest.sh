@@ -21,7 +21,7 @@ echo "guest: sweep exit $rc at $(date -u +%H:%M:%S)"
 # first touch, interleaved; the host checks the words (vm/check.py). The program was built on the host.
 # Automatic NUMA balancing migrates pages toward the threads that read them (seen on CI: the main thread's
 # buffer moved to the workers' node mid-run, "spread, not claimed"): off for these fixed cases, a disposable guest.
-sysctl -qw kernel.numa_balancing=0 2>/dev/null || echo "guest: kernel.numa_balancing stays on"
+{ echo 0 > /proc/sys/kernel/numa_balancing; } 2>/dev/null || echo "guest: kernel.numa_balancing stays on"
 python3 vm/numa_evidence.py /vmout/numa-evidence.json tests/fixtures/why/build/remote ||
   echo "guest: numa evidence exit $?"
 echo "guest: numa evidence done at $(date -u +%H:%M:%S)"

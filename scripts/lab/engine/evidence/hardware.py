@@ -19,6 +19,7 @@ lab has had none): only the argv and the read side on recorded published text ar
 """
 import os
 import subprocess
+import tempfile
 
 from lab.core.runfolder import write_atomic_text
 from lab.engine import child
@@ -60,20 +61,16 @@ def commands(kind, folder, vendor, cpus=None):
 
 
 def report(argv, raw, env, log):
-    """Run a report command, its stdout into `raw` (at most MAX_RAW bytes: it goes to a file first, so a
-    huge report never sits in memory); "" or why it failed."""
-    spill = raw + ".full"
+    """Run a report command, its stdout into `raw` (at most MAX_RAW bytes: it goes to an anonymous temporary
+    file first, so a huge report never sits in memory); "" or why it failed."""
     try:
-        with open(log, "a") as err, open(spill, "wb") as full:
+        with open(log, "a") as err, tempfile.TemporaryFile() as full:
             p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=full, stderr=err, env=env,
                                timeout=REPORT_TIMEOUT)
-        with open(spill, "rb") as full:
+            full.seek(0)
             text = full.read(MAX_RAW)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{' '.join(argv[:3])}: {type(e).__name__}"
-    finally:
-        if os.path.exists(spill):
-            os.remove(spill)
     write_atomic_text(raw, text.decode("utf-8", "replace"))
     return "" if p.returncode == 0 and text.strip() else f"{' '.join(argv[:3])} exited {p.returncode}" + \
         ("" if text.strip() else " and printed nothing")
