@@ -14,7 +14,7 @@ import os
 import sys
 
 from lab import exports
-from lab.core.runfolder import RunFolder, is_run, run_of, write_atomic_text
+from lab.core.runfolder import RunFolder, is_run, run_of, streamed
 from lab.core.term import visible
 from lab.errors import program, run
 from lab.report import model
@@ -42,17 +42,31 @@ def main(argv):
         return 2
     try:
         doc = exports.FORMATS[fmt](model.build(run))
-        text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
         if out:     # the user's own folder may be a link; one inside a run folder may not (real_folder)
-            write_atomic_text(out, text, run_of(out) or folder)   # RunFolderError: out= a FIFO, a device
+            with streamed(out, run_of(out) or folder) as f:   # RunFolderError: out= a FIFO, a device
+                dump(doc, f)
     except OSError as e:
         print(visible(f"export: out={out}: cannot write: {e.strerror}"), file=sys.stderr)
         return 2
     if out:
         print(visible(f"export: {fmt} of {os.path.basename(run)} written to {out}"), file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        dump(doc, sys.stdout)
     return 0
+
+
+def dump(doc, f):
+    """The document written as it is encoded, never held whole as text: at the CSV cap the text is ~360
+    MB, and json.dumps with an indent keeps every piece of it in a list first (docs/design.md). The
+    encoder's pieces are a few bytes each: they go out a MiB at a time (a write each was ×2.7 slower)."""
+    pieces, size = [], 0
+    for piece in json.JSONEncoder(indent=1, ensure_ascii=False, allow_nan=False).iterencode(doc):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= 1 << 20:
+            f.write("".join(pieces))
+            pieces, size = [], 0
+    f.write("".join(pieces) + "\n")
 
 
 if __name__ == "__main__":

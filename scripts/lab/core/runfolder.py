@@ -324,9 +324,17 @@ def replaceable(path):
 def write_atomic_text(path, text, root=None):
     """Write path whole (temp file + rename: no reader or kill -9 sees half of it) into a real folder
     (real_folder()). The rename replaces a link at path itself, never the file it points to."""
-    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
     if path.endswith(".dat") and dat_problem(text):
         raise RunFolderError(f"{path}: {dat_problem(text)}: not written")
+    with streamed(path, root) as f:
+        f.write(text)
+
+
+@contextlib.contextmanager
+def streamed(path, root=None):
+    """`with streamed(path) as f:` writes path as write_atomic_text does, from a text written in pieces
+    and never held whole (an export at the CSV cap is ~800 MB of JSON: docs/design.md)."""
+    d = real_folder(os.path.dirname(os.path.abspath(path)), root)
     replaceable(path)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
     mask = os.umask(0)
@@ -334,7 +342,7 @@ def write_atomic_text(path, text, root=None):
     os.fchmod(fd, 0o666 & ~mask)      # as open() would make it: mkstemp's 0600 hides the file from others
     try:
         with os.fdopen(fd, "w") as f:
-            f.write(text)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
