@@ -373,8 +373,9 @@ def words(report_or_pareto, line=0):
 
 
 # --- adjacent-line prefetch: when the lab reads a --double-cl report ------------------------------
-# Intel's optimization manual ("Spatial Prefetcher": it completes every line fetched to L2 with the pair
-# line of its 128-byte aligned chunk) and Feng Tang's --double-cl patch (data in "2N and 2N+1" lines is
+# Intel's optimization manual (§2.3.5.4 "Data Prefetching", Spatial Prefetcher: it "strives to complete every
+# cache line fetched to the L2 cache with the pair line that completes it to a 128-byte aligned chunk", as
+# quoted in dlang/dmd issue 17386) and Feng Tang's --double-cl patch (data in "2 cachelines (2N and 2N+1)"
 # fetched together) name the same unit: two 64-byte lines, the lower one 128-byte aligned.
 LINE = 64                   # perf c2c's line on x86 and most Arm64 (perf's cacheline_size(), from sysfs)
 PAIR = 2 * LINE             # the adjacent-line prefetcher's unit
