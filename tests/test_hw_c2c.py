@@ -2,6 +2,8 @@
 below with their sources: no host of the lab has a PMU), both header layouts, Intel and AMD; and a
 truncated or garbled report gives one PerfTextError line, never a traceback."""
 
+import dataclasses
+
 import pytest
 
 from conftest import assert_garbled_is_one_line
@@ -127,6 +129,60 @@ PERF6_X86_PEER = """\
         1        0      129        0        0        0        0      0x55c8971f00c0
     -------------------------------------------------------------------------------
              0.00%  100.00%    0.00%    0.00%    0.00%    0.00%                0x20     0       1      0x55c8971ed455         0        88        94         0      914         2  [.] 0x0000000000001455  false_sharing.exe  false_sharing.exe[1455]   0
+"""  # noqa: E501 (perf's own columns, verbatim)
+
+# Test input, constructed (no complete `perf c2c report --double-cl --stdio` output has been published):
+# PERF6_X86_PEER above (Leo Yan's, published) regrouped as perf 6.3's --double-cl prints the same recording,
+# following the option's code in Feng Tang's "[PATCH v2] perf c2c: Add report option to show false sharing in
+# adjacent cachelines" (LKML 2023-02-14; commit 1470a108a60e): cl_address()/cl_offset() with twice the line
+# size put its lines 0x55c8971f0080 and 0x55c8971f00c0 into one 128-byte group at 0x55c8971f0080, the upper
+# line's offset 0x20 becoming 0x60; ui_quirks() names the table's group "Double-Cacheline" (fill_line, same
+# width). The table's counts are the two rows summed (PA cnt too); the Pareto's LclHitm shares are
+# recomputed over the pair's 381 HITM from the published shares (31, 2, 0, 219 and 129 HITM); every other
+# Pareto column is as published.
+PERF6_X86_DOUBLE_CL = """\
+  =================================================
+             Shared Data Cache Line Table          
+  =================================================
+  #
+  #        ------- Double-Cacheline -------      Tot  ------- Load Hitm -------    Snoop    Total    Total    Total  --------- Stores --------  ----- Core Load Hit -----  - LLC Load Hit --  - RMT Load Hit --  --- Load Dram ----
+  # Index             Address  Node  PA cnt     Hitm    Total  LclHitm  RmtHitm     Peer  records    Loads   Stores    L1Hit   L1Miss      N/A       FB       L1       L2    LclHit  LclHitm    RmtHit  RmtHitm       Lcl       Rmt
+  # .....  ..................  ....  ......  .......  .......  .......  .......  .......  .......  .......  .......  .......  .......  .......  .......  .......  .......  ........  .......  ........  .......  ........  ........
+  #
+        0      0x55c8971f0080     0    1968  100.00%      381      381        0        0     6958     4464     2494     2024      470        0      800     3046      130       107      381         0        0         0         0
+
+  =================================================
+        Shared Cache Line Distribution Pareto      
+  =================================================
+  #
+  #        ----- HITM -----    Snoop  ------- Store Refs ------  --------- Data address ---------                      --------------- cycles ---------------    Total       cpu                                     Shared                               
+  #   Num  RmtHitm  LclHitm     Peer   L1 Hit  L1 Miss      N/A              Offset  Node  PA cnt        Code address  rmt hitm  lcl hitm      load      peer  records       cnt                  Symbol             Object              Source:Line  Node
+  # .....  .......  .......  .......  .......  .......  .......  ..................  ....  ......  ..................  ........  ........  ........  ........  .......  ........  ......................  .................  .......................  ....
+  #
+    -------------------------------------------------------------------------------
+        0        0      381        0     2024      470        0      0x55c8971f0080
+    -------------------------------------------------------------------------------
+             0.00%    8.14%    0.00%    0.00%    0.00%    0.00%                 0x0     0       1      0x55c8971ed3e9         0      1313       863         0     1222         3  [.] 0x00000000000013e9  false_sharing.exe  false_sharing.exe[13e9]   0
+             0.00%    0.52%    0.00%   90.51%    0.00%    0.00%                 0x0     0       1      0x55c8971ed3e2         0      1800       878         0     3029         3  [.] 0x00000000000013e2  false_sharing.exe  false_sharing.exe[13e2]   0
+             0.00%    0.00%    0.00%    9.49%  100.00%    0.00%                 0x0     0       1      0x55c8971ed3f4         0         0         0         0      662         3  [.] 0x00000000000013f4  false_sharing.exe  false_sharing.exe[13f4]   0
+             0.00%   57.48%    0.00%    0.00%    0.00%    0.00%                0x20     0       1      0x55c8971ed447         0       141       103         0     1131         2  [.] 0x0000000000001447  false_sharing.exe  false_sharing.exe[1447]   0
+             0.00%   33.86%    0.00%    0.00%    0.00%    0.00%                0x60     0       1      0x55c8971ed455         0        88        94         0      914         2  [.] 0x0000000000001455  false_sharing.exe  false_sharing.exe[1455]   0
+"""  # noqa: E501 (perf's own columns)
+
+# Source: Feng Tang, "[PATCH v2] perf c2c: Add report option to show false sharing in adjacent cachelines",
+# LKML 2023-02-14 <20230214075823.246414-1-feng.tang@intel.com> (also commit 1470a108a60e's message): the one
+# published --double-cl output, will-it-scale's pagefault2 on an old kernel, its offsets 0x10 and 0x54 "used
+# to be displayed in 2 groups". The author trimmed each row after the symbol (no object, source or node).
+FENG_TANG_DOUBLE_CL_ROWS = """\
+  ----------------------------------------------------------------------
+     26       31        2        0        0        0  0xffff888103ec6000
+  ----------------------------------------------------------------------
+   35.48%   50.00%    0.00%    0.00%    0.00%   0x10     0       1  0xffffffff8133148b      1153        66       971     3748        74  [k] get_mem_cgroup_from_mm
+    6.45%    0.00%    0.00%    0.00%    0.00%   0x10     0       1  0xffffffff813396e4       570         0      1531      879        75  [k] mem_cgroup_charge
+   25.81%   50.00%    0.00%    0.00%    0.00%   0x54     0       1  0xffffffff81331472       949        70       593     3359        74  [k] get_mem_cgroup_from_mm
+   19.35%    0.00%    0.00%    0.00%    0.00%   0x54     0       1  0xffffffff81339686      1352         0      1073     1022        74  [k] mem_cgroup_charge
+    9.68%    0.00%    0.00%    0.00%    0.00%   0x54     0       1  0xffffffff813396d6      1401         0       863      768        74  [k] mem_cgroup_charge
+    3.23%    0.00%    0.00%    0.00%    0.00%   0x54     0       1  0xffffffff81333106       618         0       804       11         9  [k] uncharge_batch
 """  # noqa: E501 (perf's own columns, verbatim)
 
 # Source: perfgo/perfgo, examples/false-sharing/README.md (GitHub), "Step 5: Detecting False Sharing with
@@ -376,3 +432,89 @@ def test_bounds():
         C.parse("hello\n")
     with pytest.raises(PerfTextError, match="expected text"):
         C.parse(None)
+
+
+# --- adjacent-line prefetch: the rule for --double-cl (c2creport.adjacent_pairs, pair_words) ---------------
+def test_a_published_report_whose_hot_lines_are_one_128_byte_pair():
+    """Leo Yan's published x86 report: its two lines, 0x…080 and 0x…0c0, are the halves of one 128-byte
+    aligned pair and both have HITM → the rule fires (the lab reads the --double-cl report)."""
+    r = C.parse(PERF6_X86_PEER)
+    (pair,) = C.adjacent_pairs(r)
+    assert pair.address == 0x55c8971f0080 and [cl.address for cl in pair.lines] == [0x55c8971f0080, 0x55c8971f00c0]
+    assert C.adjacent_pairs(r.pareto) == (pair,)
+    w = C.pair_words(pair, why="perf 6.1.187 lacks --double-cl")
+    assert w.startswith("perf 6.1.187 lacks --double-cl; adjacent lines 0x55c8971f0080/0x55c8971f00c0 both "
+                        "contended (252 and 129 HITM): adjacent-line prefetch may be the cause (a suspect, not "
+                        "shown by these counts: c2c samples demand loads and stores, not prefetches; "), w
+    assert w.endswith("would confirm it)") and "is the cause" not in w
+
+
+@pytest.mark.parametrize("name, text", [("PERF5_INTEL", PERF5_INTEL), ("PERF6_AMD_IBS", PERF6_AMD_IBS),
+                                        ("TWO_SOCKET_ROWS", TWO_SOCKET_ROWS),
+                                        ("KERNEL_DOC_ROWS", KERNEL_DOC_ROWS.split("\n\n")[1])])
+def test_published_reports_of_one_hot_line_do_not_ask_for_double_cl(name, text):
+    report = C.parse(text) if "Shared Data Cache Line Table" in text else C.parse_pareto(text)
+    assert C.adjacent_pairs(report) == (), name
+
+
+def test_lines_64_bytes_apart_across_a_128_byte_boundary_are_no_pair():
+    """Test input: Leo Yan's report with both lines moved up 64 bytes (0x…0c0 and 0x…100): still adjacent,
+    but in two 128-byte pairs, which the adjacent-line prefetcher does not fetch together."""
+    moved = PERF6_X86_PEER.replace("0x55c8971f00c0", "@").replace("0x55c8971f0080", "0x55c8971f00c0") \
+        .replace("@", "0x55c8971f0100")
+    r = C.parse(moved)
+    assert [cl.address for cl in r.pareto] == [0x55c8971f00c0, 0x55c8971f0100] and C.adjacent_pairs(r) == ()
+
+
+def test_a_pair_needs_both_lines_contended_and_hot():
+    """Test input: the upper line's HITM set to 0 (its Pareto row kept) → no pair; and the pair is looked
+    for among the hot lines only (here the first one)."""
+    r = C.parse(PERF6_X86_PEER)
+    (pair,) = C.adjacent_pairs(r)
+    cold = dataclasses.replace(r.pareto[1], local_hitm=0)
+    assert C.adjacent_pairs((r.pareto[0], cold)) == ()
+    assert C.adjacent_pairs(r, hot=1) == ()
+
+
+def test_the_double_cl_report_parses_with_the_same_parser():
+    """The constructed --double-cl text (see PERF6_X86_DOUBLE_CL): one 128-byte line, offsets to 0x7f."""
+    d = C.parse(PERF6_X86_DOUBLE_CL)
+    assert d.double_cl and not C.parse(PERF6_X86_PEER).double_cl and d.layout == C.LAYOUT_6
+    (line,) = d.lines
+    assert (line.address, line.node, line.hitm, line.local_hitm, line.remote_hitm, line.records) == \
+        (0x55c8971f0080, 0, 381, 381, 0, 6958)
+    assert dict(line.columns)["Double-Cacheline PA cnt"] == "1968"
+    (cl,) = d.pareto
+    assert [a.offset for a in cl.accesses] == [0x0, 0x0, 0x0, 0x20, 0x60]
+    assert C.adjacent_pairs(d) == ()            # its lines are pairs already
+
+
+def test_pair_words_with_the_double_cl_report():
+    (pair,) = C.adjacent_pairs(C.parse(PERF6_X86_PEER))
+    w = C.pair_words(pair, C.parse(PERF6_X86_DOUBLE_CL))
+    assert w.startswith(
+        "adjacent lines 0x55c8971f0080/0x55c8971f00c0 both contended (252 and 129 HITM); perf c2c --double-cl "
+        "groups them as the 128-byte pair 0x55c8971f0080 with 0 remote and 381 local HITM: offset 0x0 written by "
+        "false_sharing.exe+0x00000000000013e2 and false_sharing.exe+0x00000000000013f4 and read by "
+        "false_sharing.exe+0x00000000000013e9; offset 0x20 read by false_sharing.exe+0x0000000000001447; offset "
+        "0x60 read by false_sharing.exe+0x0000000000001455 (offsets from 0x40 are 0x55c8971f00c0's), from node 0 "
+        "→ adjacent-line prefetch may be the cause (a suspect, not shown by these counts"), w
+    # a --double-cl report without that pair (test input: PERF6_AMD_IBS's line) says so, still only a suspect
+    other = C.pair_words(pair, C.parse(PERF6_AMD_IBS))
+    assert "the --double-cl report has no pair at 0x55c8971f0080: adjacent-line prefetch may be the cause" in other
+
+
+def test_the_published_double_cl_rows_are_trimmed_and_refused_in_one_line():
+    """Feng Tang's published --double-cl rows stop at the symbol: read as a received text they are cut rows,
+    refused in one line (this is why the parse test above uses constructed input)."""
+    with pytest.raises(PerfTextError, match=r"^perf c2c report:4: .*a row without `\[\.\] symbol object source`"):
+        C.parse_pareto(FENG_TANG_DOUBLE_CL_ROWS)
+    # what it shows is what the rule expects of such a pair: offsets in both 64-byte halves of one group
+    offsets = {int(row.split()[5], 16) for row in FENG_TANG_DOUBLE_CL_ROWS.splitlines() if "%" in row}
+    assert offsets == {0x10, 0x54} and {o // C.LINE for o in offsets} == {0, 1}
+
+
+def test_double_cl_reports_truncated_or_garbled_are_one_line():
+    assert_garbled_is_one_line(C.parse, PERF6_X86_DOUBLE_CL, PerfTextError, "0x%.# -=\n[]{}\x00\x1b9aZ", 20)
+    with pytest.raises(PerfTextError):
+        C.parse(PERF6_X86_DOUBLE_CL[:len(PERF6_X86_DOUBLE_CL) // 2])

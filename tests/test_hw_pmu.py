@@ -3,6 +3,8 @@ kind says "not available here: <reason>", found by asking the kernel and perf, n
 for hosts the lab has not had (Intel with PEBS, AMD Zen 3 and Zen 4) on facts built here; the command
 lines as argv lists."""
 import dataclasses
+import re
+import shutil
 
 import pytest
 
@@ -90,3 +92,30 @@ def test_command_lines():
     assert pmu.mem_record("m.data", ["./p"], "amd", cpus="4-7") == \
         ["perf", "mem", "record", "-o", "m.data", "-C", "4-7", "--", "./p"]
     assert pmu.mem_report("m.data") == ["perf", "mem", "report", "-i", "m.data", "--stdio", "-F", "mem,sample,snoop"]
+
+
+# perf c2c report -h as perf 6.3 and later print the option (Feng Tang's patch: OPT_BOOLEAN(0, "double-cl",
+# …, "Detect adjacent cacheline false sharing"), laid out as parse-options prints a long-only option)
+HELP_6_3_LINE = "        --double-cl       Detect adjacent cacheline false sharing\n"
+
+
+def test_double_cl_is_asked_of_perf_here():
+    """`perf c2c report -h` and `perf version` run here (no workload, no PMU needed): Debian's perf 6.1 does not
+    list --double-cl, so the lab says that perf lacks it instead of passing an option perf refuses."""
+    if not shutil.which("perf"):
+        pytest.skip("perf is not on PATH")
+    version, has = pmu.double_cl()
+    assert re.fullmatch(r"\d+\.\d+\S*", version), version
+    _, help_text = pmu._run(["perf", "c2c", "report", "-h"])
+    assert "--stitch-lbr" in help_text and has == pmu.lists_double_cl(help_text)
+    if version.startswith("6.1."):             # Debian 12's perf: before perf 6.3, nothing carried back
+        assert has is False
+    assert pmu.lists_double_cl(help_text + HELP_6_3_LINE) and pmu.lists_double_cl("    -a, --double-cl  x\n")
+    assert not pmu.lists_double_cl("        --stitch-lbr      Enable LBR callgraph stitching approach\n")
+
+
+def test_without_a_pmu_perf_is_not_asked_about_double_cl():
+    """Nothing of the tier runs where it is absent: probe() asks perf no more than before."""
+    if not NO_PMU:
+        pytest.skip("this host has a PMU")
+    assert (HERE.perf_version, HERE.double_cl) == ("", False)

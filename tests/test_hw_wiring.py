@@ -9,6 +9,8 @@ these tests and no fake perf binary stands in for one: none of the tier has run 
 import dataclasses
 import os
 import re
+import shutil
+import types
 
 import pytest
 
@@ -18,7 +20,7 @@ from lab.report import claims, model
 from lab.why import c2creport, classify, diff
 from lab.why import hardware as hw
 from test_claims import OK, REF, WORK, curve_rows, noisy, run_with, story, write_point
-from test_hw_c2c import PERF5_INTEL, PERF6_AMD_IBS, TWO_SOCKET_ROWS
+from test_hw_c2c import PERF5_INTEL, PERF6_AMD_IBS, PERF6_X86_DOUBLE_CL, PERF6_X86_PEER, TWO_SOCKET_ROWS
 from test_hw_perfmem import RAVI_2022
 from test_hw_topdown import AMD_PIPELINE_L2, OLD_ICELAKE, SPR_METRIC_LINES
 
@@ -117,8 +119,9 @@ def test_each_detected_kind_gets_one_run_of_its_own(tmp_path, monkeypatch):
 
 
 # --- the read side: recorded published text placed in a run folder --------------------------------
-def place(folder, texts, verdict=gate.KEPT):
-    """Put raw texts into a why folder as hardware.py leaves them, and meta.json's `hardware` entries."""
+def place(folder, texts, verdict=gate.KEPT, double=None):
+    """Put raw texts into a why folder as hardware.py leaves them, and meta.json's `hardware` entries; `double`:
+    the c2c entry's `double_cl`, a text (its --double-cl report, written beside) or a reason there is none."""
     meta = ev.read_meta(folder)
     entries = []
     for kind, text in texts.items():
@@ -126,6 +129,12 @@ def place(folder, texts, verdict=gate.KEPT):
             f.write(text)
         entries.append({"kind": kind, "file": ev.HW_RAW[kind], "verdict": verdict, "why": "ran ×1.02 slower than "
                         "the point's unrecorded run (budget ±10%)", "speed": 0.98})
+        if kind == "c2c" and double is not None and "Shared" in double:
+            with open(os.path.join(folder, ev.HW_DOUBLE_CL), "w") as f:
+                f.write(double)
+            entries[-1]["double_cl"] = {"file": ev.HW_DOUBLE_CL, "why": ""}
+        elif kind == "c2c" and double is not None:
+            entries[-1]["double_cl"] = {"file": None, "why": double}
     meta.pop("format")
     meta["hardware"] = entries
     meta["evidence"] = dict(meta["evidence"], **{k: ev.OK for k in texts})
@@ -136,7 +145,7 @@ def why_folder(run, exp, stem):
     return os.path.join(run, "raw", exp, f"{stem}_why")
 
 
-def refcount_run(tmp_path, knee_c2c, base_topdown=OLD_ICELAKE, knee_topdown=SPR_METRIC_LINES):
+def refcount_run(tmp_path, knee_c2c, base_topdown=OLD_ICELAKE, knee_topdown=SPR_METRIC_LINES, double=None):
     run = run_with(tmp_path, "runner-empty", curve_rows(("shared-arc", "per-thread"), "calls_per_s"))
     for v in ("shared-arc", "per-thread"):
         write_point(run, "runner-empty", f"{v}_compact_t1", noisy(({WORK: 800, REF: 100}, {})))
@@ -144,7 +153,7 @@ def refcount_run(tmp_path, knee_c2c, base_topdown=OLD_ICELAKE, knee_topdown=SPR_
     write_point(run, "runner-empty", "per-thread_compact_t2", noisy(({WORK: 820, REF: 110}, {})))
     place(why_folder(run, "runner-empty", "shared-arc_compact_t1"), {"topdown": base_topdown})
     place(why_folder(run, "runner-empty", "shared-arc_compact_t2"),
-          {"c2c": knee_c2c, "topdown": knee_topdown, "memsource": RAVI_2022})
+          {"c2c": knee_c2c, "topdown": knee_topdown, "memsource": RAVI_2022}, double=double)
     return run
 
 
@@ -200,6 +209,74 @@ def test_a_received_hardware_entry_never_names_another_file(tmp_path):
     with pytest.raises(ev.EvidenceError, match=r"meta.json:1: hardware must list"):
         ev.read_meta(k)
     assert ev.read_hardware(k, "../meta.json") is None
+
+
+# --- adjacent-line prefetch: --double-cl where the knee's hot lines pair up --------------------------
+def knee_words(tmp_path, c2c, double):
+    run = refcount_run(tmp_path, c2c, double=double)
+    b, k = (why_folder(run, "runner-empty", f"shared-arc_compact_t{t}") for t in (1, 2))
+    return diff.differential(diff.load(b), diff.load(k), "compact", 1, 2).hardware
+
+
+def test_adjacent_contended_lines_where_perf_lacks_double_cl(tmp_path):
+    """Leo Yan's published report at the knee (two contended lines of one 128-byte pair); this host's perf
+    (6.1) lacks the option, as the engine's entry says: the words say so and name prefetch a suspect only."""
+    h = knee_words(tmp_path, PERF6_X86_PEER, "perf 6.1.187 lacks --double-cl")
+    assert h.words[0].startswith("shared data confirmed: line 0x55c8971f0080") and h.absent == ()
+    assert h.words[1].startswith("perf 6.1.187 lacks --double-cl; adjacent lines 0x55c8971f0080/0x55c8971f00c0 "
+                                 "both contended (252 and 129 HITM): adjacent-line prefetch may be the cause (a "
+                                 "suspect"), h.words
+    assert h.words[1].endswith("would confirm it) (perf c2c at 2 threads)")
+    assert h.words[2].startswith("backend-bound growth")
+    said = hw.text(types.SimpleNamespace(hardware=h))     # the why section's sentence (it reads d.hardware)
+    assert "(perf c2c at 2 threads); perf 6.1.187 lacks --double-cl; adjacent lines" in said, said
+
+
+def test_adjacent_contended_lines_with_the_double_cl_report(tmp_path):
+    """The same, where perf made the --double-cl report of the recording (constructed test input,
+    tests/test_hw_c2c.py: PERF6_X86_DOUBLE_CL): the pair's offsets and HITM in one group."""
+    h = knee_words(tmp_path, PERF6_X86_PEER, PERF6_X86_DOUBLE_CL)
+    assert ("adjacent lines 0x55c8971f0080/0x55c8971f00c0 both contended (252 and 129 HITM); perf c2c --double-cl "
+            "groups them as the 128-byte pair 0x55c8971f0080 with 0 remote and 381 local HITM: offset 0x0 written by"
+            ) in h.words[1], h.words
+    assert "offset 0x60 read by false_sharing.exe+0x0000000000001455" in h.words[1]
+    assert "adjacent-line prefetch may be the cause" in h.words[1] and "is the cause" not in h.words[1]
+
+
+def test_no_pair_no_double_cl_words_and_a_bad_double_cl_text_is_one_line(tmp_path):
+    """A knee report of one hot line (kam3nev's, published): the --double-cl report beside it is not read nor
+    said. A garbled one beside a pair is said in one line; an old entry without double_cl says none was made."""
+    h = knee_words(tmp_path, PERF5_INTEL, "this text is not a report: Shared nothing")
+    assert not any("adjacent" in w for w in h.words) and len(h.words) == 3
+    h = knee_words(tmp_path / "garbled", PERF6_X86_PEER, "Shared Data Cache Line Table\n#\n")
+    assert re.search(r"its --double-cl report was not read at 2 threads: perf c2c report:\d+: [^\n]+; adjacent "
+                     r"lines 0x55c8971f0080/0x55c8971f00c0 both contended", h.words[1]), h.words
+    h = knee_words(tmp_path / "plain", PERF6_X86_PEER, PERF6_X86_PEER)
+    assert h.words[1].startswith("c2c_double_cl.txt is not a --double-cl report (its table has 64-byte lines); "
+                                 "adjacent lines"), h.words
+    h = knee_words(tmp_path / "old", PERF6_X86_PEER, None)
+    assert h.words[1].startswith("no --double-cl report was made; adjacent lines 0x55c8971f0080/0x55c8971f00c0")
+
+
+def test_the_double_cl_report_of_the_recording_where_perf_takes_it(tmp_path):
+    """hardware.double_cl_report: where perf lacks the option nothing runs and the entry says so; where it is
+    said to take it, the report runs (here this host's perf on a recording that does not exist: a failure in
+    words, as a failed report on a PMU host would be)."""
+    f = str(tmp_path)
+    log = os.path.join(f, "err.log")
+    assert hardware.double_cl_report(os.path.join(f, ".c2c.data"), f, dict(os.environ), log, "6.1.187", False) == \
+        {"file": None, "why": "perf 6.1.187 lacks --double-cl"}
+    if not shutil.which("perf"):
+        pytest.skip("perf is not on PATH")
+    d = hardware.double_cl_report(os.path.join(f, ".c2c.data"), f, dict(os.environ), log, "6.x", True)
+    assert d["file"] is None and d["why"].startswith("its --double-cl report failed: perf c2c report exited "), d
+    # meta.json takes the entry as hardware.py writes it, and refuses another file name
+    entry = {"kind": "c2c", "file": ev.HW_RAW["c2c"], "verdict": gate.KEPT, "why": "", "speed": 1.0}
+    ev._hardware([dict(entry, double_cl=d), dict(entry, kind="topdown", file=None)], "meta.json")
+    with pytest.raises(ev.EvidenceError, match="double_cl"):
+        ev._hardware([dict(entry, double_cl={"file": "../x", "why": ""})], "meta.json")
+    with pytest.raises(ev.EvidenceError):
+        ev._hardware([dict(entry, kind="topdown", file=None, double_cl={"file": None, "why": ""})], "meta.json")
 
 
 # --- seed 000's cause cell ----------------------------------------------------------------------

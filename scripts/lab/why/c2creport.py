@@ -10,6 +10,12 @@ published excerpts (the kernel's false-sharing.rst quotes only rows), so it is r
 percentages, the offset, the code address, the cycles and counts, then `[.]`/`[k]` symbol, object,
 source:line and the nodes.
 
+A `--double-cl` report (perf 6.3 and later: Feng Tang's "perf c2c: Add report option to show false sharing
+in adjacent cachelines", commit 1470a108a60e, in perf-tools-for-v6.3) has the same layout at twice the
+line size: the table's group is named "Double-Cacheline" (ui_quirks' fill_line), its addresses are
+128-byte aligned and the Pareto's offsets run to 0x7f; `double_cl` says which a report is. The rule for
+when the lab reads one (`adjacent_pairs`, `pair_words`) is below the words.
+
 Everything else refuses with one PerfTextError line: a section cut short, a row of the wrong width, a
 cache line whose rows are missing (the text ended), a number that is not one.
 """
@@ -29,7 +35,8 @@ MAX_ROWS = 100000            # cache lines or Pareto rows of one report
 LAYOUT_5 = "perf <= 5.x"     # "LLC Load Hitm", Rmt/Lcl
 LAYOUT_6 = "perf >= 6.0"     # "Load Hitm", RmtHitm/LclHitm
 _SEPARATOR = re.compile(r"^\s*#?\s*-{10,}\s*$")
-_GROUP = re.compile(r"-+\s+([^-]+?)\s+-+")
+# a header group's name between dashes: words, single spaces and inner hyphens ("Double-Cacheline")
+_GROUP = re.compile(r"-+\s+((?:[^\s-]|(?<=\w)-(?=\w)|(?<=\S) (?=\S))+)\s+-+")
 _MARKER = re.compile(r"^\[[.kgHujs]\]$")     # perf's privilege marker before a symbol
 _NODE_TOKEN = re.compile(r"^[0-9{}.,%\-]+$|^N/A$")
 
@@ -89,6 +96,7 @@ class C2CReport:
     events: tuple               # the events recorded (c2c details)
     lines: tuple                # CacheLine, hottest first
     pareto: tuple               # LineAccesses
+    double_cl: bool = False     # `perf c2c report --double-cl`: each "line" is a 128-byte aligned pair
 
     def total(self, name, default=None):
         return dict(self.totals).get(name, default)
@@ -172,13 +180,15 @@ def _table(section):
     else:
         layout = LAYOUT_6
         hitm = ("Load Hitm Total", "Load Hitm LclHitm", "Load Hitm RmtHitm")
-    want = {"address": _find(columns, "Cacheline Address", "Cacheline"), "hitm": _find(columns, hitm[0]),
+    double_cl = "Double-Cacheline Address" in columns
+    want = {"address": _find(columns, "Cacheline Address", "Double-Cacheline Address", "Cacheline"),
+            "hitm": _find(columns, hitm[0]),
             "local": _find(columns, hitm[1]), "remote": _find(columns, hitm[2])}
     missing = [k for k, v in want.items() if v is None]
     if missing:
         raise PerfTextError(WHAT, rows[dots][0], f"{TABLE}: no {', '.join(missing)} column in the header "
                                                  f"(columns: {', '.join(columns)[:120]})")
-    node = _find(columns, "Cacheline Node")
+    node = _find(columns, "Cacheline Node", "Double-Cacheline Node")
     records = _find(columns, "Total records")
     share = next((i for i, c in enumerate(columns) if c in ("Tot Hitm", "Rmt Hitm")), None)
     out = []
@@ -200,7 +210,7 @@ def _table(section):
             remote_hitm=integer(tokens[want["remote"]], WHAT, n),
             records=integer(tokens[records], WHAT, n) if records is not None else None,
             columns=tuple(zip(columns, tokens))))
-    return layout, out
+    return layout, double_cl, out
 
 
 def _nodes(tokens):
@@ -298,13 +308,13 @@ def parse(text):
         t, e = _totals(sections.get(title, []))
         totals += t
         events += e
-    layout, table = _table(sections[TABLE])
+    layout, double_cl, table = _table(sections[TABLE])
     pareto = parse_pareto(sections[PARETO])
     if table and not pareto:
         raise PerfTextError(WHAT, len(numbered), f"{PARETO}: empty while the table has {len(table)} lines "
                                                  "(the report was cut short)")
     return C2CReport(layout=layout, totals=tuple(totals), events=tuple(events), lines=tuple(table),
-                     pareto=pareto)
+                     pareto=pareto, double_cl=double_cl)
 
 
 # --- words --------------------------------------------------------------------------------------
@@ -318,17 +328,9 @@ def _who(access):
     return sym
 
 
-def words(report_or_pareto, line=0):
-    """The lab's words for the hottest contended line (or the `line`-th of the Pareto):
-    'shared data confirmed: line 0x… with R remote and L local HITM; offset 0x0 written by f, offset 0x8
-    read by g, from nodes 0 and 1 → false sharing (different data in one cache line)'. A line touched at
-    one offset is true sharing; no HITM at all confirms nothing."""
-    pareto = report_or_pareto.pareto if isinstance(report_or_pareto, C2CReport) else tuple(report_or_pareto)
-    if len(pareto) <= line:
-        return "shared data not confirmed: perf c2c found no contended cache line"
-    cl = pareto[line]
-    if cl.remote_hitm + cl.local_hitm == 0:
-        return f"shared data not confirmed: line {cl.address:#x} has no HITM (no load found it modified elsewhere)"
+def _offsets(cl):
+    """('offset 0x0 written by f; offset 0x8 read by g', 'from nodes 0 and 1', offsets written, offsets) of
+    one Pareto line: who touches each offset, stores first."""
     offsets = {}
     for a in cl.accesses:
         o = offsets.setdefault(a.offset, {"written": [], "read": [], "nodes": set()})
@@ -344,6 +346,21 @@ def words(report_or_pareto, line=0):
     nodes = sorted(set().union(*(o["nodes"] for o in offsets.values())))
     where = f"from node{'s' if len(nodes) > 1 else ''} {_and([str(x) for x in nodes])}" if nodes else ""
     written = [off for off, o in offsets.items() if o["written"]]
+    return "; ".join(parts), where, written, offsets
+
+
+def words(report_or_pareto, line=0):
+    """The lab's words for the hottest contended line (or the `line`-th of the Pareto):
+    'shared data confirmed: line 0x… with R remote and L local HITM; offset 0x0 written by f, offset 0x8
+    read by g, from nodes 0 and 1 → false sharing (different data in one cache line)'. A line touched at
+    one offset is true sharing; no HITM at all confirms nothing."""
+    pareto = report_or_pareto.pareto if isinstance(report_or_pareto, C2CReport) else tuple(report_or_pareto)
+    if len(pareto) <= line:
+        return "shared data not confirmed: perf c2c found no contended cache line"
+    cl = pareto[line]
+    if cl.remote_hitm + cl.local_hitm == 0:
+        return f"shared data not confirmed: line {cl.address:#x} has no HITM (no load found it modified elsewhere)"
+    parts, where, written, offsets = _offsets(cl)
     if len(offsets) > 1 and written:
         verdict = "false sharing (different data in one cache line)"
     elif len(offsets) > 1:
@@ -352,4 +369,61 @@ def words(report_or_pareto, line=0):
         verdict = "true sharing (one datum contended)"
     remote = "remote HITM: the line crosses sockets" if cl.remote_hitm else "local HITM only: within one socket"
     return (f"shared data confirmed: line {cl.address:#x} with {cl.remote_hitm} remote and {cl.local_hitm} local "
-            f"HITM ({remote}); {'; '.join(parts)}{', ' + where if where else ''} → {verdict}")
+            f"HITM ({remote}); {parts}{', ' + where if where else ''} → {verdict}")
+
+
+# --- adjacent-line prefetch: when the lab reads a --double-cl report ------------------------------
+# Intel's optimization manual (§2.3.5.4 "Data Prefetching", Spatial Prefetcher: it "strives to complete every
+# cache line fetched to the L2 cache with the pair line that completes it to a 128-byte aligned chunk", as
+# quoted in dlang/dmd issue 17386) and Feng Tang's --double-cl patch (data in "2 cachelines (2N and 2N+1)"
+# fetched together) name the same unit: two 64-byte lines, the lower one 128-byte aligned.
+LINE = 64                   # perf c2c's line on x86 and most Arm64 (perf's cacheline_size(), from sysfs)
+PAIR = 2 * LINE             # the adjacent-line prefetcher's unit
+HOT_LINES = 10              # the Pareto's first lines (hottest first) among which pairs are looked for
+SUSPECT = ("a suspect, not shown by these counts: c2c samples demand loads and stores, not prefetches; the "
+           "pair's contention falling with the two lines' data in different 128-byte pairs (128-byte "
+           "alignment), or with the adjacent-line prefetcher off in firmware, would confirm it")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two hot lines of a 64-byte report that are the halves of one 128-byte aligned pair, both with HITM."""
+    address: int                # the pair's address: its lower line's, a multiple of PAIR
+    lines: tuple                # (LineAccesses at address, LineAccesses at address + LINE)
+
+
+def adjacent_pairs(report_or_pareto, hot=HOT_LINES):
+    """Where adjacent-line prefetch is a suspect (the rule for reading a --double-cl report): pairs among the
+    report's hot lines (the Pareto's first `hot`) that are line N and N+64 with N 128-byte aligned, both with
+    HITM. Two lines 64 bytes apart across a 128-byte boundary are no pair (the prefetcher completes a line to
+    its aligned chunk); a --double-cl report gives () (its lines are pairs already)."""
+    if isinstance(report_or_pareto, C2CReport):
+        if report_or_pareto.double_cl:
+            return ()
+        pareto = report_or_pareto.pareto
+    else:
+        pareto = tuple(report_or_pareto)
+    hot_lines = {cl.address: cl for cl in pareto[:hot] if cl.remote_hitm + cl.local_hitm > 0}
+    return tuple(Pair(a, (hot_lines[a], hot_lines[a + LINE])) for a in sorted(hot_lines)
+                 if a % PAIR == 0 and a + LINE in hot_lines)
+
+
+def pair_words(pair, double=None, why="no --double-cl report was made"):
+    """The words for one Pair: with `double` (the same recording's parsed --double-cl report) what perf
+    groups at the pair's address — its HITM and who touches which offset, 0x40 and up being the upper
+    line's; without, `why` there is none ("perf 6.1.187 lacks --double-cl"). Adjacent-line prefetch is only
+    ever named a suspect, with what would confirm it (SUSPECT)."""
+    low, high = pair.lines
+    lines = (f"adjacent lines {low.address:#x}/{high.address:#x} both contended "
+             f"({low.remote_hitm + low.local_hitm} and {high.remote_hitm + high.local_hitm} HITM)")
+    if double is None:
+        return f"{why}; {lines}: adjacent-line prefetch may be the cause ({SUSPECT})"
+    cl = next((c for c in double.pareto if c.address == pair.address), None)
+    if cl is None:
+        return (f"{lines}; the --double-cl report has no pair at {pair.address:#x}: adjacent-line prefetch may "
+                f"be the cause ({SUSPECT})")
+    parts, where, _, _ = _offsets(cl)
+    return (f"{lines}; perf c2c --double-cl groups them as the 128-byte pair {cl.address:#x} with "
+            f"{cl.remote_hitm} remote and {cl.local_hitm} local HITM: {parts} (offsets from 0x40 are "
+            f"{high.address:#x}'s){', ' + where if where else ''} → adjacent-line prefetch may be the cause "
+            f"({SUSPECT})")

@@ -9,6 +9,11 @@ knee): c2c and IBS data source at the knee, top-down at both. text(d) is the one
 says (report/causes.py calls it beside groups.words); claims.py reads compare()'s parsed c2c report for
 seed 000's refcount line. Only recorded published text has gone through this module: no host of the lab
 has a PMU yet.
+
+Adjacent-line prefetch: where the knee's c2c report has hot lines that are the two halves of one 128-byte
+pair, both contended (c2creport.adjacent_pairs), the same recording's --double-cl report (the engine made
+it where perf takes the option) is parsed and said for each pair (c2creport.pair_words), or why there is
+none ("perf 6.1.187 lacks --double-cl"); otherwise the second report is not read at all.
 """
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
@@ -22,8 +27,10 @@ NAMES = {"c2c": "perf c2c", "topdown": "top-down", "memsource": "IBS/PEBS data s
 
 
 def load(folder, meta):
-    """{"text": {kind: raw text of a kept run}, "said": {kind: why there is none}} of one point's folder."""
-    text, said = {}, {}
+    """{"text": {kind: raw text of a kept run}, "said": {kind: why there is none}, "double_cl": c2c's
+    {"file", "why"} (the --double-cl report's name or why none; read only where compare's rule wants it)}
+    of one point's folder."""
+    text, said, double = {}, {}, {"file": None, "why": "no --double-cl report was made"}
     for e in meta.get("hardware") or []:
         if e["verdict"] != gate.KEPT or not e["file"]:
             said[e["kind"]] = f"its run was {e['verdict']}: {e['why']}"
@@ -33,10 +40,32 @@ def load(folder, meta):
             said[e["kind"]] = f"{e['file']} is missing"
         else:
             text[e["kind"]] = t
+            if e["kind"] == "c2c" and e.get("double_cl"):
+                double = dict(e["double_cl"], folder=folder)
     for kind in KINDS:
         if kind not in text and kind not in said:
             said[kind] = str((meta.get("evidence") or {}).get(kind, "not recorded"))
-    return {"text": text, "said": said}
+    return {"text": text, "said": said, "double_cl": double}
+
+
+def adjacent(report, hw, threads):
+    """The words for each pair of adjacent contended lines of the knee's 64-byte c2c report (() where none
+    pair up): with the same recording's --double-cl report where there is one, else why there is none."""
+    pairs = c2creport.adjacent_pairs(report)
+    if not pairs:
+        return ()
+    d = (hw or {}).get("double_cl") or {"file": None, "why": "no --double-cl report was made"}
+    double, why = None, d["why"]
+    if d["file"]:
+        text = evidence.read_hardware(d["folder"], d["file"])
+        try:
+            double = c2creport.parse(text) if text is not None else None
+            why = why if text is not None else f"{d['file']} is missing"
+        except PerfTextError as e:
+            why = f"its --double-cl report was not read at {threads} threads: {e}"
+        if double is not None and not double.double_cl:
+            double, why = None, f"{d['file']} is not a --double-cl report (its table has 64-byte lines)"
+    return tuple(f"{c2creport.pair_words(p, double, why)} (perf c2c at {threads} threads)" for p in pairs)
 
 
 def _parse(parser, hw, kind, threads):
@@ -56,7 +85,7 @@ AT_KNEE = (("c2c", c2creport.parse, c2creport.words, "perf c2c", "perf c2c"),
 
 def compare(base_hw, knee_hw, base_threads, knee_threads):
     """The Hardware of a differential: c2c and data source at the knee, top-down at both ends (said in
-    that order: c2c, top-down, data source)."""
+    that order: c2c, its adjacent pairs (adjacent()), top-down, data source)."""
     got, said = {}, {}      # kind → parsed report; kind → (True, words) or (False, why not)
     for kind, parser, words, tool, name in AT_KNEE:
         got[kind], why = _parse(parser, knee_hw, kind, knee_threads)
@@ -71,8 +100,9 @@ def compare(base_hw, knee_hw, base_threads, knee_threads):
     else:
         said["topdown"] = (False, f"top-down: {why_knee or why_few}")
     order = [said[k] for k in ("c2c", "topdown", "memsource")]
-    return Hardware(got["c2c"], got["memsource"], supports, tuple(w for ok, w in order if ok),
-                    tuple(w for ok, w in order if not ok))
+    pairs = adjacent(got["c2c"], knee_hw, knee_threads) if got["c2c"] is not None else ()
+    words = tuple(w for ok, w in order[:1] if ok) + pairs + tuple(w for ok, w in order[1:] if ok)
+    return Hardware(got["c2c"], got["memsource"], supports, words, tuple(w for ok, w in order if not ok))
 
 
 def text(d):

@@ -13,6 +13,12 @@ The report's text is saved raw beside the run (RAW); the why layer parses it wit
 (why/c2creport.py, topdown.py, perfmem.py) when it reads the folder (why/hardware.py): a received run's
 text is hostile input, and the engine (a lower layer) does not import the why layer's parsers.
 
+Where perf c2c ran and this perf's `perf c2c report` takes --double-cl (pmu.double_cl() asks it), the same
+recording is reported a second time with it (DOUBLE_CL: a report option, no second run): the engine does
+not parse, so whether the 64-byte report's hot lines pair up (the rule: why/c2creport.adjacent_pairs) is
+decided on read, and the second text is read only then. Where perf lacks the option the entry says so
+("perf 6.1.187 lacks --double-cl"), for the words.
+
 Where a kind is not available nothing of it runs (`wanted()` is empty: no extra run and no extra time) and
 its status stays pmu.py's "not available here: <reason>". None of this has run on a host with a PMU (the
 lab has had none): only the argv and the read side on recorded published text are tested.
@@ -30,6 +36,7 @@ from . import store as ev
 
 KINDS = tuple(ev.HW_RAW)
 RAW = ev.HW_RAW             # the raw texts' names, the format's (store.py checks them on read)
+DOUBLE_CL = ev.HW_DOUBLE_CL
 MAX_RAW = ev.MAX_HW_RAW     # bytes of a report's text kept (perf c2c's --stdio of a big run is a few MiB)
 REPORT_TIMEOUT = 600        # seconds for perf c2c/mem report to read its recording
 WORDS = {"c2c": "perf c2c", "topdown": "perf stat top-down", "memsource": "perf mem"}
@@ -76,6 +83,16 @@ def report(argv, raw, env, log):
         ("" if text.strip() else " and printed nothing")
 
 
+def double_cl_report(data, folder, env, log, version, supported):
+    """c2c's recording `data` reported again with --double-cl into DOUBLE_CL where perf takes it: meta.json's
+    c2c `double_cl`, {"file": DOUBLE_CL or None, "why": "" or why there is none}."""
+    if not supported:
+        return {"file": None, "why": f"perf {version or '(its version unknown)'} lacks --double-cl"[:1000]}
+    failed = report(pmu.c2c_report(data, double_cl=True), os.path.join(folder, DOUBLE_CL), env, log)
+    return {"file": None, "why": f"its --double-cl report failed: {failed}"[:1000]} if failed else \
+        {"file": DOUBLE_CL, "why": ""}
+
+
 def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
     """One run of `kind` at the point: {"kind", "file", "verdict", "why", "speed"} for meta.json's
     `hardware`, and the kind's status ("ok" or "not available here: …"). judge(out, wall, reps) → the
@@ -101,6 +118,10 @@ def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
         else:
             if after:
                 failed = report(after, raw, env, err)
+                if kind == "c2c" and not failed:
+                    host = pmu.host()
+                    entry["double_cl"] = double_cl_report(os.path.join(folder, ".c2c.data"), folder, env, err,
+                                                          host.perf_version, host.double_cl)
             else:
                 failed = "" if os.path.exists(raw) and os.path.getsize(raw) else "perf stat wrote no text"
             if failed:

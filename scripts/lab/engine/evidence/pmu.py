@@ -47,6 +47,8 @@ class Host:
     mem_events: tuple           # `perf mem record -e list`'s available events, () if none
     mem_error: str              # what perf said instead, if anything
     metric_groups: frozenset    # TopdownL1, PipelineL1… as `perf list metricgroup` names them
+    perf_version: str = ""      # `perf version`'s number ("6.1.187"), "" where not asked
+    double_cl: bool = False     # `perf c2c report -h` lists --double-cl
 
 
 def _run(argv):
@@ -97,6 +99,26 @@ def stat_cycles():
     return f"perf stat -e cycles printed no count (exit {rc})"
 
 
+def perf_version():
+    """`perf version`'s number ("6.1.187"), or what was printed instead (bounded)."""
+    rc, out = _run(["perf", "version"])
+    m = re.search(r"perf version (\S+)", out or "")
+    return m.group(1)[:40] if m else (out.strip().splitlines() or [f"exit {rc}"])[-1][:80]
+
+
+def lists_double_cl(help_text):
+    """Whether `perf c2c report -h`'s options list --double-cl. Asked of perf, not read from its version: a
+    distribution may carry it back (CentOS Stream 9's kernel merge request 2508 carries Feng Tang's commit
+    1470a108a60e to its 5.14-based perf); upstream it came with perf 6.3 (tag perf-tools-for-v6.3-1-2023-02-22)."""
+    return re.search(r"^\s*(?:-a, )?--double-cl\b", help_text or "", re.M) is not None
+
+
+def double_cl():
+    """(perf's version, whether its `perf c2c report` takes --double-cl): two short perf runs, no workload."""
+    _, out = _run(["perf", "c2c", "report", "-h"])     # usage goes out with exit 129: the text is the answer
+    return perf_version(), lists_double_cl(out)
+
+
 def _cpuinfo(text):
     info = {}
     for line in text.splitlines():
@@ -127,17 +149,18 @@ def probe():
         vendor, family, model, flags = "?", -1, -1, frozenset()
     perf = shutil.which("perf") is not None
     opened, stat = open_cycles(), stat_cycles() if perf else "perf is not on PATH"
-    events, mem_error, groups = (), "", frozenset()
+    events, mem_error, groups, version, double = (), "", frozenset(), "", False
     if perf and "ok" in (opened, stat):     # without a PMU there is nothing more to ask perf
         rc, out = _run(["perf", "mem", "record", "-e", "list"])
         events = tuple(sorted({m.group(1) for m in re.finditer(r"^\s*(\S+)\s*:\s*available\s*$", out, re.M)}))
         mem_error = "" if events else (out.strip().splitlines() or [f"exit {rc}"])[-1][:200]
         rc, out = _run(["perf", "list", "metricgroup"])
         groups = frozenset(g for g in re.findall(r"\b(TopdownL\d|PipelineL\d)\b", out))
+        version, double = double_cl()
     return Host(perf=perf, open_cycles=opened, stat_cycles=stat, vendor=vendor, family=family, model=model,
                 flags=flags, sources=_listdir(EVENT_SOURCES),
                 ibs_caps=_listdir(os.path.join(EVENT_SOURCES, "ibs_op", "caps")), mem_events=events,
-                mem_error=mem_error, metric_groups=groups)
+                mem_error=mem_error, metric_groups=groups, perf_version=version, double_cl=double)
 
 
 def kinds(host):
@@ -220,8 +243,9 @@ def c2c_record(data, command, vendor, cpus=None):
 
 def c2c_report(data, double_cl=False):
     """`perf c2c report --stdio` of `data`, in the layout c2creport.parse() reads: no call graphs (its
-    Pareto rows are read by shape), the full source:line. `double_cl`: group by pairs of lines, where the
-    adjacent-line prefetcher is the suspect (perf 6.4 and later; Debian 12's perf 6.1 has no --double-cl)."""
+    Pareto rows are read by shape), the full source:line. `double_cl`: the same recording grouped by
+    128-byte pairs of lines, read where the adjacent-line prefetcher is the suspect (c2creport.adjacent_pairs;
+    perf 6.3 and later, or a perf that carries it back: `double_cl()` asks; Debian 12's perf 6.1 lacks it)."""
     return ["perf", "c2c", "report", "-i", data, "--stdio", "--call-graph", "none", "--full-symbols"] + \
         (["--double-cl"] if double_cl else [])
 

@@ -49,6 +49,7 @@ CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
 LOCK_COLUMNS = ("addr", "symbol", "wakes", "waker")
 # the hardware tier's raw report texts (hardware.py writes them, why/hardware.py parses them on read)
 HW_RAW = {"c2c": "c2c_report.txt", "topdown": "topdown.txt", "memsource": "mem_report.txt"}
+HW_DOUBLE_CL = "c2c_double_cl.txt"  # the c2c run's recording reported again with --double-cl (c2creport.adjacent_pairs)
 MAX_HW_RAW = 16 * 2 ** 20   # bytes of one such text read or kept
 DOING_COLUMNS = ("tid", "samples", "stack")
 OK = "ok"
@@ -332,24 +333,32 @@ def _judged(judged, p, runs):
         raise EvidenceError(f"{p}:1: runs_judged must judge each of the {runs} recorded runs once")
 
 
+def _double_cl(e):
+    """A c2c entry's optional `double_cl`: {"file": HW_DOUBLE_CL or null, "why"} (absent before it existed)."""
+    d = e.get("double_cl")
+    return d is None or (e["kind"] == "c2c" and isinstance(d, dict) and d.get("file") in (None, HW_DOUBLE_CL)
+                         and isinstance(d.get("why"), str) and len(d["why"]) <= 1024)
+
+
 def _hardware(entries, p):
     """hardware: one entry per hardware-tier run (hardware.py), {"kind", "file" (HW_RAW[kind] or null),
-    "verdict", "why", "speed"}; a file is only ever the kind's own name (a received name never names a path)."""
+    "verdict", "why", "speed"}, a c2c one with `double_cl` too; a file is only ever the kind's own name (a
+    received name never names a path)."""
     ok = isinstance(entries, list) and len(entries) <= len(HW_RAW) and all(
         isinstance(e, dict) and e.get("kind") in HW_RAW and e.get("file") in (None, HW_RAW[e["kind"]])
         and e.get("verdict") in VERDICTS and isinstance(e.get("why"), str) and len(e["why"]) <= 1024
         and (e.get("speed") is None or (isinstance(e["speed"], (int, float)) and not isinstance(e["speed"], bool)
-                                        and math.isfinite(e["speed"]) and e["speed"] > 0))
+                                        and math.isfinite(e["speed"]) and e["speed"] > 0)) and _double_cl(e)
         for e in entries)
     if not ok or len({e["kind"] for e in entries}) != len(entries):
         raise EvidenceError(f"{p}:1: hardware must list at most one run of each of " + ", ".join(HW_RAW) +
-                            " with kind, file, verdict, why and speed")
+                            " with kind, file, verdict, why and speed (c2c's double_cl: file and why)")
 
 
 def read_hardware(folder, name):
     """A hardware-tier report's raw text (at most MAX_HW_RAW bytes, undecodable bytes replaced), or None."""
     p = os.path.join(folder, name)
-    if name not in HW_RAW.values() or not os.path.isfile(p):
+    if name not in (*HW_RAW.values(), HW_DOUBLE_CL) or not os.path.isfile(p):
         return None
     with open(p, "rb") as f:
         return f.read(MAX_HW_RAW).decode("utf-8", "replace")
