@@ -300,8 +300,9 @@ def test_cache_server_global_lock_at_2_server_threads_end_to_end(tmp_path):
     for t in (1, 2):
         folder = os.path.join(run, "raw", "cache-get", f"global_compact_t{t}_why")
         meta, runs = evidence_of(folder)
-        # every evidence run judged (the validity gate may have redone some at a lighter tier)
-        assert {j["of"] for j in meta["runs_judged"]} == {1, 2, 3}, f"{folder}: {meta['runs_judged']}"
+        # every evidence run judged (the validity gate may have redone some at a lighter tier), the default
+        # 2 and one more where the gate left one kept (collect.MIN_KEPT)
+        assert {j["of"] for j in meta["runs_judged"]} in ({1, 2}, {1, 2, 3}), f"{folder}: {meta['runs_judged']}"
         lock_waits[t] = sum(r["waits"] for run_ in runs for r in run_["futex"] if "__GI___lll_lock_wait" in r["stack"])
     assert lock_waits[1] == 0 and lock_waits[2] > 0, lock_waits
     s = story(run, "seed-001")

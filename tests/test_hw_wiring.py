@@ -375,7 +375,7 @@ def test_the_dry_run_prices_the_hardware_tiers_runs_where_a_pmu_is_detected(monk
     spec = {s.name: s for s in req.specs}
     for a, b in zip(here.experiments, there.experiments):
         for pa, pb in zip(a.points, b.points):
-            extra = 2 * price.why_run(spec[a.name], pa.seconds) if pa.why else 0.0
+            extra = 2 * price.why_run(spec[a.name], pa.seconds, pa.point) if pa.why else 0.0
             assert pb.why == pytest.approx(pa.why + extra), (a.name, pa.point)
     assert there.expected > here.expected
     assert api.price(fixture).expected == fixture_here.expected

@@ -16,7 +16,7 @@ Keys (before --):
   perf=stat                                count cycles, instructions, cache and LLC misses, context
                                            switches, migrations (rows perf_*) where the PMU allows; the
                                            report names those this host cannot count
-  why=1  why_runs=3                        once the timed repeats are done, evidence runs under perf
+  why=1  why_runs=2                        once the timed repeats are done, evidence runs under perf
                                            record at each curve's fewest threads and knee (why_points=all:
                                            every point): on-CPU, off-CPU per reason, futex waits per
                                            address, scheduling (raw/<exp>/<point>_why/; docs/design.md)

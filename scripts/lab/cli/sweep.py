@@ -21,7 +21,7 @@ With no spec, every experiments/*.spec whose `sweep` key is not `no`. The sweep'
   kind=K            on a hybrid CPU, place threads on this CPU kind (p, e, all, …: topo.py --kind)
   seed=N            the seed of the variants' shuffled order in each round (default: from the run's name;
                     the journal's `round` events record the seed and the order)
-  why=1             once an experiment's timed repeats are done, why_runs=N (1–10, default 3) evidence
+  why=1             once an experiment's timed repeats are done, why_runs=N (1–10, default 2) evidence
                     runs under perf record (on-CPU, off-CPU per reason, futex waits, scheduling; docs/design.md
                     "Why it stops scaling: evidence") into raw/<exp>/<point>_why/, at each curve's fewest
                     threads and knee (the spec key why_points=all: every point); never in a timed repeat

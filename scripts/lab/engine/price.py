@@ -93,28 +93,45 @@ def hms(secs):
 SPEC_COST = "spec's cost"
 
 
-# why=1: an evidence run costs a run slowed by perf record, plus perf's start-up and write-out and perf
-# script's DWARF unwinding: ~1.5 s a run for programs of 0.05–0.4 s on the lab's 2-vCPU VM
-# (docs/measured.md, "why=1"); priced as WHY_RUN_FIXED seconds + WHY_RUN_FACTOR runs, a run lasting at
-# least why_seconds where the command is repeated to fill them (lab/engine/evidence/collect.py's rule: an instrument's
-# unit is known only from its rows, so it is priced as repeated: the price errs long). A point's evidence
-# runs are preceded by one counting calibration (collect.calibrate: the command once more, or repeated for
-# at most collect.CALIBRATE_S): why_calibration.
-WHY_RUN_FIXED, WHY_RUN_FACTOR = 1.5, 2
+# why=1: what an evidence run costs beside the run it records, measured by phase on the lab's 2-vCPU VM
+# (lab/engine/evidence/runcost.py; docs/measured.md, "why=1: what an evidence run costs, by phase"):
+# perf record's start-up and write-out, WHY_RUN_FIXED seconds whatever the run's length; the run itself
+# once (at least why_seconds where a short command is repeated to fill them: lab/engine/evidence/collect.py's
+# rule, an instrument's unit is known only from its rows, so it is priced as repeated: the price errs
+# long); then perf script's DWARF unwinding and the folding, WHY_ANALYSIS_S + WHY_ANALYSIS_S_PER_MB a MiB
+# of recording, which scales with the stacks recorded, not the run's seconds, and collect.plan keeps
+# within collect.RECORD_BUDGET (why_bytes). A point's evidence runs are preceded by one counting
+# calibration (collect.calibrate: the command once more, or repeated for at most collect.CALIBRATE_S,
+# under perf stat, whose start-up is WHY_CALIBRATION_FIXED): why_calibration.
+WHY_RUN_FIXED, WHY_CALIBRATION_FIXED = 1.2, 0.15
+WHY_ANALYSIS_S, WHY_ANALYSIS_S_PER_MB = 0.2, 0.004
+MIB = 2 ** 20
 
 
 def filled_seconds(spec):
     return why_collect.repeat_seconds(spec, why_collect.throughput(spec, why_collect.primary_metric(spec), []))
 
 
-def why_run(spec, s):
-    """The price of one evidence run of a point whose run costs s seconds."""
-    return WHY_RUN_FIXED + WHY_RUN_FACTOR * max(s, filled_seconds(spec))
+def why_bytes(point, seconds):
+    """The recording an evidence run of `point` lasting `seconds` is expected to make, as collect.plan
+    plans it at the full tier: the on-CPU samples of as many busy CPUs as the point has threads (or
+    CPUs, if fewer), and the stacked tracepoints at their tier's cap (their rates are counted only just
+    before the run: the price errs long), within RECORD_BUDGET."""
+    tier = why_collect.TIERS[0]
+    busy = max(1, min(point.threads, len(point.cpus) or point.threads))
+    rates = {t: tier["trace_rate"] for t, stack in why_collect.TRACEPOINTS if stack}
+    return why_collect.plan(tier, rates, busy, seconds, why_collect.RECORD_BUDGET)["bytes"]
+
+
+def why_run(spec, s, point):
+    """The price of one evidence run of `point`, whose run costs s seconds."""
+    run = max(s, filled_seconds(spec))
+    return WHY_RUN_FIXED + run + WHY_ANALYSIS_S + WHY_ANALYSIS_S_PER_MB * why_bytes(point, run) / MIB
 
 
 def why_calibration(spec, s):
     """The price of a point's counting calibration before its evidence runs (collect.calibrate)."""
-    return max(s, min(filled_seconds(spec), why_collect.CALIBRATE_S))
+    return WHY_CALIBRATION_FIXED + max(s, min(filled_seconds(spec), why_collect.CALIBRATE_S))
 
 
 @dataclass(frozen=True)
@@ -198,8 +215,10 @@ def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=Fal
         floor, pe, words = known(spec, seen) if auto else (lo, None, "")
         pe = e if pe is None else pe
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        one = (why_runs + hw_runs) * why_run(spec, s) + why_calibration(spec, s)
-        why, why_most = (one if id(p) in explained else 0.0), (one if id(p) in at_most else 0.0)
+        one = (why_runs + hw_runs) * why_run(spec, s, p) + why_calibration(spec, s)
+        # the range's top: one more run where the validity gate leaves a point one kept run short of two
+        top = why_run(spec, s, p) if why_runs >= why_collect.MIN_KEPT else 0.0
+        why, why_most = (one if id(p) in explained else 0.0), (one + top if id(p) in at_most else 0.0)
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
         expect, fewest, most = (expect + c * (pe * kept + why), fewest + (floor * s + why if c == 1.0 else 0.0),
@@ -315,8 +334,9 @@ def why_where(spec, x, runs):
         (f"at {n} of {len(x.points)} points (per curve the fewest threads and the knee, a placement's variants "
          "at each other's too; the knee is unknown until the curve is measured, so it is priced at the curve's "
          "dearest other point, and in the range's top at as many as the placement has variants)")
-    return (f"{runs} evidence runs per point {where}, each ~{WHY_RUN_FIXED:g} s + {WHY_RUN_FACTOR} runs, a short "
-            "command's run filled to why_seconds")
+    return (f"{runs} evidence runs per point {where}, each a run (a short command's filled to why_seconds) + "
+            f"~{WHY_RUN_FIXED:g} s of perf + its unwinding (~{WHY_ANALYSIS_S_PER_MB * 1000:g} ms a MiB recorded, "
+            f"at most {why_collect.RECORD_BUDGET // MIB} MiB)")
 
 
 def history_words(x):

@@ -171,7 +171,7 @@ def duration(text, where="command line"):
         raise SpecError(f"{where}: budget must be a duration above 0 and at most {MOST_BUDGET // 86400} days "
                         f"such as 45m, 1h30m or 90s, not {text!r}")
     return secs
-WHY_RUNS = (1, 10, 3)   # why_runs=N: fewest, most, default evidence runs per point (why=1)
+WHY_RUNS = (1, 10, 2)   # why_runs=N: fewest, most, default evidence runs per point (why=1; docs/measured.md)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")      # experiments and metrics: they name files
 # A server's contact points: they reach shell as $LAB_NODES, so only what an address and port are made of.
 NODES = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}(,[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\d{1,5}){0,63}")

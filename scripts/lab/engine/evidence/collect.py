@@ -70,6 +70,9 @@ TIERS = ({"name": "full", "hz": HZ, "stack": STACK_BYTES, "trace_stack": STACK_B
          {"name": "lightest", "hz": 99, "stack": 1024, "trace_stack": 1024, "trace_rate": 100, "samples": 500})
 # the counting calibration at most (a repeated command repeats for its why_seconds up to this)
 CALIBRATE_S = 1.0
+# kept runs a side the differential's intervals need (lab/why/diff.py interval): a point that why_runs (at
+# least this many) left one short gets one more run (run_point)
+MIN_KEPT = 2
 EVENT_BYTES = 300           # a recorded event's size beside its stack copy (header, registers, callchain)
 HOT_SYMBOLS, HOT_PER_SYMBOL = 10, 3
 MAX_REPEATS = 100000        # why_seconds: repetitions of a command in one evidence run, at most
@@ -664,8 +667,9 @@ def lost_logs(folder, r):
 def run_point(ctx, spec, point, runs, timed_rows, folder):
     """`runs` evidence runs of one point into `folder`, each judged by the validity gate (lab/engine/evidence/gate.py):
     one lost, cut or outside the disturbance budget is redone once at the next lighter tier (TIERS), and
-    the point's later runs start there. meta.json last (its presence: done). Returns (runs kept, evidence
-    statuses, a one-line reason when fewer than `runs` were kept). Never raises for lack of evidence: a
+    the point's later runs start there; one more run where that left one kept run short of MIN_KEPT.
+    meta.json last (its presence: done). Returns (runs kept, evidence statuses, a one-line reason when
+    fewer than `runs` were kept). Never raises for lack of evidence: a
     host without perf still gets meta.json saying so."""
     if os.path.isdir(folder):
         shutil.rmtree(folder)        # a half-done set from a killed sweep is done again whole
@@ -680,7 +684,11 @@ def run_point(ctx, spec, point, runs, timed_rows, folder):
     calibration = None
     tier = 0
     # perf cannot record here: running the command would only cost time
-    for r in range(1, runs + 1) if status["oncpu"] == ev.OK else ():
+    for r in range(1, runs + 2) if status["oncpu"] == ev.OK else ():
+        # one more run only where the gate left a point one short of the differential's two a side
+        # (diff.interval): with why_runs=2, one run rejected twice would leave no interval (docs/measured.md)
+        if r > runs and not (runs >= MIN_KEPT and sum(j["verdict"] == gate.KEPT for j in judged) == MIN_KEPT - 1):
+            break
         for redo in (False, True):
             n = len(walls) + 1                  # recorded runs are numbered 1, 2, … (the format's run files)
             # the recording chosen from the event rates counted before the point's runs, and the gate's
