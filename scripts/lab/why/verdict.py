@@ -161,8 +161,8 @@ def words(d, c):
     if d.judged:         # the validity gate rejected runs or recorded lighter: what the words rest on
         text += f" Evidence runs (validity gate, ±{gate.WHY_DISTURBANCE * 100:.0f}%): {'; '.join(d.judged)}."
     nb, nk = d.runs
-    if min(nb, nk) < 3:
-        text += f" Only {min(nb, nk)} evidence run(s) on a side: the intervals are wide or missing."
+    if min(nb, nk) < 2:      # two a side is the default (why_runs): their intervals are in the words already
+        text += f" Only {min(nb, nk)} evidence run on a side: no interval (why_runs=3 or more gives narrower ones)."
     return text
 
 
