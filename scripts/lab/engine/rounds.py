@@ -24,7 +24,7 @@ from lab.engine.evidence import points as why_points
 from lab.engine.evidence import store as why_ev
 from lab.topology.topo import cpu_list
 
-from . import capacity, cgroup, child, hostprep, orphans, prefix
+from . import capacity, cgroup, child, hostprep, orphans, prefix, stories
 from . import journal as jr
 from . import point as pt
 from .guard import NOISE_METRICS, corun_short
@@ -104,9 +104,12 @@ class Sweep:
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
         self.plans = opts.get("plans") or {}    # the request's plans (a budget's fit marked in them), else planned here
         self.budget = opts.get("budget") or 0.0  # seconds; a sweep running over its price re-plans to fit (replan)
+        self.dropped = opts.get("dropped") or {}  # {experiment: why} left out whole to fit it (price.fit_budget)
         self.said_skipped = set()                # id(point) whose `skipped` event is journaled already
         self.said_over = False                   # replan said once that nothing more can be left out
-        self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since
+        self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since,
+        self.no_retry = ""                       # ... and a disturbed repeat is kept, suspect, not re-measured:
+                                                 # why (the re-plan's words), "" while the guard re-measures
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -232,19 +235,26 @@ class Sweep:
                                    placement=pl, threads=t, reason=why, variant=p.variant, budget=True)
             dropped.append(f"{exp} {pl} threads={t}")
             over -= saves
+        still = over > 0
         msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
                f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: "
                + (f"left out {len(dropped)} placement × thread count(s) that change the answer least: "
                   + ", ".join(dropped) if dropped else "nothing more can be left out (every curve is at its "
-                  "first and last thread count): adaptive points stop at their fewest repeats from here (their "
-                  "intervals may stay wider than ci=), and it may still run over")
-               + ("" if over <= 0 or not dropped else "; still over: it will run over"))
-        self.at_floor = self.at_floor or not dropped
+                  "first and last thread count)")
+               + ("" if not still else
+                  ("; still over: " if dropped else ": ") + "adaptive points stop at their fewest repeats from here "
+                  "(their intervals may stay wider than ci=) and a disturbed repeat is kept, labelled suspect, not "
+                  "re-measured; it may still run over"))
+        # the budget bounds the guard's re-measures and adaptive repeats too: past it, a point keeps what the
+        # words need (its floor) and a disturbed repeat keeps its suspect label instead of a retry
+        self.at_floor = self.at_floor or still
+        if still and not self.no_retry:
+            self.no_retry = f"not re-measured: the budget's re-plan at {hms(elapsed)} stopped re-measures"
         if dropped or not self.said_over:
-            self.said_over = not dropped
+            self.said_over = still
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
             self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
-                               left_out=dropped)
+                               left_out=dropped, floor=still)
 
     def progress(self, point, repeat):
         """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
@@ -298,7 +308,14 @@ class Sweep:
                 self.journal.event("experiment_skipped", f"{spec.name}: skip all: '{missing[0]}' is not on PATH",
                                    experiment=spec.name, reason=f"'{missing[0]}' is not on PATH")
                 continue
-            plans[spec.name] = self.plans.get(spec.name) or plan(spec, self.topo)
+            ps = self.plans.get(spec.name) or plan(spec, self.topo)
+            if spec.name in self.dropped and not any(self.done_repeats(p) for p in ps):
+                # left out whole by the budget's fit (begun by an earlier session of this run: measured on)
+                why = self.dropped[spec.name]
+                self.journal.event("experiment_skipped", f"{spec.name}: skip all: {why}", experiment=spec.name,
+                                   reason=why, budget=True)
+                continue
+            plans[spec.name] = ps
         self.plans = plans
         for spec in self.specs:
             for p in plans.get(spec.name, []):
@@ -320,8 +337,7 @@ class Sweep:
             self.launcher = os.path.join(self.root, child.LAUNCHER)
         state = "complete"
         # with a budget, the experiments a seed story judges first (each still built and set up once)
-        order = sorted(self.specs, key=lambda s: not any(p.story for p in plans.get(s.name, ()))) \
-            if self.budget else self.specs
+        order = stories.first(self.specs, plans) if self.budget else self.specs
         try:
             for spec in order:
                 if spec.name in plans:
@@ -530,14 +546,17 @@ class Sweep:
                     self.count(spec, p, ok, n)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
+                        floored = not confident and n < int(spec["max_repeats"])    # the re-plan's at_floor
                         stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
+                                   f"stopped at its floor ({n} repeats) by the budget's re-plan at ±{ci:.1f}% > "
+                                   f"{spec['ci']}%" if floored else
                                    f"repeat cap reached ({n} = max_repeats) at ±{ci:.1f}% > {spec['ci']}%")
                         self.journal.event(
                             "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
                             f"n={n}, {stopped}" + ("" if confident else ": not confident"),
                             **self.fields(p), metric=" ".join(spec.watched()), n=n,
                             ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident,
-                            stopped=stopped, method=ci_method(n))
+                            stopped=stopped, method=ci_method(n), **({"at_floor": True} if floored else {}))
                 if not active:
                     break
 
@@ -648,7 +667,7 @@ class Sweep:
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
-            if why and attempt <= int(spec["retries"]):
+            if why and attempt <= int(spec["retries"]) and not self.no_retry:
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
                                    **self.fields(p, repeat), attempt=attempt, reason=why,
@@ -657,6 +676,8 @@ class Sweep:
                 measured += float(spec["retry_pause"])
                 continue
             break
+        if why and self.no_retry and attempt <= int(spec["retries"]):
+            why = f"{why} ({self.no_retry})"
         if why:
             for r in outcome.rows:
                 r["suspect"] = why
