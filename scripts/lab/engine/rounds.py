@@ -95,6 +95,9 @@ class Sweep:
         self.price = {(pp.point.experiment, pp.point.stem): pp
                       for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
         self.left = {}                       # {(experiment, stem): repeats still expected}
+        # the priced build and setup (a cold build included) of each experiment not yet prepared: the pace's
+        # projection counts them (a budget bounds them too), prepare() takes one off once it has run
+        self.setups = {x.name: x.setup for x in (opts["price"].experiments if opts.get("price") else ())}
         # why=1: (experiment, stem) whose evidence runs may still come: every point until its experiment's
         # are made (the price counts only those why_points prices, so the ETA stays right before the knee is known)
         self.unexplained = set()
@@ -175,6 +178,9 @@ class Sweep:
             pp = self.price.get((exp, stem))
             secs += n * pp.kept if pp else 0.0
         secs += sum(self.price[k].why for k in self.unexplained if k in self.price)
+        waiting = {exp for (exp, _stem), n in self.left.items() if n} | \
+            {p.experiment for ps in self.plans.values() for p in ps if p.held and not p.skip}
+        secs += sum(self.setups.get(exp, 0.0) for exp in waiting)
         for ps in self.plans.values():     # plan=adaptive's candidates still held, at their expected share
             for p in ps:
                 pp = self.price.get((p.experiment, p.stem)) if p.held and not p.skip else None
@@ -481,6 +487,7 @@ class Sweep:
         return {t: why_points.summarised(rs) for t, rs in by.items()}
 
     def prepare(self, spec, todo):
+        self.setups.pop(spec.name, None)        # run now (or failed): no longer to come
         n = len(todo)
         log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
