@@ -176,6 +176,15 @@ def test_a_fresh_clones_default_sweep_leaves_out_an_experiment_to_fit(results, m
     assert not full.dropped and [x.name for x in api.price(full).experiments if x.cold] == ["runner-cql"]
 
 
+def test_a_budget_never_leaves_a_sweep_of_one_experiment_empty(results, monkeypatch):
+    from lab.engine import api
+    monkeypatch.setenv("LAB_RESULTS", results["LAB_RESULTS"])
+    req = api.request(["dry=1", "budget=1s", "experiments/runner-cql.spec"])
+    assert not req.dropped and api.price(req).points
+    req = api.request(["dry=1", "budget=1s", "experiments/runner-cql.spec", "experiments/counters.spec"])
+    assert [name for name, _why in req.dropped] == ["runner-cql"]
+
+
 def test_the_fixtures_keep_every_experiment_in_their_default_budget(results, monkeypatch):
     # the 256-PU hosts fit by thinning curves alone: no experiment is left out whole there
     from lab.engine import api

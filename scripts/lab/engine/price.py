@@ -283,8 +283,8 @@ def fit_budget(reprice, plans, specs, budget):
     experiments no seed story judges (stories.py), the dearest by the thinned price first, until the rest
     fits; then thin the experiments kept again, only as far as they now need (an experiment left out may
     make room for the counts thinned before). reprice(): the price of plans as they are marked now.
-    Returns (the points left out, ((experiment, why), …) left out whole); a story's experiment is never
-    left out, so what is left may still not fit (the dry run says so)."""
+    Returns (the points left out, ((experiment, why), …) left out whole); a story's experiment, or the
+    last experiment left, is never left out, so what is left may still not fit (the dry run says so)."""
     before = [(p, p.skip, p.held) for ps in plans.values() for p in ps]
     full = reprice()
     left = fit(full, budget)
@@ -293,9 +293,9 @@ def fit_budget(reprice, plans, specs, budget):
     where = {s.name: spec_path(s.path) for s in specs}
     dropped = {}
     while now.expected > budget:
-        kept = [x for x in now.experiments if x.points and x.name not in dropped
-                and not any(p.story for p in plans.get(x.name, ()))]
-        if not kept:
+        live = [x for x in now.experiments if x.points]
+        kept = [x for x in live if not any(p.story for p in plans.get(x.name, ()))]
+        if not kept or len(live) < 2:     # a sweep of one experiment (./lab scale) is never left empty
             break
         x = max(kept, key=lambda x: x.expected)
         why = (f"budget (priced {hms(alone[x.name])}; the dearest experiment no story judges, left out whole "
