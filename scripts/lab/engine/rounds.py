@@ -34,6 +34,7 @@ from .price import hms
 from .spec import better_of
 
 PACE_SAMPLE_S = 60.0    # seconds of measuring before the pace against the price is trusted (re-plan, ETA)
+RESUME = 0.9            # a re-plan that stopped re-measures lifts it once the projection is this share of the budget
 
 
 class Interrupted(Exception):
@@ -133,7 +134,8 @@ class Sweep:
         if spec["repeats"] != "auto":
             return n >= int(spec["repeats"]), n, float("nan")
         worst = self.worst_ci(spec, done)
-        if n >= int(spec["max_repeats"]) or (self.at_floor and n >= self.floor(spec, point)):
+        # past a re-plan still over the budget (replan), a point no story judges stops at its floor
+        if n >= int(spec["max_repeats"]) or (self.at_floor and not point.story and n >= self.floor(spec, point)):
             return True, n, worst
         return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
 
@@ -202,7 +204,10 @@ class Sweep:
     def replan(self):
         """A sweep with a budget whose measured costs run over its price: leave out the points not yet
         begun that change the answer least (plan.importance, the dearest first among equals) until the
-        projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point)."""
+        projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point).
+        Still over with nothing more to leave out: the points no story judges stop at their floor and keep a
+        disturbed repeat as suspect (at_floor, no_retry) until a later projection is back under RESUME of the
+        budget (a minute's pace under load once stopped them for a sweep that ended 5 minutes early)."""
         pace = self.pace()
         if not self.budget or self.done_now < 2 or pace is None:      # no pace yet
             return
@@ -210,6 +215,14 @@ class Sweep:
         _reps, secs = self.remaining()
         over = elapsed + secs * pace - self.budget
         if over <= 0:
+            if (self.at_floor or self.no_retry) and elapsed + secs * pace <= RESUME * self.budget:
+                self.at_floor, self.no_retry, self.said_over = False, "", False
+                msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
+                       f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: within it again, "
+                       "adaptive repeats and the guard's re-measures resume")
+                print(visible(f"sweep: {msg}"), file=self.out, flush=True)
+                self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1),
+                                   pace=round(pace, 3), left_out=[], floor=False)
             return
         groups = {}
         for ps in self.plans.values():
@@ -250,7 +263,7 @@ class Sweep:
                + ("" if not still else
                   ("; still over: " if dropped else ": ") + "adaptive points stop at their fewest repeats from here "
                   "(their intervals may stay wider than ci=) and a disturbed repeat is kept, labelled suspect, not "
-                  "re-measured; it may still run over"))
+                  "re-measured, but for the points a story judges; it may still run over"))
         # the budget bounds the guard's re-measures and adaptive repeats too: past it, a point keeps what the
         # words need (its floor) and a disturbed repeat keeps its suspect label instead of a retry
         self.at_floor = self.at_floor or still
@@ -674,7 +687,8 @@ class Sweep:
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
-            if why and attempt <= int(spec["retries"]) and not self.no_retry:
+            stopped = self.no_retry and not p.story     # a story's point keeps the guard's rule (replan)
+            if why and attempt <= int(spec["retries"]) and not stopped:
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
                                    **self.fields(p, repeat), attempt=attempt, reason=why,
@@ -683,7 +697,7 @@ class Sweep:
                 measured += float(spec["retry_pause"])
                 continue
             break
-        if why and self.no_retry and attempt <= int(spec["retries"]):
+        if why and stopped and attempt <= int(spec["retries"]):
             why = f"{why} ({self.no_retry})"
         if why:
             for r in outcome.rows:
