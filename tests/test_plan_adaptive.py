@@ -355,14 +355,21 @@ def test_a_re_plan_lifts_the_floor_once_the_projection_is_back_within_the_budget
     r.budget, r.done_now, r.started = 1200.0, 10, time.monotonic() - 300
     r.first_at, r.priced_done = time.monotonic() - 290, 200.0           # ×1.45 the price
     r.left[("x", "a")] = 3                                                # x not yet prepared: its 100 s count
-    r.at_floor, r.no_retry, r.said_over = True, "not re-measured: …", True
+    r.at_floor, r.no_retry, r.said_over, r.all_bound = True, "not re-measured: …", True, True
     r.replan()        # 300 + 100 × 1.45 = 445 s projected, under 90% of 1200: lifted, said so
-    assert not r.at_floor and not r.no_retry and "within it again" in r.out.getvalue()
+    assert not r.at_floor and not r.no_retry and not r.all_bound and "within it again" in r.out.getvalue()
     events = [json.loads(ln) for ln in open(tmp_path / "j.jsonl")]
     assert events[-1]["event"] == "replan" and events[-1]["floor"] is False
     r.at_floor, r.no_retry, r.budget = True, "x", 480.0                   # 445 of 480: fits, not by 10%: kept
     r.replan()
     assert r.at_floor and r.no_retry
+    # over: the points no story judges stop; a story's too once the rest does not fit even at its price
+    r.at_floor, r.no_retry, r.all_bound, r.said_over, r.budget = False, "", False, False, 420.0   # 445 > 420
+    r.replan()
+    assert r.at_floor and r.no_retry and not r.all_bound                  # 300 + 100 at its price: fits 420
+    r.budget = 390.0
+    r.replan()
+    assert r.all_bound and "the points a story judges stop at their floor" in r.out.getvalue()
 
 
 def test_past_a_re_plan_a_storys_point_keeps_the_ci_rule():
@@ -375,8 +382,10 @@ def test_past_a_re_plan_a_storys_point_keeps_the_ci_rule():
     rows = lambda v: [{"metric": "ops", "value": str(v), "cpus": "0", "variant": ""}]   # noqa: E731
     done = {1: rows(100), 2: rows(130), 3: rows(80)}                    # ±30%: not within ci=1
     r = rounds.Sweep.__new__(rounds.Sweep)
-    r.price, r.at_floor = {}, True
+    r.price, r.at_floor, r.all_bound = {}, True, False
     plain, story = Point("e", "", "compact", 1, [0]), Point("e", "", "compact", 2, [0, 1], story="seed-000: x")
     assert r.settled(spec, plain, done)[0] and not r.settled(spec, story, done)[0]
+    r.all_bound = True          # the rest no longer fits even at its price: a story's point stops too
+    assert r.settled(spec, story, done)[0]
     r.at_floor = False
     assert not r.settled(spec, plain, done)[0]

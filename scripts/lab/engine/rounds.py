@@ -114,6 +114,7 @@ class Sweep:
         self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since,
         self.no_retry = ""                       # ... and a disturbed repeat is kept, suspect, not re-measured:
                                                  # why (the re-plan's words), "" while the guard re-measures
+        self.all_bound = False                   # ... a story's points too: not even the price's pace fits
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -135,7 +136,8 @@ class Sweep:
             return n >= int(spec["repeats"]), n, float("nan")
         worst = self.worst_ci(spec, done)
         # past a re-plan still over the budget (replan), a point no story judges stops at its floor
-        if n >= int(spec["max_repeats"]) or (self.at_floor and not point.story and n >= self.floor(spec, point)):
+        if n >= int(spec["max_repeats"]) or (self.at_floor and (self.all_bound or not point.story)
+                                             and n >= self.floor(spec, point)):
             return True, n, worst
         return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
 
@@ -216,7 +218,7 @@ class Sweep:
         over = elapsed + secs * pace - self.budget
         if over <= 0:
             if (self.at_floor or self.no_retry) and elapsed + secs * pace <= RESUME * self.budget:
-                self.at_floor, self.no_retry, self.said_over = False, "", False
+                self.at_floor, self.no_retry, self.said_over, self.all_bound = False, "", False, False
                 msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
                        f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: within it again, "
                        "adaptive repeats and the guard's re-measures resume")
@@ -269,6 +271,16 @@ class Sweep:
         self.at_floor = self.at_floor or still
         if still and not self.no_retry:
             self.no_retry = f"not re-measured: the budget's re-plan at {hms(elapsed)} stopped re-measures"
+        # a story's points keep the guard's rule while the rest would fit at the price's own pace; past that
+        # they stop too (measured here: story points re-measured under load ran a sweep at ×2.77 its price)
+        if still and not self.all_bound and elapsed + secs > self.budget:
+            self.all_bound = True
+            msg = (f"re-planned at {hms(elapsed)}: the rest, {hms(secs)} at its price, no longer fits the budget "
+                   f"{hms(self.budget)}: the points a story judges stop at their floor and keep a disturbed repeat "
+                   "as suspect too")
+            print(visible(f"sweep: {msg}"), file=self.out, flush=True)
+            self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
+                               left_out=[], floor=True, stories=True)
         if dropped or not self.said_over:
             self.said_over = still
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
@@ -687,7 +699,7 @@ class Sweep:
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
-            stopped = self.no_retry and not p.story     # a story's point keeps the guard's rule (replan)
+            stopped = self.no_retry and (self.all_bound or not p.story)   # a story's point: see replan
             if why and attempt <= int(spec["retries"]) and not stopped:
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
