@@ -207,9 +207,10 @@ class Sweep:
         """A sweep with a budget whose measured costs run over its price: leave out the points not yet
         begun that change the answer least (plan.importance, the dearest first among equals) until the
         projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point).
-        Still over with nothing more to leave out: the points no story judges stop at their floor and keep a
-        disturbed repeat as suspect (at_floor, no_retry) until a later projection is back under RESUME of the
-        budget (a minute's pace under load once stopped them for a sweep that ended 5 minutes early)."""
+        Still over with nothing more to leave out: the points no story judges stop at their floor (at_floor,
+        for the rest of the sweep) and keep a disturbed repeat as suspect (no_retry) until a later projection
+        is back under RESUME of the budget (a minute's pace under load once stopped them for a sweep that ended
+        5 minutes early)."""
         pace = self.pace()
         if not self.budget or self.done_now < 2 or pace is None:      # no pace yet
             return
@@ -217,11 +218,13 @@ class Sweep:
         _reps, secs = self.remaining()
         over = elapsed + secs * pace - self.budget
         if over <= 0:
-            if (self.at_floor or self.no_retry) and elapsed + secs * pace <= RESUME * self.budget:
-                self.at_floor, self.no_retry, self.said_over, self.all_bound = False, "", False, False
+            # the floor stays (a point at its floor projects no more repeats: lifting it on that projection
+            # would chase ci= again); the re-measures, which the pace counts, resume
+            if self.no_retry and elapsed + secs * pace <= RESUME * self.budget:
+                self.no_retry, self.said_over, self.all_bound = "", False, False
                 msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
                        f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: within it again, "
-                       "adaptive repeats and the guard's re-measures resume")
+                       "the guard's re-measures resume (adaptive points stay at their floor)")
                 print(visible(f"sweep: {msg}"), file=self.out, flush=True)
                 self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1),
                                    pace=round(pace, 3), left_out=[], floor=False)
