@@ -260,3 +260,12 @@ def test_a_cold_build_is_priced_once_per_built_file_and_only_on_this_host():
     priced, cold = price.cold_builds(specs, {"e": "tool"}, True)
     assert [s.name for s in priced] == ["a", "b", "c", "d"] and cold == [True, False, False, False]
     assert price.cold_builds(specs, {}, False)[1] == [False] * 5
+    # a sweep with a budget runs a story's experiment first: it builds, so it pays; a spec left out whole
+    # (every point skipped) builds nothing, so the next to run pays
+    from lab.engine.plan import Point
+    pt = lambda exp, story="", skip="": Point(exp, "", "compact", 1, (0,), story=story, skip=skip)  # noqa: E731
+    plans = {"a": [pt("a")], "b": [pt("b", story="seed-000: x")], "c": [], "d": []}
+    assert price.cold_builds(specs, {"e": "tool"}, True, plans, first=True)[1] == [False, True, False, False]
+    assert price.cold_builds(specs, {"e": "tool"}, True, plans)[1] == [True, False, False, False]
+    plans["a"] = [pt("a", skip="budget: a left out whole")]
+    assert price.cold_builds(specs, {"e": "tool"}, True, plans)[1] == [False, True, False, False]

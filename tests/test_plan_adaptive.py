@@ -6,6 +6,8 @@ program of known law through the real engine (tests/fixtures/usl-sim.sh; slow). 
 strictly, the default sweep's dry run fits its budget by the plan's own price, and a sweep whose measured
 costs exceed its price re-plans and says so; a point left out is never in the data.
 """
+import glob
+import io
 import json
 import os
 import random
@@ -130,13 +132,8 @@ def test_the_default_sweep_fits_its_budget_by_its_own_price(results, host):
     budget, price, word = budget_line(out)
     total = re.search(r"^(\d+) points, ETA (\d+):(\d\d):(\d\d)", out, re.M)
     eta = int(total.group(2)) * 3600 + int(total.group(3)) * 60 + int(total.group(4))
-    if not host and word != "fits":
-        # here, before the runner is built (a fresh clone): its cold build is priced (measured 179 s), and on
-        # 2 PUs there is nothing to leave out; the dry run says so rather than claim a fit (docs/measured.md)
-        assert "(a cold build: rust-runner/target/release/runner is missing)" in out, out[-3000:]
-        assert "with every curve at its first and last thread count and every story's point" in out
-        price -= 180
-    assert (word == "fits" or not host) and price <= budget and eta >= price
+    # here too, built or a fresh clone (test_a_fresh_clones_default_sweep_leaves_out_an_experiment_to_fit)
+    assert word == "fits" and price <= budget and eta >= price, out[-3000:]
     pus = int(re.search(r"on a host of (\d+) PUs", out).group(1))
     assert budget == (20 * 60 if pus <= 4 else 45 * 60)
     if host.startswith("AMD"):
@@ -148,6 +145,57 @@ def test_the_default_sweep_fits_its_budget_by_its_own_price(results, host):
         for ln in left:     # a point left out is not among those priced
             exp, pl, t = re.match(r"skipped: (\S+) (\S+) threads=(\d+):", ln).groups()
             assert (exp, pl, t) not in measured
+
+
+def test_a_fresh_clones_default_sweep_leaves_out_an_experiment_to_fit(results, monkeypatch):
+    # measured from a fresh clone here: 28:51 of 20:00, runner-cql (a Cassandra of its own) 11 min of it and
+    # the runner's cold build 3 (docs/measured.md). Thinning cannot help on 2 PUs (every curve is 1 and 2
+    # threads): the dearest experiment no story judges is left out whole, said so, and the rest fits
+    from lab.engine import api
+    from lab.engine import price as pr
+    monkeypatch.setenv("LAB_RESULTS", results["LAB_RESULTS"])          # no history: the specs' cost
+    monkeypatch.setattr(pr, "built_here", lambda path: False)          # a fresh clone: nothing built
+    req = api.request(["dry=1"])                                       # this host (a fixture is priced warm)
+    out = io.StringIO()
+    p = api.dry_run(req, out)
+    out = out.getvalue()
+    assert p.expected <= req.budget and "expected fits" in budget_line_text(out), out[-3000:]
+    if len(req.topo.pus) > 2:
+        return      # the rest is this 2-vCPU host's case (a bigger host may fit by thinning its curves)
+    assert dict(req.dropped).keys() == {"runner-cql"} and req.budget == 20 * 60, out[-3000:]
+    assert re.search(r"^skipped: runner-cql \(every point\) — budget \(priced \d:\d\d:\d\d; .*\); run it alone "
+                     r"with `./lab sweep experiments/runner-cql.spec`$", out, re.M)
+    assert "1 experiment(s) left out whole" in budget_line_text(out) and "expected fits" in budget_line_text(out)
+    # none of its points is priced or said point by point; the cold build is the first runner spec to run
+    assert not [ln for ln in out.splitlines() if ln.startswith("runner-cql ") or ln.startswith("skipped: runner-cql ")
+                   and "(every point)" not in ln]
+    cold = [x.name for x in p.experiments if x.cold]
+    assert cold == ["runner-empty"] and not any(x.points for x in p.experiments if x.name == "runner-cql")
+    # without a budget it is measured, and the runner's first spec in file order pays the build
+    full = api.request(["dry=1", "budget=none"])
+    assert not full.dropped and [x.name for x in api.price(full).experiments if x.cold] == ["runner-cql"]
+
+
+def test_a_budget_never_leaves_a_sweep_of_one_experiment_empty(results, monkeypatch):
+    from lab.engine import api
+    monkeypatch.setenv("LAB_RESULTS", results["LAB_RESULTS"])
+    req = api.request(["dry=1", "budget=1s", "experiments/runner-cql.spec"])
+    assert not req.dropped and api.price(req).points
+    req = api.request(["dry=1", "budget=1s", "experiments/runner-cql.spec", "experiments/counters.spec"])
+    assert [name for name, _why in req.dropped] == ["runner-cql"]
+
+
+def test_the_fixtures_keep_every_experiment_in_their_default_budget(results, monkeypatch):
+    # the 256-PU hosts fit by thinning curves alone: no experiment is left out whole there
+    from lab.engine import api
+    monkeypatch.setenv("LAB_RESULTS", results["LAB_RESULTS"])
+    for xml in sorted(glob.glob(f"{TOPO}/*.xml")):
+        req = api.request(["dry=1", f"topology={xml}"])
+        assert not req.dropped and api.price(req).expected <= req.budget, xml
+
+
+def budget_line_text(out):
+    return next(ln for ln in out.splitlines() if ln.startswith("budget "))
 
 
 def test_budget_none_prices_the_full_grid(results):
@@ -229,7 +277,7 @@ def test_a_sweep_over_its_budget_with_nothing_to_leave_out_stops_adaptive_points
     p, run = scale(results, "linear", "grid", "threads=1 256", "cost=0.001", "budget=2s", "repeats=auto",
                    "min_repeats=3", "max_repeats=8", "ci=0.0001", work="0.3")
     events = journal(run)
-    (replan,) = [e for e in events if e["event"] == "replan"]
+    replan = next(e for e in events if e["event"] == "replan")
     assert "adaptive points stop at their fewest repeats" in p.stderr and not replan["left_out"]
     done = [e for e in events if e["event"] == "done"]
     per_point = {}
@@ -237,6 +285,29 @@ def test_a_sweep_over_its_budget_with_nothing_to_leave_out_stops_adaptive_points
         per_point[e["threads"]] = per_point.get(e["threads"], 0) + 1
     # the first point may have run past its floor before the pace was known; the rest stop at 3
     assert per_point[256] == 3 and min(per_point.values()) == 3, per_point
+    # the report names the points stopped at their floor (the re-plan says it once)
+    floored = [e for e in events if e["event"] == "confidence" and e.get("at_floor")]
+    assert floored and all("stopped at its floor (3 repeats) by the budget's re-plan" in e["stopped"] for e in floored)
+    from lab.report import view
+    _s, _k, e = measured_series(run)
+    assert any("(stopped at its floor: the budget's re-plan)" in m.head for m in view.marks(e))
+
+
+@pytest.mark.slow
+def test_a_sweep_over_its_budget_stops_the_guards_re_measures(results):
+    # the guard's re-measures count against the budget: once the re-plan finds the sweep still over, a
+    # disturbed repeat is kept, labelled suspect (as a disturbed one is after its retries), not measured again
+    # (the guard's limits at 0: any other process's time on the CPUs marks a run disturbed; whether one is
+    # depends on the host, so the test asserts the rule on whatever was disturbed, not a count)
+    p, run = scale(results, "linear", "grid", "threads=1 256", "cost=0.001", "budget=2s", "retries=2",
+                   "retry_pause=0", "max_foreign=0", "max_neighbour=0", "max_invol_cs=0", work="0.3")
+    events = journal(run)
+    at = next(i for i, e in enumerate(events) if e["event"] == "replan")
+    assert "a disturbed repeat is kept, labelled suspect, not re-measured" in p.stderr and events[at]["floor"]
+    after = events[at + 1:]
+    assert not [e for e in after if e["event"] == "remeasured"]
+    kept = [e for e in after if e["event"] == "suspect"]
+    assert all("not re-measured: the budget's re-plan" in e["reason"] for e in kept)
 
 
 def test_the_report_folds_a_curves_planned_skips_into_one_line():
@@ -268,3 +339,52 @@ def test_the_pace_against_the_price_waits_for_a_minute_of_measuring():
     assert 1.9 < r.pace() < 2.2
     r.budget, r.first_at, r.priced_done = 2.0, time.monotonic() - 0.5, 0.01   # a 2-s budget: 0.2 s suffice
     assert r.pace() > 10
+
+
+def test_a_re_plan_lets_the_guard_re_measure_again_once_the_projection_is_back_within_the_budget(tmp_path):
+    # Measured here: a minute's pace of ×1.57 under load ~4 stopped re-measures at 0:01:08 for a sweep that
+    # ended at 14:22 of 20:00 (docs/measured.md). A later projection under RESUME of the budget lifts it.
+    import time
+
+    from lab.engine import journal as jr
+    from lab.engine import rounds
+    r = rounds.Sweep.__new__(rounds.Sweep)
+    r.journal = jr.Journal(str(tmp_path / "j.jsonl"), str(tmp_path / "j.log"), quiet=True)
+    r.out, r.plans, r.left, r.price, r.unexplained, r.setups = io.StringIO(), {}, {}, {}, set(), {"x": 100.0}
+    r.budget, r.done_now, r.started = 1200.0, 10, time.monotonic() - 300
+    r.first_at, r.priced_done = time.monotonic() - 290, 200.0           # ×1.45 the price
+    r.left[("x", "a")] = 3                                                # x not yet prepared: its 100 s count
+    r.at_floor, r.no_retry, r.said_over, r.all_bound = True, "not re-measured: …", True, True
+    r.replan()        # 300 + 100 × 1.45 = 445 s projected, under 90% of 1200: lifted, said so
+    assert r.at_floor and not r.no_retry and not r.all_bound and "within it again" in r.out.getvalue()
+    events = [json.loads(ln) for ln in open(tmp_path / "j.jsonl")]
+    assert events[-1]["event"] == "replan" and events[-1]["floor"] is False
+    r.at_floor, r.no_retry, r.budget = True, "x", 480.0                   # 445 of 480: fits, not by 10%: kept
+    r.replan()
+    assert r.at_floor and r.no_retry
+    # over: the points no story judges stop; a story's too once the rest does not fit even at its price
+    r.at_floor, r.no_retry, r.all_bound, r.said_over, r.budget = False, "", False, False, 420.0   # 445 > 420
+    r.replan()
+    assert r.at_floor and r.no_retry and not r.all_bound                  # 300 + 100 at its price: fits 420
+    r.budget = 390.0
+    r.replan()
+    assert r.all_bound and "the points a story judges stop at their floor" in r.out.getvalue()
+
+
+def test_past_a_re_plan_a_storys_point_keeps_the_ci_rule():
+    from lab.engine import rounds
+
+    class S(dict):
+        def watched(self):
+            return ["ops"]
+    spec = S(repeats="auto", min_repeats="3", max_repeats="8", ci="1")
+    rows = lambda v: [{"metric": "ops", "value": str(v), "cpus": "0", "variant": ""}]   # noqa: E731
+    done = {1: rows(100), 2: rows(130), 3: rows(80)}                    # ±30%: not within ci=1
+    r = rounds.Sweep.__new__(rounds.Sweep)
+    r.price, r.at_floor, r.all_bound = {}, True, False
+    plain, story = Point("e", "", "compact", 1, [0]), Point("e", "", "compact", 2, [0, 1], story="seed-000: x")
+    assert r.settled(spec, plain, done)[0] and not r.settled(spec, story, done)[0]
+    r.all_bound = True          # the rest no longer fits even at its price: a story's point stops too
+    assert r.settled(spec, story, done)[0]
+    r.at_floor = False
+    assert not r.settled(spec, plain, done)[0]

@@ -54,6 +54,7 @@ class Request:
     budget: float = 0.0      # seconds the sweep may take (budget=DURATION; the default sweep's own), 0: none
     budget_why: str = ""     # where the budget came from
     left_out: tuple = ()     # plan.Point left out to fit the budget (price.fit)
+    dropped: tuple = ()      # (experiment, why) left out whole to fit the budget (price.fit_budget)
 
     @property
     def dry(self):
@@ -174,7 +175,8 @@ def request(argv):
     req = Request(tuple(argv), keys, profile, overrides, resolved, topo, plans, (time.monotonic() - t0) * 1000,
                   budget, why)
     if budget:
-        req = dataclasses.replace(req, left_out=tuple(pr.fit(price(req), budget)))
+        left, dropped = pr.fit_budget(lambda: price(req), req.plans, resolved, budget)
+        req = dataclasses.replace(req, left_out=tuple(left), dropped=dropped)
     return req
 
 
@@ -217,7 +219,8 @@ def price(req, resuming=""):
             None if keys.get("topology") else local_history(results_dir(), resuming)
     except HistoryError as e:
         raise EngineError(f"history={e}") from None
-    return pr.compute(req.specs, req.plans, req.profile, history, not keys.get("topology"), req.why_runs)
+    return pr.compute(req.specs, req.plans, req.profile, history, not keys.get("topology"), req.why_runs,
+                      first=bool(req.budget), dropped=req.dropped)
 
 
 def dry_run(req, out):
@@ -238,9 +241,12 @@ def budget_line(req, p):
     return (f"budget {pr.hms(req.budget)} ({req.budget_why}): the plan's price {pr.hms(p.expected)} expected "
             + (f"fits, {pr.hms(req.budget - p.expected)} to spare" if fits else
                f"does NOT fit, over by {pr.hms(p.expected - req.budget)} with every curve at its first and last "
-               "thread count and every story's point: name fewer experiments or a longer budget")
+               "thread count, every story's point and no other experiment: name fewer experiments or a longer "
+               "budget")
+            + (f"; {len(req.dropped)} experiment(s) left out whole (the `skipped: … (every point)` lines)"
+               if req.dropped else "")
             + (f"; {left} placement × thread count(s) left out to fit (the `skipped: … budget:` lines)" if left else
-               "; nothing left out"))
+               "" if req.dropped else "; nothing left out"))
 
 
 def run(req, shown=None, out=sys.stderr, quiet=False):
@@ -306,6 +312,7 @@ def measure(req, rf, note, signature, ident, perf, shown, out, quiet):
             os.replace(tmp, rf.env_dir)
     sweep = Sweep(ROOT, rf, resolved, req.topo, {"perf": perf, "why_runs": why, "price": price(req, rf.name),
                                                  "plans": req.plans, "budget": req.budget,
+                                                 "dropped": dict(req.dropped),
                                                  "seed": int(keys["seed"]) if "seed" in keys else None}, out=out)
     sweep.journal.event("sweep", f"sweep {' '.join(argv)}", args=argv, profile=req.profile, perf=perf,
                         seed=sweep.seed, overrides=req.overrides, experiments=[r.name for r in resolved],

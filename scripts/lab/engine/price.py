@@ -24,6 +24,7 @@ from lab.engine.evidence import hardware, pmu
 from lab.engine.evidence import points as why_points
 from lab.topology.topo import cpu_list, cpu_ranges
 
+from . import stories
 from .plan import KEEP, Point, importance, words_of_level
 
 
@@ -168,6 +169,7 @@ class Price:
     experiments: tuple                # ExperimentPrice
     missing: tuple                    # (experiment, tool not on PATH): skipped whole
     why_runs: int = 0
+    dropped: tuple = ()               # (experiment, why): left out whole to fit the budget (fit_budget)
 
     @property
     def points(self):
@@ -295,34 +297,88 @@ def fit(price, budget, when="before measuring"):
     return out
 
 
+def fit_budget(reprice, plans, specs, budget):
+    """Fit the plan to budget seconds: thin the curves (fit); when that is not enough, leave out whole
+    experiments no seed story judges (stories.py), the dearest by the thinned price first, until the rest
+    fits; then thin the experiments kept again, only as far as they now need (an experiment left out may
+    make room for the counts thinned before). reprice(): the price of plans as they are marked now.
+    Returns (the points left out, ((experiment, why), …) left out whole); a story's experiment, or the
+    last experiment left, is never left out, so what is left may still not fit (the dry run says so)."""
+    before = [(p, p.skip, p.held) for ps in plans.values() for p in ps]
+    full = reprice()
+    left = fit(full, budget)
+    now = reprice() if left else full
+    alone = {x.name: x.expected for x in full.experiments}
+    where = {s.name: spec_path(s.path) for s in specs}
+    dropped = {}
+    while now.expected > budget:
+        live = [x for x in now.experiments if x.points]
+        kept = [x for x in live if not any(p.story for p in plans.get(x.name, ()))]
+        if not kept or len(live) < 2:     # a sweep of one experiment (./lab scale) is never left empty
+            break
+        x = max(kept, key=lambda x: x.expected)
+        why = (f"budget (priced {hms(alone[x.name])}; the dearest experiment no story judges, left out whole "
+               f"to fit {hms(budget)}); run it alone with `./lab sweep {where[x.name]}`")
+        dropped[x.name] = why
+        for p in plans[x.name]:
+            if not p.skip:
+                p.skip, p.held = f"budget: {x.name} left out whole", ""
+        now = reprice()
+    if not dropped:
+        return left, ()
+    for p, skip, held in before:
+        if p.experiment not in dropped:
+            p.skip, p.held = skip, held
+    return fit(reprice(), budget), tuple(dropped.items())
+
+
+def spec_path(path):
+    """A spec's path as a user types it in the checkout (experiments/x.spec), else as given."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
 def kind_of_skip(p):
     return "shared" if p.same_as else "skipped" if p.skip.startswith(("budget:", "adaptive:")) else "impossible"
 
 
-def compute(specs, plans, profile, history, on_host, why_runs=0):
+def compute(specs, plans, profile, history, on_host, why_runs=0, first=False, dropped=()):
     """The price of every point of the resolved specs. history (lab/engine/pricehistory.py, or None) gives
     measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
     runs per point (why=1), each priced by why_run(); on a host whose PMU the hardware tier detected, one
     more such run per kind it records (evidence/hardware.py; priced at every evidence point, though a point
     with no switch recording kept or a measured server gets none: the price errs long). A fixture has no
-    PMU of its own to detect: none there."""
+    PMU of its own to detect: none there. first: a sweep with a budget, which measures the seed stories'
+    experiments first (stories.first), so one of them pays a cold build; dropped: (experiment, why) of
+    the experiments fit_budget left out whole."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
     hw_runs = len(hardware.wanted(pmu.evidence_parts())) if why_runs and on_host else 0
     return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, hw_runs, cold)
-                       for s, cold in zip(*cold_builds(specs, missing, on_host))), tuple(missing.items()), why_runs)
+                       for s, cold in zip(*cold_builds(specs, missing, on_host, plans, first))),
+                 tuple(missing.items()), why_runs, tuple(dropped))
 
 
-def cold_builds(specs, missing, on_host):
-    """(the specs priced, whether each pays its cold build): on this host, the first spec of each `built`
-    file that is missing (the runner's cargo build: 179 s from a fresh clone here, priced 30 s before,
-    docs/measured.md); a fixture host is priced warm."""
+def cold_builds(specs, missing, on_host, plans=None, first=False):
+    """(the specs priced, whether each pays its cold build): on this host, of each `built` file that is
+    missing (the runner's cargo build: 179 s from a fresh clone here, priced 30 s before, docs/measured.md),
+    the first spec to run that has a point to measure (plans given; in stories.first's order with first),
+    which builds it; a fixture host is priced warm."""
     priced = [s for s in specs if s.name not in missing]
-    seen, cold = set(), []
-    for s in priced:
+    order = stories.first(priced, plans) if first and plans is not None else priced
+    seen, cold = set(), set()
+    for s in order:
         path = s["built"]
-        cold.append(bool(on_host and path and path not in seen and not os.path.exists(os.path.join(ROOT, path))))
+        if not path or path in seen or (plans is not None and all(p.skip for p in plans.get(s.name, ()))):
+            continue
         seen.add(path)
-    return priced, cold
+        if on_host and not built_here(path):
+            cold.add(s.name)
+    return priced, [s.name in cold for s in priced]
+
+
+def built_here(path):
+    """Whether a spec's `built` file is in this checkout (a fresh clone has none of them)."""
+    return os.path.exists(os.path.join(ROOT, path))
 
 
 def why_where(spec, x, runs):
@@ -356,7 +412,10 @@ def write(price, specs, out):
     spec = {s.name: s for s in specs}
     out.write(f"{'experiment':<18} {'variant':<14} {'placement':<14} {'threads':>7}  {'repeats':<9} "
               f"{'s/run':>8}  cpus\n")
+    gone = dict(price.dropped)
     for x in price.experiments:
+        if x.name in gone:
+            continue
         reps = spec[x.name]["repeats"]
         for pp in x.points:
             p = pp.point
@@ -373,8 +432,10 @@ def write(price, specs, out):
                   + (f"; why=1: {why_where(spec[x.name], x, price.why_runs)}" if price.why_runs else "")
                   + "\n")
     for x in price.experiments:
-        for s in dict.fromkeys(x.skipped):      # one line per placement and thread count, not per variant
+        for s in () if x.name in gone else dict.fromkeys(x.skipped):   # per placement and count, not variant
             out.write(f"{s}\n")
+    for name, why in price.dropped:
+        out.write(f"skipped: {name} (every point) — {why}\n")
     for name, tool in price.missing:
         out.write(f"impossible: {name} (every point): '{tool}' is not on PATH\n")
     out.write(price.line() + "\n")

@@ -24,7 +24,7 @@ from lab.engine.evidence import points as why_points
 from lab.engine.evidence import store as why_ev
 from lab.topology.topo import cpu_list
 
-from . import capacity, cgroup, child, hostprep, orphans, prefix
+from . import capacity, cgroup, child, hostprep, orphans, prefix, stories
 from . import journal as jr
 from . import point as pt
 from .guard import NOISE_METRICS, corun_short
@@ -34,6 +34,7 @@ from .price import hms
 from .spec import better_of
 
 PACE_SAMPLE_S = 60.0    # seconds of measuring before the pace against the price is trusted (re-plan, ETA)
+RESUME = 0.9            # a re-plan that stopped re-measures lifts it once the projection is this share of the budget
 
 
 class Interrupted(Exception):
@@ -95,6 +96,9 @@ class Sweep:
         self.price = {(pp.point.experiment, pp.point.stem): pp
                       for x in (opts["price"].experiments if opts.get("price") else ()) for pp in x.points}
         self.left = {}                       # {(experiment, stem): repeats still expected}
+        # the priced build and setup (a cold build included) of each experiment not yet prepared: the pace's
+        # projection counts them (a budget bounds them too), prepare() takes one off once it has run
+        self.setups = {x.name: x.setup for x in (opts["price"].experiments if opts.get("price") else ())}
         # why=1: (experiment, stem) whose evidence runs may still come: every point until its experiment's
         # are made (the price counts only those why_points prices, so the ETA stays right before the knee is known)
         self.unexplained = set()
@@ -104,9 +108,13 @@ class Sweep:
         self.journal = jr.Journal(rf.journal_path, rf.journal_log)
         self.plans = opts.get("plans") or {}    # the request's plans (a budget's fit marked in them), else planned here
         self.budget = opts.get("budget") or 0.0  # seconds; a sweep running over its price re-plans to fit (replan)
+        self.dropped = opts.get("dropped") or {}  # {experiment: why} left out whole to fit it (price.fit_budget)
         self.said_skipped = set()                # id(point) whose `skipped` event is journaled already
         self.said_over = False                   # replan said once that nothing more can be left out
-        self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since
+        self.at_floor = False                    # ... and adaptive points stop at their fewest repeats since,
+        self.no_retry = ""                       # ... and a disturbed repeat is kept, suspect, not re-measured:
+                                                 # why (the re-plan's words), "" while the guard re-measures
+        self.all_bound = False                   # ... a story's points too: not even the price's pace fits
 
     # --- bookkeeping --------------------------------------------------------------------------------
     def track(self, proc):
@@ -127,7 +135,9 @@ class Sweep:
         if spec["repeats"] != "auto":
             return n >= int(spec["repeats"]), n, float("nan")
         worst = self.worst_ci(spec, done)
-        if n >= int(spec["max_repeats"]) or (self.at_floor and n >= self.floor(spec, point)):
+        # past a re-plan still over the budget (replan), a point no story judges stops at its floor
+        if n >= int(spec["max_repeats"]) or (self.at_floor and (self.all_bound or not point.story)
+                                             and n >= self.floor(spec, point)):
             return True, n, worst
         return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
 
@@ -172,6 +182,9 @@ class Sweep:
             pp = self.price.get((exp, stem))
             secs += n * pp.kept if pp else 0.0
         secs += sum(self.price[k].why for k in self.unexplained if k in self.price)
+        waiting = {exp for (exp, _stem), n in self.left.items() if n} | \
+            {p.experiment for ps in self.plans.values() for p in ps if p.held and not p.skip}
+        secs += sum(self.setups.get(exp, 0.0) for exp in waiting)
         for ps in self.plans.values():     # plan=adaptive's candidates still held, at their expected share
             for p in ps:
                 pp = self.price.get((p.experiment, p.stem)) if p.held and not p.skip else None
@@ -193,7 +206,11 @@ class Sweep:
     def replan(self):
         """A sweep with a budget whose measured costs run over its price: leave out the points not yet
         begun that change the answer least (plan.importance, the dearest first among equals) until the
-        projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point)."""
+        projection fits again, and say so (journal `replan`, the terminal, a `skipped` event per point).
+        Still over with nothing more to leave out: the points no story judges stop at their floor (at_floor,
+        for the rest of the sweep) and keep a disturbed repeat as suspect (no_retry) until a later projection
+        is back under RESUME of the budget (a minute's pace under load once stopped them for a sweep that ended
+        5 minutes early)."""
         pace = self.pace()
         if not self.budget or self.done_now < 2 or pace is None:      # no pace yet
             return
@@ -201,6 +218,16 @@ class Sweep:
         _reps, secs = self.remaining()
         over = elapsed + secs * pace - self.budget
         if over <= 0:
+            # the floor stays (a point at its floor projects no more repeats: lifting it on that projection
+            # would chase ci= again); the re-measures, which the pace counts, resume
+            if self.no_retry and elapsed + secs * pace <= RESUME * self.budget:
+                self.no_retry, self.said_over, self.all_bound = "", False, False
+                msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
+                       f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: within it again, "
+                       "the guard's re-measures resume (adaptive points stay at their floor)")
+                print(visible(f"sweep: {msg}"), file=self.out, flush=True)
+                self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1),
+                                   pace=round(pace, 3), left_out=[], floor=False)
             return
         groups = {}
         for ps in self.plans.values():
@@ -232,19 +259,36 @@ class Sweep:
                                    placement=pl, threads=t, reason=why, variant=p.variant, budget=True)
             dropped.append(f"{exp} {pl} threads={t}")
             over -= saves
+        still = over > 0
         msg = (f"re-planned at {hms(elapsed)}: measured costs run ×{pace:.2f} the price, the rest projected "
                f"{hms(elapsed + secs * pace)} against the budget {hms(self.budget)}: "
                + (f"left out {len(dropped)} placement × thread count(s) that change the answer least: "
                   + ", ".join(dropped) if dropped else "nothing more can be left out (every curve is at its "
-                  "first and last thread count): adaptive points stop at their fewest repeats from here (their "
-                  "intervals may stay wider than ci=), and it may still run over")
-               + ("" if over <= 0 or not dropped else "; still over: it will run over"))
-        self.at_floor = self.at_floor or not dropped
-        if dropped or not self.said_over:
-            self.said_over = not dropped
+                  "first and last thread count)")
+               + ("" if not still else
+                  ("; still over: " if dropped else ": ") + "adaptive points stop at their fewest repeats from here "
+                  "(their intervals may stay wider than ci=) and a disturbed repeat is kept, labelled suspect, not "
+                  "re-measured, but for the points a story judges; it may still run over"))
+        # the budget bounds the guard's re-measures and adaptive repeats too: past it, a point keeps what the
+        # words need (its floor) and a disturbed repeat keeps its suspect label instead of a retry
+        self.at_floor = self.at_floor or still
+        if still and not self.no_retry:
+            self.no_retry = f"not re-measured: the budget's re-plan at {hms(elapsed)} stopped re-measures"
+        # a story's points keep the guard's rule while the rest would fit at the price's own pace; past that
+        # they stop too (measured here: story points re-measured under load ran a sweep at ×2.77 its price)
+        if still and not self.all_bound and elapsed + secs > self.budget:
+            self.all_bound = True
+            msg = (f"re-planned at {hms(elapsed)}: the rest, {hms(secs)} at its price, no longer fits the budget "
+                   f"{hms(self.budget)}: the points a story judges stop at their floor and keep a disturbed repeat "
+                   "as suspect too")
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
             self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
-                               left_out=dropped)
+                               left_out=[], floor=True, stories=True)
+        if dropped or not self.said_over:
+            self.said_over = still
+            print(visible(f"sweep: {msg}"), file=self.out, flush=True)
+            self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
+                               left_out=dropped, floor=still)
 
     def progress(self, point, repeat):
         """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
@@ -298,7 +342,14 @@ class Sweep:
                 self.journal.event("experiment_skipped", f"{spec.name}: skip all: '{missing[0]}' is not on PATH",
                                    experiment=spec.name, reason=f"'{missing[0]}' is not on PATH")
                 continue
-            plans[spec.name] = self.plans.get(spec.name) or plan(spec, self.topo)
+            ps = self.plans.get(spec.name) or plan(spec, self.topo)
+            if spec.name in self.dropped and not any(self.done_repeats(p) for p in ps):
+                # left out whole by the budget's fit (begun by an earlier session of this run: measured on)
+                why = self.dropped[spec.name]
+                self.journal.event("experiment_skipped", f"{spec.name}: skip all: {why}", experiment=spec.name,
+                                   reason=why, budget=True)
+                continue
+            plans[spec.name] = ps
         self.plans = plans
         for spec in self.specs:
             for p in plans.get(spec.name, []):
@@ -320,8 +371,7 @@ class Sweep:
             self.launcher = os.path.join(self.root, child.LAUNCHER)
         state = "complete"
         # with a budget, the experiments a seed story judges first (each still built and set up once)
-        order = sorted(self.specs, key=lambda s: not any(p.story for p in plans.get(s.name, ()))) \
-            if self.budget else self.specs
+        order = stories.first(self.specs, plans) if self.budget else self.specs
         try:
             for spec in order:
                 if spec.name in plans:
@@ -465,6 +515,7 @@ class Sweep:
         return {t: why_points.summarised(rs) for t, rs in by.items()}
 
     def prepare(self, spec, todo):
+        self.setups.pop(spec.name, None)        # run now (or failed): no longer to come
         n = len(todo)
         log = self.rf.sweep_file("setup.log")
         for step in ("build", "setup"):
@@ -530,14 +581,17 @@ class Sweep:
                     self.count(spec, p, ok, n)
                     if ok and spec["repeats"] == "auto":
                         confident = ci <= float(spec["ci"])
+                        floored = not confident and n < int(spec["max_repeats"])    # the re-plan's at_floor
                         stopped = (f"interval met: ±{ci:.1f}% <= {spec['ci']}%" if confident else
+                                   f"stopped at its floor ({n} repeats) by the budget's re-plan at ±{ci:.1f}% > "
+                                   f"{spec['ci']}%" if floored else
                                    f"repeat cap reached ({n} = max_repeats) at ±{ci:.1f}% > {spec['ci']}%")
                         self.journal.event(
                             "confidence", f"{spec.name}: {p.variant or '-'} {p.placement} threads={p.threads}: "
                             f"n={n}, {stopped}" + ("" if confident else ": not confident"),
                             **self.fields(p), metric=" ".join(spec.watched()), n=n,
                             ci_pct=None if ci != ci or ci == float("inf") else round(ci, 2), confident=confident,
-                            stopped=stopped, method=ci_method(n))
+                            stopped=stopped, method=ci_method(n), **({"at_floor": True} if floored else {}))
                 if not active:
                     break
 
@@ -648,7 +702,8 @@ class Sweep:
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
-            if why and attempt <= int(spec["retries"]):
+            stopped = self.no_retry and (self.all_bound or not p.story)   # a story's point: see replan
+            if why and attempt <= int(spec["retries"]) and not stopped:
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
                                    **self.fields(p, repeat), attempt=attempt, reason=why,
@@ -657,6 +712,8 @@ class Sweep:
                 measured += float(spec["retry_pause"])
                 continue
             break
+        if why and stopped and attempt <= int(spec["retries"]):
+            why = f"{why} ({self.no_retry})"
         if why:
             for r in outcome.rows:
                 r["suspect"] = why

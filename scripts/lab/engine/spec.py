@@ -74,7 +74,8 @@ KEYS = {
                                 "`max M` for a command with a time budget) until a run of this spec exists here"),
     "setup_cost": ("seconds", "0", True, "the dry run's estimate of seconds for build and setup"),
     "built": ("path", "", False, "the file the build makes (from the project root): where it is missing on this "
-                                 "host, the dry run adds build_cost (a cold build) to the price, once per file"),
+                                 "host, the dry run adds build_cost (a cold build) to the price, once per file, on "
+                                 "the first experiment to run that builds it"),
     "build_cost": ("seconds", "0", True, "the dry run's estimate of seconds for a cold build (built= missing)"),
     "max_steal": ("percent", "10", True, "guard: steal on the placement's CPUs above this marks a run disturbed"),
     "server": ("pidfiles", "", True,

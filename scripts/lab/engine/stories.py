@@ -69,3 +69,10 @@ def mark(points, topo, coarse):
         if what and (not p.skip or p.same_as):
             p.story = f"{story}: {what}"
     return points
+
+
+def first(specs, plans):
+    """The order a sweep with a budget measures its experiments in: those with a point a seed story judges
+    first (each still built and set up once), the rest after, each in spec order. One rule for the sweep
+    (rounds.Sweep.run_all) and its price (price.cold_builds: the first of them to run pays a cold build)."""
+    return sorted(specs, key=lambda s: not any(p.story for p in plans.get(s.name, ())))

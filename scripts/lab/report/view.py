@@ -264,7 +264,9 @@ def marks(e):
     out += [Mark(f"failed: {s}") for s in e.failed]
     out += [Mark(f"skipped: {s}") for s in folded_skips(e.skipped)]
     out += [Mark(f"not confident: {c.get('variant', '')} {c.get('placement', '')} t{c.get('threads', '')} "
-                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%") for c in e.unconfident]
+                 f"{c.get('metric', '')}: n={c.get('n')}, CI ±{c.get('ci_pct')}%"
+                 + (" (stopped at its floor: the budget's re-plan)" if c.get("at_floor") is True else ""))
+            for c in e.unconfident]
     out += [Mark(s, cls="mute") for s in e.missing_charts]
     return out
 
