@@ -708,6 +708,16 @@ def test_plan_keeps_the_recording_within_its_budget():
     assert collect.ring_pages(2) == 4096 and collect.ring_pages(256) == 256 and collect.ring_pages(100000) == 64
 
 
+class GateSpec(dict):
+    """A spec for run_point with scripted attempts: its keys, and no watched processes."""
+    def watched(self):
+        return []
+
+
+class TwoThreads:
+    threads = 2
+
+
 def test_the_gate_redoes_a_rejected_run_once_at_the_next_tier(tmp_path, monkeypatch):
     """run_point's loop with scripted attempts (no perf run; test input, not a measurement): a run outside
     the budget is redone at the next tier and kept; a cut one is redone lighter; later runs start at the
@@ -724,15 +734,8 @@ def test_the_gate_redoes_a_rejected_run_once_at_the_next_tier(tmp_path, monkeypa
     monkeypatch.setattr(collect, "attempt", attempt)
     monkeypatch.setattr(collect, "availability", lambda event: {"oncpu": ev.OK})
     monkeypatch.setattr(collect, "calibrate", lambda *a: None)      # no unrecorded reference: the timed median
-
-    class Spec(dict):
-        def watched(self):
-            return []
-
-    class Point:
-        threads = 2
-    kept, _status, why = collect.run_point(None, Spec(timeout="60"), Point(), 3, [{"metric": "wall_s", "value": "1.0"}],
-                                           str(tmp_path))
+    kept, _status, why = collect.run_point(None, GateSpec(timeout="60"), TwoThreads(), 3,
+                                           [{"metric": "wall_s", "value": "1.0"}], str(tmp_path))
     assert tiers == ["full", "light", "light", "lightest", "lightest"]
     meta = ev.read_meta(str(tmp_path))
     assert [(j["of"], j["run"], j["tier"], j["verdict"]) for j in meta["runs_judged"]] == [
@@ -750,19 +753,12 @@ def test_a_point_left_one_kept_run_short_of_two_gets_one_more(tmp_path, monkeypa
     monkeypatch.setattr(collect, "availability", lambda event: {"oncpu": ev.OK})
     monkeypatch.setattr(collect, "calibrate", lambda *a: None)      # no unrecorded reference: the timed median
 
-    class Spec(dict):
-        def watched(self):
-            return []
-
-    class Point:
-        threads = 2
-
     def made(walls, runs, folder):
         script = iter(walls)
         monkeypatch.setattr(collect, "attempt", lambda *a, **k: dict(
             lost="", cut=False, wall=next(script), reps=1, status={}, out="", scope="tree", who=()))
         os.makedirs(folder)
-        kept, _s, why = collect.run_point(None, Spec(timeout="60"), Point(), runs,
+        kept, _s, why = collect.run_point(None, GateSpec(timeout="60"), TwoThreads(), runs,
                                           [{"metric": "wall_s", "value": "1.0"}], folder)
         return [(j["of"], j["verdict"]) for j in ev.read_meta(folder)["runs_judged"]], kept, why
     got = made([2.0, 2.0, 1.0, 1.0], 2, str(tmp_path / "a"))
