@@ -227,7 +227,7 @@ class Sweep:
                        "the guard's re-measures resume (adaptive points stay at their floor)")
                 print(visible(f"sweep: {msg}"), file=self.out, flush=True)
                 self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1),
-                                   pace=round(pace, 3), left_out=[], floor=False)
+                                   pace=round(pace, 3), left_out=[], floor=False, resumed=True)
             return
         groups = {}
         for ps in self.plans.values():
@@ -276,19 +276,21 @@ class Sweep:
             self.no_retry = f"not re-measured: the budget's re-plan at {hms(elapsed)} stopped re-measures"
         # a story's points keep the guard's rule while the rest would fit at the price's own pace; past that
         # they stop too (measured here: story points re-measured under load ran a sweep at ×2.77 its price)
+        stories = ""
         if still and not self.all_bound and elapsed + secs > self.budget:
             self.all_bound = True
-            msg = (f"re-planned at {hms(elapsed)}: the rest, {hms(secs)} at its price, no longer fits the budget "
-                   f"{hms(self.budget)}: the points a story judges stop at their floor and keep a disturbed repeat "
-                   "as suspect too")
-            print(visible(f"sweep: {msg}"), file=self.out, flush=True)
-            self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
-                               left_out=[], floor=True, stories=True)
+            stories = (f"re-planned at {hms(elapsed)}: the rest, {hms(secs)} at its price, no longer fits the budget "
+                       f"{hms(self.budget)}: the points a story judges stop at their floor and keep a disturbed "
+                       "repeat as suspect too")
         if dropped or not self.said_over:
             self.said_over = still
             print(visible(f"sweep: {msg}"), file=self.out, flush=True)
             self.journal.event("replan", msg, budget_s=self.budget, elapsed_s=round(elapsed, 1), pace=round(pace, 3),
                                left_out=dropped, floor=still)
+        if stories:         # the second stage, said after the first (both can come in one re-plan)
+            print(visible(f"sweep: {stories}"), file=self.out, flush=True)
+            self.journal.event("replan", stories, budget_s=self.budget, elapsed_s=round(elapsed, 1),
+                               pace=round(pace, 3), left_out=[], floor=True, stories=True)
 
     def progress(self, point, repeat):
         """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
