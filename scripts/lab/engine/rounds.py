@@ -136,8 +136,7 @@ class Sweep:
             return n >= int(spec["repeats"]), n, float("nan")
         worst = self.worst_ci(spec, done)
         # past a re-plan still over the budget (replan), a point no story judges stops at its floor
-        if n >= int(spec["max_repeats"]) or (self.at_floor and (self.all_bound or not point.story)
-                                             and n >= self.floor(spec, point)):
+        if n >= int(spec["max_repeats"]) or (self.at_floor and self.bound(point) and n >= self.floor(spec, point)):
             return True, n, worst
         return n >= self.floor(spec, point) and worst <= float(spec["ci"]), n, worst
 
@@ -291,6 +290,11 @@ class Sweep:
             print(visible(f"sweep: {stories}"), file=self.out, flush=True)
             self.journal.event("replan", stories, budget_s=self.budget, elapsed_s=round(elapsed, 1),
                                pace=round(pace, 3), left_out=[], floor=True, stories=True)
+
+    def bound(self, point):
+        """Whether the re-plan's stops (at_floor, no_retry) hold for `point`: a point no story judges from the
+        first stage, a story's only from the second (all_bound)."""
+        return self.all_bound or not point.story
 
     def progress(self, point, repeat):
         """`[i/n] … ETA`: n is the repeats kept so far plus those the price still expects of every point
@@ -704,7 +708,7 @@ class Sweep:
                                         if outcome.capacity else "",
                                         corun_short(outcome.rows, limits["min_corun"]),
                                         misplaced(raw, p.nodes, spec["membind"], p.placement != "unpinned")) if w)
-            stopped = self.no_retry and (self.all_bound or not p.story)   # a story's point: see replan
+            stopped = self.no_retry and self.bound(p)
             if why and attempt <= int(spec["retries"]) and not stopped:
                 os.replace(raw, f"{raw}.try{attempt}")
                 self.journal.event("remeasured", f"{exp}: {p.key(repeat)} disturbed ({why}): measuring again",
