@@ -265,6 +265,25 @@ def test_the_sampler_finds_the_program_below_it_and_reads_where_its_memory_is():
     assert set(d["settings"]) == {"numa_balancing", "thp"}
 
 
+def test_perfs_child_before_its_exec_is_not_the_program(tmp_path):
+    """perf record's child is named `perf-exec` until it execs the command: a copy of perf's memory (under
+    TCG the largest process a short command's run sampled was that copy). A real process of that name
+    (Python run through a link named perf-exec) holding more memory than the program is not sampled."""
+    link = tmp_path / "perf-exec"
+    link.symlink_to(sys.executable)
+    s = N.Sampler(interval=0.1)
+    copy = subprocess.Popen([str(link), "-c", "import time; b = bytearray(64 << 20); time.sleep(3)"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(16 << 20); time.sleep(3)"])
+    try:
+        time.sleep(1.0)
+        s.stop()
+    finally:
+        for p in (child, copy):
+            p.kill()
+            p.wait()
+    assert copy.pid not in s.best and s.document()["pid"] == child.pid
+
+
 def test_a_live_read_is_capped(monkeypatch):
     """This process's own numa_maps read with a cap smaller than it: cut, the partial line dropped."""
     whole = N.read_live(os.getpid())

@@ -39,6 +39,9 @@ NODE = re.compile(r"N(\d{1,4})=(\d{1,15})$")
 # (mm/mempolicy.c policy_modes: "weighted interleave", "prefer (many)")
 LINE = re.compile(r"([0-9a-f]{1,16}) ((?:weighted interleave|prefer \(many\)|[a-z]{1,16})(?:=[a-z|]{1,40})?"
                   r"(?::[0-9,\-]{1,200})?)(?: (.*))?$")
+# perf itself, and its child before it execs the command (`perf-exec`, a copy of perf's memory: under TCG
+# a short command's largest process sampled was that copy, libpython and all)
+PERF = ("perf", "perf-exec")
 TOKEN = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,31}(?:=\S{1,4096})?$")
 
 
@@ -205,7 +208,7 @@ def settings():
 
 class Sampler:
     """Samples numa_maps of the evidence run's processes in a thread, from construction until stop():
-    `pids` fixed (a spec's server), else every process below this one (the command's tree) except perf,
+    `pids` fixed (a spec's server), else every process below this one (the command's tree) except perf (PERF),
     narrowed to `comms` when given (why_comm)."""
 
     def __init__(self, pids=(), comms=(), interval=INTERVAL, keep_text=False):
@@ -225,7 +228,7 @@ class Sampler:
         if self.pids:
             return {p: (_stat(p) or ("?", 0))[0] for p in self.pids}
         procs = descendants(self.root, self.since)
-        return {p: c for p, c in procs.items() if c != "perf" and (not self.comms or c in self.comms)}
+        return {p: c for p, c in procs.items() if c not in PERF and (not self.comms or c in self.comms)}
 
     def sample(self):
         t = time.monotonic()
