@@ -362,6 +362,20 @@ def test_shares_are_of_the_growth_beyond_noise_not_diluted_by_noisy_stacks():
     assert v2.cause == "no single cause" and "is spread thin" in v2.text, v2.text
 
 
+def test_most_of_the_cost_in_one_place_no_rule_names_is_not_spread_thin():
+    """The farside fixture in the 2-socket guest: 94% of the added cost was one sleep in the program's own
+    `wait_for_far_data`, a class no rule names ("other"), and the words said "the growth is spread thin".
+    Now they say where it is and name the code. Amounts are test input."""
+    sleep = "[sleep];p;worker;wait_for_far_data;__GI___clock_nanosleep"
+    on = [{"p;worker;fp_chain": 1000 + 10 * r} for r in range(3)]
+    d = diff.differential(ev(on, [{sleep: 50_000 + 500 * r} for r in range(3)]),
+                          ev(on, [{sleep: 400_000 + 2000 * r} for r in range(3)]), "scatter", 1, 4)
+    v = verdict.verdict(d)
+    assert v.cause == "no single cause" and "spread thin (the flame graph" not in v.text, v.text
+    assert "No named cause: 100% of the added cost is where no rule of the lab names a cause (other: sleeps, " \
+           "I/O, plain user code); the code to look at is `wait_for_far_data` ← `worker`." in v.text, v.text
+
+
 def test_growth_spread_over_thin_stacks_is_gathered_by_function():
     """30 call paths into one hot function, each too thin to be a finding alone (2 → 6 samples a run),
     as the runner's inlined refcounts under `Vm::run` are: no single cause, and the words say where the

@@ -765,3 +765,28 @@ def test_a_point_left_one_kept_run_short_of_two_gets_one_more(tmp_path, monkeypa
     assert got == ([(1, "disturbed"), (1, "disturbed"), (2, "kept"), (3, "kept")], 2, ""), got
     assert made([1.0, 1.0], 2, str(tmp_path / "b")) == ([(1, "kept"), (2, "kept")], 2, "")
     assert made([2.0, 2.0], 1, str(tmp_path / "c"))[:2] == ([(1, "disturbed"), (1, "disturbed")], 0)
+
+
+STARTING = """\
+lock  10/10 [000]  200.000000: PERF_RECORD_FORK(10:11):(10:10)
+lock  10/11 [001]  200.000100: PERF_RECORD_SWITCH IN
+lock  10/11 [001]  200.100000: PERF_RECORD_SWITCH OUT
+lock  10/10 [000]  200.000000: PERF_RECORD_SWITCH IN
+lock  10/10 [000]  200.001000: PERF_RECORD_SWITCH OUT
+"""
+
+
+def test_fold_keeps_which_thread_started_which(tmp_path):
+    """A fork record names the thread that started another (groups.py leaves such a launcher out of the
+    workers when it ran far less); the file keeps it, and an older file without the column reads as not known."""
+    from lab.engine.evidence import fold
+    f = fold.fold(STARTING.splitlines(keepends=True))
+    assert {r["tid"]: r["parent"] for r in f.thread_rows()} == {10: 0, 11: 10}
+    ev.write_run(str(tmp_path), 1, threads=f.thread_rows())
+    assert {r["tid"]: r["parent"] for r in ev.read_threads(ev.path(str(tmp_path), "threads", 1))} == {10: 0, 11: 10}
+    old = tmp_path / "threads_r2.csv"
+    old.write_text("tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations\n10,lock,5,7,0,1,0,0\n")
+    assert ev.read_threads(str(old))[0]["parent"] == 0
+    old.write_text("tid,comm,oncpu_us,offcpu_us\n10,lock,5,7\n")
+    with pytest.raises(ev.EvidenceError, match="threads_r2.csv:1: header must be"):
+        ev.read_threads(str(old))

@@ -83,3 +83,65 @@ def test_where_and_what_are_both_said():
     said = groups.words(groups.placed(runs), HASWELL, "op", classify.named)
     assert said.startswith("Where the threads ran: the 2 threads on package 1 waited ×") and \
         " What the threads did: the 2 threads in `update_table` ← `worker` waited ×" in said, said
+
+
+def test_a_knee_whose_fewest_threads_were_refused_still_says_which_threads_paid():
+    """The gate refused every run at 1 thread (under emulation recorded runs ran faster than unrecorded):
+    the verdict is inconclusive, but the knee's own kept runs still say which of its threads waited, as a
+    description of the knee, never as a cause. Rows are test input."""
+    from lab.report import causes
+    from lab.why import verdict
+    from test_why_analyze import STOPS
+    judged = [{"of": i, "run": i, "tier": "full", "hz": 999, "verdict": "disturbed", "speed": 1.3 + i / 100,
+               "why": "ran faster", "reference": 1.0} for i in (1, 2, 3)]
+    base = {"meta": {"unit": "op", "runs_judged": judged}, "runs": []}
+    knee = {"meta": {"unit": "op", "runs_judged": []},
+            "runs": [run([(0, 100.0), (12, 110.0), (1, 300.0 * k), (13, 320.0 * k)]) for k in (1.0, 1.1)]}
+    (c,) = verdict.curve(STOPS, "higher", lambda p, t: base if t == 1 else knee)
+    assert c.verdict.cause == "inconclusive" and c.diff is None and len(c.placed) == 2
+    text = causes.said(c, {}, HASWELL, False).verdict.text
+    assert "inconclusive: the evidence runs at 1 thread ran ×1.31–×1.33 faster than their unrecorded runs" in text
+    assert "none kept. At 2 threads, its kept runs alone: Where the threads ran: the 2 threads on package 1 " \
+           "waited ×" in text, text
+    assert "Cause" not in text
+    # without a topology or with nothing kept at the knee either, nothing more is said
+    assert "kept runs alone" not in causes.said(c, {}, None, False).verdict.text
+    (both,) = verdict.curve(STOPS, "higher", lambda p, t: base)
+    assert both.placed == () and "kept runs alone" not in causes.said(both, {}, HASWELL, False).verdict.text
+
+
+def test_a_launcher_is_not_one_of_the_threads_it_started():
+    """The main thread that starts the workers and joins them waits as long as they run: it is left out of
+    the groups (under TCG its start-up gave it 26% of a worker's on-CPU time, and its join put it among the
+    workers of package 0); so is a repeat loop above it. A main thread that works as much as the threads
+    it started stays. Rows are test input."""
+    def with_launchers(main_on):
+        r = run([(0, 100.0), (12, 110.0), (1, 450.0), (13, 460.0), (0, 470.0), (0, 900.0)])
+        for t in r["threads"]:
+            t["parent"] = {104: 105, 105: 0}.get(t["tid"], 104)     # 105 the loop, 104 its program's main
+        r["threads"][4]["oncpu_us"] = main_on
+        r["threads"][5]["oncpu_us"] = 0.3e6
+        return r
+    placed = groups.placed([with_launchers(0.26e6)] * 2)
+    assert [len(p) for p in placed] == [4, 4]
+    said = groups.words(placed, HASWELL, "op")
+    assert said.startswith("Where the threads ran: the 2 threads on package 1 waited ×4.3 (runs ×4.3–×4.3) as long "
+                           "per op as the 2 on package 0"), said
+    working = groups.placed([with_launchers(1e6)])         # main works as much as its workers: one of them
+    assert len(working[0]) == 5
+    assert groups.launchers([{"tid": 1, "parent": 2, "oncpu_us": 5}, {"tid": 2, "parent": 1, "oncpu_us": 1}]) == {2}
+
+
+def test_the_groups_thread_counts_may_differ_between_runs():
+    """An evidence run that repeats a short command records each repetition's threads: the same groups
+    with more threads in one run are still the same groups, their counts said as a range."""
+    runs = [run([(0, 100.0), (1, 300.0)] * k) for k in (1, 2)]
+    said = groups.words(groups.placed(runs), HASWELL, "op")
+    assert said.startswith("Where the threads ran: the 1–2 threads on package 1 waited ×3.0 (runs ×3.0–×3.0) "
+                           "as long per op as the 1–2 on package 0"), said
+
+
+def test_an_address_perf_could_not_name_is_no_code_to_change():
+    assert classify.named(["_start", "main", "0x26cb"]) == "`main`"
+    assert classify.named(["start_thread", "0x1f00", "worker", "[unknown]"]) == "`worker`"
+    assert classify.named(["start_thread", "worker", "update_table"]) == "`update_table` ← `worker`"

@@ -88,9 +88,12 @@ def said(c, errors, topo, several):
         missing = tuple(m for m in missing if not m.startswith("no evidence at")) + \
             (f"evidence unreadable ({'; '.join(bad)})",)
         text = f"{v.placement}: evidence unreadable ({'; '.join(bad)})."
-    where = groups.words(c.diff.placed, topo, c.diff.unit, classify.named) if c.diff else ""
-    if where:       # which threads paid: where they ran, what they did (issue 53 item 6)
-        text += f" {where}"
+    # which threads paid: where they ran, what they did (issue 53 item 6); with no differential, the knee's
+    # kept runs alone (the fewest threads' were refused), said as a description of the knee, not a cause
+    where = groups.words(c.diff.placed if c.diff else c.placed, topo, c.diff.unit if c.diff else v.unit,
+                         classify.named) if c.diff or c.placed else ""
+    if where:
+        text += f" {where}" if c.diff else f" At {verdict.threads(v.knee_threads)}, its kept runs alone: {where}"
     counters = hardware.text(c.diff)     # the hardware tier's words, where it ran (issue 56)
     if counters:
         text += f" {counters}"

@@ -51,6 +51,8 @@ WAKE_FRAMES = re.compile(r"lll_lock_wake|futex_wake|pthread_cond_(?:signal|broad
 RELEASE_FRAMES = re.compile(r"pthread_mutex_unlock|lll_mutex_unlock", re.I)
 ATOMIC = re.compile(r"^\s*(?:lock\b|xchg\b)", re.I)
 LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|\[)|_\[k\]$|@plt|@@GLIBC|\(inlined\)")
+# a frame perf could not name (its address, or [unknown]): no code a user could be told to change
+UNRESOLVED = re.compile(r"0x[0-9a-f]+$|\[unknown\]$", re.I)
 REMOTE = "memory (remote pages)"
 CLASSES = ("lock", "shared data", "serial phase", "scheduler", "kernel", "memory", REMOTE, "no single cause",
            "scales", "inconclusive")
@@ -71,11 +73,14 @@ def user_frames(fs):
 def named(fs):
     """'`f` ← `caller`': the innermost frame of the program's own code (not a library or lock internal)
     and its caller; '' when the stack has none (e.g. a run-queue wait caught with no user stack)."""
-    own = [i for i, f in enumerate(fs) if not LIBRARY.search(f) and not LOCK_FRAMES.search(f)]
+    own = [i for i, f in enumerate(fs) if not LIBRARY.search(f) and not LOCK_FRAMES.search(f)
+           and not UNRESOLVED.match(f)]
     if not own:
         return ""
     i = own[-1]
-    return f"`{fs[i]}`" + (f" ← `{fs[i - 1]}`" if i > 0 and not LIBRARY.search(fs[i - 1]) else "")
+    caller = fs[i - 1] if i > 0 else ""
+    return f"`{fs[i]}`" + (f" ← `{caller}`" if caller and not LIBRARY.search(caller) and not UNRESOLVED.match(caller)
+                           else "")
 
 
 def grows(total):

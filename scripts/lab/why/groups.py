@@ -15,14 +15,19 @@ import statistics
 SAID = 1.25          # a ratio between groups every run shows beyond this is said; smaller is within noise
 SHARE = 0.01         # a thread with less than this share of the busiest thread's on-CPU time is not the
                      # program's (of the run's total, 128 equal workers were each below it: none was left)
+LAUNCHER = 0.5       # a thread that started others (directly or through its children) and ran less than this
+                     # share of their median on-CPU time is their launcher, not one of them: a main thread
+                     # that joins its workers, the evidence run's repeat loop (a main thread under TCG had 26%
+                     # of its workers' on-CPU time, and its join put it among the workers of package 0)
 LEVELS = (("package", "package"), ("numa", "NUMA node"), ("l3", "L3"))
 
 
 def placed(runs):
     """Per kept run, [(cpu the thread ran on most or None, on-CPU µs per unit, off-CPU µs per unit, its
     on-CPU user stacks ((stack, samples), …))] of its threads that did the work (at least SHARE of the
-    busiest one's on-CPU time); a run without threads_r<N>.csv is left out, and without cpus_r<N>.csv or
-    doing_r<N>.csv (folders written before them) its threads have no cpu or no stacks."""
+    busiest one's on-CPU time, and not a launcher: launchers()); a run without threads_r<N>.csv is left
+    out, and without cpus_r<N>.csv or doing_r<N>.csv (folders written before them) its threads have no cpu
+    or no stacks."""
     out = []
     for run in runs:
         threads, cpus, work = run.get("threads") or [], run.get("cpus") or [], float(run.get("work") or 0)
@@ -36,10 +41,28 @@ def placed(runs):
         for r in run.get("doing") or ():
             stacks.setdefault(r["tid"], []).append((tuple(r["stack"]), r["samples"]))
         busiest = max(t["oncpu_us"] for t in threads) or 1
+        skip = launchers(threads)
         out.append([(most.get(t["tid"], (None,))[0], t["oncpu_us"] / work, t["offcpu_us"] / work,
                      tuple(stacks.get(t["tid"], ()))) for t in threads
-                    if (t["tid"] in most or t["tid"] in stacks) and t["oncpu_us"] >= SHARE * busiest])
+                    if (t["tid"] in most or t["tid"] in stacks) and t["oncpu_us"] >= SHARE * busiest
+                    and t["tid"] not in skip])
     return out
+
+
+def launchers(threads):
+    """The tids of the threads that started others of the recording (threads_r<N>.csv's parent, followed
+    up the tree) and ran on-CPU less than LAUNCHER of those others' median: they wait for the work, they
+    do not do it. A main thread that works as much as the threads it started stays."""
+    parent = {t["tid"]: t.get("parent") or 0 for t in threads}
+    on = {t["tid"]: t["oncpu_us"] for t in threads}
+    below = {}
+    for tid in parent:
+        seen, up = {tid}, parent[tid]
+        while up in parent and up not in seen:       # a received file's loop ends here
+            below.setdefault(up, []).append(on[tid])
+            seen.add(up)
+            up = parent[up]
+    return {tid for tid, ons in below.items() if on[tid] < LAUNCHER * statistics.median(ons)}
 
 
 def doing(stacks, name):
@@ -77,7 +100,7 @@ def words(runs, topo, unit, namer=None):
 def apart(runs, key, where, unit):
     """Words when the threads grouped by key(cpu, what) (None: in no group) form the same dearest and
     cheapest groups in every run, their waits per unit apart beyond ×SAID in each; else ""."""
-    ratios, which = [], set()
+    ratios, which, counts = [], set(), []
     for threads in runs or ():
         groups = {}
         for cpu, on, off, what in threads:
@@ -91,10 +114,18 @@ def apart(runs, key, where, unit):
         if not waits[lo] > 0:
             return ""
         ratios.append(waits[hi] / waits[lo])
-        which.add((hi, len(groups[hi]), lo, len(groups[lo])))
+        which.add((hi, lo))
+        counts.append((len(groups[hi]), len(groups[lo])))
     if not ratios or min(ratios) <= SAID or len(which) != 1:      # the same groups, dearest and cheapest
         return ""
-    ((hi, n_hi, lo, n_lo),) = which
+    ((hi, lo),) = which
+    n_hi, n_lo = (span(n) for n in zip(*counts))
     rng = f" (runs ×{min(ratios):.1f}–×{max(ratios):.1f})" if len(ratios) > 1 else " (one run)"
-    return (f"the {n_hi} thread{'s' if n_hi != 1 else ''} {where}{hi} waited ×{statistics.median(ratios):.1f}{rng} "
+    return (f"the {n_hi} thread{'' if n_hi == '1' else 's'} {where}{hi} waited ×{statistics.median(ratios):.1f}{rng} "
             f"as long per {unit} as the {n_lo} {where}{lo}")
+
+
+def span(ns):
+    """A group's thread count over the runs: '4', or '4–6' where runs differ (an evidence run that repeats
+    a short command records each repetition's threads)."""
+    return str(min(ns)) if min(ns) == max(ns) else f"{min(ns)}–{max(ns)}"

@@ -236,10 +236,13 @@ class Verdict:
 @dataclass(frozen=True)
 class Curve:
     """One curve (variant, placement) of an experiment: its verdict and the differential it rests on
-    (None: no evidence to compare, the verdict says why)."""
+    (None: no evidence to compare, the verdict says why). placed: where the knee's kept evidence runs'
+    threads ran and what they did (groups.placed), kept when there is no differential because the gate
+    kept no run at the fewest threads: a description of the knee alone, never a cause."""
     verdict: Verdict
     diff: Differential | None = None
     variant: str = ""
+    placed: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ report's view layer escapes them (no HTML, no shell, no gnuplot is built here)."
 from lab.core import rules
 from lab.engine.evidence import gate
 from lab.engine.evidence import store as evidence
-from lab.why import alone, diff
+from lab.why import alone, diff, groups
 from lab.why import classify as C
 from lab.why.model import Curve, Row, Verdict
 
@@ -140,7 +140,15 @@ def words(d, c):
         if c.cause == "lock" and not taker:      # no futex named: the lock's costliest stack that names code
             taker = next((C.named(r.name.split(";")).split(" ← ")[0] for r in diff.findings(d)
                           if r.cls == "lock" and C.named(r.name.split(";"))), "")
-        if c.cause == "no single cause":
+        other = c.classes.get("other")
+        if c.cause == "no single cause" and other and other.share >= C.MAIN_SHARE and found:
+            # most of the cost is in one place no rule names (a sleep, I/O, plain user code): not "spread thin"
+            top = next((r for r in found if r.cls == "other"), found[0])
+            text += (f" No named cause: {other.share * 100:.0f}% of the added cost is where no rule of the lab "
+                     f"names a cause (other: sleeps, I/O, plain user code); the code to look at is "
+                     f"{C.named(C.frames(top)) or describe(d, top)}.")
+            text += by_function(d, unit)
+        elif c.cause == "no single cause":
             text += " No single cause: the growth is spread thin (the flame graph is the answer)."
             text += by_function(d, unit)
         else:
@@ -185,11 +193,11 @@ def verdict(d):
                    functions_inclusive=table(d, "functions_incl"), totals=d.total, missing=c.missing)
 
 
-def none(placement, b, k, why, missing, text, cause=None, variant=""):
+def none(placement, b, k, why, missing, text, cause=None, variant="", unit=None, placed=()):
     """A placement's Curve when there is nothing to compare: no differential, no cause (or "inconclusive":
-    the gate kept no evidence run)."""
-    return Curve(Verdict(placement=placement, base_threads=b, knee_threads=k, knee_why=why, unit=None,
-                         cause=cause, text=text, missing=tuple(missing)), None, variant)
+    the gate kept no evidence run; then placed: the knee's kept runs, where it has them)."""
+    return Curve(Verdict(placement=placement, base_threads=b, knee_threads=k, knee_why=why, unit=unit,
+                         cause=cause, text=text, missing=tuple(missing)), None, variant, tuple(placed))
 
 
 def curve(series, better, evidence_of, variant=""):
@@ -216,9 +224,12 @@ def curve(series, better, evidence_of, variant=""):
         empty = [gate.none_kept(e["meta"], t) for t, e in ((b, eb), (k, ek))
                  if not e["runs"] and "runs_judged" in e["meta"]]
         if empty:
+            # the knee's own kept runs still say which of its threads paid (groups): a description of the
+            # knee, not a cause, so it is carried beside the inconclusive words and said as such
+            knee = groups.placed(ek["runs"]) if ek["runs"] else ()
             out.append(none(placement, b, k, why, [f"no evidence run kept: {'; '.join(empty)}"],
                             f"{placement}, {threads(k)}: inconclusive: {'; '.join(empty)}.", "inconclusive",
-                            variant))
+                            variant, ek["meta"].get("unit"), knee))
             continue
         try:
             d = C.classed(diff.differential(eb, ek, placement, b, k, why, stops))

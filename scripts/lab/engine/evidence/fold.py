@@ -21,6 +21,7 @@ SYMOFF = re.compile(r"\+0x[0-9a-f]+$")
 # not one: it is also where an unwinder's bad guess lands, so it stays `[unknown]`.
 JIT_DSO = re.compile(r"^(//anon|\[anon.*\]|/tmp/perf-\d+\.map|/memfd:.*|\[jit\].*)$")
 SLEEP = re.compile(r"nanosleep")
+FORK = re.compile(r"PERF_RECORD_FORK\(\d+:(\d+)\):\(\d+:(\d+)\)")
 IO = re.compile(r"__x64_sys_(read|write|pread64|pwrite64|readv|writev|preadv2?|pwritev2?|poll|ppoll|select|"
                 r"pselect6|epoll_wait|epoll_pwait2?|recvfrom|recvmsg|recvmmsg|sendto|sendmsg|sendmmsg|accept4?|"
                 r"connect|openat|fsync|fdatasync|io_getevents|io_uring_enter)|io_schedule")
@@ -95,9 +96,10 @@ def events(lines):
             elif rest.startswith("PERF_RECORD_MMAP"):
                 kind, trace = "mmap", rest      # where a binary is: its static data's symbols (a mutex)
             elif rest.startswith("PERF_RECORD_"):
-                # --show-task-events: a thread's exit (an exiting thread gets no SWITCH OUT); fork and comm
-                # records say nothing the samples and switches do not
-                kind, trace = ("exit" if rest.startswith("PERF_RECORD_EXIT") else "task"), ""
+                # --show-task-events: a thread's exit (an exiting thread gets no SWITCH OUT), a fork (which
+                # thread started which: why/groups.py's launchers); comm records say nothing more
+                kind, trace = ("exit" if rest.startswith("PERF_RECORD_EXIT") else
+                               "fork" if rest.startswith("PERF_RECORD_FORK") else "task"), rest
             else:
                 # `      4  sys_enter_futex: …`: the period first (-F period), then the event's name
                 period, _, after = rest.strip().partition(" ")
@@ -162,6 +164,7 @@ class Folder:
         self.comms = frozenset(comms)
         self.threads = {}
         self.leader = {}          # pid → comm of the thread group leader
+        self.parent = {}          # tid → the tid of the thread that started it (a fork record)
         self.oncpu = {}
         self.offcpu = {}
         self.futex = {}           # addr → {"waits", "wait_us", "stacks": {stack: us}, "pid"}
@@ -194,7 +197,12 @@ class Folder:
         return t
 
     def add(self, e):
-        if e.kind == "task":      # a fork or comm record (perf's own at time 0 too): no event of the tree
+        if e.kind == "fork":      # PERF_RECORD_FORK(pid:tid):(ppid:ptid): who started whom, no event of the tree
+            m = FORK.match(e.trace)
+            if m and len(self.parent) < MAX_THREADS:
+                self.parent[int(m.group(1))] = int(m.group(2))
+            return
+        if e.kind == "task":      # a comm record (perf's own at time 0 too): no event of the tree
             return
         if e.kind == "mmap":
             self.mapped(e)
@@ -395,7 +403,8 @@ class Folder:
     def thread_rows(self):
         return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
-                 "involuntary": t.invol, "migrations": t.migr} for t in self.threads.values()]
+                 "involuntary": t.invol, "migrations": t.migr, "parent": self.parent.get(t.tid, 0)}
+                for t in self.threads.values()]
 
     def doing_rows(self):
         """Per thread, its DOING_KEPT most-sampled user stacks: what each thread does (why/groups.py groups

@@ -42,7 +42,10 @@ TRUNCATED = "[truncated]"
 REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
 PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "memsource", "symbols")
 FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
-THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations")
+# parent: the tid of the thread that started it (a fork record; 0: not in the recording); absent in folders
+# before 2026-12-08
+THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations",
+                  "parent")
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
 PARALLEL_COLUMNS = ("running", "seconds")
 CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
@@ -132,7 +135,8 @@ def write_run(folder, run, oncpu=None, offcpu=None, futex=None, threads=None, ho
             dict(r, stack=";".join(bound_stack(r["stack"])), wait_us=int(round(r["wait_us"]))) for r in rows]))
     if threads is not None:
         write_atomic_text(path(folder, "threads", run), csv_text(THREAD_COLUMNS, [
-            dict(r, comm=clean_frame(r["comm"]), **{k: int(round(r[k])) for k in ("oncpu_us", "offcpu_us", "runq_us")})
+            dict(r, comm=clean_frame(r["comm"]),
+                 **{k: int(round(r[k])) for k in ("oncpu_us", "offcpu_us", "runq_us")})
             for r in sorted(threads, key=lambda r: r["tid"])[:MAX_STACKS]]))
     if hotins is not None:
         write_atomic_text(path(folder, "hotins", run), csv_text(HOTINS_COLUMNS, [
@@ -167,6 +171,10 @@ def read_folded(p):
                                 f"{MAX_FRAME} characters")
         out[frames] = out.get(frames, 0) + int(count)
     return out
+
+
+def _header(p):
+    return next(csv.reader(io.StringIO(_text(p))), None)
 
 
 def _rows(p, columns, types):
@@ -231,7 +239,10 @@ def read_lock(p):
 
 
 def read_threads(p):
-    return _rows(p, THREAD_COLUMNS, (count, text, count, count, count, count, count, count))
+    types = (count, text, count, count, count, count, count, count, count)
+    if _header(p) == list(THREAD_COLUMNS[:-1]):      # an older folder's file: who started whom not known
+        return [dict(r, parent=0) for r in _rows(p, THREAD_COLUMNS[:-1], types[:-1])]
+    return _rows(p, THREAD_COLUMNS, types)
 
 
 def read_hotins(p):
