@@ -168,6 +168,8 @@ def main(shape, run):
           {r["suspect"] for r in wrong})
 
     numa_evidence(os.path.join(os.path.dirname(os.path.abspath(run)), "numa-evidence.json"))
+    groups_evidence(os.path.join(os.path.dirname(os.path.abspath(run)), "groups-evidence.json"),
+                    int(want.get("packages", 1)))
 
     # report and charts
     check("report.md written, for all five experiments",
@@ -197,6 +199,26 @@ def numa_evidence(path):
           words["interleave"])
     check("numa evidence: numa_balancing and THP named beside it",
           all("kernel.numa_balancing" in w and "transparent huge pages" in w for w in words.values()), words)
+
+
+def groups_evidence(path, packages):
+    """Which threads paid, by where they ran (issue 53 item 6; vm/groups_evidence.py in the guest): farside.c's
+    two workers on package 1 sleep ×10 as long per op as the two on package 0, and the words say so from a
+    real recording of the guest; on a one-package shape nothing is said of packages."""
+    try:
+        got = json.load(open(path))
+    except (OSError, ValueError) as e:
+        check("groups evidence: vm/groups_evidence.py wrote its result", False, str(e))
+        return
+    words, placed = got.get("words") or "", got.get("placed") or []
+    check("groups evidence: the recording was folded and every worker placed",
+          len(placed) == 1 and sum(1 for cpu, *_ in placed[0] if cpu in got["cpus"]) >= 4, got.get("threads"))
+    if packages > 1:
+        check("groups evidence: 'the 2 threads on package 1 waited ×K as long per op as … on package 0'",
+              words.startswith("Where the threads ran: the 2 threads on package 1 waited ×") and
+              "as long per op as the " in words and " on package 0" in words, words)
+    else:
+        check("groups evidence: one package, nothing said of packages", "package" not in words, words)
 
 
 def pairs_or_none(topo, policy):

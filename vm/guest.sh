@@ -25,4 +25,8 @@ echo "guest: sweep exit $rc at $(date -u +%H:%M:%S)"
 python3 vm/numa_evidence.py /vmout/numa-evidence.json tests/fixtures/why/build/remote ||
   echo "guest: numa evidence exit $?"
 echo "guest: numa evidence done at $(date -u +%H:%M:%S)"
+# which threads paid, by where they ran (issue 53 item 6): farside's workers on package 1 wait ×10 longer
+python3 vm/groups_evidence.py /vmout/groups-evidence.json tests/fixtures/why/build/farside ||
+  echo "guest: groups evidence exit $?"
+echo "guest: groups evidence done at $(date -u +%H:%M:%S)"
 exit "$rc"

@@ -36,8 +36,8 @@ def measure(folder, program, mode, main_cpu, workers):
     data = os.path.join(folder, f"{mode}.data")
     # --call-graph fp: fold.py reads the layout perf script prints for samples with a callchain (the
     # evidence run's; without one perf pads the comm to 16 columns); a frame-pointer chain copies no stack
-    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--call-graph", "fp", "--switch-events", "--sample-cpu",
-            "-e", "cpu-clock/freq=99/", "--"] + cmd
+    argv = ["perf", "record", "-q", "--no-buildid-cache", "-o", data, "--call-graph", "fp", "--switch-events",
+            "--sample-cpu", "-e", "cpu-clock/freq=99/", "--"] + cmd
     sampler = numamaps.Sampler(keep_text=True)
     try:
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)

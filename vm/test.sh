@@ -14,10 +14,13 @@ pass=0 fail=0
 # The guest builds nothing: compiling under TCG takes minutes.
 just build-probes || { echo "multisocket: build-probes failed"; exit 1; }
 just build-cache || { echo "multisocket: build-cache failed"; exit 1; }   # vm/wrong-membind-cache.spec
-# vm/numa_evidence.py's program (where first touch puts a buffer)
+# vm/numa_evidence.py's program (where first touch puts a buffer) and vm/groups_evidence.py's (which
+# threads wait longer, by package)
 mkdir -p tests/fixtures/why/build
-gcc -O2 -g -fno-omit-frame-pointer -pthread -o tests/fixtures/why/build/remote tests/fixtures/why/remote.c ||
-  { echo "multisocket: building remote.c failed"; exit 1; }
+for fixture in remote farside; do
+  gcc -O2 -g -fno-omit-frame-pointer -pthread -o "tests/fixtures/why/build/$fixture" "tests/fixtures/why/$fixture.c" ||
+    { echo "multisocket: building $fixture.c failed"; exit 1; }
+done
 # The job sees this checkout at the same path (the host root is the guest's root).
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
