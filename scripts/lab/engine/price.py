@@ -218,8 +218,10 @@ def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=Fal
         pe = e if pe is None else pe
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
         one = (why_runs + hw_runs) * why_run(spec, s, p) + why_calibration(spec, s)
-        # the range's top: one more run where the validity gate leaves a point one kept run short of two
-        top = why_run(spec, s, p) if why_runs >= why_collect.MIN_KEPT else 0.0
+        # the range's top: the most runs the collector makes (collect.most_attempts: a run the validity gate
+        # rejects redone at a lighter tier, one more where it leaves a point one kept run short of two),
+        # a redo priced as a whole run at the full tier (it records less: the top errs long)
+        top = (why_collect.most_attempts(why_runs) - why_runs) * why_run(spec, s, p)
         why, why_most = (one if id(p) in explained else 0.0), (one + top if id(p) in at_most else 0.0)
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
@@ -392,7 +394,10 @@ def why_where(spec, x, runs):
          "dearest other point, and in the range's top at as many as the placement has variants)")
     return (f"{runs} evidence runs per point {where}, each a run (a short command's filled to why_seconds) + "
             f"~{WHY_RUN_FIXED:g} s of perf + its unwinding (~{WHY_ANALYSIS_S_PER_MB * 1000:g} ms a MiB recorded, "
-            f"at most {why_collect.RECORD_BUDGET // MIB} MiB)")
+            f"at most {why_collect.RECORD_BUDGET // MIB} MiB); in the range's top up to "
+            f"{why_collect.most_attempts(runs)} evidence runs a point (a run the validity gate rejects is redone at a "
+            "lighter tier" + (f", and one more is made where it leaves one kept run short of {why_collect.MIN_KEPT}"
+                              if runs >= why_collect.MIN_KEPT else "") + ")")
 
 
 def history_words(x):
