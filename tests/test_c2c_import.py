@@ -233,6 +233,27 @@ def test_bad_matrix_is_one_line_exit_2_no_run(name, _pre, text, msg, tmp_path, r
     assert os.listdir(results["LAB_RESULTS"]) == []
 
 
+def test_export_of_a_matrix_whose_cpus_the_topology_lacks_is_one_short_line(tmp_path, results):
+    """An imported matrix's pair moved to CPUs 300 and 301 (test input) under the 2 x EPYC 7763 fixture's
+    topology: `export` refuses in one line that counts the topology's PUs and gives their range, not every one."""
+    f = tmp_path / "m.csv"
+    f.write_text(",,\n50,,\n60,55,\n")
+    sh(sys.executable, "-m", "lab.cli.import_c2c", str(f), "topology=pack:1 core:3 pu:1", env=results)
+    (run,) = glob.glob(os.path.join(results["LAB_RESULTS"], "*"))
+    data = os.path.join(run, "data", "c2c-matrix.csv")
+    text = open(data).read()
+    assert text.count(',"0,1",') == 1
+    with open(data, "w") as out:
+        out.write(text.replace(',"0,1",', ',"300,301",'))
+    with open(os.path.join(ROOT, "topologies", "AMD-19h-Zen3-2xEpyc-7763.v2.xml")) as src, \
+            open(os.path.join(run, "env", "lstopo.xml"), "w") as out:
+        out.write(src.read())
+    p = sh(sys.executable, "-m", "lab.cli.export", run, env=results, check=False)
+    (line,) = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and p.stdout == ""
+    assert line.endswith("CPU 300 is not in this topology (128 PUs: 0-127)") and len(line) < 120, line
+
+
 def test_pu_count_mismatch_and_bad_topology(tmp_path, results):
     f = tmp_path / "m.csv"
     f.write_text(",,\n5,,\n6,7,\n")

@@ -269,3 +269,70 @@ def test_a_cold_build_is_priced_once_per_built_file_and_only_on_this_host():
     assert price.cold_builds(specs, {"e": "tool"}, True, plans)[1] == [True, False, False, False]
     plans["a"] = [pt("a", skip="budget: a left out whole")]
     assert price.cold_builds(specs, {"e": "tool"}, True, plans)[1] == [False, True, False, False]
+
+
+class Branch(Exception):
+    """The scripted collector reached an attempt its script does not say yet."""
+
+
+def most_made(runs, folder, monkeypatch):
+    """The most evidence runs run_point makes for `runs`, over every script of the gate's verdicts (kept,
+    outside the disturbance budget, lost) its attempts can get: scripted attempts (no perf run; test input)
+    explored depth-first, each prefix run until run_point asks for an attempt beyond it."""
+    from lab.engine.evidence import collect
+    outcomes = {"kept": dict(lost="", wall=1.0), "disturbed": dict(lost="", wall=2.0),
+                "lost": dict(lost="exited 1: scripted", wall=None)}
+    monkeypatch.setattr(collect, "availability", lambda event: {"oncpu": "ok"})
+    monkeypatch.setattr(collect, "calibrate", lambda *a: None)      # no unrecorded reference: the timed median
+
+    class Spec(dict):
+        def watched(self):
+            return []
+
+    class Point:
+        threads = 2
+    pending, most = [()], 0
+    while pending:
+        script, made = pending.pop(), []
+
+        def attempt(*a, **k):
+            if len(made) == len(script):
+                raise Branch
+            made.append(script[len(made)])
+            return dict(outcomes[made[-1]], cut=False, reps=1, status={}, out="", scope="tree", who=())
+        monkeypatch.setattr(collect, "attempt", attempt)
+        try:
+            collect.run_point(None, Spec(timeout="60"), Point(), runs, [{"metric": "wall_s", "value": "1.0"}], folder)
+        except Branch:
+            pending += [script + (o,) for o in outcomes]
+            continue
+        most = max(most, len(made))
+    return most
+
+
+def test_the_why_range_top_is_the_most_evidence_runs_the_collector_makes(tmp_path, monkeypatch):
+    """collect.most_attempts is what run_point makes at most (the gate's redos at a lighter tier, one more
+    run where it leaves one kept short of two), and the dry run's top prices that many runs a point: its
+    evidence points' why=1 price at most is that many evidence runs and the point's calibration."""
+    from lab.engine import api
+    from lab.engine import price as pr
+    from lab.engine.evidence import collect
+    topo = "topology=pack:1 core:2 pu:1"
+    plain = api.price(api.request(["dry=1", topo, SPEC])).most
+    for runs in (1, 2, 3):
+        made = most_made(runs, str(tmp_path / "why"), monkeypatch)
+        assert collect.most_attempts(runs) == made, (runs, made)
+        price = api.price(api.request(["dry=1", topo, "why=1", f"why_runs={runs}", SPEC]))
+        (spin,) = price.experiments
+        (spec,) = api.request(["dry=1", topo, SPEC]).specs
+        why = [pp for pp in spin.points if pp.why]
+        assert why, spin.points
+        assert price.most - plain == pytest.approx(sum(made * pr.why_run(spec, pp.seconds, pp.point)
+                                                       + pr.why_calibration(spec, pp.seconds) for pp in why))
+        # the expected price stays at why_runs runs a point: the redos are the exception
+        assert all(pp.why == pytest.approx(runs * pr.why_run(spec, pp.seconds, pp.point)
+                                           + pr.why_calibration(spec, pp.seconds)) for pp in why)
+    # derived from the collector's own constants: two more, lighter tiers allow one more redo at 3 runs
+    monkeypatch.setattr(collect, "TIERS", collect.TIERS + tuple(dict(collect.TIERS[-1], name=f"lighter{i}")
+                                                                for i in (1, 2)))
+    assert collect.most_attempts(3) == most_made(3, str(tmp_path / "why"), monkeypatch) == 7

@@ -22,6 +22,7 @@ from lab.why import hardware as hw
 from test_claims import OK, REF, WORK, curve_rows, noisy, run_with, story, write_point
 from test_hw_c2c import PERF5_INTEL, PERF6_AMD_IBS, PERF6_X86_DOUBLE_CL, PERF6_X86_PEER, TWO_SOCKET_ROWS
 from test_hw_perfmem import RAVI_2022
+from test_hw_pmu import INTEL
 from test_hw_topdown import AMD_PIPELINE_L2, OLD_ICELAKE, SPR_METRIC_LINES
 
 NA = ev.NA + "needs a hardware PMU, and this host has none (test input)"
@@ -379,6 +380,33 @@ def test_the_dry_run_prices_the_hardware_tiers_runs_where_a_pmu_is_detected(monk
             assert pb.why == pytest.approx(pa.why + extra), (a.name, pa.point)
     assert there.expected > here.expected
     assert api.price(fixture).expected == fixture_here.expected
+
+
+def test_the_dry_run_prices_the_double_cl_report_pass_where_c2c_runs_and_perf_takes_it(monkeypatch):
+    """c2c's recording reported a second time (--double-cl, hardware.second_reports) is one more report pass
+    at each evidence point, priced as a pass over a recording (price.why_report), and only where the tier
+    runs c2c and this perf takes the option (test input: the detection, pmu.host, answered for an Intel PMU
+    host with and without it, and for one whose c2c is not available; this host has no PMU)."""
+    from lab.engine import api, price
+    req = api.request(["dry=1", "why=1", "experiments/counters.spec", "budget=none"])
+    spec = {s.name: s for s in req.specs}
+    got, no_c2c = {}, dataclasses.replace(INTEL, mem_events=(), double_cl=True)     # no PEBS load latency
+    for name, host in (("without", dataclasses.replace(INTEL, double_cl=False)),
+                       ("with", dataclasses.replace(INTEL, perf_version="6.6", double_cl=True)), ("no c2c", no_c2c)):
+        monkeypatch.setattr(pmu, "host", lambda host=host: host)
+        got[name] = api.price(req)
+    assert hardware.wanted(pmu.kinds(INTEL)) == ["c2c", "topdown", "memsource"]
+    assert hardware.wanted(pmu.kinds(no_c2c)) == ["topdown"]
+    passes = 0.0
+    for a, b, c in zip(*(got[k].experiments for k in ("without", "with", "no c2c"))):
+        for pa, pb, pc in zip(a.points, b.points, c.points):
+            one = price.why_report(spec[a.name], pa.seconds, pa.point) if pa.why else 0.0
+            assert pb.why == pytest.approx(pa.why + one), (a.name, pa.point)
+            # no c2c (nor memsource): one kind's run, no second report
+            extra = 2 * price.why_run(spec[a.name], pa.seconds, pa.point) if pa.why else 0.0
+            assert pc.why == pytest.approx(pa.why - extra), (a.name, pa.point)
+            passes += one
+    assert passes > 0 and got["with"].expected == pytest.approx(got["without"].expected + passes)
 
 
 def test_a_reports_text_is_kept_to_its_bound_and_a_silent_one_says_so(tmp_path, monkeypatch):

@@ -114,6 +114,18 @@ def test_impossible_requests_say_why(topology, args, message):
     assert p.stdout == ""
 
 
+def test_a_cpu_not_in_a_big_topology_is_one_short_line():
+    """A CPU outside the topology names the topology's PUs bounded: their count and ranges (256 PUs: one
+    range), or the first ranges and "… (N in all)" where it has gaps, never every PU."""
+    from lab.topology.topo import cpu_words
+    p = topo("pack:2 [numa] l3:8 core:8 pu:2(indexes=core)", "relation", "0", "300")
+    assert p.returncode == 2 and p.stderr.strip().endswith("CPU 300 is not in this topology (256 PUs: 0-255)"), \
+        p.stderr
+    assert cpu_words([5, 3, 4, 0]) == "0,3-5"
+    assert cpu_words(range(0, 512, 2)) == "0,2,4,6,8,10,12,14,… (256 in all)"
+    assert cpu_words(list(range(0, 14, 2)) + list(range(100, 356))) == "0,2,4,6,8,10,12,100-355"
+
+
 def test_this_host():
     s = dict(line.split("=", 1) for line in sh("python3", "-m", "lab.cli.topo", "summary").stdout.split())
     n = int(s["pus"])

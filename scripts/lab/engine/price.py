@@ -127,7 +127,17 @@ def why_bytes(point, seconds):
 def why_run(spec, s, point):
     """The price of one evidence run of `point`, whose run costs s seconds."""
     run = max(s, filled_seconds(spec))
-    return WHY_RUN_FIXED + run + WHY_ANALYSIS_S + WHY_ANALYSIS_S_PER_MB * why_bytes(point, run) / MIB
+    return WHY_RUN_FIXED + run + why_report(spec, s, point)
+
+
+def why_report(spec, s, point):
+    """The price of one pass over an evidence run's recording: perf script's unwinding and the folding.
+    The hardware tier's second report of its c2c recording (--double-cl: hardware.second_reports) is
+    priced so too: no report pass of perf c2c has been measured (the lab has had no PMU), and this is the
+    measured price of reading a recording of that size (its bytes as the switch recording's: the hardware
+    runs are priced as switch-recording runs too)."""
+    run = max(s, filled_seconds(spec))
+    return WHY_ANALYSIS_S + WHY_ANALYSIS_S_PER_MB * why_bytes(point, run) / MIB
 
 
 def why_calibration(spec, s):
@@ -193,7 +203,7 @@ class Price:
         return f"{self.points} points{cand}, ETA {hms(self.expected)}{rng}"
 
 
-def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=False):
+def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=False, hw_reports=0):
     found = history.get(spec.name, profile) if history else None
     measured, seen_n, again, _run = found or (None, None, 0.0, None)
     e, lo, hi = repeats(spec, seen_n)
@@ -217,9 +227,12 @@ def experiment_price(spec, plan, profile, history, why_runs, hw_runs=0, cold=Fal
         floor, pe, words = known(spec, seen) if auto else (lo, None, "")
         pe = e if pe is None else pe
         kept = (1 + again) * s + again * float(spec["retry_pause"])   # a kept repeat, retries included
-        one = (why_runs + hw_runs) * why_run(spec, s, p) + why_calibration(spec, s)
-        # the range's top: one more run where the validity gate leaves a point one kept run short of two
-        top = why_run(spec, s, p) if why_runs >= why_collect.MIN_KEPT else 0.0
+        one = (why_runs + hw_runs) * why_run(spec, s, p) + hw_reports * why_report(spec, s, p) + \
+            why_calibration(spec, s)
+        # the range's top: the most runs the collector makes (collect.most_attempts: a run the validity gate
+        # rejects redone at a lighter tier, one more where it leaves a point one kept run short of two),
+        # a redo priced as a whole run at the full tier (it records less: the top errs long)
+        top = (why_collect.most_attempts(why_runs) - why_runs) * why_run(spec, s, p)
         why, why_most = (one if id(p) in explained else 0.0), (one + top if id(p) in at_most else 0.0)
         c = chances.get(id(p), 1.0)
         # an adaptive candidate: expected at its chance, never in the fewest, always in the most
@@ -347,13 +360,15 @@ def compute(specs, plans, profile, history, on_host, why_runs=0, first=False, dr
     measured times; on this host missing tools count too, on a fixture they do not. why_runs: evidence
     runs per point (why=1), each priced by why_run(); on a host whose PMU the hardware tier detected, one
     more such run per kind it records (evidence/hardware.py; priced at every evidence point, though a point
-    with no switch recording kept or a measured server gets none: the price errs long). A fixture has no
+    with no switch recording kept or a measured server gets none: the price errs long), and where that
+    perf reports c2c's recording a second time (--double-cl), that pass (why_report). A fixture has no
     PMU of its own to detect: none there. first: a sweep with a budget, which measures the seed stories'
     experiments first (stories.first), so one of them pays a cold build; dropped: (experiment, why) of
     the experiments fit_budget left out whole."""
     missing = {s.name: t for s in specs for t in s["requires"].split() if on_host and not shutil.which(t)}
-    hw_runs = len(hardware.wanted(pmu.evidence_parts())) if why_runs and on_host else 0
-    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, hw_runs, cold)
+    kinds = hardware.wanted(pmu.evidence_parts()) if why_runs and on_host else []
+    hw_reports = hardware.second_reports(kinds, pmu.host()) if kinds else 0
+    return Price(tuple(experiment_price(s, plans[s.name], profile, history, why_runs, len(kinds), cold, hw_reports)
                        for s, cold in zip(*cold_builds(specs, missing, on_host, plans, first))),
                  tuple(missing.items()), why_runs, tuple(dropped))
 
@@ -392,7 +407,10 @@ def why_where(spec, x, runs):
          "dearest other point, and in the range's top at as many as the placement has variants)")
     return (f"{runs} evidence runs per point {where}, each a run (a short command's filled to why_seconds) + "
             f"~{WHY_RUN_FIXED:g} s of perf + its unwinding (~{WHY_ANALYSIS_S_PER_MB * 1000:g} ms a MiB recorded, "
-            f"at most {why_collect.RECORD_BUDGET // MIB} MiB)")
+            f"at most {why_collect.RECORD_BUDGET // MIB} MiB); in the range's top up to "
+            f"{why_collect.most_attempts(runs)} evidence runs a point (a run the validity gate rejects is redone at a "
+            "lighter tier" + (f", and one more is made where it leaves one kept run short of {why_collect.MIN_KEPT}"
+                              if runs >= why_collect.MIN_KEPT else "") + ")")
 
 
 def history_words(x):

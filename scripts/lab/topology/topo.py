@@ -233,7 +233,7 @@ class Topology:
     def pu(self, os_index):
         if os_index not in self.by_os:
             raise PlacementError(f"CPU {os_index} is not in this topology "
-                                 f"(PUs: {cpu_list(p.os for p in self.pus)})")
+                                 f"({len(self.pus)} PUs: {cpu_words(p.os for p in self.pus)})")
         return self.by_os[os_index]
 
     def relation(self, a, b):
@@ -483,6 +483,15 @@ def spread(pus, levels):
 def cpu_list(cpus):
     """[0, 1, 2, 5] → "0,1,2,5": the one form of a CPU list in tidy rows, journals and taskset."""
     return ",".join(str(c) for c in cpus)
+
+
+def cpu_words(cpus, most=8):
+    """A CPU set in a one-line message, bounded whatever its size: its ranges ("0-191"), or where it has
+    more than `most` the first of them and "… (N in all)" (every PU listed was a line of 192 numbers on a
+    big host)."""
+    cpus = sorted(cpus)
+    parts = cpu_ranges(cpus).split(",")
+    return ",".join(parts) if len(parts) <= most else ",".join(parts[:most]) + f",… ({len(cpus)} in all)"
 
 
 def cpu_ranges(cpus):

@@ -664,6 +664,21 @@ def lost_logs(folder, r):
         remove(ev.path(folder, kind, r))
 
 
+def most_attempts(runs):
+    """The evidence runs run_point makes at most for `runs` (the dry run's range top: price.py), by its
+    rules: a run the gate rejects is redone once while a lighter tier is left (every rejection, a redo's
+    too, moves a tier lighter: len(TIERS) - 1 moves in all), and one more run is made where the gate left
+    MIN_KEPT - 1 kept. The most is every run redone and kept at its redo (a move each), or else the one
+    more run, after MIN_KEPT - 1 runs redone and kept and the others redone and rejected again (two moves
+    each) while a move is left."""
+    moves = len(TIERS) - 1
+    every = runs + min(moves, runs)
+    if runs < MIN_KEPT:
+        return every
+    kept = min(MIN_KEPT - 1, moves)
+    return max(every, runs + 1 + kept + min(runs - (MIN_KEPT - 1) + 1, -(-(moves - kept) // 2)))
+
+
 def run_point(ctx, spec, point, runs, timed_rows, folder):
     """`runs` evidence runs of one point into `folder`, each judged by the validity gate (lab/engine/evidence/gate.py):
     one lost, cut or outside the disturbance budget is redone once at the next lighter tier (TIERS), and

@@ -14,10 +14,10 @@ The report's text is saved raw beside the run (RAW); the why layer parses it wit
 text is hostile input, and the engine (a lower layer) does not import the why layer's parsers.
 
 Where perf c2c ran and this perf's `perf c2c report` takes --double-cl (pmu.double_cl() asks it), the same
-recording is reported a second time with it (DOUBLE_CL: a report option, no second run): the engine does
-not parse, so whether the 64-byte report's hot lines pair up (the rule: why/c2creport.adjacent_pairs) is
-decided on read, and the second text is read only then. Where perf lacks the option the entry says so
-("perf 6.1.187 lacks --double-cl"), for the words.
+recording is reported a second time with it (DOUBLE_CL: a report option, no second run; the dry run prices
+that pass, second_reports): the engine does not parse, so whether the 64-byte report's hot lines pair up
+(the rule: why/c2creport.adjacent_pairs) is decided on read, and the second text is read only then. Where
+perf lacks the option the entry says so ("perf 6.1.187 lacks --double-cl"), for the words.
 
 Where a kind is not available nothing of it runs (`wanted()` is empty: no extra run and no extra time) and
 its status stays pmu.py's "not available here: <reason>". None of this has run on a host with a PMU (the
@@ -45,6 +45,12 @@ WORDS = {"c2c": "perf c2c", "topdown": "perf stat top-down", "memsource": "perf 
 def wanted(status):
     """The kinds this host can record, in order: those pmu.py detected ("ok"); [] on a host without a PMU."""
     return [k for k in KINDS if status.get(k) == ev.OK]
+
+
+def second_reports(kinds, host):
+    """The report passes the tier makes beyond each kind's own (the dry run prices them: price.py): one,
+    c2c's recording reported again with --double-cl, where c2c runs and this perf takes it (run_kind)."""
+    return 1 if "c2c" in kinds and host.double_cl else 0
 
 
 def cpu_list(point):
@@ -121,7 +127,7 @@ def run_kind(ctx, spec, point, folder, kind, vendor, seconds, judge, repeat):
                 if kind == "c2c" and not failed:
                     host = pmu.host()
                     entry["double_cl"] = double_cl_report(os.path.join(folder, ".c2c.data"), folder, env, err,
-                                                          host.perf_version, host.double_cl)
+                                                          host.perf_version, bool(second_reports([kind], host)))
             else:
                 failed = "" if os.path.exists(raw) and os.path.getsize(raw) else "perf stat wrote no text"
             if failed:
