@@ -46,6 +46,7 @@ def ran_on(run, exp):
 
 def main(shape, run):
     want, distance, relations = SHAPES[shape]
+    packages = int(want["packages"])
     env = os.path.join(run, "env")
     topo = Topology(os.path.join(env, "lstopo.xml"))
     seen = {k: str(v) for k, v in topo.shape().items()}
@@ -169,7 +170,7 @@ def main(shape, run):
 
     numa_evidence(os.path.join(os.path.dirname(os.path.abspath(run)), "numa-evidence.json"))
     groups_evidence(os.path.join(os.path.dirname(os.path.abspath(run)), "groups-evidence.json"),
-                    int(want.get("packages", 1)))
+                    packages)
 
     # report and charts
     check("report.md written, for all five experiments",
