@@ -31,6 +31,7 @@ def test_groups_within_noise_or_flipping_or_one_domain_say_nothing():
     assert groups.words(groups.placed(even), HASWELL, "op") == ""          # ×1.1: within noise
     flip = [run([(0, 100.0), (1, 300.0)]), run([(0, 300.0), (1, 100.0)])]
     assert groups.words(groups.placed(flip), HASWELL, "op") == ""          # a different group dearest each run
+    assert groups.words(groups.placed([run([(0, 100.0), (1, 130.0)])]), HASWELL, "op") == ""   # ×1.3, one run
     one = [run([(0, 100.0), (12, 400.0)])]       # one package; two L3s (cluster-on-die) do differ
     assert "package" not in groups.words(groups.placed(one), HASWELL, "op")
     assert groups.words(groups.placed(one), None, "op") == ""              # no topology recorded
