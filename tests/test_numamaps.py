@@ -242,24 +242,40 @@ def test_a_received_numa_file_that_is_a_link_or_a_fifo_is_not_followed(tmp_path)
 
 
 # --- live, on this host ---------------------------------------------------------------------------------
-def test_the_sampler_finds_the_program_below_it_and_reads_where_its_memory_is():
-    """A real process holding 48 MiB it wrote, started after the sampler: the sampler finds it below this
-    process, reads its numa_maps while it lives, and puts its pages on this host's nodes."""
-    older = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(64 << 20); time.sleep(5)"])
-    time.sleep(0.05)
+def holding(mib, secs, python=sys.executable):
+    """A real process that writes `mib` MiB and keeps it for `secs` seconds."""
+    return subprocess.Popen([str(python), "-c", f"import time; b = bytearray({mib} << 20); time.sleep({secs})"])
+
+
+def sampled(*sizes, python=sys.executable):
+    """A Sampler that runs for a second while processes holding `sizes` MiB (started after it) live: the
+    sampler and their pids (the first through `python`)."""
     s = N.Sampler(interval=0.1)
-    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(48 << 20); time.sleep(3)"])
+    procs = [holding(mib, 3, python if i == 0 else sys.executable) for i, mib in enumerate(sizes)]
     try:
         time.sleep(1.0)
         s.stop()
     finally:
-        for p in (child, older):
+        for p in procs:
             p.kill()
             p.wait()
+    return s, [p.pid for p in procs]
+
+
+def test_the_sampler_finds_the_program_below_it_and_reads_where_its_memory_is():
+    """A real process holding 48 MiB it wrote, started after the sampler: the sampler finds it below this
+    process, reads its numa_maps while it lives, and puts its pages on this host's nodes."""
+    older = holding(64, 5)
+    time.sleep(0.05)
+    try:
+        s, (child,) = sampled(48)
+    finally:
+        older.kill()
+        older.wait()
     d = s.document()
     # a process below this one that was there before the run (a server the engine started) is not the run's
     assert older.pid not in s.best
-    assert d["pid"] == child.pid and d["samples"] >= 3 and d["read_bytes"] > 0 and not d["cut"]
+    assert d["pid"] == child and d["samples"] >= 3 and d["read_bytes"] > 0 and not d["cut"]
     assert set(d["peak"]["kb"]) <= set(d["nodes"]) and sum(d["peak"]["kb"].values()) >= 48 << 10
     assert d["peak"]["mappings"][0]["kb"] and sum(d["peak"]["mappings"][0]["kb"].values()) >= 48 << 10
     assert set(d["settings"]) == {"numa_balancing", "thp"}
@@ -271,17 +287,8 @@ def test_perfs_child_before_its_exec_is_not_the_program(tmp_path):
     (Python run through a link named perf-exec) holding more memory than the program is not sampled."""
     link = tmp_path / "perf-exec"
     link.symlink_to(sys.executable)
-    s = N.Sampler(interval=0.1)
-    copy = subprocess.Popen([str(link), "-c", "import time; b = bytearray(64 << 20); time.sleep(3)"])
-    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(16 << 20); time.sleep(3)"])
-    try:
-        time.sleep(1.0)
-        s.stop()
-    finally:
-        for p in (child, copy):
-            p.kill()
-            p.wait()
-    assert copy.pid not in s.best and s.document()["pid"] == child.pid
+    s, (copy, child) = sampled(64, 16, python=link)
+    assert copy not in s.best and s.document()["pid"] == child
 
 
 def test_a_live_read_is_capped(monkeypatch):

@@ -781,12 +781,13 @@ def test_fold_keeps_which_thread_started_which(tmp_path):
     workers when it ran far less); the file keeps it, and an older file without the column reads as not known."""
     from lab.engine.evidence import fold
     f = fold.fold(STARTING.splitlines(keepends=True))
-    assert {r["tid"]: r["parent"] for r in f.thread_rows()} == {10: 0, 11: 10}
+    assert {r["tid"]: (r["pid"], r["parent"]) for r in f.thread_rows()} == {10: (10, 0), 11: (10, 10)}
     ev.write_run(str(tmp_path), 1, threads=f.thread_rows())
-    assert {r["tid"]: r["parent"] for r in ev.read_threads(ev.path(str(tmp_path), "threads", 1))} == {10: 0, 11: 10}
+    assert {r["tid"]: (r["pid"], r["parent"]) for r in ev.read_threads(ev.path(str(tmp_path), "threads", 1))} == \
+        {10: (10, 0), 11: (10, 10)}
     old = tmp_path / "threads_r2.csv"
     old.write_text("tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations\n10,lock,5,7,0,1,0,0\n")
-    assert ev.read_threads(str(old))[0]["parent"] == 0
+    assert (ev.read_threads(str(old))[0]["pid"], ev.read_threads(str(old))[0]["parent"]) == (0, 0)
     old.write_text("tid,comm,oncpu_us,offcpu_us\n10,lock,5,7\n")
     with pytest.raises(ev.EvidenceError, match="threads_r2.csv:1: header must be"):
         ev.read_threads(str(old))

@@ -118,8 +118,8 @@ def test_a_launcher_is_not_one_of_the_threads_it_started():
     it started stays. Rows are test input."""
     def with_launchers(main_on):
         r = run([(0, 100.0), (12, 110.0), (1, 450.0), (13, 460.0), (0, 470.0), (0, 900.0)])
-        for t in r["threads"]:
-            t["parent"] = {104: 105, 105: 0}.get(t["tid"], 104)     # 105 the loop, 104 its program's main
+        for t in r["threads"]:     # 105 the repeat loop (its own process), 104 the program's main
+            t["parent"], t["pid"] = {104: 105, 105: 0}.get(t["tid"], 104), 105 if t["tid"] == 105 else 104
         r["threads"][4]["oncpu_us"] = main_on
         r["threads"][5]["oncpu_us"] = 0.3e6
         return r
@@ -130,7 +130,12 @@ def test_a_launcher_is_not_one_of_the_threads_it_started():
                            "per op as the 2 on package 0"), said
     working = groups.placed([with_launchers(1e6)])         # main works as much as its workers: one of them
     assert len(working[0]) == 5
-    assert groups.launchers([{"tid": 1, "parent": 2, "oncpu_us": 5}, {"tid": 2, "parent": 1, "oncpu_us": 1}]) == {2}
+    # the loop started a process: a launcher even where its forks cost more on-CPU time than the workers
+    busy = with_launchers(0.26e6)
+    busy["threads"][5]["oncpu_us"] = 2e6
+    assert 105 in groups.launchers(busy["threads"]) and len(groups.placed([busy])[0]) == 4
+    assert groups.launchers([{"tid": 1, "parent": 2, "pid": 1, "oncpu_us": 5},
+                             {"tid": 2, "parent": 1, "pid": 1, "oncpu_us": 1}]) == {2}     # a loop ends
 
 
 def test_the_groups_thread_counts_may_differ_between_runs():

@@ -18,10 +18,12 @@ SAID_ONE_RUN = 2.0   # with one kept run nothing shows the ratio holds: a wider 
                      # four equal threads once split ×1.3 by what they did, in one run)
 SHARE = 0.01         # a thread with less than this share of the busiest thread's on-CPU time is not the
                      # program's (of the run's total, 128 equal workers were each below it: none was left)
-LAUNCHER = 0.5       # a thread that started others (directly or through its children) and ran less than this
-                     # share of their median on-CPU time is their launcher, not one of them: a main thread
-                     # that joins its workers, the evidence run's repeat loop (a main thread under TCG had 26%
-                     # of its workers' on-CPU time, and its join put it among the workers of package 0)
+LAUNCHER = 0.5       # a thread that started threads (directly or through its children) and ran less than
+                     # this share of their median on-CPU time is their launcher, not one of them: a main
+                     # thread joining its workers (one under TCG had 26% of its workers' on-CPU time, and
+                     # its join put it among the workers of package 0). One that started processes is a
+                     # launcher whatever it ran: a shell, the evidence run's repeat loop (under TCG its
+                     # forks took 70% of the workers' median on-CPU time)
 LEVELS = (("package", "package"), ("numa", "NUMA node"), ("l3", "L3"))
 
 
@@ -53,19 +55,23 @@ def placed(runs):
 
 
 def launchers(threads):
-    """The tids of the threads that started others of the recording (threads_r<N>.csv's parent, followed
-    up the tree) and ran on-CPU less than LAUNCHER of those others' median: they wait for the work, they
-    do not do it. A main thread that works as much as the threads it started stays."""
+    """The tids of the threads that started others of the recording (threads_r<N>.csv's pid and parent,
+    followed up the tree): one that started a process, or that started threads and ran on-CPU less than
+    LAUNCHER of their median. They wait for the work, they do not do it; a main thread that works as much
+    as the threads it started stays."""
     parent = {t["tid"]: t.get("parent") or 0 for t in threads}
+    pid = {t["tid"]: t.get("pid") or 0 for t in threads}
     on = {t["tid"]: t["oncpu_us"] for t in threads}
-    below = {}
+    below, forked = {}, set()
     for tid in parent:
+        if parent[tid] in pid and pid[tid] and pid[tid] != pid[parent[tid]]:
+            forked.add(parent[tid])                  # a new process, not a thread of its parent's
         seen, up = {tid}, parent[tid]
         while up in parent and up not in seen:       # a received file's loop ends here
             below.setdefault(up, []).append(on[tid])
             seen.add(up)
             up = parent[up]
-    return {tid for tid, ons in below.items() if on[tid] < LAUNCHER * statistics.median(ons)}
+    return forked | {tid for tid, ons in below.items() if on[tid] < LAUNCHER * statistics.median(ons)}
 
 
 def doing(stacks, name):

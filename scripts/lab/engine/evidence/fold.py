@@ -142,11 +142,11 @@ def trace_field(trace, name):
 
 
 class Thread:
-    __slots__ = ("tid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
+    __slots__ = ("tid", "pid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
                  "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight", "doing")
 
-    def __init__(self, tid, comm):
-        self.tid, self.comm = tid, comm
+    def __init__(self, tid, comm, pid=0):
+        self.tid, self.comm, self.pid = tid, comm, pid
         self.oncpu = self.offcpu = self.runq = 0.0
         self.vol = self.invol = self.migr = 0
         self.last_cpu = self.on_at = self.off_at = self.woke_at = None
@@ -191,7 +191,7 @@ class Folder:
             self.leader[e.pid] = e.comm
         t = self.threads.get(e.tid)
         if t is None and len(self.threads) < MAX_THREADS:
-            t = self.threads[e.tid] = Thread(e.tid, e.comm)
+            t = self.threads[e.tid] = Thread(e.tid, e.comm, e.pid)
         elif t is not None:
             t.comm = e.comm          # its name after an exec or a pthread_setname_np
         return t
@@ -403,7 +403,8 @@ class Folder:
     def thread_rows(self):
         return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
-                 "involuntary": t.invol, "migrations": t.migr, "parent": self.parent.get(t.tid, 0)}
+                 "involuntary": t.invol, "migrations": t.migr, "pid": t.pid,
+                 "parent": self.parent.get(t.tid, 0)}
                 for t in self.threads.values()]
 
     def doing_rows(self):
