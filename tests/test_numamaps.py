@@ -291,6 +291,26 @@ def test_perfs_child_before_its_exec_is_not_the_program(tmp_path):
     assert copy not in s.best and s.document()["pid"] == child
 
 
+def test_the_labs_own_repeat_loop_is_not_the_program():
+    """The evidence run's repeat loop (collect.repeat_prefix: bash -c SCRIPT why-repeat …) is the lab's:
+    under TCG a short command's largest process sampled was that bash. A real such loop holding 32 MiB
+    in a variable is not sampled; the command it runs, holding less, is."""
+    from lab.engine.evidence import collect
+    # `; true`: bash forks the command, as the loop does (a last command it would exec in its own place)
+    script = 'x=$(head -c 33554432 /dev/zero | tr "\\0" a); "$@"; true'
+    s = N.Sampler(interval=0.1, loops=(collect.REPEAT_NAME,))
+    loop = subprocess.Popen(["bash", "-c", script, collect.REPEAT_NAME, sys.executable, "-c",
+                             "import time; b = bytearray(8 << 20); time.sleep(3)"])
+    try:
+        time.sleep(1.5)
+        s.stop()
+    finally:
+        loop.kill()
+        loop.wait()
+    assert loop.pid not in s.best and s.best, s.best
+    assert s.document()["peak"]["kb"] and sum(s.document()["peak"]["kb"].values()) >= 8 << 10
+
+
 def test_a_live_read_is_capped(monkeypatch):
     """This process's own numa_maps read with a cap smaller than it: cut, the partial line dropped."""
     whole = N.read_live(os.getpid())

@@ -89,6 +89,7 @@ REPEAT = ('t0=${EPOCHREALTIME//[!0-9]/}; end=$(( t0 + $1 )); out=$2; budget=$3; 
           f'  [ "${{EPOCHREALTIME//[!0-9]/}}" -lt "$end" ] && [ "$n" -lt {MAX_REPEATS} ] && '
           '{ [ "$budget" -eq 0 ] || [ "$w" -lt "$budget" ]; } || break\n'
           'done\necho "$n $(( ${EPOCHREALTIME//[!0-9]/} - t0 ))" > "$out"\n')
+REPEAT_NAME = "why-repeat"     # the loop's $0: numamaps.Sampler knows the lab's own bash by it
 RECORD_BUDGET = 256 * 2 ** 20   # bytes of recording after which why_seconds' loop stops: a quarter of MAX_BYTES
 ATTACH_GRACE = 60           # seconds a server's recording may take to write its file after SIGINT
 
@@ -142,7 +143,7 @@ def repeat_prefix(seconds, out, recorded):
     perf record is the loop's parent, and the loop stops at RECORD_BUDGET bytes of its recording."""
     if seconds <= 0:
         return []
-    return ["bash", "-c", REPEAT, "why-repeat", str(int(seconds * 1e6)), out, str(RECORD_BUDGET if recorded else 0)]
+    return ["bash", "-c", REPEAT, REPEAT_NAME, str(int(seconds * 1e6)), out, str(RECORD_BUDGET if recorded else 0)]
 
 
 def repeat_seconds(spec, throughput):
@@ -623,7 +624,7 @@ def attempt(ctx, spec, point, folder, r, event, status, seconds, tier, how=None)
     out = os.path.join(folder, f"stdout_r{r}.txt")
     err = os.path.join(folder, f"stderr_r{r}.log")
     server = ServerRecording(who if what == "server" else (), server_data, event, status, env, err, tier, how)
-    numa = numamaps.Sampler(who if what == "server" else (), comms)    # where its memory is, while it runs
+    numa = numamaps.Sampler(who if what == "server" else (), comms, loops=(REPEAT_NAME,))   # where its memory is
     try:
         rc, usage, note = child.run(argv, env, ctx.root, out, err, float(spec["timeout"]), ctx.track,
                                     child.OUTPUT_CAP)

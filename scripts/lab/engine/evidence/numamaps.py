@@ -211,8 +211,12 @@ class Sampler:
     `pids` fixed (a spec's server), else every process below this one (the command's tree) except perf (PERF),
     narrowed to `comms` when given (why_comm)."""
 
-    def __init__(self, pids=(), comms=(), interval=INTERVAL, keep_text=False):
+    def __init__(self, pids=(), comms=(), interval=INTERVAL, keep_text=False, loops=()):
         self.pids, self.comms, self.interval = tuple(pids), frozenset(comms), interval
+        # the names ($0) of `bash -c SCRIPT NAME` loops that are the lab's own (collect's repeat loop): under
+        # TCG a short command's largest process sampled was that loop's bash, and it was named the program
+        self.loops = frozenset(loops)
+        self._loop_pids = set()
         self.keep_text = keep_text     # the peak's numa_maps text too (tests keep real text to read again)
         self.root, self.t0 = os.getpid(), time.monotonic()
         self.since = ticks_now() - 1          # the run's processes start after this (a tick's rounding)
@@ -228,7 +232,24 @@ class Sampler:
         if self.pids:
             return {p: (_stat(p) or ("?", 0))[0] for p in self.pids}
         procs = descendants(self.root, self.since)
-        return {p: c for p, c in procs.items() if c not in PERF and (not self.comms or c in self.comms)}
+        return {p: c for p, c in procs.items() if c not in PERF and (not self.comms or c in self.comms)
+                and not self.loop(p, c)}
+
+    def loop(self, pid, comm):
+        """Is the process one of the lab's own loops (self.loops: its argv is bash -c SCRIPT NAME …)?"""
+        if pid in self._loop_pids:
+            return True
+        if not self.loops or comm != "bash":
+            return False
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read(4096).split(b"\0")
+        except OSError:
+            return False
+        if len(argv) > 3 and argv[1] == b"-c" and argv[3].decode(errors="replace") in self.loops:
+            self._loop_pids.add(pid)
+            return True
+        return False
 
     def sample(self):
         t = time.monotonic()
