@@ -83,7 +83,8 @@ def write_point(run, exp, stem, runs, unit="op", work=1e5, futex=None, hotins=No
     for r, (on, off) in enumerate(runs, 1):
         EV.write_run(folder, r, oncpu=on, offcpu=off, futex=futex or [], hotins=hotins or [],
                      threads=[{"tid": 1, "comm": exp, "oncpu_us": 1, "offcpu_us": 1, "runq_us": 0, "voluntary": 0,
-                               "involuntary": 0, "migrations": 0, "pid": 1, "parent": 0}])
+                               "involuntary": 0, "migrations": 0, "pid": 1, "parent": 0,
+                               "joined": 0}])
     EV.write_meta(folder, {"runs": len(runs), "unit": unit, "metric": None, "work": [work] * len(runs),
                            "wall_s": [1.0] * len(runs), "value": [None] * len(runs), "timed_median": None,
                            "slowdown": None, "sample": {"event": "cpu-clock", "hz": 999}, "evidence": OK,

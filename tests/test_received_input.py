@@ -274,7 +274,8 @@ def why_point(run, stem, meta_edit):
     os.makedirs(folder)
     EV.write_run(folder, 1, oncpu={("spin", "main", "work"): 100}, offcpu={}, futex=[], hotins=[],
                  threads=[{"tid": 1, "comm": "spin", "oncpu_us": 1, "offcpu_us": 1, "runq_us": 0, "voluntary": 0,
-                           "involuntary": 0, "migrations": 0, "pid": 1, "parent": 0}])
+                           "involuntary": 0, "migrations": 0, "pid": 1, "parent": 0,
+                               "joined": 0}])
     meta = {"runs": 1, "unit": "run", "metric": None, "work": [1], "wall_s": [1.0], "value": [None],
             "timed_median": None, "slowdown": None, "sample": {"event": "cpu-clock", "hz": 999},
             "evidence": {k: "ok" for k in ("oncpu", "offcpu", "futex", "sched", "hotins", "symbols")}}

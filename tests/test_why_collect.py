@@ -580,9 +580,10 @@ def test_fold_splits_a_wait_at_its_wakeup_and_keeps_the_futex_word():
                        ("my prog", "update_table", "__GI___lll_lock_wait", "do_syscall_64_[k]",
                         "syscall_trace_enter_[k]", "[profiler]"): 1}
     assert f.leaves == {("update_table", "/x/lock", "0x36"): 1}
-    # what each thread does: its on-CPU user stacks (why/groups.py names the program's own function)
+    # what each thread does: its on-CPU user stacks without the C runtime's frames (why/groups.py names the
+    # program's own function)
     assert [(r["tid"], r["samples"], r["stack"]) for r in f.doing_rows()] == [
-        (11, 1, ("[jit]", "worker", "update_table")), (11, 1, ("update_table", "__GI___lll_lock_wait"))]
+        (11, 1, ("[jit]", "worker", "update_table")), (11, 1, ("update_table",))]
 
 
 def test_doing_rows_are_written_and_read_back(tmp_path):
@@ -768,11 +769,15 @@ def test_a_point_left_one_kept_run_short_of_two_gets_one_more(tmp_path, monkeypa
 
 
 STARTING = """\
-lock  10/10 [000]  200.000000: PERF_RECORD_FORK(10:11):(10:10)
-lock  10/11 [001]  200.000100: PERF_RECORD_SWITCH IN
-lock  10/11 [001]  200.100000: PERF_RECORD_SWITCH OUT
 lock  10/10 [000]  200.000000: PERF_RECORD_SWITCH IN
+lock  10/10 [000]  200.000050: PERF_RECORD_FORK(10:11):(10:10)
+lock  10/10 [000]  200.000060: PERF_RECORD_FORK(10:12):(10:10)
+lock  10/11 [001]  200.000100: PERF_RECORD_SWITCH IN
+lock  10/12 [001]  200.000200: PERF_RECORD_SWITCH IN
 lock  10/10 [000]  200.001000: PERF_RECORD_SWITCH OUT
+lock  10/11 [001]  200.050000: PERF_RECORD_EXIT(10:11):(1:1)
+lock  10/12 [001]  200.100000: PERF_RECORD_EXIT(10:12):(1:1)
+lock  10/10 [000]  200.100100: PERF_RECORD_SWITCH IN
 """
 
 
@@ -781,13 +786,19 @@ def test_fold_keeps_which_thread_started_which(tmp_path):
     workers when it ran far less); the file keeps it, and an older file without the column reads as not known."""
     from lab.engine.evidence import fold
     f = fold.fold(STARTING.splitlines(keepends=True))
-    assert {r["tid"]: (r["pid"], r["parent"]) for r in f.thread_rows()} == {10: (10, 0), 11: (10, 10)}
+    # 10 started 11 and 12 and was blocked (off-CPU, not preempted) when the last of them exited: it waited
+    want = {10: (10, 0, 1), 11: (10, 10, 0), 12: (10, 10, 0)}
+    assert {r["tid"]: (r["pid"], r["parent"], r["joined"]) for r in f.thread_rows()} == want
     ev.write_run(str(tmp_path), 1, threads=f.thread_rows())
-    assert {r["tid"]: (r["pid"], r["parent"]) for r in ev.read_threads(ev.path(str(tmp_path), "threads", 1))} == \
-        {10: (10, 0), 11: (10, 10)}
+    assert {r["tid"]: (r["pid"], r["parent"], r["joined"])
+            for r in ev.read_threads(ev.path(str(tmp_path), "threads", 1))} == want
+    # on-CPU (or preempted) as its threads end, it did not wait for them
+    out = "200.001000: PERF_RECORD_SWITCH OUT"
+    busy = fold.fold(STARTING.replace(out, out + " preempt").splitlines(keepends=True))
+    assert {r["tid"]: r["joined"] for r in busy.thread_rows()}[10] == 0
     old = tmp_path / "threads_r2.csv"
     old.write_text("tid,comm,oncpu_us,offcpu_us,runq_us,voluntary,involuntary,migrations\n10,lock,5,7,0,1,0,0\n")
-    assert (ev.read_threads(str(old))[0]["pid"], ev.read_threads(str(old))[0]["parent"]) == (0, 0)
+    assert [ev.read_threads(str(old))[0][k] for k in ("pid", "parent", "joined")] == [0, 0, 0]
     old.write_text("tid,comm,oncpu_us,offcpu_us\n10,lock,5,7\n")
     with pytest.raises(ev.EvidenceError, match="threads_r2.csv:1: header must be"):
         ev.read_threads(str(old))

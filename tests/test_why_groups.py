@@ -134,6 +134,11 @@ def test_a_launcher_is_not_one_of_the_threads_it_started():
     busy = with_launchers(0.26e6)
     busy["threads"][5]["oncpu_us"] = 2e6
     assert 105 in groups.launchers(busy["threads"]) and len(groups.placed([busy])[0]) == 4
+    # a main thread busier than its workers (creating 64 threads under TCG) that waited for them to end
+    waiting = with_launchers(5e6)
+    assert len(groups.placed([waiting])[0]) == 5
+    waiting["threads"][4]["joined"] = 1
+    assert 104 in groups.launchers(waiting["threads"]) and len(groups.placed([waiting])[0]) == 4
     assert groups.launchers([{"tid": 1, "parent": 2, "pid": 1, "oncpu_us": 5},
                              {"tid": 2, "parent": 1, "pid": 1, "oncpu_us": 1}]) == {2}     # a loop ends
 

@@ -18,12 +18,12 @@ SAID_ONE_RUN = 2.0   # with one kept run nothing shows the ratio holds: a wider 
                      # four equal threads once split ×1.3 by what they did, in one run)
 SHARE = 0.01         # a thread with less than this share of the busiest thread's on-CPU time is not the
                      # program's (of the run's total, 128 equal workers were each below it: none was left)
-LAUNCHER = 0.5       # a thread that started threads (directly or through its children) and ran less than
-                     # this share of their median on-CPU time is their launcher, not one of them: a main
-                     # thread joining its workers (one under TCG had 26% of its workers' on-CPU time, and
-                     # its join put it among the workers of package 0). One that started processes is a
-                     # launcher whatever it ran: a shell, the evidence run's repeat loop (under TCG its
-                     # forks took 70% of the workers' median on-CPU time)
+LAUNCHER = 0.5       # a thread that started threads and ran less than this share of their median on-CPU time
+                     # is their launcher, not one of them (a main thread under TCG had 26% of its workers'
+                     # on-CPU time, and its join put it among the workers of package 0); so is one that was
+                     # blocked when the last of them exited (it waited for them: creating 64 threads under
+                     # TCG made a main thread ×22 as busy as its workers), or that started a process (a
+                     # shell, the evidence run's repeat loop: its forks took 70% of the workers' median)
 LEVELS = (("package", "package"), ("numa", "NUMA node"), ("l3", "L3"))
 
 
@@ -56,9 +56,10 @@ def placed(runs):
 
 def launchers(threads):
     """The tids of the threads that started others of the recording (threads_r<N>.csv's pid and parent,
-    followed up the tree): one that started a process, or that started threads and ran on-CPU less than
-    LAUNCHER of their median. They wait for the work, they do not do it; a main thread that works as much
-    as the threads it started stays."""
+    followed up the tree): one that started a process, or started threads and either waited for them (its
+    `joined`: blocked as the last of them exited) or ran on-CPU less than LAUNCHER of their median. They
+    wait for the work, they do not do it; a main thread that works as much as the threads it started and
+    does not wait for them to end stays."""
     parent = {t["tid"]: t.get("parent") or 0 for t in threads}
     pid = {t["tid"]: t.get("pid") or 0 for t in threads}
     on = {t["tid"]: t["oncpu_us"] for t in threads}
@@ -71,7 +72,8 @@ def launchers(threads):
             below.setdefault(up, []).append(on[tid])
             seen.add(up)
             up = parent[up]
-    return forked | {tid for tid, ons in below.items() if on[tid] < LAUNCHER * statistics.median(ons)}
+    joined = {t["tid"] for t in threads if t.get("joined")}
+    return forked | {tid for tid, ons in below.items() if tid in joined or on[tid] < LAUNCHER * statistics.median(ons)}
 
 
 def doing(stacks, name):

@@ -126,6 +126,17 @@ def user_frames(frames):
             if not (d.startswith("[kernel") or d.endswith(".ko") or d.endswith(".ko]"))]
 
 
+# the C and C++ runtime and the loader: their frames are no thread's own work (`doing`): a main thread
+# creating 64 threads was "in `allocate_stack`", a worker "in `alloc_new_heap`" (glibc's own functions)
+RUNTIME_DSO = re.compile(r"/(?:libc|libpthread|libm|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so[.\d]*$")
+
+
+def own_frames(frames):
+    """Root-first names of the user-space frames of a callchain outside the C runtime (RUNTIME_DSO)."""
+    return [frame_name(s, d, a) for a, s, d in reversed(frames)
+            if not (d.startswith("[kernel") or d.endswith(".ko") or d.endswith(".ko]") or RUNTIME_DSO.search(d))]
+
+
 def all_frames(frames):
     return [frame_name(s, d, a) for a, s, d in reversed(frames)]
 
@@ -143,12 +154,13 @@ def trace_field(trace, name):
 
 class Thread:
     __slots__ = ("tid", "pid", "comm", "oncpu", "offcpu", "runq", "vol", "invol", "migr", "last_cpu", "on_at",
-                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight", "doing")
+                 "off_at", "off_reason", "off_stack", "woke_at", "futex", "cpus", "off_weight", "doing", "joined")
 
     def __init__(self, tid, comm, pid=0):
         self.tid, self.comm, self.pid = tid, comm, pid
         self.oncpu = self.offcpu = self.runq = 0.0
         self.vol = self.invol = self.migr = 0
+        self.joined = False       # blocked when the last thread it started exited: it waited for them
         self.last_cpu = self.on_at = self.off_at = self.woke_at = None
         # off_weight: the sampled sched_switch's period (0: this switch's stack was not sampled)
         self.off_reason, self.off_stack, self.futex, self.off_weight = None, (), None, 0
@@ -217,6 +229,10 @@ class Folder:
         t = self.thread(e)
         if t is None:
             return
+        if e.kind == "exit":
+            starter = self.threads.get(self.parent.get(e.tid))
+            if starter is not None:     # exact: every switch is recorded (a join's stack may not be)
+                starter.joined = starter.off_at is not None and starter.off_reason != "[runqueue]"
         if e.kind in ("cpu-clock", "cycles", "switch_in", "switch_out", "switch_out_preempt", "exit"):
             self.running(e)
         if e.kind == "exit" and t.on_at is not None:       # it ran until it exited
@@ -227,7 +243,7 @@ class Folder:
             self.samples += 1
             stack = (self.comm_of(e),) + tuple(profiler_cut(all_frames(e.frames)))
             bump(self.oncpu, stack, 1)
-            mine = tuple(user_frames(e.frames))
+            mine = tuple(own_frames(e.frames))
             if len(t.doing) < DOING_HELD or mine in t.doing:
                 t.doing[mine] = t.doing.get(mine, 0) + 1
             if len(self.on) == 1:
@@ -404,7 +420,7 @@ class Folder:
         return [{"tid": t.tid, "comm": t.comm, "oncpu_us": t.oncpu * 1e6,
                  "offcpu_us": t.offcpu * 1e6, "runq_us": t.runq * 1e6, "voluntary": t.vol,
                  "involuntary": t.invol, "migrations": t.migr, "pid": t.pid,
-                 "parent": self.parent.get(t.tid, 0)}
+                 "parent": self.parent.get(t.tid, 0), "joined": int(t.joined)}
                 for t in self.threads.values()]
 
     def doing_rows(self):

@@ -43,9 +43,10 @@ REASONS = ("[futex]", "[io]", "[sleep]", "[other]", "[runqueue]")
 PARTS = ("oncpu", "offcpu", "futex", "sched", "hotins", "c2c", "topdown", "memsource", "symbols")
 FUTEX_COLUMNS = ("addr", "waits", "wait_us", "stack")
 # pid: its process; parent: the tid of the thread that started it (a fork record; 0: not in the recording);
-# both absent in folders before 2026-12-08
+# joined: 1 when it was blocked as the last thread it started exited (it waited for them); the three absent
+# in folders before 2026-12-08
 THREAD_COLUMNS = ("tid", "comm", "oncpu_us", "offcpu_us", "runq_us", "voluntary", "involuntary", "migrations",
-                  "pid", "parent")
+                  "pid", "parent", "joined")
 HOTINS_COLUMNS = ("symbol", "dso", "offset", "samples", "instruction")
 PARALLEL_COLUMNS = ("running", "seconds")
 CPUS_COLUMNS = ("tid", "comm", "cpu", "seconds")
@@ -239,9 +240,9 @@ def read_lock(p):
 
 
 def read_threads(p):
-    types = (count, text, count, count, count, count, count, count, count, count)
-    if _header(p) == list(THREAD_COLUMNS[:-2]):      # an older folder's file: who started whom not known
-        return [dict(r, pid=0, parent=0) for r in _rows(p, THREAD_COLUMNS[:-2], types[:-2])]
+    types = (count, text, count, count, count, count, count, count, count, count, count)
+    if _header(p) == list(THREAD_COLUMNS[:-3]):      # an older folder's file: who started whom not known
+        return [dict(r, pid=0, parent=0, joined=0) for r in _rows(p, THREAD_COLUMNS[:-3], types[:-3])]
     return _rows(p, THREAD_COLUMNS, types)
 
 
