@@ -156,5 +156,3 @@ def test_an_address_perf_could_not_name_is_no_code_to_change():
     assert classify.named(["_start", "main", "0x26cb"]) == "`main`"
     assert classify.named(["start_thread", "0x1f00", "worker", "[unknown]"]) == "`worker`"
     assert classify.named(["start_thread", "worker", "update_table"]) == "`update_table` ← `worker`"
-    # glibc's own thread start-up is not the program's code (a main thread creating 64 threads)
-    assert classify.named(["_start", "main", "__pthread_create_2_1", "allocate_stack"]) == "`main`"

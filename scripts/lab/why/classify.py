@@ -50,11 +50,7 @@ WAKE_FRAMES = re.compile(r"lll_lock_wake|futex_wake|pthread_cond_(?:signal|broad
 # handover's cost too (a sampled sched_switch's stack ends there as often as in the wake itself)
 RELEASE_FRAMES = re.compile(r"pthread_mutex_unlock|lll_mutex_unlock", re.I)
 ATOMIC = re.compile(r"^\s*(?:lock\b|xchg\b)", re.I)
-# glibc's thread start-up has static functions of its own (nptl: allocate_stack, create_thread, …): a main
-# thread creating 64 threads in the 2-socket guest was said to be "in `allocate_stack`"
-LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|allocate_stack$|create_thread$|"
-                     r"get_cached_stack$|queue_stack$|advise_stack_range$|setup_stack_prot$|\[)|_\[k\]$|@plt|"
-                     r"@@GLIBC|\(inlined\)")
+LIBRARY = re.compile(r"^(?:_|lll_|futex|pthread_|syscall|clone|start_thread|\[)|_\[k\]$|@plt|@@GLIBC|\(inlined\)")
 # a frame perf could not name (its address, or [unknown]): no code a user could be told to change
 UNRESOLVED = re.compile(r"0x[0-9a-f]+$|\[unknown\]$", re.I)
 REMOTE = "memory (remote pages)"
