@@ -6,6 +6,7 @@ The parser and the join run on committed numa_maps text: the kernel's own exampl
 for a 2-node host. Live reads are of real processes on this host (one NUMA node)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -242,19 +243,31 @@ def test_a_received_numa_file_that_is_a_link_or_a_fifo_is_not_followed(tmp_path)
 
 
 # --- live, on this host ---------------------------------------------------------------------------------
-def holding(mib, secs, python=sys.executable):
+def holding(mib, secs=30, python=sys.executable):
     """A real process that writes `mib` MiB and keeps it for `secs` seconds."""
     return subprocess.Popen([str(python), "-c", f"import time; b = bytearray({mib} << 20); time.sleep({secs})"])
 
 
+def settle(s, seen, least=1.0, most=60.0):
+    """Let the sampler run at least `least` s and until seen(its peaks by pid) holds (at most `most` s):
+    the test waits for what it checks, not for a time a loaded host may not keep."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < most and not (time.monotonic() - t0 >= least and seen(dict(s.best))):
+        time.sleep(0.05)
+    s.stop()
+
+
+def held(best, pid, mib):
+    return pid in best and sum(best[pid]["kb"].values()) >= mib << 10
+
+
 def sampled(*sizes, python=sys.executable):
-    """A Sampler that runs for a second while processes holding `sizes` MiB (started after it) live: the
-    sampler and their pids (the first through `python`)."""
+    """A Sampler run while processes holding `sizes` MiB (started after it; the first through `python`)
+    live, until it has seen the last one hold its memory: the sampler and their pids."""
     s = N.Sampler(interval=0.1)
-    procs = [holding(mib, 3, python if i == 0 else sys.executable) for i, mib in enumerate(sizes)]
+    procs = [holding(mib, python=python if i == 0 else sys.executable) for i, mib in enumerate(sizes)]
     try:
-        time.sleep(1.0)
-        s.stop()
+        settle(s, lambda best: held(best, procs[-1].pid, sizes[-1]))
     finally:
         for p in procs:
             p.kill()
@@ -265,7 +278,7 @@ def sampled(*sizes, python=sys.executable):
 def test_the_sampler_finds_the_program_below_it_and_reads_where_its_memory_is():
     """A real process holding 48 MiB it wrote, started after the sampler: the sampler finds it below this
     process, reads its numa_maps while it lives, and puts its pages on this host's nodes."""
-    older = holding(64, 5)
+    older = holding(64)
     time.sleep(0.05)
     try:
         s, (child,) = sampled(48)
@@ -300,12 +313,11 @@ def test_the_labs_own_repeat_loop_is_not_the_program():
     script = 'x=$(head -c 33554432 /dev/zero | tr "\\0" a); "$@"; true'
     s = N.Sampler(interval=0.1, loops=(collect.REPEAT_NAME,))
     loop = subprocess.Popen(["bash", "-c", script, collect.REPEAT_NAME, sys.executable, "-c",
-                             "import time; b = bytearray(8 << 20); time.sleep(3)"])
+                             "import time; b = bytearray(8 << 20); time.sleep(30)"], start_new_session=True)
     try:
-        time.sleep(1.5)
-        s.stop()
+        settle(s, lambda best: any(held(best, pid, 8) for pid in best))
     finally:
-        loop.kill()
+        os.killpg(loop.pid, signal.SIGKILL)        # the loop and the command it runs
         loop.wait()
     assert loop.pid not in s.best and s.best, s.best
     assert s.document()["peak"]["kb"] and sum(s.document()["peak"]["kb"].values()) >= 8 << 10
