@@ -5,8 +5,10 @@ on a real recording in a many-package guest, through the same code an evidence r
 PROGRAM is tests/fixtures/why/farside.c: each of its 4 workers pins itself to one CPU of its taskset and
 sleeps 2 ms per op on a package other than CPU 0's, 0.2 ms on CPU 0's. The taskset here is two CPUs of each of the
 first two packages (on one package: of each of the first two NUMA nodes, else the first four CPUs). The
-command is recorded as a why=1 evidence run records it (a counting calibration, the full tier's plan from
-it, collect.record_prefix), folded into the run files by collect.evidence_run, read back by store.read_run,
+command is recorded as a why=1 evidence run records it at the lightest tier (collect.record_prefix with
+TIERS[-1], every switch recorded: the waits and CPUs the groups need are exact; once, at the full tier, a
+guest kernel locked up in perf under TCG for the whole job), folded into the run files by collect.evidence_run,
+read back by store.read_run,
 and grouped by why/groups.py against the guest's hwloc topology. OUT.json holds the words, the CPUs and
 the per-thread rows; vm/check.py asserts the words on a 2-package shape and that a 1-package shape says
 nothing of packages. Timings under TCG are not judged: the validity gate is not applied (docs/measured.md
@@ -47,10 +49,9 @@ def main(out, program):
     cmd = ["taskset", "-c", cpu_list(cpus), program, str(THREADS)]
     result = {"cpus": cpus, "packages": sorted({pu.package for pu in topo.pus}), "command": cmd}
     with tempfile.TemporaryDirectory(prefix="groups-evidence-") as folder:
-        how, wall = collect.counted(cmd, os.path.join(folder, "stat.csv"), None)
         data = os.path.join(folder, "perf.data")
-        p = subprocess.run(collect.record_prefix(data, event, status, how=how) + cmd, capture_output=True,
-                           text=True, timeout=600)
+        p = subprocess.run(collect.record_prefix(data, event, status, tier=collect.TIERS[-1]) + cmd,
+                           capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             result["words"] = f"failed (exit {p.returncode}): {p.stderr.strip()[-300:]}"
         else:
@@ -60,7 +61,7 @@ def main(out, program):
             got["work"] = float(p.stdout.split()[-1])
             placed = groups.placed([got])
             result.update(words=groups.words(placed, topo, "op", classify.named), status=said,
-                          unrecorded_s=wall, threads=got.get("threads"), cpus_rows=got.get("cpus"),
+                          threads=got.get("threads"), cpus_rows=got.get("cpus"),
                           output=p.stdout.strip(), placed=placed)
     with open(out, "w") as f:
         json.dump(result, f, indent=1, default=str)
